@@ -1,0 +1,111 @@
+import { ApiError, toApiError, type FieldIssue } from '../../errors.js';
+import { hasScope } from '../../auth/scopes.js';
+import type { Envelope } from './envelope.js';
+import { errorEnvelope, successEnvelope } from './envelope.js';
+import type { RouteMatch } from './router.js';
+import type { Method, Principal, RequestContext } from './route.js';
+import { assertValid } from './validation.js';
+
+/** What the transport gathered for one control-plane request. */
+export interface RawRequest {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+  body: Buffer | null;
+}
+
+export interface DispatchResult {
+  status: number;
+  envelope: Envelope;
+  headers: Record<string, string>;
+}
+
+export interface DispatchDeps {
+  authenticate(headers: Record<string, string>): Principal;
+  teamStatus(teamId: string): string | undefined;
+}
+
+/**
+ * Runs one matched request through the fixed order: authenticate → authorise → parse →
+ * validate params, query, body → handler → envelope. Every failure becomes an error envelope.
+ */
+export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRequest): Promise<DispatchResult> {
+  const { route, params } = match;
+  const def = route.def;
+  try {
+    let principal: Principal | undefined;
+    if (def.auth !== 'none') {
+      principal = deps.authenticate(raw.headers);
+      if (!principal.teamId && !def.allowNoTeam) {
+        throw new ApiError('forbidden', 'The user is not a member of any team; create one with POST /v1/teams');
+      }
+      if (def.scope !== 'authenticated' && !hasScope(principal.scopes, def.scope)) {
+        throw new ApiError('forbidden', `This operation needs the ${def.scope} scope`);
+      }
+      if (def.method !== 'GET' && !def.allowWhenRestricted && principal.teamId && deps.teamStatus(principal.teamId) === 'restricted') {
+        throw new ApiError('team_restricted');
+      }
+    }
+
+    const query = parseQuery(raw.query);
+    const body = parseBody(raw);
+    const issues: FieldIssue[] = [];
+    if (route.validate.params) issues.push(...route.validate.params(params));
+    if (route.validate.query) issues.push(...route.validate.query(query));
+    else if (Object.keys(query).length > 0) issues.push(...Object.keys(query).map((k) => ({ field: `query.${k}`, message: 'is not a known parameter; remove it' })));
+    if (route.validate.body) issues.push(...route.validate.body(body ?? {}));
+    else if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
+      issues.push({ field: 'body', message: 'must be empty: this endpoint takes no body' });
+    }
+    assertValid(issues);
+
+    const ctx: RequestContext = {
+      method: def.method as Method,
+      endpoint: route.endpoint,
+      params,
+      query,
+      body: body ?? {},
+      headers: raw.headers,
+      principal: principal as Principal,
+    };
+    const reply = await def.handler(ctx);
+    const status = reply.status ?? 200;
+    return {
+      status,
+      envelope: successEnvelope(route.endpoint, status, reply.data, reply.pagination ?? null, reply.message),
+      headers: reply.headers ?? {},
+    };
+  } catch (err) {
+    const apiErr = toApiError(err);
+    return { status: apiErr.status, envelope: errorEnvelope(route.endpoint, apiErr), headers: apiErr.headers };
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function parseQuery(qs: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!qs) return out;
+  for (const [k, v] of new URLSearchParams(qs)) {
+    if (k in out) throw new ApiError('request_validation_failed', `query.${k} is given more than once; send it once`, { details: [{ field: `query.${k}`, message: 'is given more than once' }] });
+    out[k] = v;
+  }
+  return out;
+}
+
+function parseBody(raw: RawRequest): unknown {
+  if (!raw.body || raw.body.length === 0) return undefined;
+  const type = raw.headers['content-type'];
+  // Bodies are always JSON; curl's default form type is accepted so `curl -d '{…}'` just works.
+  if (type && /^(multipart\/|application\/octet-stream)/i.test(type)) {
+    throw new ApiError('unsupported_media_type', `The body must be JSON; Content-Type was "${type}"`);
+  }
+  try {
+    return JSON.parse(raw.body.toString('utf8'));
+  } catch (err) {
+    throw new ApiError('request_malformed_json', `The request body is not valid JSON: ${(err as Error).message}`);
+  }
+}

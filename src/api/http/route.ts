@@ -1,0 +1,68 @@
+import type { Pagination } from './envelope.js';
+import type { Scopes, ScopeRequirement } from '../../auth/scopes.js';
+
+export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
+
+/** Who is calling: an API key or a user session, always acting in exactly one team. */
+export interface Principal {
+  kind: 'key' | 'session';
+  /** Empty only for a session of a user in no team, on routes with `allowNoTeam`. */
+  teamId: string;
+  /** The signed-in user (sessions), or null for API keys. */
+  userId: string | null;
+  /** The API key (keys), or null for sessions. */
+  keyId: string | null;
+  sessionId: string | null;
+  scopes: Scopes;
+  /** Session of a team Owner. */
+  isOwner: boolean;
+}
+
+/** A JSON Schema object (ajv compiles it at start-up). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface RequestContext<B = unknown, Q = Record<string, unknown>, P = Record<string, string>> {
+  method: Method;
+  /** The route pattern, e.g. `GET /v1/projects/:project_id`. */
+  endpoint: string;
+  params: P;
+  query: Q;
+  body: B;
+  /** Lowercased request headers. */
+  headers: Record<string, string>;
+  /** Set on every route whose `auth` is not `none`. */
+  principal: Principal;
+}
+
+export interface Reply {
+  status?: number;
+  data: unknown;
+  pagination?: Pagination | null;
+  message?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One endpoint, declared as data. `scope` is what the caller must hold; `authenticated` means any
+ * valid credential (spec: "none stated"); `auth: 'none'` routes (sign-in) skip authentication.
+ */
+export interface RouteDef<B = any, Q = any, P = any> {
+  method: Method;
+  path: string;
+  scope: ScopeRequirement | 'authenticated';
+  auth?: 'required' | 'none';
+  /** Callable by a session whose user belongs to no team (creating a team, reading oneself). */
+  allowNoTeam?: boolean;
+  /** Allowed while the team is `restricted` (read-only) even though the method writes. */
+  allowWhenRestricted?: boolean;
+  summary: string;
+  schema?: { params?: JsonSchema; query?: JsonSchema; body?: JsonSchema; response?: JsonSchema };
+  /** Body limit for this route, bytes (default: config.maxBodyBytes). */
+  maxBodyBytes?: number;
+  handler(ctx: RequestContext<B, Q, P>): Promise<Reply> | Reply;
+}
+
+/** Identity helper that keeps a route's type parameters checked at its declaration. */
+export function defineRoute<B = unknown, Q = Record<string, unknown>, P = Record<string, string>>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
+  return def;
+}

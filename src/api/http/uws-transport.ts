@@ -1,0 +1,69 @@
+import { STATUS_CODES } from 'node:http';
+import type { HttpRequest, HttpResponse } from 'uws-pack';
+import { ApiError } from '../../errors.js';
+
+/** Per-response state: uWS forbids touching a response after it was aborted or ended. */
+export interface ResponseState {
+  aborted: boolean;
+  done: boolean;
+}
+
+/** Everything needed from the request, copied synchronously (uWS invalidates `req` after return). */
+export interface RequestHead {
+  method: string;
+  path: string;
+  query: string;
+  headers: Record<string, string>;
+}
+
+export function readHead(req: HttpRequest): RequestHead {
+  const headers: Record<string, string> = {};
+  req.forEach((k, v) => {
+    headers[k] = v;
+  });
+  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers };
+}
+
+/**
+ * Collect the body up to `limit` bytes. A Content-Length over the limit is refused before reading;
+ * a body that grows past it is refused when it does, and the rest is discarded.
+ */
+export function readBody(res: HttpResponse, state: ResponseState, head: RequestHead, limit: number, onBody: (err: ApiError | null, body: Buffer | null) => void): void {
+  const declared = Number(head.headers['content-length'] ?? '0');
+  if (declared > limit) {
+    onBody(tooLarge(limit), null);
+    return;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let failed = false;
+  res.onData((chunk, isLast) => {
+    if (failed || state.aborted) return;
+    size += chunk.byteLength;
+    if (size > limit) {
+      failed = true;
+      onBody(tooLarge(limit), null);
+      return;
+    }
+    // uWS reuses the chunk's memory after this callback returns: copy it.
+    if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
+    if (isLast) onBody(null, chunks.length === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+  });
+}
+
+function tooLarge(limit: number): ApiError {
+  return new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes`, { details: { limit_bytes: limit } });
+}
+
+/** Write a JSON response (corked: uWS needs that outside its own callbacks). */
+export function sendJson(res: HttpResponse, state: ResponseState, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  if (state.aborted || state.done) return;
+  state.done = true;
+  const payload = JSON.stringify(body);
+  res.cork(() => {
+    res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
+    res.writeHeader('content-type', 'application/json; charset=utf-8');
+    for (const [k, v] of Object.entries(headers)) res.writeHeader(k, v);
+    res.end(payload);
+  });
+}

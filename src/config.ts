@@ -1,0 +1,54 @@
+import { resolve } from 'node:path';
+
+/** Runtime configuration, read once from the `SLUICE_*` environment (DESIGN §3). */
+export interface Config {
+  host: string;
+  port: number;
+  dataDir: string;
+  publicUrl: string;
+  adminEmail: string;
+  adminPassword: string | undefined;
+  bootstrapKey: string | undefined;
+  allowPrivateTargets: boolean;
+  logLevel: string;
+  /** Largest control-plane request body, bytes. */
+  maxBodyBytes: number;
+  /** Largest ingest request body (after decompression), bytes. */
+  maxIngestBytes: number;
+  /** Pipeline worker threads. */
+  workers: number;
+  /** Ingest refuses with spool_full_disk_gate below this many free bytes on the data volume. */
+  minFreeDiskBytes: number;
+  /** Ingest refuses with spool_full_ingest_queue past this many spooled records awaiting the pipeline. */
+  maxPendingRecords: number;
+}
+
+function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${raw}"`);
+  return Math.floor(n);
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const host = env.SLUICE_HOST || '127.0.0.1';
+  const port = int(env, 'SLUICE_PORT', 8080);
+  const publicHost = host.includes(':') ? `[${host}]` : host;
+  return {
+    host,
+    port,
+    dataDir: resolve(env.SLUICE_DATA_DIR || './data'),
+    publicUrl: (env.SLUICE_PUBLIC_URL || `http://${publicHost}:${port}`).replace(/\/+$/, ''),
+    adminEmail: env.SLUICE_ADMIN_EMAIL || 'admin@localhost',
+    adminPassword: env.SLUICE_ADMIN_PASSWORD || undefined,
+    bootstrapKey: env.SLUICE_BOOTSTRAP_KEY || undefined,
+    allowPrivateTargets: env.SLUICE_ALLOW_PRIVATE_TARGETS === '1',
+    logLevel: env.SLUICE_LOG_LEVEL || 'info',
+    maxBodyBytes: int(env, 'SLUICE_MAX_BODY_BYTES', 1024 * 1024),
+    maxIngestBytes: int(env, 'SLUICE_MAX_INGEST_BYTES', 10 * 1024 * 1024),
+    workers: int(env, 'SLUICE_WORKERS', 0),
+    minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
+    maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
+  };
+}

@@ -1,0 +1,150 @@
+import { mkdirSync } from 'node:fs';
+import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uws-pack';
+import { AccountsRepo } from './accounts/repo.js';
+import { ProjectsRepo } from './catalog/projects.js';
+import { ActivityTracker } from './ingest/activity.js';
+import { GLOBAL } from './accounts/repo.js';
+import { authenticate } from './auth/authenticate.js';
+import { bootstrap, type BootstrapCredentials } from './bootstrap.js';
+import { systemClock, type Clock } from './clock.js';
+import type { Config } from './config.js';
+import { ApiError } from './errors.js';
+import { createLogger, type Logger } from './log.js';
+import { Store } from './store/db.js';
+import type { Services } from './services.js';
+import { allRoutes } from './api/routes.js';
+import { Router } from './api/http/router.js';
+import { dispatch } from './api/http/dispatch.js';
+import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
+import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
+
+export interface SluiceOptions {
+  config: Config;
+  clock?: Clock;
+  log?: Logger;
+}
+
+/** A running Sluice node. */
+export interface Sluice {
+  services: Services;
+  router: Router;
+  port: number;
+  url: string;
+  /** Credentials created by this start (first start on an empty data dir), else null. */
+  bootstrap: BootstrapCredentials | null;
+  /** Stop accepting, finish in-flight requests, close stores. */
+  stop(): Promise<void>;
+}
+
+/** Start a node: open stores, bootstrap if new, mount routes, listen. */
+export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
+  const { config } = opts;
+  mkdirSync(config.dataDir, { recursive: true });
+  const log = opts.log ?? createLogger(config.logLevel);
+  const clock = opts.clock ?? systemClock;
+  const store = new Store(config.dataDir);
+  const services: Services = {
+    config,
+    clock,
+    log,
+    store,
+    accounts: new AccountsRepo(store, clock),
+    projects: new ProjectsRepo(store, clock),
+    activity: new ActivityTracker(store, clock),
+  };
+  const creds = await bootstrap(services);
+
+  const router = new Router(allRoutes(services));
+  const app = App();
+  let inFlight = 0;
+  let stopping = false;
+  let idle: (() => void) | null = null;
+  const finished = () => {
+    inFlight--;
+    if (inFlight === 0 && idle) idle();
+  };
+  const deps = {
+    authenticate: (headers: Record<string, string>) => authenticate(services.accounts, headers),
+    teamStatus: (teamId: string) => services.accounts.teams.get(GLOBAL, teamId)?.status,
+  };
+
+  app.get('/healthz', (res) => {
+    const state: ResponseState = { aborted: false, done: false };
+    res.onAborted(() => (state.aborted = true));
+    if (stopping) sendJson(res, state, 503, errorEnvelope('GET /healthz', new ApiError('service_unavailable')));
+    else sendJson(res, state, 200, successEnvelope('GET /healthz', 200, { status: 'ok' }));
+  });
+
+  app.any('/*', (res: HttpResponse, req) => {
+    const head = readHead(req);
+    const state: ResponseState = { aborted: false, done: false };
+    res.onAborted(() => (state.aborted = true));
+    const started = performance.now();
+    const fallbackEndpoint = `${head.method} ${head.path}`;
+    const respond = (status: number, body: unknown, endpoint: string, headers: Record<string, string> = {}) => {
+      sendJson(res, state, status, body, headers);
+      log.info({ method: head.method, route: endpoint, status, duration_ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+      finished();
+    };
+    inFlight++;
+    if (stopping) {
+      respond(503, errorEnvelope(fallbackEndpoint, new ApiError('service_unavailable')), fallbackEndpoint, { connection: 'close' });
+      return;
+    }
+    let match;
+    try {
+      match = router.match(head.method, head.path);
+    } catch (err) {
+      const e = err as ApiError;
+      respond(e.status, errorEnvelope(fallbackEndpoint, e), fallbackEndpoint, e.headers);
+      return;
+    }
+    const limit = match.route.def.maxBodyBytes ?? config.maxBodyBytes;
+    readBody(res, state, head, limit, (err, body) => {
+      if (err) {
+        respond(err.status, errorEnvelope(match.route.endpoint, err), match.route.endpoint, { connection: 'close' });
+        return;
+      }
+      dispatch(deps, match, { ...head, body })
+        .then((r) => respond(r.status, r.envelope, match.route.endpoint, r.headers))
+        .catch((e: unknown) => {
+          log.error({ err: e, route: match.route.endpoint }, 'dispatch failed');
+          respond(500, errorEnvelope(match.route.endpoint, new ApiError('server_error')), match.route.endpoint);
+        });
+    });
+  });
+
+  const listenSocket = await listen(app, config.host, config.port);
+  const port = us_socket_local_port(listenSocket as never);
+  const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+  log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
+
+  return {
+    services,
+    router,
+    port,
+    url: `http://${hostForUrl}:${port}`,
+    bootstrap: creds,
+    async stop() {
+      if (stopping) return;
+      stopping = true;
+      us_listen_socket_close(listenSocket);
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
+      }
+      app.close();
+      await services.activity.flush();
+      await store.close();
+      log.info('stopped');
+    },
+  };
+}
+
+function listen(app: TemplatedApp, host: string, port: number): Promise<us_listen_socket> {
+  return new Promise((resolve, reject) => {
+    app.listen(host, port, (socket) => {
+      if (socket) resolve(socket);
+      else reject(new Error(`could not listen on ${host}:${port} (in use or not permitted)`));
+    });
+  });
+}

@@ -1,0 +1,70 @@
+import { open, type RootDatabase, type Database, type Key } from 'lmdb';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { ApiError } from '../errors.js';
+
+/**
+ * One LMDB environment under `DATA_DIR/lmdb` holds the control plane and the spool as named
+ * databases, so a control-plane change and a spool write can share a transaction.
+ */
+export class Store {
+  readonly root: RootDatabase;
+  private readonly dbs = new Map<string, Database>();
+
+  constructor(dataDir: string) {
+    const path = join(dataDir, 'lmdb');
+    mkdirSync(path, { recursive: true });
+    this.root = guard('open', () =>
+      open({
+        path,
+        // Durable commits: an acknowledged write survives a crash or power loss.
+        noSync: false,
+        maxDbs: 64,
+        // Sparse file; grows on demand on Linux.
+        mapSize: 64 * 1024 ** 3,
+        pageSize: 8192,
+      }),
+    );
+  }
+
+  /** A named database storing msgpack values under ordered-binary keys. */
+  db<V = unknown, K extends Key = Key>(name: string): Database<V, K> {
+    let db = this.dbs.get(name);
+    if (!db) {
+      db = guard('open database', () => this.root.openDB({ name }));
+      this.dbs.set(name, db);
+    }
+    return db as unknown as Database<V, K>;
+  }
+
+  /** Run `fn` in one write transaction (serialised with every other write); its reads are consistent. */
+  transaction<T>(fn: () => T): Promise<T> {
+    return guardAsync('transaction', () => this.root.transaction(fn));
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
+
+/** The one boundary where LMDB failures become catalogue errors (ApiErrors thrown inside pass through). */
+function guard<T>(what: string, fn: () => T): T {
+  try {
+    return fn();
+  } catch (err) {
+    throw storeError(what, err);
+  }
+}
+
+async function guardAsync<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw storeError(what, err);
+  }
+}
+
+function storeError(what: string, err: unknown): unknown {
+  if (err instanceof ApiError) return err;
+  return new ApiError('server_error', `storage failed during ${what}`, { cause: err });
+}
