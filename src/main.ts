@@ -5,7 +5,6 @@ import { startSluice } from './server.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   const sluice = await startSluice({ config });
-  process.stdout.write(`\nSluice is listening on ${sluice.url} (data in ${config.dataDir})\n`);
   if (sluice.bootstrap) {
     const b = sluice.bootstrap;
     process.stdout.write(
@@ -23,6 +22,8 @@ async function main(): Promise<void> {
       ].join('\n'),
     );
   }
+  // Last, so whoever waits for this line has everything printed before it.
+  process.stdout.write(`\nSluice is listening on ${sluice.url} (data in ${config.dataDir})\n`);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

@@ -1,0 +1,42 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The compiled entry point, found relative to this compiled helper (works from dist/ or any outDir). */
+export const MAIN_JS = fileURLToPath(new URL('../../src/main.js', import.meta.url));
+
+export interface ChildServer {
+  proc: ChildProcess;
+  url: string;
+  stdout: () => string;
+  /** Resolves with the exit code (or signal name). */
+  exited: Promise<number | string>;
+}
+
+/** Start `node main.js` as a separate process (for signal and crash tests) and wait until it listens. */
+export async function startChild(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [MAIN_JS], {
+    env: { ...process.env, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout!.on('data', (d) => (out += d));
+  proc.stderr!.on('data', (d) => (err += d));
+  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const url = await new Promise<string>((resolve, reject) => {
+    const deadline = setTimeout(() => reject(new Error(`child did not start in ${timeoutMs} ms: ${out}${err}`)), timeoutMs);
+    const check = () => {
+      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      if (m) {
+        clearTimeout(deadline);
+        resolve(m[1]!);
+      }
+    };
+    proc.stdout!.on('data', check);
+    void exited.then((code) => {
+      clearTimeout(deadline);
+      reject(new Error(`child exited (${code}) before listening: ${out}${err}`));
+    });
+  });
+  return { proc, url, stdout: () => out, exited };
+}
