@@ -17,6 +17,8 @@ export interface Config {
   maxIngestBytes: number;
   /** Pipeline worker threads. */
   workers: number;
+  /** Run the schema pipeline (spool → collection files). `SLUICE_PIPELINE=0` leaves the spool untouched (ingest tests). */
+  pipeline: boolean;
   /** Ingest refuses with spool_full_disk_gate below this many free bytes on the data volume. */
   minFreeDiskBytes: number;
   /** Ingest refuses with spool_full_ingest_queue past this many spooled records awaiting the pipeline. */
@@ -48,6 +50,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: int(env, 'SLUICE_MAX_BODY_BYTES', 1024 * 1024),
     maxIngestBytes: int(env, 'SLUICE_MAX_INGEST_BYTES', 10 * 1024 * 1024),
     workers: int(env, 'SLUICE_WORKERS', 0),
+    pipeline: env.SLUICE_PIPELINE !== '0',
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
   };

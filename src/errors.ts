@@ -23,6 +23,13 @@ export const errorCatalogue = {
   owner_required: { status: 403, message: 'Only team Owners may change this' },
   team_restricted: { status: 403, message: 'The team is restricted: the API is read-only apart from billing fields' },
   team_not_active: { status: 403, message: 'The team is not active, so ingest is stopped' },
+  // ── Accounts ──────────────────────────────────────────────────────────────
+  managed_by_service: { status: 403, message: 'This field is managed by the service and cannot be set by team members' },
+  mfa_recent_required: { status: 403, message: 'Changing is_mfa_required needs a recently verified multi-factor sign-in' },
+  payment_method_required: { status: 402, message: 'This change needs a valid payment method on the team' },
+  team_limit_reached: { status: 403, message: 'The user has created the maximum number of teams' },
+  builtin_role_immutable: { status: 403, message: 'The built-in Owner and Member roles cannot be changed or deleted' },
+  current_password_invalid: { status: 403, message: 'current_password does not match the password set on the account' },
   // ── Ingest ────────────────────────────────────────────────────────────────
   empty_payload: { status: 400, message: 'The request carries no records' },
   frame_invalid: { status: 400, message: 'A record is not valid' },

@@ -2,7 +2,15 @@ import { mkdirSync } from 'node:fs';
 import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uws-pack';
 import { AccountsRepo } from './accounts/repo.js';
 import { ProjectsRepo } from './catalog/projects.js';
+import { SourcesRepo } from './catalog/sources.js';
+import { IngestKeysRepo } from './catalog/ingest-keys.js';
+import { CollectionsRepo } from './catalog/collections.js';
+import { startPurgeScheduler } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
+import { SchemaService } from './pipeline/schema-service.js';
+import { PipelineRunner } from './pipeline/runner.js';
+import { WorkerPool } from './pipeline/pool.js';
+import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
 import { authenticate } from './auth/authenticate.js';
 import { bootstrap, type BootstrapCredentials } from './bootstrap.js';
@@ -43,6 +51,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const log = opts.log ?? createLogger(config.logLevel);
   const clock = opts.clock ?? systemClock;
   const store = new Store(config.dataDir);
+  const sources = new SourcesRepo(store, clock);
   const services: Services = {
     config,
     clock,
@@ -51,8 +60,17 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     accounts: new AccountsRepo(store, clock),
     projects: new ProjectsRepo(store, clock),
     activity: new ActivityTracker(store, clock),
+    sources,
+    ingestKeys: new IngestKeysRepo(store, clock),
+    collections: new CollectionsRepo(store, clock, sources),
+    collectionDestroyers: [],
+    ...createIngestServices(store, clock),
+    schema: new SchemaService(store, clock, log, config.dataDir),
+    pipeline: null,
   };
+  services.collectionDestroyers.push((svc, collection) => svc.schema.destroyCollection(collection));
   const creds = await bootstrap(services);
+  const purge = startPurgeScheduler(services);
 
   const router = new Router(allRoutes(services));
   const app = App();
@@ -74,6 +92,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     if (stopping) sendJson(res, state, 503, errorEnvelope('GET /healthz', new ApiError('service_unavailable')));
     else sendJson(res, state, 200, successEnvelope('GET /healthz', 200, { status: 'ok' }));
   });
+
+  // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
+  const ingest = mountIngest(app, services, { stopping: () => stopping });
 
   app.any('/*', (res: HttpResponse, req) => {
     const head = readHead(req);
@@ -118,6 +139,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const port = us_socket_local_port(listenSocket as never);
   const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
+  if (config.pipeline) {
+    services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log });
+    services.pipeline.start();
+  }
 
   return {
     services,
@@ -132,7 +157,14 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
       }
+      // Ingest in flight finishes its spool commits and is answered before sockets close.
+      await ingest.drain();
       app.close();
+      // A purge pass in progress finishes while the schema store and spool it cleans are still open.
+      await purge.stop();
+      // Batches in flight commit (or are released to replay) before the store closes.
+      await services.pipeline?.stop();
+      services.schema.close();
       await services.activity.flush();
       await store.close();
       log.info('stopped');

@@ -5,6 +5,14 @@ import type { Logger } from './log.js';
 import type { Store } from './store/db.js';
 import type { ProjectsRepo } from './catalog/projects.js';
 import type { ActivityTracker } from './ingest/activity.js';
+import type { SourcesRepo } from './catalog/sources.js';
+import type { IngestKeysRepo } from './catalog/ingest-keys.js';
+import type { CollectionsRepo } from './catalog/collections.js';
+import type { CollectionDestroyer } from './catalog/purge.js';
+import type { Spool } from './ingest/spool.js';
+import type { PipelineTelemetry } from './ingest/telemetry.js';
+import type { SchemaService } from './pipeline/schema-service.js';
+import type { PipelineRunner } from './pipeline/runner.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -16,4 +24,17 @@ export interface Services {
   projects: ProjectsRepo;
   /** last_activity_at / last_used_at, written at most once a minute each. */
   activity: ActivityTracker;
+  sources: SourcesRepo;
+  ingestKeys: IngestKeysRepo;
+  collections: CollectionsRepo;
+  /** Hooks that remove a collection's data (spool, files, schema versions) when it is destroyed; see catalog/purge.ts. */
+  collectionDestroyers: CollectionDestroyer[];
+  /** The durable ingest spool; the pipeline consumes it through lease/complete/release. */
+  spool: Spool;
+  /** Per-minute pipeline counters behind the pipeline endpoints. */
+  telemetry: PipelineTelemetry;
+  /** Collection schemas: versions, shapes, file manifests, reports, docs (src/pipeline/schema-service.ts). */
+  schema: SchemaService;
+  /** The pipeline loop (spool → collection files); null when `config.pipeline` is off. */
+  pipeline: PipelineRunner | null;
 }

@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import { iso } from '../clock.js';
+import { ApiError } from '../errors.js';
 import { hashSecret, newId, randomToken } from '../ids.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
@@ -12,6 +13,8 @@ export const GLOBAL = '*';
 export const API_KEY_PREFIX = 'slk_';
 export const SESSION_PREFIX = 'sls_';
 export const SESSION_TTL_MS = 30 * 24 * 3600 * 1000;
+/** Lifetime of the session handed out with an invitation, used to set a first password. */
+export const INVITE_SESSION_TTL_MS = 7 * 24 * 3600 * 1000;
 /** last_used_at is written at most this often per key (spec: accurate to five minutes). */
 export const LAST_USED_RESOLUTION_MS = 5 * 60 * 1000;
 
@@ -96,7 +99,7 @@ export class AccountsRepo {
   }
 
   /** Create a team with its built-in roles; `ownerUserId` becomes its Owner. */
-  async createTeam(input: { name: string; billing_email: string; ownerUserId: string }): Promise<TeamRecord> {
+  async createTeam(input: { name: string; billing_email: string; ownerUserId: string; maxCreatedByOwner?: number }): Promise<TeamRecord> {
     const now = this.now();
     const team: TeamRecord = {
       id: newId('team'),
@@ -124,12 +127,75 @@ export class AccountsRepo {
     const owner: RoleRecord = { id: newId('role'), team_id: team.id, name: 'Owner', description: 'Controls billing, security and account settings', scopes: allScopes(), builtin: 'owner', created_at: now, updated_at: now };
     const member: RoleRecord = { id: newId('role'), team_id: team.id, name: 'Member', description: 'Works with every resource; reads billing, users and roles', scopes: memberScopes(), builtin: 'member', created_at: now, updated_at: now };
     await this.store.transaction(() => {
+      if (input.maxCreatedByOwner !== undefined && this.countTeamsCreatedBy(input.ownerUserId) >= input.maxCreatedByOwner) {
+        throw new ApiError('team_limit_reached', `A user may create at most ${input.maxCreatedByOwner} teams; delete one first`);
+      }
       this.teams.put(GLOBAL, team);
       this.roles.put(team.id, owner);
       this.roles.put(team.id, member);
       this.addMemberInTxn(team.id, input.ownerUserId, owner.id, now);
     });
     return team;
+  }
+
+  /** Teams (live or scheduled for deletion) whose creator is `userId`. */
+  countTeamsCreatedBy(userId: string): number {
+    let n = 0;
+    for (const { value } of this.teams.all()) if (value.created_by === userId) n++;
+    return n;
+  }
+
+  /** Apply `change` to a team atomically; undefined when the team does not exist. */
+  async updateTeam(id: string, change: (current: TeamRecord) => Partial<TeamRecord>): Promise<TeamRecord | undefined> {
+    return this.store.transaction(() => {
+      const current = this.teams.get(GLOBAL, id);
+      if (!current) return undefined;
+      const next: TeamRecord = { ...current, ...change(current), id: current.id, updated_at: this.now() };
+      this.teams.put(GLOBAL, next);
+      return next;
+    });
+  }
+
+  /** Change a user's name and/or email; an email another user has is a conflict. */
+  async updateUser(id: string, patch: { name?: string | null; email?: string }): Promise<UserRecord | undefined> {
+    return this.store.transaction(() => {
+      const current = this.users.get(GLOBAL, id);
+      if (!current) return undefined;
+      const next: UserRecord = { ...current, updated_at: this.now() };
+      if (patch.name !== undefined) next.name = patch.name;
+      if (patch.email !== undefined) {
+        const email = patch.email.toLowerCase();
+        const owner = this.userByEmail.get(email);
+        if (owner && owner !== id) throw new ApiError('conflict', `Another user already has the email ${email}`);
+        if (email !== current.email) {
+          this.userByEmail.remove(current.email);
+          this.userByEmail.put(email, id);
+          next.email = email;
+        }
+      }
+      this.users.put(GLOBAL, next);
+      return next;
+    });
+  }
+
+  /**
+   * Set a user's password and sign out every other session of the user (a password change must
+   * end sessions someone else may hold, e.g. the invitation session the inviter saw).
+   */
+  async setPassword(userId: string, password: string, keepSessionId: string | null): Promise<UserRecord | undefined> {
+    const hash = await hashPassword(password);
+    return this.store.transaction(() => {
+      const current = this.users.get(GLOBAL, userId);
+      if (!current) return undefined;
+      const next: UserRecord = { ...current, password_hash: hash, updated_at: this.now() };
+      this.users.put(GLOBAL, next);
+      for (const session of this.sessions.list(userId)) {
+        if (session.id === keepSessionId) continue;
+        this.sessions.remove(userId, session.id);
+        this.sessionByToken.remove(session.token_hash);
+      }
+      return next;
+    });
   }
 
   /** Stage a membership write; call inside a transaction. */
@@ -177,6 +243,27 @@ export class AccountsRepo {
     return { key, secret };
   }
 
+  getKey(teamId: string, keyId: string): ApiKeyRecord | undefined {
+    return this.keys.get(teamId, keyId);
+  }
+
+  listKeys(teamId: string): ApiKeyRecord[] {
+    return this.keys.list(teamId);
+  }
+
+  /** Rename a key or replace its scopes; `updatedBy` is the user or key making the change. */
+  async updateKey(teamId: string, keyId: string, patch: { name?: string; scopes?: Scopes }, updatedBy: string | null): Promise<ApiKeyRecord | undefined> {
+    return this.store.transaction(() => {
+      const current = this.keys.get(teamId, keyId);
+      if (!current) return undefined;
+      const next: ApiKeyRecord = { ...current, updated_at: this.now(), updated_by: updatedBy };
+      if (patch.name !== undefined) next.name = patch.name;
+      if (patch.scopes !== undefined) next.scopes = patch.scopes;
+      this.keys.put(teamId, next);
+      return next;
+    });
+  }
+
   async deleteKey(teamId: string, keyId: string): Promise<boolean> {
     return this.store.transaction(() => {
       const key = this.keys.get(teamId, keyId);
@@ -205,10 +292,10 @@ export class AccountsRepo {
     });
   }
 
-  async createSession(userId: string): Promise<{ session: SessionRecord; token: string }> {
+  async createSession(userId: string, ttlMs: number = SESSION_TTL_MS): Promise<{ session: SessionRecord; token: string }> {
     const token = SESSION_PREFIX + randomToken(40);
     const now = this.clock.now();
-    const session: SessionRecord = { id: newId('session'), user_id: userId, token_hash: hashSecret(token), created_at: iso(now), expires_at: iso(now + SESSION_TTL_MS) };
+    const session: SessionRecord = { id: newId('session'), user_id: userId, token_hash: hashSecret(token), created_at: iso(now), expires_at: iso(now + ttlMs) };
     await this.store.transaction(() => {
       this.sessions.put(userId, session);
       this.sessionByToken.put(session.token_hash, `${userId}/${session.id}`);
@@ -234,7 +321,7 @@ export class AccountsRepo {
 }
 
 /** The spec says a new team starts "with a generated logo": a one-colour SVG initial. */
-function generatedLogo(name: string): string {
+export function generatedLogo(name: string): string {
   const initial = (name.trim()[0] ?? 'T').toUpperCase().replace(/[<>&"']/g, 'T');
   let hue = 0;
   for (const ch of name) hue = (hue * 31 + ch.charCodeAt(0)) % 360;

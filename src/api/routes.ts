@@ -1,11 +1,26 @@
 import type { Services } from '../services.js';
 import type { RouteDef } from './http/route.js';
 import { projectRoutes } from './projects/routes.js';
+import { sourceRoutes } from './sources/routes.js';
+import { ingestKeyRoutes } from './ingest-keys/routes.js';
+import { collectionRoutes } from './collections/routes.js';
 import { systemRoutes } from './system/routes.js';
+import { sessionRoutes } from './sessions/routes.js';
+import { keyRoutes } from './keys/routes.js';
+import { teamRoutes } from './teams/routes.js';
+import { userRoutes } from './users/routes.js';
+import { roleRoutes } from './roles/routes.js';
+import { memberRoutes } from './members/routes.js';
+import { pipelineRoutes } from './pipeline/routes.js';
+import { schemaRoutes } from './schemas/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
   const table: RouteDef[] = [];
   table.push(...systemRoutes(s, () => table), ...projectRoutes(s));
+  table.push(...sourceRoutes(s), ...ingestKeyRoutes(s), ...collectionRoutes(s));
+  table.push(...pipelineRoutes(s));
+  table.push(...schemaRoutes(s));
+  table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

@@ -1,8 +1,43 @@
-import type { ProjectRecord } from './records.js';
+import { iso } from '../clock.js';
+import type { CollectionRecord, ProjectRecord, SourceRecord } from './records.js';
 import type { Services } from '../services.js';
+
+/**
+ * Removes what a collection owns outside its control-plane record (spool entries, Parquet files,
+ * schema versions …). The modules that own that data register one on `Services.collectionDestroyers`;
+ * every destroyer runs before the record goes, so a crash in between leaves the record to retry from.
+ */
+export type CollectionDestroyer = (s: Services, collection: CollectionRecord) => Promise<void>;
+
+/**
+ * The one cascade behind force delete and the 7-day purge. Each level is first marked scheduled (so
+ * ingest stops creating children under it), then its children go, then its own record last: a crash
+ * midway leaves a scheduled parent that the purge finishes later.
+ */
+
+/** Destroy a collection and everything it holds, now. */
+export async function destroyCollection(s: Services, collection: CollectionRecord): Promise<void> {
+  for (const destroyer of s.collectionDestroyers) await destroyer(s, collection);
+  await s.collections.destroy(collection);
+  await s.activity.forget(collection.id);
+}
+
+/** Destroy a source with its collections and ingest keys, now. */
+export async function destroySource(s: Services, source: SourceRecord): Promise<void> {
+  if (!source.deleted_at) await s.sources.update(source.project_id, source.id, () => ({ deleted_at: iso(s.clock.now()) }));
+  for (const key of s.ingestKeys.list(source.id)) {
+    await s.ingestKeys.destroy(key);
+    await s.activity.forget(key.id);
+  }
+  for (const collection of s.collections.list(source.id)) await destroyCollection(s, collection);
+  await s.sources.destroy(source.project_id, source.id);
+  await s.activity.forget(source.id);
+}
 
 /** Destroy a project and everything beneath it at once (force delete, or the 7-day purge). */
 export async function destroyProject(s: Services, project: ProjectRecord): Promise<void> {
+  if (!project.deleted_at) await s.projects.update(project.team_id, project.id, () => ({ deleted_at: iso(s.clock.now()) }));
+  for (const source of s.sources.list(project.id)) await destroySource(s, source);
   await s.activity.forget(project.id);
   await s.projects.destroy(project.team_id, project.id);
 }

@@ -1,0 +1,148 @@
+import { iso } from '../../clock.js';
+import { ApiError, notFound } from '../../errors.js';
+import type { ProjectRecord, SourceRecord } from '../../catalog/records.js';
+import { destroySource } from '../../catalog/purge.js';
+import type { Services } from '../../services.js';
+import { defineRoute, type RouteDef } from '../http/route.js';
+import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import { filterParamSchema, parseNullableDateFilter } from '../http/filters.js';
+import { idSchema } from '../../ids.js';
+import { object, params, restoreOnly, text } from '../http/schemas.js';
+import { requireProject } from '../projects/routes.js';
+
+type ProjectParams = { project_id: string };
+type SourceParams = { project_id: string; source_id: string };
+type SourceListQuery = ListQuery & { project_id?: string; deleted_at?: string };
+
+const createBody = object({ name: text(1, 128), project_id: { type: 'string', errorHint: 'is ignored (the path names the project) but must be a string' } }, ['name']);
+const updateBody = object({ name: text(1, 128), deleted_at: restoreOnly });
+const listQuery = listQuerySchema(['created_at', 'name', 'updated_at'], { project_id: idSchema('project'), deleted_at: filterParamSchema });
+
+/** The source as the API shows it (spec: Source). */
+export function serializeSource(s: Services, src: SourceRecord) {
+  return {
+    object: 'source',
+    id: src.id,
+    project_id: src.project_id,
+    project_name: s.projects.get(src.team_id, src.project_id)?.name ?? '',
+    name: src.name,
+    // Sized once the pipeline writes collection files.
+    storage_gb: 0,
+    // Schema versions are counted once the schema pipeline records them.
+    schema_count: 0,
+    collections_count: s.collections.list(src.id).filter((c) => !c.deleted_at).length,
+    deleted_at: src.deleted_at,
+    created_at: src.created_at,
+    updated_at: src.updated_at,
+  };
+}
+
+/**
+ * A source of `project` (which the caller's team owns), or 404. A scheduled source answers 404
+ * with a hint to restore it unless `allowScheduled`.
+ */
+export function requireSource(s: Services, project: ProjectRecord, sourceId: string, opts: { allowScheduled?: boolean } = {}): SourceRecord {
+  const source = s.sources.get(project.id, sourceId);
+  if (!source || source.team_id !== project.team_id) throw notFound(`Source ${sourceId} in project ${project.id}`);
+  if (source.deleted_at && !opts.allowScheduled) {
+    throw new ApiError('not_found', `Source ${sourceId} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/sources/${sourceId} {"deleted_at": null}`);
+  }
+  return source;
+}
+
+export function sourceRoutes(s: Services): RouteDef[] {
+  const base = '/v1/projects/:project_id/sources';
+  const one = `${base}/:source_id`;
+  const sourceParams = params({ project_id: 'project', source_id: 'source' });
+  return [
+    defineRoute<unknown, SourceListQuery, ProjectParams>({
+      method: 'GET',
+      path: base,
+      scope: 'sources:read',
+      summary: 'List sources of a project',
+      schema: { params: params({ project_id: 'project' }), query: listQuery },
+      handler: (ctx) => {
+        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
+        const deleted = parseNullableDateFilter('deleted_at', ctx.query.deleted_at);
+        // `project_id` is redundant with the path; a different value matches nothing.
+        const items = s.sources.list(project.id).filter((src) => deleted(src.deleted_at) && (ctx.query.project_id === undefined || ctx.query.project_id === src.project_id));
+        const page = paginate(items, ctx.query, {
+          fields: { created_at: (x) => x.created_at, name: (x) => x.name.toLowerCase(), updated_at: (x) => x.updated_at },
+          defaultOrderBy: 'name',
+          defaultSort: 'asc',
+        });
+        return { data: page.data.map((x) => serializeSource(s, x)), pagination: page.pagination };
+      },
+    }),
+    defineRoute<unknown, unknown, SourceParams>({
+      method: 'GET',
+      path: one,
+      scope: 'sources:read',
+      summary: 'Get a source',
+      schema: { params: sourceParams },
+      handler: (ctx) => {
+        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
+        return { data: serializeSource(s, requireSource(s, project, ctx.params.source_id, { allowScheduled: true })) };
+      },
+    }),
+    defineRoute<{ name: string }, unknown, ProjectParams>({
+      method: 'POST',
+      path: base,
+      scope: 'sources:write',
+      summary: 'Create a source',
+      schema: { params: params({ project_id: 'project' }), body: createBody },
+      handler: async (ctx) => {
+        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
+        return { status: 201, data: serializeSource(s, await s.sources.create(project, { name: ctx.body.name })) };
+      },
+    }),
+    defineRoute<{ name?: string; deleted_at?: null }, unknown, SourceParams>({
+      method: 'POST',
+      path: one,
+      scope: 'sources:write',
+      summary: 'Update or restore a source',
+      schema: { params: sourceParams, body: updateBody },
+      handler: async (ctx) => {
+        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
+        const current = requireSource(s, project, ctx.params.source_id, { allowScheduled: true });
+        const b = ctx.body;
+        if (current.deleted_at && b.deleted_at !== null) {
+          throw new ApiError('conflict', 'The source is scheduled for deletion; send {"deleted_at": null} to restore it before changing it');
+        }
+        // Restoring a source whose name a live source took meanwhile answers 409; send a new `name` with it.
+        const updated = await s.sources.update(project.id, current.id, () => ({
+          ...(b.name !== undefined ? { name: b.name } : {}),
+          ...(b.deleted_at === null ? { deleted_at: null } : {}),
+        }));
+        if (!updated) throw notFound(`Source ${current.id}`);
+        return { data: serializeSource(s, updated) };
+      },
+    }),
+    defineRoute<unknown, unknown, SourceParams>({
+      method: 'DELETE',
+      path: one,
+      scope: 'sources:delete',
+      summary: 'Schedule a source for deletion (removed after 7 days)',
+      schema: { params: sourceParams },
+      handler: async (ctx) => {
+        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
+        const current = requireSource(s, project, ctx.params.source_id, { allowScheduled: true });
+        if (current.deleted_at) return { data: serializeSource(s, current) };
+        const updated = await s.sources.update(project.id, current.id, () => ({ deleted_at: iso(s.clock.now()) }));
+        return { data: serializeSource(s, updated ?? current) };
+      },
+    }),
+    defineRoute<unknown, unknown, SourceParams>({
+      method: 'DELETE',
+      path: `${one}/force`,
+      scope: 'sources:delete',
+      summary: 'Destroy a source with its collections, ingest keys, records and files now',
+      schema: { params: sourceParams },
+      handler: async (ctx) => {
+        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
+        await destroySource(s, requireSource(s, project, ctx.params.source_id, { allowScheduled: true }));
+        return { data: null };
+      },
+    }),
+  ];
+}

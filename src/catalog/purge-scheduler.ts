@@ -1,0 +1,67 @@
+import type { Services } from '../services.js';
+import { destroyCollection, destroyProject, destroySource } from './purge.js';
+import { DELETION_RETENTION_MS } from './timestamps.js';
+
+/** What one purge pass removed permanently (top-level items; their children went with them). */
+export interface PurgeResult {
+  projects: string[];
+  sources: string[];
+  collections: string[];
+}
+
+function expired(deletedAt: string | null, now: number): boolean {
+  return deletedAt !== null && now - Date.parse(deletedAt) >= DELETION_RETENTION_MS;
+}
+
+/**
+ * Permanently remove every project, source and collection scheduled for deletion at least 7 days
+ * before `now` (spec: scheduled deletion), with everything beneath. Projects first, so their
+ * sources and collections go with them instead of one by one.
+ */
+export async function purgeExpired(s: Services, now: number = s.clock.now()): Promise<PurgeResult> {
+  const result: PurgeResult = { projects: [], sources: [], collections: [] };
+  const projects = [...s.projects.table.all()].map((r) => r.value).filter((p) => expired(p.deleted_at, now));
+  for (const project of projects) {
+    await destroyProject(s, project);
+    result.projects.push(project.id);
+  }
+  const sources = [...s.sources.table.all()].map((r) => r.value).filter((src) => expired(src.deleted_at, now));
+  for (const source of sources) {
+    await destroySource(s, source);
+    result.sources.push(source.id);
+  }
+  const collections = [...s.collections.table.all()].map((r) => r.value).filter((c) => expired(c.deleted_at, now));
+  for (const collection of collections) {
+    await destroyCollection(s, collection);
+    result.collections.push(collection.id);
+  }
+  return result;
+}
+
+/** A running purge job; `stop` waits for a pass in progress so the store can close after it. */
+export interface PurgeScheduler {
+  stop(): Promise<void>;
+}
+
+/** Run `purgeExpired` every `intervalMs` (default one minute) in the background; never overlaps itself. */
+export function startPurgeScheduler(s: Services, intervalMs = 60_000): PurgeScheduler {
+  let running: Promise<void> | null = null;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = purgeExpired(s)
+      .then((r) => {
+        const n = r.projects.length + r.sources.length + r.collections.length;
+        if (n > 0) s.log.info({ purged: r }, 'purged scheduled deletions');
+      })
+      .catch((err: unknown) => s.log.error({ err }, 'purge failed; retrying next interval'))
+      .finally(() => (running = null));
+  }, intervalMs);
+  // The purge must never keep the process alive on its own.
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      if (running) await running;
+    },
+  };
+}

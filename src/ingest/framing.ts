@@ -1,0 +1,150 @@
+import { ApiError } from '../errors.js';
+import { MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
+
+/** How a batch's records are laid out in its body (kept with the spool entry so it is parsed once more, not re-encoded). */
+export type BatchFormat = 'ndjson' | 'array' | 'object';
+
+export interface ParsedBatch {
+  format: BatchFormat;
+  /** Number of records. */
+  records: number;
+}
+
+/**
+ * Validate an ingest body (already decompressed): one JSON object, a JSON array of objects, or
+ * NDJSON (one object per line; blank lines are skipped). Every record must be a JSON object whose
+ * `timestamp`, when present, is an ISO 8601 string or epoch milliseconds. All or nothing: the first
+ * bad record throws `frame_invalid` naming its `line` (NDJSON, 1-based) or `index` (array, 0-based).
+ * `ndjson` says the sender declared `application/x-ndjson` (no single-object fallback then).
+ */
+export function parseBatch(body: Buffer, ndjson = false): ParsedBatch {
+  const text = body.toString('utf8');
+  const first = firstSignificant(text);
+  if (first === -1) throw new ApiError('empty_payload', 'The body carries no records: send a JSON object, an array of objects, or NDJSON');
+  if (text.charCodeAt(first) === 0x5b /* [ */ && !ndjson) return parseArray(text);
+  return parseLines(text, ndjson);
+}
+
+/** The records of a spooled batch, in order (the pipeline's side of `parseBatch`). */
+export function decodeRecords(format: BatchFormat, body: Uint8Array): Record<string, unknown>[] {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (format === 'array') return JSON.parse(text) as Record<string, unknown>[];
+  if (format === 'object') return [JSON.parse(text) as Record<string, unknown>];
+  const out: Record<string, unknown>[] = [];
+  forEachLine(text, (line) => {
+    out.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  return out;
+}
+
+function parseArray(text: string): ParsedBatch {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw invalid(`The body is not valid JSON: ${(err as Error).message}`, {});
+  }
+  const list = value as unknown[];
+  if (list.length === 0) throw new ApiError('empty_payload', 'The body is an empty array: send at least one record');
+  if (list.length > MAX_RECORDS_PER_REQUEST) throw tooMany(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const problem = recordProblem(list[i]);
+    if (problem) throw invalid(`Record at index ${i} ${problem}`, { index: i, reason: problem });
+  }
+  return { format: 'array', records: list.length };
+}
+
+function parseLines(text: string, declaredNdjson: boolean): ParsedBatch {
+  let records = 0;
+  const bad = forEachLine(text, (line, lineNo) => {
+    if (line.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(line) > MAX_RECORD_BYTES) {
+      return { lineNo, problem: `is larger than the record limit of ${MAX_RECORD_BYTES} bytes` };
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(line);
+    } catch (err) {
+      return { lineNo, problem: `is not valid JSON: ${(err as Error).message}` };
+    }
+    const problem = recordProblem(value);
+    if (problem) return { lineNo, problem };
+    if (++records > MAX_RECORDS_PER_REQUEST) throw tooMany(records);
+    return undefined;
+  });
+  if (bad) {
+    // A pretty-printed single object spans lines; accept it when the whole body is one object.
+    if (!declaredNdjson && records === 0) {
+      const whole = tryParse(text);
+      if (whole !== undefined && recordProblem(whole) === null) return { format: 'object', records: 1 };
+    }
+    throw invalid(`Line ${bad.lineNo} ${bad.problem}`, { line: bad.lineNo, reason: bad.problem });
+  }
+  if (records === 0) throw new ApiError('empty_payload', 'The body carries no records: send a JSON object, an array of objects, or NDJSON');
+  return { format: 'ndjson', records };
+}
+
+type LineProblem = { lineNo: number; problem: string } | undefined;
+
+/**
+ * Call `fn` for each non-blank line (without its `\r\n`/`\n`), stopping at the first problem it
+ * returns. Line numbers are 1-based and count blank lines.
+ */
+function forEachLine(text: string, fn: (line: string, lineNo: number) => LineProblem | void): LineProblem {
+  let start = 0;
+  let lineNo = 0;
+  const n = text.length;
+  while (start < n) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = n;
+    lineNo++;
+    let stop = end;
+    if (stop > start && text.charCodeAt(stop - 1) === 13) stop--;
+    if (stop > start) {
+      const line = text.slice(start, stop);
+      if (!isSpace(line.charCodeAt(0)) || line.trim().length > 0) {
+        const problem = fn(line, lineNo);
+        if (problem) return problem;
+      }
+    }
+    start = end + 1;
+  }
+  return undefined;
+}
+
+/** Why `value` is not an acceptable record, or null. */
+function recordProblem(value: unknown): string | null {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return `must be a JSON object, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`;
+  }
+  const ts = (value as { timestamp?: unknown }).timestamp;
+  if (ts === undefined) return null;
+  if (typeof ts === 'number' ? Number.isFinite(ts) && ts >= 0 : typeof ts === 'string' && !Number.isNaN(Date.parse(ts))) return null;
+  return 'has an invalid "timestamp": send an ISO 8601 string or epoch milliseconds';
+}
+
+function firstSignificant(text: string): number {
+  for (let i = 0; i < text.length; i++) if (!isSpace(text.charCodeAt(i))) return i;
+  return -1;
+}
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9 || c === 0xfeff;
+}
+
+function tryParse(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function invalid(message: string, details: Record<string, unknown>): ApiError {
+  return new ApiError('frame_invalid', message, { details });
+}
+
+function tooMany(n: number): ApiError {
+  return new ApiError('payload_too_large', `The body carries ${n >= MAX_RECORDS_PER_REQUEST ? 'more than ' + MAX_RECORDS_PER_REQUEST : n} records; at most ${MAX_RECORDS_PER_REQUEST} per request`, {
+    details: { limit_records: MAX_RECORDS_PER_REQUEST },
+  });
+}

@@ -1,0 +1,72 @@
+import type { TemplatedApp } from 'uws-pack';
+import type { Clock } from '../clock.js';
+import type { Services } from '../services.js';
+import type { Store } from '../store/db.js';
+import { IngestGate } from './backpressure.js';
+import { mountHttpIngest } from './http-front.js';
+import { IngestCore } from './ingest-core.js';
+import { Spool } from './spool.js';
+import { PipelineTelemetry } from './telemetry.js';
+import { mountWsIngest } from './ws-front.js';
+
+/** The pipeline-facing services the ingest side owns (built with the others in server.ts). */
+export function createIngestServices(store: Store, clock: Clock): { spool: Spool; telemetry: PipelineTelemetry } {
+  return { spool: new Spool(store), telemetry: new PipelineTelemetry(store, clock) };
+}
+
+/** The mounted ingest front. */
+export interface IngestFront {
+  core: IngestCore;
+  /** Stop taking frames, wait for in-flight requests and their spool commits (≤ `timeoutMs`), close sockets, persist telemetry. */
+  drain(timeoutMs?: number): Promise<void>;
+}
+
+const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+
+/**
+ * Mount POST/OPTIONS/WebSocket `/ingest` on the uWS app (exact routes, so they win over the
+ * control-plane catch-all), start pipeline telemetry and the idempotency sweep, and register the
+ * spool's part of collection destruction.
+ */
+export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): boolean }): IngestFront {
+  const gate = new IngestGate({ dataDir: s.config.dataDir, minFreeDiskBytes: s.config.minFreeDiskBytes, maxPendingRecords: s.config.maxPendingRecords }, s.spool, s.clock);
+  const core = new IngestCore(s, gate);
+  let inFlight = 0;
+  let idle: (() => void) | null = null;
+  const begin = () => {
+    inFlight++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      inFlight--;
+      if (inFlight === 0 && idle) idle();
+    };
+  };
+  const ctx = { core, log: s.log, maxBytes: s.config.maxIngestBytes, stopping: opts.stopping, begin };
+  mountHttpIngest(app, ctx);
+  const ws = mountWsIngest(app, s, ctx);
+
+  s.telemetry.start(s.spool);
+  s.collectionDestroyers.push((_s, collection) => s.spool.dropCollection(collection.id));
+  const sweep = () => {
+    core.idempotency.sweep().catch((err: unknown) => s.log.warn({ err }, 'idempotency sweep failed'));
+  };
+  const sweepTimer = setInterval(sweep, SWEEP_INTERVAL_MS);
+  sweepTimer.unref();
+  const firstSweep = setTimeout(sweep, 10_000);
+  firstSweep.unref();
+
+  return {
+    core,
+    async drain(timeoutMs = 10_000) {
+      clearInterval(sweepTimer);
+      clearTimeout(firstSweep);
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+      }
+      ws.closeAll();
+      await s.telemetry.close();
+    },
+  };
+}

@@ -1,0 +1,198 @@
+import { isValidSlug, DEFAULT_COLLECTION_SLUG, SLUG_PATTERN } from '../catalog/collection-slug.js';
+import type { CollectionRecord, IngestKeyRecord, SourceRecord } from '../catalog/records.js';
+import { GLOBAL } from '../accounts/repo.js';
+import { ApiError, invalidField, toApiError } from '../errors.js';
+import type { Services } from '../services.js';
+import { IngestGate, spoolFull } from './backpressure.js';
+import { parseBatch } from './framing.js';
+import { IdempotencyStore, type IdempotentResult } from './idempotency.js';
+import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits.js';
+import { reasonFor } from './telemetry.js';
+import { VerifiedCache } from './verified-cache.js';
+
+/** Bound on remembered secrets and collection slugs (cleared past it; they are only shortcuts). */
+const MAX_REMEMBERED = 10_000;
+
+/** Where an authenticated ingest request writes. */
+export interface IngestTarget {
+  keyId: string;
+  projectId: string;
+  source: SourceRecord;
+  slug: string;
+}
+
+export interface IngestOutcome {
+  accepted: number;
+  /** The result of an earlier request with the same idempotency key, not spooled again. */
+  replayed: boolean;
+}
+
+export interface AcceptOptions {
+  /** The sender declared NDJSON (`application/x-ndjson`). */
+  ndjson: boolean;
+  /** Idempotency key, already checked with `checkIdempotencyKey`. */
+  idempotencyKey?: string | undefined;
+  /** Wait for this before appending (keeps a WebSocket connection's frames in order). */
+  after?: Promise<void> | undefined;
+  /** Called once this body's spool entry is queued, or it is certain none will be (refused, replayed). */
+  queued?: (() => void) | undefined;
+}
+
+/**
+ * The transport-independent ingest path shared by HTTP and WebSocket: authenticate the publishable
+ * key (spec rule 9: it only permits writing into its source), admit, validate, spool durably,
+ * record activity and telemetry. Every refusal is counted under its PipelineErrorReason here or
+ * through `countError`.
+ */
+export class IngestCore {
+  readonly idempotency: IdempotencyStore;
+  /** Control-plane records read on every request, decoded once while their bytes stay the same. */
+  private readonly records = new VerifiedCache();
+  /** secret → where its key record lives (skips hashing the secret and the secret index). */
+  private readonly keyRefs = new Map<string, { sourceId: string; keyId: string; hash: string }>();
+  /** `<source id>/<slug>` → collection id. */
+  private readonly collectionIds = new Map<string, string>();
+
+  constructor(private readonly s: Services, readonly gate: IngestGate) {
+    this.idempotency = new IdempotencyStore(s.store, s.clock);
+  }
+
+  /** Authenticate `secret` and pick the collection slug; throws the refusal (already counted). */
+  resolve(secret: string | undefined, slug: string | undefined): IngestTarget {
+    const { s } = this;
+    if (!secret) throw this.refuse(null, new ApiError('auth_missing_credentials', 'Send the ingest key in the URL: /ingest?key=<ingest key>'));
+    const key = this.findKey(secret);
+    if (!key) throw this.refuse(null, new ApiError('auth_invalid_credentials', 'The ingest key is not valid (unknown or deleted)'));
+    if (key.status !== 'active') throw this.refuse(key.project_id, new ApiError('auth_invalid_credentials', `The ingest key is ${key.status}`));
+    const team = this.records.get(s.accounts.teams.db, [GLOBAL, key.team_id], `team:${key.team_id}`);
+    if (!team || team.status !== 'active') {
+      throw this.refuse(key.project_id, new ApiError('team_not_active', `The team is ${team?.status ?? 'gone'}; ingest is stopped until it is active again`));
+    }
+    // A key lives in its source, a source in its project, a project in its team.
+    const source = this.records.get(s.sources.table.db, [key.project_id, key.source_id], `src:${key.source_id}`);
+    if (!source || source.deleted_at) throw this.refuse(key.project_id, new ApiError('source_deleted', `Source ${key.source_id} is deleted or scheduled for deletion`));
+    const project = this.records.get(s.projects.table.db, [key.team_id, key.project_id], `prj:${key.project_id}`);
+    if (!project || project.deleted_at) throw this.refuse(key.project_id, new ApiError('source_deleted', `Project ${key.project_id} is deleted or scheduled for deletion`));
+    const chosen = slug ?? DEFAULT_COLLECTION_SLUG;
+    if (!isValidSlug(chosen)) {
+      throw this.refuse(key.project_id, invalidField('query.collection', `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`));
+    }
+    return { keyId: key.id, projectId: key.project_id, source, slug: chosen };
+  }
+
+  /** Refuse early (before reading a body) when `bytes` more cannot be admitted; throws counted. */
+  admit(target: IngestTarget, bytes: number): void {
+    try {
+      this.gate.check(0, bytes);
+    } catch (err) {
+      throw this.refuse(target.projectId, toApiError(err));
+    }
+  }
+
+  /**
+   * Validate `body` (decompressed) and spool it durably as one entry. Resolves only after the LMDB
+   * commit is flushed. With an idempotency key, a repeat returns the first result without spooling.
+   */
+  async accept(target: IngestTarget, body: Buffer, opts: AcceptOptions): Promise<IngestOutcome> {
+    const receivedAt = this.s.clock.now();
+    this.gate.hold(body.length);
+    try {
+      const run = (stage?: (r: IdempotentResult) => void) => this.spoolBody(target, body, opts, receivedAt, stage);
+      let outcome: IngestOutcome;
+      if (opts.idempotencyKey !== undefined) {
+        const { result, replayed } = await this.idempotency.run(`${target.keyId}:${opts.idempotencyKey}`, run);
+        outcome = { accepted: result.accepted, replayed };
+      } else {
+        outcome = { accepted: (await run()).accepted, replayed: false };
+      }
+      this.s.activity.touch(target.projectId);
+      this.s.activity.touch(target.keyId);
+      if (!outcome.replayed) this.s.telemetry.recordAccepted(target.projectId, outcome.accepted);
+      return outcome;
+    } catch (err) {
+      throw this.refuse(target.projectId, toApiError(err));
+    } finally {
+      this.gate.release(body.length);
+      opts.queued?.();
+    }
+  }
+
+  private async spoolBody(target: IngestTarget, body: Buffer, opts: AcceptOptions, receivedAt: number, stage?: (r: IdempotentResult) => void): Promise<IdempotentResult> {
+    const parsed = parseBatch(body, opts.ndjson);
+    this.gate.check(parsed.records, 0);
+    const collection = await this.collection(target);
+    if (opts.after) await opts.after;
+    const result = { accepted: parsed.records };
+    try {
+      const written = this.s.spool.append(
+        { collection_id: collection.id, project_id: target.projectId, received_at: receivedAt, records: parsed.records, format: parsed.format, body },
+        stage ? () => stage(result) : undefined,
+      );
+      // The put is issued synchronously by append: later frames may queue behind it now.
+      opts.queued?.();
+      await written;
+    } catch (err) {
+      this.gate.storageFailed();
+      this.s.log.warn({ err, project_id: target.projectId }, 'spool write failed');
+      const refusal = spoolFull('spool_full_storage_write');
+      throw new ApiError(refusal.code, refusal.message, { headers: refusal.headers, details: refusal.details, cause: err });
+    }
+    return result;
+  }
+
+  /** The key whose secret is `secret`, exactly as `findBySecret` would answer, without hashing each time. */
+  private findKey(secret: string): IngestKeyRecord | undefined {
+    const ref = this.keyRefs.get(secret);
+    if (ref) {
+      const rec = this.records.get(this.s.ingestKeys.table.db, [ref.sourceId, ref.keyId], `ik:${ref.keyId}`);
+      if (rec && rec.secret_hash === ref.hash) return rec;
+      this.keyRefs.delete(secret);
+    }
+    const found = this.s.ingestKeys.findBySecret(secret);
+    if (found) {
+      if (this.keyRefs.size >= MAX_REMEMBERED) this.keyRefs.clear();
+      this.keyRefs.set(secret, { sourceId: found.source_id, keyId: found.id, hash: found.secret_hash });
+    }
+    return found;
+  }
+
+  private async collection(target: IngestTarget): Promise<CollectionRecord> {
+    const ref = `${target.source.id}/${target.slug}`;
+    const id = this.collectionIds.get(ref);
+    if (id) {
+      const c = this.records.get(this.s.collections.table.db, [target.source.id, id], `col:${id}`);
+      if (c && c.slug === target.slug && !c.deleted_at) return c;
+      this.collectionIds.delete(ref);
+    }
+    const known = this.s.collections.bySlug(target.source.id, target.slug);
+    const c = known && !known.deleted_at ? known : await this.s.collections.ensure(target.source, target.slug);
+    if (this.collectionIds.size >= MAX_REMEMBERED) this.collectionIds.clear();
+    this.collectionIds.set(ref, c.id);
+    return c;
+  }
+
+  /** Count a refusal found by the transport (body too large, bad encoding …). Returns it. */
+  countError(projectId: string | null, err: ApiError): ApiError {
+    this.s.telemetry.recordError(projectId, reasonFor(err.code));
+    if (err.status >= 500) this.s.log.warn({ code: err.code, project_id: projectId, err: err.cause }, 'ingest refused');
+    else this.s.log.debug({ code: err.code, project_id: projectId }, 'ingest refused');
+    return err;
+  }
+
+  private refuse(projectId: string | null, err: ApiError): ApiError {
+    // Counted once: an error passing through `accept` after `resolve` counted it is not recounted.
+    if (COUNTED.has(err)) return err;
+    COUNTED.add(err);
+    return this.countError(projectId, err);
+  }
+}
+
+const COUNTED = new WeakSet<ApiError>();
+
+/** An Idempotency-Key header or stream name must be 1 to 255 visible ASCII characters. */
+export function checkIdempotencyKey(value: string, field: string): string {
+  if (value.length === 0 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH || !/^[\x21-\x7e]+$/.test(value)) {
+    throw invalidField(field, `must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} visible ASCII characters`);
+  }
+  return value;
+}

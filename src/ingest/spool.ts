@@ -1,0 +1,299 @@
+import type { Database } from 'lmdb';
+import type { Store } from '../store/db.js';
+import type { BatchFormat } from './framing.js';
+
+/** One accepted request (or WebSocket frame) as stored: its records stay in the bytes they arrived in. */
+export interface SpoolEntry {
+  collection_id: string;
+  project_id: string;
+  /** Receive time, epoch ms (the event time of records without their own `timestamp`). */
+  received_at: number;
+  /** Number of records in `body`. */
+  records: number;
+  format: BatchFormat;
+  /** The validated, decompressed body exactly as sent; decode with `decodeRecords(format, body)`. */
+  body: Uint8Array;
+}
+
+/** What `append` needs; the spool assigns the sequence number. */
+export type SpoolInput = SpoolEntry;
+
+/** A leased entry: the stored entry plus its sequence number. */
+export interface LeasedEntry extends SpoolEntry {
+  seq: number;
+}
+
+/**
+ * A batch handed to the pipeline: the oldest unleased entries of one collection, in sequence order.
+ * Leases live in memory only, so a crash between `lease` and `complete` replays the batch.
+ */
+export interface SpoolLease {
+  readonly id: number;
+  readonly collectionId: string;
+  readonly projectId: string;
+  readonly entries: readonly LeasedEntry[];
+  /** Records over all entries. */
+  readonly records: number;
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+}
+
+interface CollectionQueue {
+  projectId: string;
+  /** Durable records and entries not yet completed (leased ones included). */
+  records: number;
+  entries: number;
+  lease: SpoolLease | null;
+}
+
+interface ProjectCounters {
+  pending: number;
+  processing: number;
+}
+
+/** Index value: records in the entry and its project (so a restart rebuilds counters without reading bodies). */
+type IndexValue = [records: number, projectId: string];
+
+/** Called after a lease's entries are deleted: throughput telemetry counts drained records. */
+export type DrainListener = (projectId: string, records: number) => void;
+
+/**
+ * The durable ingest spool: named LMDB databases in the shared environment.
+ *
+ * - `spool`: sequence number → SpoolEntry, one value per request (group commit: every append made in
+ *   the same event-loop turn joins one LMDB write transaction — lmdb-js batches them — and each
+ *   `append` resolves only once that transaction is committed *and* flushed to disk).
+ * - `spool_by_collection`: [collection id, seq] → [records, project id], for per-collection order.
+ *
+ * Sequence numbers increase monotonically and survive restarts (the next is one past the last key).
+ */
+export class Spool {
+  private readonly entries: Database<SpoolEntry, number>;
+  private readonly index: Database<IndexValue, [string, number]>;
+  private nextSeq = 1;
+  private nextLeaseId = 1;
+  private readonly queues = new Map<string, CollectionQueue>();
+  private readonly projects = new Map<string, ProjectCounters>();
+  private inFlight = 0;
+  private totalPending = 0;
+  private totalProcessing = 0;
+  private readonly drainListeners: DrainListener[] = [];
+  private readonly appendListeners: (() => void)[] = [];
+
+  constructor(private readonly store: Store) {
+    this.entries = store.db<SpoolEntry, number>('spool');
+    this.index = store.db<IndexValue, [string, number]>('spool_by_collection');
+    this.restore();
+  }
+
+  /** Rebuild the sequence and the counters from what is on disk (start-up). */
+  private restore(): void {
+    for (const key of this.entries.getKeys({ reverse: true, limit: 1 })) this.nextSeq = key + 1;
+    for (const { key, value } of this.index.getRange({})) {
+      const q = this.queue(key[0], value[1]);
+      q.records += value[0];
+      q.entries++;
+      this.project(value[1]).pending += value[0];
+      this.totalPending += value[0];
+    }
+  }
+
+  /**
+   * Store one entry durably. `stageWithin` runs synchronously right after the puts, so anything it
+   * writes (the idempotency record) commits in the same transaction. Resolves with the sequence
+   * number once the commit is flushed; rejects (nothing stored) when the write fails.
+   */
+  async append(input: SpoolInput, stageWithin?: () => void): Promise<number> {
+    const seq = this.nextSeq++;
+    this.inFlight += input.records;
+    let written: Promise<unknown>;
+    let flushed: Promise<unknown>;
+    try {
+      written = this.entries.put(seq, input);
+      this.index.put([input.collection_id, seq], [input.records, input.project_id]);
+      stageWithin?.();
+      flushed = new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject));
+    } catch (err) {
+      this.inFlight -= input.records;
+      throw err;
+    }
+    try {
+      await Promise.all([written, flushed]);
+    } finally {
+      this.inFlight -= input.records;
+    }
+    const q = this.queue(input.collection_id, input.project_id);
+    q.records += input.records;
+    q.entries++;
+    this.project(input.project_id).pending += input.records;
+    this.totalPending += input.records;
+    for (const fn of this.appendListeners) fn();
+    return seq;
+  }
+
+  /**
+   * Lease the oldest entries of one collection that has no lease (collections take turns), up to
+   * `maxRecords` records but always at least one entry. Null when nothing is waiting. Different
+   * collections can be leased in parallel; one collection has at most one lease at a time, so a
+   * consumer sees each collection's entries in sequence order.
+   */
+  lease(maxRecords: number): SpoolLease | null {
+    for (const [collectionId, q] of this.queues) {
+      if (q.lease || q.entries === 0) continue;
+      const lease = this.leaseFrom(collectionId, q, maxRecords);
+      // Take turns: the collection just served goes to the back.
+      this.queues.delete(collectionId);
+      this.queues.set(collectionId, q);
+      if (lease) return lease;
+    }
+    return null;
+  }
+
+  private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number): SpoolLease | null {
+    const entries: LeasedEntry[] = [];
+    let records = 0;
+    for (const { key } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+      const entry = this.entries.get(key[1]);
+      if (!entry) continue;
+      entries.push({ ...entry, seq: key[1] });
+      records += entry.records;
+      if (records >= maxRecords) break;
+    }
+    if (entries.length === 0) return null;
+    const lease: SpoolLease = {
+      id: this.nextLeaseId++,
+      collectionId,
+      projectId: q.projectId,
+      entries,
+      records,
+      firstSeq: entries[0]!.seq,
+      lastSeq: entries[entries.length - 1]!.seq,
+    };
+    q.lease = lease;
+    this.project(q.projectId).processing += records;
+    this.totalProcessing += records;
+    return lease;
+  }
+
+  /**
+   * Delete exactly the lease's entries, durably, and end the lease. `stageWithin` runs inside the
+   * same write transaction (a consumer may commit its outputs atomically with the deletion).
+   */
+  async complete(lease: SpoolLease, stageWithin?: () => void): Promise<void> {
+    const q = this.queues.get(lease.collectionId);
+    if (!q || q.lease !== lease) throw new Error(`lease ${lease.id} is not active`);
+    await this.store.transaction(() => {
+      stageWithin?.();
+      for (const e of lease.entries) {
+        this.entries.remove(e.seq);
+        this.index.remove([lease.collectionId, e.seq]);
+      }
+    });
+    await this.store.root.flushed;
+    this.endLease(q, lease);
+    q.records -= lease.records;
+    q.entries -= lease.entries.length;
+    const p = this.project(lease.projectId);
+    p.pending -= lease.records;
+    this.totalPending -= lease.records;
+    for (const fn of this.drainListeners) fn(lease.projectId, lease.records);
+  }
+
+  /** Give the lease back untouched: its entries are leased again, first, by a later `lease`. */
+  release(lease: SpoolLease): void {
+    const q = this.queues.get(lease.collectionId);
+    if (q && q.lease === lease) this.endLease(q, lease);
+  }
+
+  private endLease(q: CollectionQueue, lease: SpoolLease): void {
+    q.lease = null;
+    this.project(lease.projectId).processing -= lease.records;
+    this.totalProcessing -= lease.records;
+  }
+
+  /** Remove every entry of a collection (the collection is being destroyed). */
+  async dropCollection(collectionId: string): Promise<void> {
+    const q = this.queues.get(collectionId);
+    await this.store.transaction(() => {
+      for (const key of this.index.getKeys({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+        this.entries.remove(key[1]);
+        this.index.remove(key);
+      }
+    });
+    if (!q) return;
+    if (q.lease) this.endLease(q, q.lease);
+    this.project(q.projectId).pending -= q.records;
+    this.totalPending -= q.records;
+    this.queues.delete(collectionId);
+  }
+
+  /** Durable records awaiting the pipeline (processing included); of one project when given. */
+  pendingRecords(projectId?: string): number {
+    return projectId === undefined ? this.totalPending : (this.projects.get(projectId)?.pending ?? 0);
+  }
+
+  /** Pending records currently leased by the pipeline. */
+  processingRecords(projectId?: string): number {
+    return projectId === undefined ? this.totalProcessing : (this.projects.get(projectId)?.processing ?? 0);
+  }
+
+  /** Records appended but not yet committed. */
+  inFlightRecords(): number {
+    return this.inFlight;
+  }
+
+  /** Projects that have (or had, since start) spooled records. */
+  knownProjects(): string[] {
+    return [...this.projects.keys()];
+  }
+
+  /** Durable entries of one collection waiting (leased included). */
+  pendingEntries(collectionId: string): number {
+    return this.queues.get(collectionId)?.entries ?? 0;
+  }
+
+  /** The highest sequence number assigned so far (0 when none). */
+  lastSeq(): number {
+    return this.nextSeq - 1;
+  }
+
+  /** Call `fn` after each durable append (a consumer wakes up). Returns an unsubscribe function. */
+  onAppend(fn: () => void): () => void {
+    this.appendListeners.push(fn);
+    return () => remove(this.appendListeners, fn);
+  }
+
+  /** Call `fn(projectId, records)` after each completed lease. Returns an unsubscribe function. */
+  onDrained(fn: DrainListener): () => void {
+    this.drainListeners.push(fn);
+    return () => remove(this.drainListeners, fn);
+  }
+
+  /** Every stored entry in sequence order (inspection, tests, the crash test). */
+  *scan(): Iterable<LeasedEntry> {
+    for (const { key, value } of this.entries.getRange({})) yield { ...value, seq: key };
+  }
+
+  private queue(collectionId: string, projectId: string): CollectionQueue {
+    let q = this.queues.get(collectionId);
+    if (!q) {
+      q = { projectId, records: 0, entries: 0, lease: null };
+      this.queues.set(collectionId, q);
+    }
+    return q;
+  }
+
+  private project(projectId: string): ProjectCounters {
+    let p = this.projects.get(projectId);
+    if (!p) {
+      p = { pending: 0, processing: 0 };
+      this.projects.set(projectId, p);
+    }
+    return p;
+  }
+}
+
+function remove<T>(list: T[], item: T): void {
+  const i = list.indexOf(item);
+  if (i !== -1) list.splice(i, 1);
+}

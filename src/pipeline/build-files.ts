@@ -1,0 +1,117 @@
+import type { Vector } from 'apache-arrow';
+import { BoolColumn, DictColumn, Float64Column, Int32Column, Int64Column, tableOf, Utf8Column } from '../schema/columns.js';
+import { encodeParquet } from '../schema/parquet-writer.js';
+import type { Assignment } from '../schema/book.js';
+import type { DecodedRows } from './decode.js';
+import type { FieldColumn, FileSpec } from './file-plan.js';
+import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';
+
+/**
+ * Columns stage: one Arrow table per planned file, built column by column from typed arrays, then
+ * encoded as Parquet. Every file carries the same envelope columns (names are reserved: a field
+ * whose path starts with `_sluice_` stays in the document only):
+ *
+ * - `_sluice_seq` (int64) spool sequence number of the request — what a replay removes by;
+ * - `_sluice_row` (int32) the record's position in its request;
+ * - `_sluice_received_at`, `_sluice_ts` (timestamp ms, UTC) receive time and event time;
+ * - `_sluice_version` (string) version id, null when unclassified;
+ * - `_sluice_shape` (string) signature hash, `refused:<reason>`, or null past the writer budget;
+ * - `_sluice_doc` (string) the record exactly as sent.
+ */
+
+export const ENVELOPE_COLUMNS = ['_sluice_seq', '_sluice_row', '_sluice_received_at', '_sluice_ts', '_sluice_version', '_sluice_shape', '_sluice_doc'] as const;
+
+/** One encoded collection file and what its manifest needs. */
+export interface BuiltFile {
+  spec: FileSpec;
+  bytes: Uint8Array;
+  rows: number;
+  /** Bytes of the documents as sent (the uncompressed size behind storage_gb). */
+  docBytes: number;
+  minTs: number;
+  maxTs: number;
+}
+
+type FieldBuilder = { col: FieldColumn; push(v: unknown): void; vector(): Vector };
+
+function fieldBuilder(col: FieldColumn, rows: number): FieldBuilder {
+  if (col.type === 'number') {
+    const b = new Float64Column(rows);
+    return { col, push: (v) => (typeof v === 'number' ? b.push(v) : b.pushNull()), vector: () => b.vector() };
+  }
+  if (col.type === 'boolean') {
+    const b = new BoolColumn(rows);
+    return { col, push: (v) => (typeof v === 'boolean' ? b.push(v) : b.pushNull()), vector: () => b.vector() };
+  }
+  const b = new Utf8Column(rows);
+  return { col, push: (v) => (typeof v === 'string' ? b.push(v) : b.pushNull()), vector: () => b.vector() };
+}
+
+function valueAt(record: unknown, segments: readonly string[]): unknown {
+  let v = record;
+  for (let i = 0; i < segments.length; i++) {
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
+    v = (v as Record<string, unknown>)[segments[i]!];
+  }
+  return v;
+}
+
+/** Build and encode every planned file of a batch. */
+export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: readonly FileSpec[], assign: ReadonlyMap<number, Assignment>): BuiltFile[] {
+  // Rows of each file, in batch order.
+  const fileOfKey = new Map<number, number>();
+  files.forEach((f, i) => f.keys.forEach((k) => fileOfKey.set(k, i)));
+  const members = files.map((f) => new Int32Array(f.rows));
+  const fill = new Int32Array(files.length);
+  for (let r = 0; r < rows.count; r++) {
+    const fi = fileOfKey.get(fr.keys[r]!);
+    if (fi === undefined) throw new Error(`row ${r} has no planned file`);
+    members[fi]![fill[fi]!++] = r;
+  }
+  return files.map((spec, fi) => buildOne(rows, fr, spec, members[fi]!.subarray(0, fill[fi]!), assign));
+}
+
+function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>): BuiltFile {
+  const n = rowIds.length;
+  let docBytes = 0;
+  for (let i = 0; i < n; i++) docBytes += rows.end[rowIds[i]!]! - rows.start[rowIds[i]!]!;
+  const seq = new Int64Column(n);
+  const ordinal = new Int32Column(n);
+  const received = new Int64Column(n);
+  const ts = new Int64Column(n);
+  const version = new DictColumn(n);
+  const shape = new DictColumn(n);
+  const doc = new Utf8Column(n, docBytes);
+  const fields = spec.columns.map((c) => fieldBuilder(c, n));
+  let minTs = Infinity;
+  let maxTs = -Infinity;
+  for (let i = 0; i < n; i++) {
+    const r = rowIds[i]!;
+    const entry = rows.entries[rows.entry[r]!]!;
+    const key = fr.keys[r]!;
+    seq.push(entry.seq);
+    ordinal.push(rows.ordinal[r]!);
+    received.push(entry.received_at);
+    const t = rows.ts[r]!;
+    ts.push(t);
+    if (t < minTs) minTs = t;
+    if (t > maxTs) maxTs = t;
+    const a = key >= 0 ? assign.get(key) : undefined;
+    version.push(spec.kind === 'overflow' ? null : (a?.versionId ?? null));
+    shape.push(key < 0 ? refusedReason(key) : spec.kind === 'overflow' ? null : (a?.shapeHash ?? null));
+    doc.pushBytes(rows.bodies[rows.entry[r]!]!, rows.start[r]!, rows.end[r]!);
+    const record = rows.records[r];
+    for (let f = 0; f < fields.length; f++) fields[f]!.push(valueAt(record, fields[f]!.col.segments));
+  }
+  const columns: Record<string, Vector> = {
+    _sluice_seq: seq.vector(),
+    _sluice_row: ordinal.vector(),
+    _sluice_received_at: received.timestampVector(),
+    _sluice_ts: ts.timestampVector(),
+    _sluice_version: version.vector(),
+    _sluice_shape: shape.vector(),
+    _sluice_doc: doc.vector(),
+  };
+  for (const f of fields) columns[f.col.name] = f.vector();
+  return { spec, bytes: encodeParquet(tableOf(columns)), rows: n, docBytes, minTs, maxTs };
+}

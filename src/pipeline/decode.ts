@@ -1,0 +1,167 @@
+/**
+ * Decode stage: spool entries (each one request's body as sent) into rows — the parsed record, the
+ * byte range of the record in its body (so files keep documents exactly as sent), and its event
+ * time. Bodies were validated at the front; a record that still fails to parse is kept as a row
+ * with `record` undefined (stored unclassified), never dropped and never thrown.
+ */
+
+/** What the decode stage needs of a spool entry. */
+export interface BatchEntry {
+  seq: number;
+  received_at: number;
+  format: 'ndjson' | 'array' | 'object';
+  body: Uint8Array;
+}
+
+export interface DecodedRows {
+  count: number;
+  records: unknown[];
+  /** Index into `entries` of each row. */
+  entry: Int32Array;
+  /** Row number within its entry. */
+  ordinal: Int32Array;
+  /** Byte range of the record in its entry's body. */
+  start: Int32Array;
+  end: Int32Array;
+  /** Event time, epoch ms: the record's `timestamp` (ISO or epoch ms) or its receive time. */
+  ts: Float64Array;
+  entries: readonly BatchEntry[];
+  /** Each entry's body as a Buffer (same memory). */
+  bodies: Buffer[];
+}
+
+const NL = 10;
+const CR = 13;
+
+function isSpace(c: number): boolean {
+  return c === 32 || c === 10 || c === 13 || c === 9;
+}
+
+/** Byte ranges of the records of one body: lines, array elements, or the whole object. */
+export function recordRanges(format: BatchEntry['format'], body: Uint8Array, out: number[]): void {
+  if (format === 'array') return arrayElementRanges(body, out);
+  if (format === 'object') {
+    let s = 0;
+    let e = body.length;
+    // A UTF-8 BOM and surrounding whitespace are not part of the document.
+    if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) s = 3;
+    while (s < e && isSpace(body[s]!)) s++;
+    while (e > s && isSpace(body[e - 1]!)) e--;
+    if (e > s) out.push(s, e);
+    return;
+  }
+  const buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  let start = 0;
+  const n = buf.length;
+  while (start < n) {
+    let end = buf.indexOf(NL, start);
+    if (end === -1) end = n;
+    let s = start;
+    let e = end;
+    if (e > s && buf[e - 1] === CR) e--;
+    while (s < e && isSpace(buf[s]!)) s++;
+    while (e > s && isSpace(buf[e - 1]!)) e--;
+    if (e > s) out.push(s, e);
+    start = end + 1;
+  }
+}
+
+/** Top-level elements of a JSON array, by a byte scan aware of strings (UTF-8 never reuses ASCII bytes). */
+function arrayElementRanges(body: Uint8Array, out: number[]): void {
+  let i = 0;
+  const n = body.length;
+  while (i < n && body[i] !== 0x5b) i++;
+  i++;
+  let depth = 0;
+  let start = -1;
+  let inString = false;
+  for (; i < n; i++) {
+    const c = body[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) {
+      inString = true;
+      if (start === -1) start = i;
+    } else if (c === 0x7b || c === 0x5b) {
+      if (start === -1) start = i;
+      depth++;
+    } else if (c === 0x7d || c === 0x5d) {
+      if (depth === 0) {
+        // The closing bracket of the array itself.
+        if (start !== -1) pushTrimmed(body, start, i, out);
+        return;
+      }
+      depth--;
+    } else if (c === 0x2c && depth === 0) {
+      if (start !== -1) pushTrimmed(body, start, i, out);
+      start = -1;
+    } else if (start === -1 && !isSpace(c)) start = i;
+  }
+}
+
+function pushTrimmed(body: Uint8Array, s: number, e: number, out: number[]): void {
+  while (e > s && isSpace(body[e - 1]!)) e--;
+  if (e > s) out.push(s, e);
+}
+
+/** Event time of a record: its `timestamp` when valid (ISO string or epoch ms), else `fallback`. */
+export function eventTime(record: unknown, fallback: number): number {
+  if (typeof record !== 'object' || record === null) return fallback;
+  const ts = (record as { timestamp?: unknown }).timestamp;
+  if (typeof ts === 'number') return Number.isFinite(ts) && ts >= 0 && ts < 8.64e15 ? Math.floor(ts) : fallback;
+  if (typeof ts === 'string') {
+    const ms = Date.parse(ts);
+    return Number.isNaN(ms) ? fallback : ms;
+  }
+  return fallback;
+}
+
+/** Decode every entry of a batch into rows, in order (entry by entry, record by record). */
+export function decodeEntries(entries: readonly BatchEntry[]): DecodedRows {
+  const ranges: number[][] = [];
+  let count = 0;
+  for (const e of entries) {
+    const r: number[] = [];
+    recordRanges(e.format, e.body, r);
+    ranges.push(r);
+    count += r.length / 2;
+  }
+  const rows: DecodedRows = {
+    count,
+    records: new Array<unknown>(count),
+    entry: new Int32Array(count),
+    ordinal: new Int32Array(count),
+    start: new Int32Array(count),
+    end: new Int32Array(count),
+    ts: new Float64Array(count),
+    entries,
+    bodies: entries.map((e) => Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength)),
+  };
+  let row = 0;
+  for (let ei = 0; ei < entries.length; ei++) {
+    const e = entries[ei]!;
+    const buf = rows.bodies[ei]!;
+    const r = ranges[ei]!;
+    for (let k = 0; k < r.length; k += 2) {
+      const s = r[k]!;
+      const end = r[k + 1]!;
+      let record: unknown;
+      try {
+        record = JSON.parse(buf.toString('utf8', s, end));
+      } catch {
+        record = undefined;
+      }
+      rows.records[row] = record;
+      rows.entry[row] = ei;
+      rows.ordinal[row] = k >> 1;
+      rows.start[row] = s;
+      rows.end[row] = end;
+      rows.ts[row] = eventTime(record, e.received_at);
+      row++;
+    }
+  }
+  return rows;
+}

@@ -1,0 +1,84 @@
+import { Fingerprinter, REFUSED_NOT_OBJECT } from '../schema/fingerprint.js';
+import { hashHex } from '../schema/hash.js';
+import { rulesKey, type FingerprintRules } from '../schema/rules.js';
+import type { Shape } from '../schema/shape.js';
+import type { Sighting } from '../schema/book.js';
+import type { DecodedRows } from './decode.js';
+
+/** Rows grouped by exact shape; refused rows keep their negative refusal code as key. */
+export interface FingerprintedRows {
+  /** Shape key per row (negative: refused, see fingerprint.ts). */
+  keys: Float64Array;
+  groups: Map<number, ShapeGroup>;
+}
+
+export interface ShapeGroup {
+  key: number;
+  hash: string;
+  rows: number;
+  firstMs: number;
+  lastMs: number;
+  /** First row of the group (its record describes the shape; its bytes are the sample). */
+  firstRow: number;
+}
+
+/** A record that failed to parse (cannot happen after the front's validation, but is kept). */
+export const REFUSED_UNPARSABLE = -3;
+
+/** Largest sample record kept with a new shape, bytes. */
+export const MAX_SAMPLE_BYTES = 64 * 1024;
+
+/**
+ * `createFingerprintStage(rules)` returns `fingerprintStage(rows)`: every row's shape key under the
+ * collection's rules, grouped. The fingerprinter (and its path cache) lives as long as the stage,
+ * so a worker keeps one per collection and rule set.
+ */
+export function createFingerprintStage(rules: FingerprintRules) {
+  const fp = new Fingerprinter(rules);
+  const key = rulesKey(rules);
+  function fingerprintStage(rows: DecodedRows): FingerprintedRows {
+    const keys = new Float64Array(rows.count);
+    const groups = new Map<number, ShapeGroup>();
+    for (let i = 0; i < rows.count; i++) {
+      const record = rows.records[i];
+      const k = record === undefined ? REFUSED_UNPARSABLE : fp.fingerprint(record);
+      keys[i] = k;
+      const received = rows.entries[rows.entry[i]!]!.received_at;
+      const g = groups.get(k);
+      if (g) {
+        g.rows++;
+        if (received < g.firstMs) g.firstMs = received;
+        if (received > g.lastMs) g.lastMs = received;
+      } else {
+        groups.set(k, { key: k, hash: k < 0 ? '' : hashHex(fp.last.a, fp.last.b), rows: 1, firstMs: received, lastMs: received, firstRow: i });
+      }
+    }
+    return { keys, groups };
+  }
+  /** Full description of a group's shape, with its first record as the sample. */
+  function describeGroup(rows: DecodedRows, g: ShapeGroup): { shape: Shape; sample: string | null } {
+    const out = fp.describe(rows.records[g.firstRow]);
+    if (typeof out === 'number') throw new Error(`group ${g.key} cannot be described (refusal ${out})`);
+    const e = rows.entries[rows.entry[g.firstRow]!]!;
+    const s = rows.start[g.firstRow]!;
+    const end = rows.end[g.firstRow]!;
+    const sample = end - s <= MAX_SAMPLE_BYTES ? Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength).toString('utf8', s, end) : null;
+    return { shape: out, sample };
+  }
+  /** Sightings of the classifiable groups (refused rows have no shape to sight). */
+  function sightings(fr: FingerprintedRows): Sighting[] {
+    const out: Sighting[] = [];
+    for (const g of fr.groups.values()) if (g.key >= 0) out.push({ key: g.key, hash: g.hash, rows: g.rows, firstMs: g.firstMs, lastMs: g.lastMs });
+    return out;
+  }
+  return { fingerprintStage, describeGroup, sightings, rulesKey: key };
+}
+
+export type FingerprintStage = ReturnType<typeof createFingerprintStage>;
+
+/** Human reason for a refused row's key. */
+export function refusedReason(key: number): string {
+  if (key === REFUSED_NOT_OBJECT) return 'refused:not_an_object';
+  if (key === REFUSED_UNPARSABLE) return 'refused:unparsable';
+  return 'refused:too_many_fields';
+}

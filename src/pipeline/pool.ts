@@ -1,0 +1,54 @@
+import { MessageChannel } from 'node:worker_threads';
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import { ApiError } from '../errors.js';
+import type { BatchResult, BatchTask, ResolveRequest, Resolver } from './process-batch.js';
+
+/**
+ * The one boundary to piscina: a pool of pipeline worker threads. `run` sends a batch with a
+ * private channel the worker resolves shapes over; a worker failure (thrown error, crashed thread)
+ * becomes a catalogue error carrying the cause.
+ */
+export class WorkerPool {
+  private readonly piscina: Piscina;
+  readonly size: number;
+
+  /** `workers` 0 = one per CPU. */
+  constructor(workers: number) {
+    this.size = workers > 0 ? workers : Math.max(1, availableParallelism());
+    this.piscina = new Piscina({
+      filename: new URL('./worker.js', import.meta.url).href,
+      minThreads: this.size,
+      maxThreads: this.size,
+      // One batch per thread at a time: batches are CPU-bound.
+      concurrentTasksPerWorker: 1,
+      idleTimeout: 60_000,
+    });
+  }
+
+  async run(task: BatchTask, resolve: Resolver): Promise<BatchResult> {
+    const { port1, port2 } = new MessageChannel();
+    port1.on('message', (req: ResolveRequest) => {
+      resolve(req).then(
+        (reply) => port1.postMessage(reply),
+        (err: unknown) => port1.postMessage({ type: 'error', message: (err as Error)?.message ?? String(err) }),
+      );
+    });
+    try {
+      return (await this.piscina.run({ task, port: port2 }, { transferList: [port2] as never })) as BatchResult;
+    } catch (err) {
+      if (err instanceof ApiError) throw err;
+      throw new ApiError('server_error', `pipeline worker failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    } finally {
+      port1.close();
+    }
+  }
+
+  async destroy(): Promise<void> {
+    try {
+      await this.piscina.destroy();
+    } catch {
+      // Already destroyed.
+    }
+  }
+}

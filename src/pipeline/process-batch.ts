@@ -1,0 +1,118 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Assignment, Sighting } from '../schema/book.js';
+import type { FingerprintRules } from '../schema/rules.js';
+import type { Shape } from '../schema/shape.js';
+import { buildFiles } from './build-files.js';
+import { decodeEntries, type BatchEntry } from './decode.js';
+import type { FileKind, FileSpec } from './file-plan.js';
+import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
+
+/**
+ * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
+ * thread owns versions, asked through `resolve`) → build columns → Parquet files. Files are written
+ * under a temporary name and renamed, so a file with its final name is always complete; a failure
+ * removes what this task wrote before it rethrows.
+ */
+
+export interface BatchTask {
+  collectionId: string;
+  projectId: string;
+  rules: FingerprintRules;
+  entries: BatchEntry[];
+  firstSeq: number;
+  lastSeq: number;
+  /** Absolute directory of the collection's files. */
+  filesDir: string;
+}
+
+/** Messages from a task to the resolver. */
+export type ResolveRequest =
+  | { type: 'sightings'; sightings: Sighting[]; /** [refusal code, rows] of rows that have no shape. */ refused: Array<[number, number]> }
+  | { type: 'shapes'; shapes: Array<{ key: number; shape: Shape; sample: string | null }> };
+
+/** The resolver's answers: which shapes it needs described, or the plan. */
+export type ResolveReply = { type: 'need'; keys: number[] } | { type: 'plan'; assign: Array<[number, string | null, string]>; files: FileSpec[] };
+
+export type Resolver = (req: ResolveRequest) => Promise<ResolveReply>;
+
+export interface WrittenFile {
+  kind: FileKind;
+  dir: string;
+  versionId: string | null;
+  shapeHash: string | null;
+  /** Path relative to the collection's files directory. */
+  path: string;
+  rows: number;
+  bytes: number;
+  docBytes: number;
+  minTs: number;
+  maxTs: number;
+}
+
+export interface BatchResult {
+  rows: number;
+  files: WrittenFile[];
+}
+
+/** Path of a batch's file within the collection directory. */
+export function fileName(dir: string, firstSeq: number): string {
+  return `${dir}/${firstSeq}.parquet`;
+}
+
+/**
+ * `createBatchProcessor()` returns `processBatch(task, resolve)`. It keeps one fingerprint stage per
+ * (collection, rules) so path caches survive across batches of the same collection.
+ */
+export function createBatchProcessor() {
+  const stages = new Map<string, FingerprintStage>();
+  const stageFor = (task: BatchTask): FingerprintStage => {
+    const probe = createFingerprintStageKey(task);
+    let stage = stages.get(probe);
+    if (!stage) {
+      if (stages.size >= 256) stages.clear();
+      stage = createFingerprintStage(task.rules);
+      stages.set(probe, stage);
+    }
+    return stage;
+  };
+
+  return async function processBatch(task: BatchTask, resolve: Resolver): Promise<BatchResult> {
+    const rows = decodeEntries(task.entries);
+    const stage = stageFor(task);
+    const fr = stage.fingerprintStage(rows);
+    const refused: Array<[number, number]> = [];
+    for (const g of fr.groups.values()) if (g.key < 0) refused.push([g.key, g.rows]);
+    let reply = await resolve({ type: 'sightings', sightings: stage.sightings(fr), refused });
+    if (reply.type === 'need') {
+      const shapes = reply.keys.map((key) => {
+        const g = fr.groups.get(key);
+        if (!g) throw new Error(`resolver asked for unknown shape key ${key}`);
+        return { key, ...stage.describeGroup(rows, g) };
+      });
+      reply = await resolve({ type: 'shapes', shapes });
+    }
+    if (reply.type !== 'plan') throw new Error('resolver did not answer with a plan');
+    const assign = new Map<number, Assignment>(reply.assign.map(([k, versionId, shapeHash]) => [k, { versionId, shapeHash }]));
+    const built = buildFiles(rows, fr, reply.files, assign);
+    const written: WrittenFile[] = [];
+    try {
+      for (const b of built) {
+        const rel = fileName(b.spec.dir, task.firstSeq);
+        const abs = join(task.filesDir, rel);
+        mkdirSync(join(task.filesDir, b.spec.dir), { recursive: true });
+        writeFileSync(abs + '.tmp', b.bytes);
+        renameSync(abs + '.tmp', abs);
+        written.push({ kind: b.spec.kind, dir: b.spec.dir, versionId: b.spec.versionId, shapeHash: b.spec.shapeHash, path: rel, rows: b.rows, bytes: b.bytes.byteLength, docBytes: b.docBytes, minTs: b.minTs, maxTs: b.maxTs });
+      }
+    } catch (err) {
+      for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
+      throw err;
+    }
+    return { rows: rows.count, files: written };
+  };
+}
+
+function createFingerprintStageKey(task: BatchTask): string {
+  return task.collectionId + '\u0000' + JSON.stringify(task.rules);
+}

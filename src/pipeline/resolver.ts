@@ -1,0 +1,60 @@
+import type { BatchPlan, BookSettings, SchemaBook, Sighting } from '../schema/book.js';
+import { planFiles } from './file-plan.js';
+import type { ResolveReply, ResolveRequest, Resolver } from './process-batch.js';
+
+/**
+ * The main thread's side of a task's resolve conversation, over one collection's book. It answers
+ * with the shapes it needs described, then with the plan; the plan's records are kept in `plan`
+ * for the commit — the book itself is untouched until the caller applies them.
+ */
+export interface BatchResolution {
+  resolve: Resolver;
+  /** Set once the plan has been answered. */
+  plan(): BatchPlan | null;
+}
+
+export function createBatchResolution(args: { book: SchemaBook; settings: BookSettings & { schema_writer_limit: number }; nowMs: () => number; newVersionId: () => string }): BatchResolution {
+  const { book, settings } = args;
+  let sightings: Sighting[] = [];
+  let refused: Array<[number, number]> = [];
+  let plan: BatchPlan | null = null;
+
+  const answer = (): ResolveReply => {
+    plan = book.planBatch(sightings, args.nowMs(), settings, args.newVersionId);
+    const groupRows = new Map<number, number>(refused);
+    for (const s of sightings) groupRows.set(s.key, s.rows);
+    const drafts = new Map(plan.versions.map((v) => [v.id, v]));
+    const shapes = new Map(plan.shapes.map((s) => [s.id, s]));
+    const files = planFiles({
+      groupRows,
+      assign: plan.assign,
+      writerLimit: settings.schema_writer_limit,
+      versionFields: (id) => (drafts.get(id) ?? book.versions.get(id))?.fields ?? [],
+      shapeFields: (hash) => {
+        const s = shapes.get(hash) ?? book.shapes.get(hash);
+        return s ? s.entries.map((e) => ({ path: e.path, type: e.type })) : [];
+      },
+    });
+    return { type: 'plan', assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]), files };
+  };
+
+  return {
+    plan: () => plan,
+    async resolve(req: ResolveRequest): Promise<ResolveReply> {
+      if (req.type === 'sightings') {
+        sightings = req.sightings;
+        refused = req.refused;
+        const hashOf = new Map(sightings.map((s) => [s.key, s.hash]));
+        // A key not cached but whose hash the book already holds needs no description.
+        const need = book.unknownKeys(hashOf.keys()).filter((k) => !book.shapes.has(hashOf.get(k)!));
+        return need.length > 0 ? { type: 'need', keys: need } : answer();
+      }
+      const byKey = new Map(req.shapes.map((s) => [s.key, s]));
+      sightings = sightings.map((s) => {
+        const d = byKey.get(s.key);
+        return d ? { ...s, shape: d.shape, sample: d.sample } : s;
+      });
+      return answer();
+    },
+  };
+}

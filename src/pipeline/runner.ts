@@ -1,0 +1,220 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { CollectionRecord } from '../catalog/records.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../log.js';
+import type { Spool, SpoolLease } from '../ingest/spool.js';
+import { rulesOf } from '../schema/rules.js';
+import type { WorkerPool } from './pool.js';
+import type { BatchResult } from './process-batch.js';
+import { createBatchResolution } from './resolver.js';
+import type { SchemaService } from './schema-service.js';
+
+/** Records per lease: large enough for good files, small enough to keep lag low. */
+export const LEASE_MAX_RECORDS = 50_000;
+const RETRY_MIN_MS = 500;
+/** The detector looks at a collection at most this often, after batches that brought new shapes. */
+const DETECTOR_INTERVAL_MS = 10_000;
+/** Unclassified-retention sweep period. */
+const RETENTION_SWEEP_MS = 3_600_000;
+const RETRY_MAX_MS = 30_000;
+
+export interface RunnerDeps {
+  spool: Spool;
+  collections: {
+    byId(id: string): CollectionRecord | undefined;
+    /** Apply new identity rules (schema_detector auto); absent: proposals are only reported. */
+    update?(sourceId: string, id: string, patch: (c: CollectionRecord) => Partial<CollectionRecord>): Promise<CollectionRecord | undefined>;
+  };
+  schema: SchemaService;
+  pool: WorkerPool;
+  clock: Clock;
+  log: Logger;
+}
+
+/**
+ * The pipeline's main-thread loop (DESIGN §1): lease spool batches (in order per collection, one
+ * lease per collection at a time), run each on a worker, then commit versions, shapes and file
+ * manifests in the same LMDB transaction that deletes the spool range. A crash before that commit
+ * replays the batch; the files it had written are orphans the start-up sweep removes, so each
+ * acknowledged record lands in the collection files exactly once.
+ */
+export class PipelineRunner {
+  private inFlight = new Set<Promise<void>>();
+  /** Batches on a worker right now (a batch that is committing no longer holds its worker). */
+  private busy = 0;
+  private stopped = false;
+  private wake: ReturnType<typeof setTimeout> | null = null;
+  private unsubscribe: (() => void) | null = null;
+  /** Collections backing off after a failed batch: id → earliest retry time. */
+  private readonly backoff = new Map<string, { until: number; delay: number }>();
+  private processedBatches = 0;
+  private readonly detectedAt = new Map<string, number>();
+  private retentionTimer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly d: RunnerDeps) {}
+
+  start(): void {
+    const removed = this.d.schema.sweepOrphans();
+    if (removed > 0) this.d.log.info({ files: removed }, 'removed partial output of interrupted batches');
+    this.unsubscribe = this.d.spool.onAppend(() => this.pump());
+    this.retentionTimer = setInterval(() => void this.sweepRetention(), RETENTION_SWEEP_MS);
+    this.retentionTimer.unref();
+    this.pump();
+  }
+
+  /** Remove files of rows without a settled version past schema_unclassified_retention_days. */
+  async sweepRetention(): Promise<number> {
+    let removed = 0;
+    for (const id of this.d.schema.knownCollections()) {
+      const c = this.d.collections.byId(id);
+      if (!c) continue;
+      try {
+        removed += await this.d.schema.purgeUnclassified(c);
+      } catch (err) {
+        this.d.log.error({ err, collection_id: id }, 'unclassified retention sweep failed');
+      }
+    }
+    return removed;
+  }
+
+  /**
+   * schema_detector auto: apply a safe proposal by itself — one no mapping reads inside that
+   * merges shapes — by adding its path to the opaque paths and its tracked children to the tracked
+   * paths (the collection re-keys on next use). manual: proposals wait in the report.
+   */
+  private async detect(c: CollectionRecord): Promise<void> {
+    if (c.schema_detector !== 'auto' || !this.d.collections.update) return;
+    const last = this.detectedAt.get(c.id) ?? 0;
+    if (Date.now() - last < DETECTOR_INTERVAL_MS) return;
+    this.detectedAt.set(c.id, Date.now());
+    const report = await this.d.schema.report(c);
+    const safe = report.proposals.filter((p) => !p.read_by_mapping && p.shapes_after < report.shapes.before);
+    if (safe.length === 0) return;
+    await this.d.collections.update(c.source_id, c.id, (cur) => ({
+      schema_opaque_paths: [...cur.schema_opaque_paths, ...safe.map((p) => p.path)],
+      schema_tracked_paths: [...cur.schema_tracked_paths, ...safe.flatMap((p) => p.tracked.map((t) => [...p.path, t]))],
+    }));
+    this.d.log.info({ collection_id: c.id, paths: safe.map((p) => p.path) }, 'schema detector applied opaque paths');
+  }
+
+  /** Batches committed since start. */
+  batches(): number {
+    return this.processedBatches;
+  }
+
+  /** Start as many batches as there are idle workers. */
+  pump(): void {
+    if (this.stopped) return;
+    const skipped: SpoolLease[] = [];
+    while (this.busy < this.d.pool.size) {
+      const lease = this.d.spool.lease(LEASE_MAX_RECORDS);
+      if (!lease) break;
+      const b = this.backoff.get(lease.collectionId);
+      if (b && b.until > Date.now()) {
+        skipped.push(lease);
+        continue;
+      }
+      this.busy++;
+      let freed = false;
+      const free = () => {
+        if (freed) return;
+        freed = true;
+        this.busy--;
+        this.pump();
+      };
+      const p = this.runLease(lease, free).finally(() => {
+        free();
+        this.inFlight.delete(p);
+        this.pump();
+      });
+      this.inFlight.add(p);
+    }
+    for (const l of skipped) this.d.spool.release(l);
+    if (skipped.length > 0 || this.backoff.size > 0) this.schedule(RETRY_MIN_MS);
+  }
+
+  private schedule(ms: number): void {
+    if (this.wake || this.stopped) return;
+    this.wake = setTimeout(() => {
+      this.wake = null;
+      this.pump();
+    }, ms);
+    this.wake.unref();
+  }
+
+  /** Run one lease; `free` is called as soon as its worker is done (before the commit). */
+  private async runLease(lease: SpoolLease, free: () => void): Promise<void> {
+    const { spool, schema, pool, clock, log } = this.d;
+    const collection = this.d.collections.byId(lease.collectionId);
+    if (!collection) {
+      // Destroyed while queued: its spool entries go with it.
+      await spool.complete(lease).catch((err: unknown) => log.error({ err }, 'dropping a destroyed collection batch failed'));
+      return;
+    }
+    let result: BatchResult | null = null;
+    const filesDir = schema.filesDir(collection);
+    try {
+      const book = await schema.book(collection);
+      const resolution = createBatchResolution({ book, settings: collection, nowMs: () => clock.now(), newVersionId: () => newId('schemaVersion') });
+      result = await pool.run(
+        {
+          collectionId: collection.id,
+          projectId: collection.project_id,
+          rules: rulesOf(collection),
+          entries: lease.entries.map((e) => ({ seq: e.seq, received_at: e.received_at, format: e.format, body: e.body })),
+          firstSeq: lease.firstSeq,
+          lastSeq: lease.lastSeq,
+          filesDir,
+        },
+        resolution.resolve,
+      );
+      free();
+      const plan = resolution.plan();
+      if (!plan) throw new Error('the batch finished without a plan');
+      // Rules changed (re-key) while the batch ran: its plan names pre-re-key shapes; redo it.
+      if ((await schema.heldBook(collection.id)) !== book) throw new Error('collection re-keyed during the batch');
+      const brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
+      let manifests: ReturnType<SchemaService['stageCommit']> = [];
+      await spool.complete(lease, () => {
+        manifests = schema.stageCommit(collection, plan, result!.files, { first: lease.firstSeq, last: lease.lastSeq });
+      });
+      await schema.applyCommitted(collection, plan, manifests);
+      this.backoff.delete(collection.id);
+      this.processedBatches++;
+      if (brought) {
+        await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
+      }
+    } catch (err) {
+      if (result) for (const f of result.files) rmSync(join(filesDir, f.path), { force: true });
+      spool.release(lease);
+      const prev = this.backoff.get(lease.collectionId)?.delay ?? 0;
+      const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
+      this.backoff.set(lease.collectionId, { until: Date.now() + delay, delay });
+      if (!this.stopped) log.error({ err, collection_id: lease.collectionId, first_seq: lease.firstSeq, retry_in_ms: delay }, 'pipeline batch failed; it will be retried');
+      this.schedule(delay);
+    }
+  }
+
+  /** Wait until nothing is waiting in the spool (tests, benchmarks), or the timeout passes. */
+  async idle(timeoutMs = 30_000): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.inFlight.size === 0 && this.d.spool.pendingRecords() === 0 && this.d.spool.inFlightRecords() === 0) return true;
+      this.pump();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    return false;
+  }
+
+  /** Stop leasing, let batches in flight finish (and commit), close the pool. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.unsubscribe?.();
+    if (this.wake) clearTimeout(this.wake);
+    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    await Promise.allSettled([...this.inFlight]);
+    await this.d.pool.destroy();
+  }
+}

@@ -1,0 +1,33 @@
+import type { MessagePort } from 'node:worker_threads';
+import { createBatchProcessor, type BatchResult, type BatchTask, type ResolveReply, type ResolveRequest } from './process-batch.js';
+
+/**
+ * Piscina worker entry: runs one batch, asking the main thread to resolve shapes over `port` (the
+ * main thread owns schema versions; one round trip per batch, two when there are new shapes).
+ */
+const processBatch = createBatchProcessor();
+
+export interface WorkerInput {
+  task: BatchTask;
+  port: MessagePort;
+}
+
+export default async function runBatch({ task, port }: WorkerInput): Promise<BatchResult> {
+  const resolve = (req: ResolveRequest) =>
+    new Promise<ResolveReply>((ok, fail) => {
+      const onMessage = (reply: ResolveReply | { type: 'error'; message: string }) => {
+        port.off('close', onClose);
+        if (reply.type === 'error') fail(new Error(`resolving shapes failed: ${reply.message}`));
+        else ok(reply);
+      };
+      const onClose = () => fail(new Error('the main thread closed the resolve channel'));
+      port.once('message', onMessage);
+      port.once('close', onClose);
+      port.postMessage(req);
+    });
+  try {
+    return await processBatch(task, resolve);
+  } finally {
+    port.close();
+  }
+}

@@ -1,0 +1,282 @@
+import { iso } from '../clock.js';
+import type { SchemaSettings } from '../catalog/records.js';
+import { entryKey, type Shape, type ShapeEntry } from './shape.js';
+import { openVersion, sighted, stateRank, staleIfDue, withJoinedShape, type SchemaVersionRecord } from './versions.js';
+
+/**
+ * One collection's schema state held in memory by the main thread: versions, the registry of exact
+ * shapes seen, and the alias cache (exact shape key → shape hash, bounded by schema_alias_pool).
+ * `planBatch` is pure with respect to the book: it returns the records to persist, and the caller
+ * calls `apply` only after they are committed, so a failed batch leaves no trace.
+ */
+
+/** A distinct exact shape the collection has produced (classified or not). */
+export interface ShapeRecord {
+  /** The signature hash; unique within the collection. */
+  id: string;
+  collection_id: string;
+  signature: string;
+  entries: ShapeEntry[];
+  /** Its version, or null while unclassified (past the pools). */
+  version_id: string | null;
+  rows: number;
+  first_seen_at: string;
+  last_seen_at: string;
+  /** The first record of this shape as sent (capped), used to re-key under finer rules. */
+  sample: string | null;
+}
+
+/** What a worker saw of one exact shape in one batch. */
+export interface Sighting {
+  /** 53-bit shape key (hash.ts). */
+  key: number;
+  /** Signature hash, 16 hex. */
+  hash: string;
+  rows: number;
+  firstMs: number;
+  lastMs: number;
+  /** The full shape; required when the book does not know the key (see `unknownKeys`). */
+  shape?: Shape;
+  sample?: string | null;
+}
+
+/** Where one exact shape's rows of a batch go. */
+export interface Assignment {
+  versionId: string | null;
+  shapeHash: string;
+}
+
+/** Records to persist for one batch, and the assignment of its shapes. */
+export interface BatchPlan {
+  assign: Map<number, Assignment>;
+  versions: SchemaVersionRecord[];
+  shapes: ShapeRecord[];
+  aliases: Array<[number, string]>;
+}
+
+export type BookSettings = Pick<
+  SchemaSettings,
+  | 'schema_nulls'
+  | 'schema_optional_keys'
+  | 'schema_recurrence_gap_ms'
+  | 'schema_bulk_rows'
+  | 'schema_stale_after_ms'
+  | 'schema_identity_limit'
+  | 'schema_candidate_pool'
+  | 'schema_alias_pool'
+>;
+
+export interface BookOwner {
+  teamId: string;
+  projectId: string;
+  collectionId: string;
+}
+
+export class SchemaBook {
+  readonly versions = new Map<string, SchemaVersionRecord>();
+  readonly shapes = new Map<string, ShapeRecord>();
+  private readonly bySignature = new Map<string, string>();
+  private readonly aliases = new Map<number, string>();
+  private nextNumber = 1;
+
+  constructor(readonly owner: BookOwner, versions: Iterable<SchemaVersionRecord> = [], shapes: Iterable<ShapeRecord> = []) {
+    for (const v of versions) this.putVersion(v);
+    for (const s of shapes) this.shapes.set(s.id, s);
+  }
+
+  /** Live (not merged) versions. */
+  live(): SchemaVersionRecord[] {
+    return [...this.versions.values()].filter((v) => v.merged_into === null);
+  }
+
+  /** The version a (possibly merged) id stands for now. */
+  current(id: string): SchemaVersionRecord | undefined {
+    let v = this.versions.get(id);
+    for (let hops = 0; v && v.merged_into !== null && hops < 64; hops++) v = this.versions.get(v.merged_into);
+    return v;
+  }
+
+  /** Keys of `keys` the alias cache cannot resolve: the worker must describe those shapes. */
+  unknownKeys(keys: Iterable<number>): number[] {
+    const out: number[] = [];
+    for (const k of keys) if (!this.aliases.has(k)) out.push(k);
+    return out;
+  }
+
+  unclassified(): { shapes: number; rows: number } {
+    let shapes = 0;
+    let rows = 0;
+    for (const s of this.shapes.values()) {
+      if (s.version_id === null) {
+        shapes++;
+        rows += s.rows;
+      }
+    }
+    return { shapes, rows };
+  }
+
+  /**
+   * Resolve a batch's sightings to versions: known shapes keep theirs; a new shape joins a version
+   * with the same signature, or (schema_optional_keys auto) one whose keys it is a subset of, or
+   * opens a candidate if the pools have room, else stays unclassified. Then each version seen moves
+   * state (versions.ts `sighted`), and overdue candidates go stale.
+   */
+  planBatch(sightings: readonly Sighting[], nowMs: number, settings: BookSettings, newVersionId: () => string): BatchPlan {
+    const draftV = new Map<string, SchemaVersionRecord>();
+    const draftS = new Map<string, ShapeRecord>();
+    const aliases: Array<[number, string]> = [];
+    const getV = (id: string) => draftV.get(id) ?? this.versions.get(id);
+    let settled = 0;
+    let pool = 0;
+    for (const v of this.live()) {
+      const due = staleIfDue(v, nowMs, settings);
+      if (due) draftV.set(v.id, due);
+      if (v.state === 'settled') settled++;
+      else pool++;
+    }
+    let nextNumber = this.nextNumber;
+    const perVersion = new Map<string, { rows: number; firstMs: number; lastMs: number }>();
+    const assign = new Map<number, Assignment>();
+    const ordered = [...sightings].sort((x, y) => x.firstMs - y.firstMs || y.rows - x.rows || x.key - y.key);
+
+    const classify = (shape: Shape, firstMs: number): string | null => {
+      const match = this.match(shape, settings, getV);
+      if (match) {
+        const joined = match.signature_hash === shape.hash ? match : withJoinedShape(match, shape, nowMs);
+        draftV.set(match.id, joined);
+        return match.id;
+      }
+      if (settled >= settings.schema_identity_limit || pool >= settings.schema_candidate_pool) return null;
+      const v = openVersion({ id: newVersionId(), ...this.owner, number: nextNumber++, shape, firstMs, nowMs });
+      draftV.set(v.id, v);
+      pool++;
+      return v.id;
+    };
+
+    for (const s of ordered) {
+      const hash = this.aliases.get(s.key) ?? s.hash;
+      let rec = draftS.get(hash) ?? this.shapes.get(hash);
+      if (!rec) {
+        if (!s.shape) throw new Error(`shape ${hash} is new to the book but was not described`);
+        const versionId = classify(s.shape, s.firstMs);
+        rec = { id: hash, collection_id: this.owner.collectionId, signature: s.shape.signature, entries: s.shape.entries, version_id: versionId, rows: 0, first_seen_at: iso(s.firstMs), last_seen_at: iso(s.firstMs), sample: s.sample ?? null };
+      } else if (rec.version_id === null) {
+        // Unclassified before: the pools may have room now.
+        const versionId = classify({ hash: rec.id, signature: rec.signature, entries: rec.entries }, s.firstMs);
+        if (versionId) rec = { ...rec, version_id: versionId };
+      } else {
+        const v = this.current(rec.version_id);
+        if (v && v.id !== rec.version_id) rec = { ...rec, version_id: v.id };
+      }
+      rec = { ...rec, rows: rec.rows + s.rows, last_seen_at: s.lastMs > Date.parse(rec.last_seen_at) ? iso(s.lastMs) : rec.last_seen_at };
+      draftS.set(hash, rec);
+      if (!this.aliases.has(s.key) && this.aliases.size + aliases.length < settings.schema_alias_pool) aliases.push([s.key, hash]);
+      assign.set(s.key, { versionId: rec.version_id, shapeHash: hash });
+      if (rec.version_id) {
+        const acc = perVersion.get(rec.version_id);
+        if (acc) {
+          acc.rows += s.rows;
+          acc.firstMs = Math.min(acc.firstMs, s.firstMs);
+          acc.lastMs = Math.max(acc.lastMs, s.lastMs);
+        } else perVersion.set(rec.version_id, { rows: s.rows, firstMs: s.firstMs, lastMs: s.lastMs });
+      }
+    }
+
+    for (const [id, acc] of perVersion) {
+      const before = getV(id)!;
+      const after = sighted(before, { rows: acc.rows, lastMs: acc.lastMs, nowMs, settledCount: settled }, settings);
+      if (after.state === 'settled' && before.state !== 'settled') {
+        settled++;
+        pool--;
+      }
+      draftV.set(id, after);
+    }
+    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases };
+  }
+
+  /** The best version `shape` belongs to under the collection's matching rules, if any. */
+  private match(shape: Shape, settings: BookSettings, getV: (id: string) => SchemaVersionRecord | undefined): SchemaVersionRecord | undefined {
+    const exact = this.bySignature.get(shape.hash);
+    if (exact) {
+      const v = this.current(exact);
+      if (v) return getV(v.id);
+    }
+    const nullsAuto = settings.schema_nulls === 'auto';
+    const subsetAuto = settings.schema_optional_keys === 'auto';
+    if (!nullsAuto && !subsetAuto) return undefined;
+    let best: SchemaVersionRecord | undefined;
+    for (const base of this.live()) {
+      const v = getV(base.id)!;
+      if (!joins(shape, v, nullsAuto, subsetAuto)) continue;
+      if (!best || better(v, best)) best = v;
+    }
+    return best;
+  }
+
+  /** Apply a committed plan. */
+  apply(plan: Pick<BatchPlan, 'versions' | 'shapes' | 'aliases'>): void {
+    for (const v of plan.versions) this.putVersion(v);
+    for (const s of plan.shapes) this.shapes.set(s.id, s);
+    for (const [k, h] of plan.aliases) this.aliases.set(k, h);
+  }
+
+  /** Replace everything (after a re-key). */
+  reset(versions: Iterable<SchemaVersionRecord>, shapes: Iterable<ShapeRecord>): void {
+    this.versions.clear();
+    this.bySignature.clear();
+    this.shapes.clear();
+    this.aliases.clear();
+    this.nextNumber = 1;
+    for (const v of versions) this.putVersion(v);
+    for (const s of shapes) this.shapes.set(s.id, s);
+  }
+
+  putVersion(v: SchemaVersionRecord): void {
+    const old = this.versions.get(v.id);
+    // Settled never goes back, even if a stale copy is applied after a hand settle.
+    const merged = old && stateRank(old.state) === 2 && v.state !== 'settled' ? { ...v, state: old.state, settled_at: old.settled_at, settled_by: old.settled_by, stale_at: null } : v;
+    this.versions.set(v.id, merged);
+    if (merged.merged_into === null) this.bySignature.set(merged.signature_hash, merged.id);
+    else if (this.bySignature.get(merged.signature_hash) === merged.id) this.bySignature.delete(merged.signature_hash);
+    if (v.version >= this.nextNumber) this.nextNumber = v.version + 1;
+  }
+}
+
+/** Preference among matching versions: settled first, then fewer fields, then older. */
+function better(a: SchemaVersionRecord, b: SchemaVersionRecord): boolean {
+  const ra = stateRank(a.state);
+  const rb = stateRank(b.state);
+  if (ra !== rb) return ra > rb;
+  if (a.entry_keys.length !== b.entry_keys.length) return a.entry_keys.length < b.entry_keys.length;
+  return a.version < b.version;
+}
+
+/**
+ * Whether a shape joins a version: each of its entries is one of the version's, or (nulls auto) a
+ * null where the version has the path with another type. With optional keys manual, the shape must
+ * also carry every path of the version, except paths below one it has as null.
+ */
+export function joins(shape: Shape, v: Pick<SchemaVersionRecord, 'entry_keys'>, nullsAuto: boolean, subsetAuto: boolean): boolean {
+  const keys = new Set(v.entry_keys);
+  const paths = new Set(v.entry_keys.map((k) => k.slice(0, k.indexOf('\u0001'))));
+  const nullPaths: string[] = [];
+  const covered = new Set<string>();
+  for (const e of shape.entries) {
+    if (keys.has(entryKey(e))) {
+      covered.add(e.path);
+      continue;
+    }
+    if (nullsAuto && e.type === 'null' && paths.has(e.path)) {
+      covered.add(e.path);
+      nullPaths.push(e.path);
+      continue;
+    }
+    return false;
+  }
+  if (subsetAuto) return true;
+  for (const p of paths) {
+    if (covered.has(p)) continue;
+    if (!nullPaths.some((n) => p.startsWith(n + '.') || p.startsWith(n + '[') || p.startsWith(n + '[]'))) return false;
+  }
+  return true;
+}

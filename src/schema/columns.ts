@@ -1,0 +1,209 @@
+import { Bool, Dictionary, Float64, Int32, Int64, makeData, makeVector, Table, TimestampMillisecond, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
+
+/**
+ * Arrow column builders over typed arrays. Collection files are built column by column from these,
+ * never from row objects (on a 2-core machine a 1M-row table takes ~1.1 s from row objects and
+ * ~2 ms from typed arrays). Each builder is sized for a known row count; variable-width data grows.
+ */
+
+const TWO_32 = 4294967296;
+
+/** 64-bit integers written as two 32-bit halves (no BigInt per row). Also timestamps in ms. */
+export class Int64Column {
+  private readonly words: Int32Array;
+  private readonly data: BigInt64Array;
+  private n = 0;
+
+  constructor(readonly rows: number) {
+    this.data = new BigInt64Array(rows);
+    this.words = new Int32Array(this.data.buffer);
+  }
+
+  /** Append an integer in the safe range (|v| < 2^53). */
+  push(v: number): void {
+    const hi = Math.floor(v / TWO_32);
+    this.words[2 * this.n] = (v - hi * TWO_32) | 0;
+    this.words[2 * this.n + 1] = hi | 0;
+    this.n++;
+  }
+
+  vector(): Vector {
+    return makeVector(makeData({ type: new Int64(), length: this.n, data: this.data.subarray(0, this.n) }));
+  }
+
+  timestampVector(): Vector {
+    return makeVector(makeData({ type: new TimestampMillisecond('UTC'), length: this.n, data: this.data.subarray(0, this.n) }));
+  }
+}
+
+export class Int32Column {
+  private readonly data: Int32Array;
+  private n = 0;
+  constructor(rows: number) {
+    this.data = new Int32Array(rows);
+  }
+  push(v: number): void {
+    this.data[this.n++] = v;
+  }
+  vector(): Vector {
+    return makeVector(makeData({ type: new Int32(), length: this.n, data: this.data.subarray(0, this.n) }));
+  }
+}
+
+/** Validity bitmap shared by nullable builders. */
+class Validity {
+  readonly bits: Uint8Array;
+  nulls = 0;
+  constructor(rows: number) {
+    this.bits = new Uint8Array((rows + 7) >> 3);
+  }
+  set(i: number): void {
+    this.bits[i >> 3]! |= 1 << (i & 7);
+  }
+}
+
+export class Float64Column {
+  private readonly data: Float64Array;
+  private readonly valid: Validity;
+  private n = 0;
+  constructor(rows: number) {
+    this.data = new Float64Array(rows);
+    this.valid = new Validity(rows);
+  }
+  push(v: number): void {
+    this.valid.set(this.n);
+    this.data[this.n++] = v;
+  }
+  pushNull(): void {
+    this.valid.nulls++;
+    this.n++;
+  }
+  vector(): Vector {
+    return makeVector(makeData({ type: new Float64(), length: this.n, data: this.data.subarray(0, this.n), nullBitmap: this.valid.bits, nullCount: this.valid.nulls }));
+  }
+}
+
+export class BoolColumn {
+  private readonly data: Uint8Array;
+  private readonly valid: Validity;
+  private n = 0;
+  constructor(rows: number) {
+    this.data = new Uint8Array((rows + 7) >> 3);
+    this.valid = new Validity(rows);
+  }
+  push(v: boolean): void {
+    this.valid.set(this.n);
+    if (v) this.data[this.n >> 3]! |= 1 << (this.n & 7);
+    this.n++;
+  }
+  pushNull(): void {
+    this.valid.nulls++;
+    this.n++;
+  }
+  vector(): Vector {
+    return makeVector(makeData({ type: new Bool(), length: this.n, data: this.data, nullBitmap: this.valid.bits, nullCount: this.valid.nulls }));
+  }
+}
+
+/** UTF-8 strings: offsets plus one growing byte buffer; bytes can be copied in without decoding. */
+export class Utf8Column {
+  private readonly offsets: Int32Array;
+  private bytes: Buffer;
+  private readonly valid: Validity;
+  private n = 0;
+  private used = 0;
+
+  constructor(rows: number, byteHint = rows * 16) {
+    this.offsets = new Int32Array(rows + 1);
+    this.bytes = Buffer.allocUnsafe(Math.max(64, byteHint));
+    this.valid = new Validity(rows);
+  }
+
+  private reserve(extra: number): void {
+    if (this.used + extra <= this.bytes.length) return;
+    let size = this.bytes.length * 2;
+    while (size < this.used + extra) size *= 2;
+    const next = Buffer.allocUnsafe(size);
+    this.bytes.copy(next, 0, 0, this.used);
+    this.bytes = next;
+  }
+
+  /** Append bytes already UTF-8 (a record as it arrived). */
+  pushBytes(src: Buffer, start: number, end: number): void {
+    const len = end - start;
+    this.reserve(len);
+    // Buffer#copy is a native memcpy with no view object per row.
+    src.copy(this.bytes, this.used, start, end);
+    this.used += len;
+    this.valid.set(this.n);
+    this.offsets[++this.n] = this.used;
+  }
+
+  push(s: string): void {
+    this.reserve(s.length * 3);
+    this.used += this.bytes.write(s, this.used, "utf8");
+    this.valid.set(this.n);
+    this.offsets[++this.n] = this.used;
+  }
+
+  pushNull(): void {
+    this.valid.nulls++;
+    this.offsets[this.n + 1] = this.used;
+    this.n++;
+  }
+
+  vector(): Vector {
+    return makeVector(
+      makeData({
+        type: new Utf8(),
+        length: this.n,
+        valueOffsets: this.offsets.subarray(0, this.n + 1),
+        data: new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.used),
+        nullBitmap: this.valid.bits,
+        nullCount: this.valid.nulls,
+      }),
+    );
+  }
+}
+
+/** A few distinct strings repeated over many rows (version id, shape hash): dictionary-encoded. */
+export class DictColumn {
+  private readonly indices: Int32Array;
+  private readonly values: string[] = [];
+  private readonly index = new Map<string, number>();
+  private readonly valid: Validity;
+  private n = 0;
+
+  constructor(rows: number) {
+    this.indices = new Int32Array(rows);
+    this.valid = new Validity(rows);
+  }
+
+  push(v: string | null): void {
+    if (v === null) {
+      this.valid.nulls++;
+      this.n++;
+      return;
+    }
+    let i = this.index.get(v);
+    if (i === undefined) {
+      i = this.values.length;
+      this.values.push(v);
+      this.index.set(v, i);
+    }
+    this.valid.set(this.n);
+    this.indices[this.n++] = i;
+  }
+
+  vector(): Vector {
+    const dictionary = vectorFromArray(this.values, new Utf8());
+    return makeVector(
+      makeData({ type: new Dictionary(new Utf8(), new Int32()), length: this.n, data: this.indices.subarray(0, this.n), nullBitmap: this.valid.bits, nullCount: this.valid.nulls, dictionary }),
+    );
+  }
+}
+
+/** An Arrow table from named column vectors (all the same length). */
+export function tableOf(columns: Record<string, Vector>): Table {
+  return new Table(columns);
+}
