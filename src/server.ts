@@ -165,6 +165,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // Batches in flight commit (or are released to replay) before the store closes.
       await services.pipeline?.stop();
       services.schema.close();
+      // Last: counts what the pipeline drained while stopping.
+      await services.telemetry.close();
       await services.activity.flush();
       await store.close();
       log.info('stopped');

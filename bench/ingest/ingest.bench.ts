@@ -70,8 +70,8 @@ async function startReference(): Promise<Target> {
 
 async function startSluice(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
-  // Nothing drains the spool during the benchmark: lift the queue limit so it measures ingest only.
-  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn' });
+  // Ingest only (the pipeline has its own benchmark): nothing drains the spool, so lift the queue limit.
+  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' });
   const call = async (path: string, body: unknown) => {
     const res = await fetch(child.url + path, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return ((await res.json()) as { data: { id: string; key: string } }).data;

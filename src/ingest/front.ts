@@ -17,7 +17,7 @@ export function createIngestServices(store: Store, clock: Clock): { spool: Spool
 /** The mounted ingest front. */
 export interface IngestFront {
   core: IngestCore;
-  /** Stop taking frames, wait for in-flight requests and their spool commits (≤ `timeoutMs`), close sockets, persist telemetry. */
+  /** Stop taking frames, wait for in-flight requests and their spool commits (≤ `timeoutMs`), close sockets. */
   drain(timeoutMs?: number): Promise<void>;
 }
 
@@ -66,7 +66,7 @@ export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): 
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       }
       ws.closeAll();
-      await s.telemetry.close();
+      await s.telemetry.flush();
     },
   };
 }

@@ -34,6 +34,13 @@ export function sourceTotals(s: Services, sourceId: string): SchemaTotals {
   return { storage_gb: round(bytes / GB), schema_count: count };
 }
 
+/** Collection-file storage across a team's projects (Team.storage_gb). */
+export function teamStorageGb(s: Services, teamId: string): number {
+  let gb = 0;
+  for (const p of s.projects.list(teamId)) gb += projectStorageGb(s, p.id);
+  return round(gb);
+}
+
 /** Collection-file storage of a project (Project.storage_gb). */
 export function projectStorageGb(s: Services, projectId: string): number {
   let bytes = 0;

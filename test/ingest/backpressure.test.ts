@@ -9,7 +9,7 @@ import { WsClient } from './ws-client.js';
 
 describe('ingest backpressure', () => {
   it('refuses past the queue depth with 503 spool_full_ingest_queue and Retry-After, and recovers once drained', async () => {
-    const srv = await TestServer.start({ env: { SLUICE_MAX_PENDING_RECORDS: '5' } });
+    const srv = await TestServer.start({ env: { SLUICE_MAX_PENDING_RECORDS: '5', SLUICE_PIPELINE: '0' } });
     try {
       const f = await createIngestKey(srv);
       const q = `key=${f.secret}`;
@@ -44,7 +44,7 @@ describe('ingest backpressure', () => {
   });
 
   it('refuses below the free-disk threshold with spool_full_disk_gate', async () => {
-    const srv = await TestServer.start({ env: { SLUICE_MIN_FREE_DISK_BYTES: String(2 ** 60) } });
+    const srv = await TestServer.start({ env: { SLUICE_MIN_FREE_DISK_BYTES: String(2 ** 60), SLUICE_PIPELINE: '0' } });
     try {
       const f = await createIngestKey(srv);
       const r = await ingest(srv.url, `key=${f.secret}`, '{"a":1}');
@@ -58,7 +58,7 @@ describe('ingest backpressure', () => {
   });
 
   it('after a storage write failure, and past the bytes held in memory, the gate refuses', async () => {
-    const srv = await TestServer.start();
+    const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
     try {
       const clock = new ManualClock(1_000_000);
       const gate = new IngestGate({ dataDir: srv.dataDir, minFreeDiskBytes: 0, maxPendingRecords: 1000, maxBytesInFlight: 100 }, srv.sluice.services.spool, clock);

@@ -30,7 +30,7 @@ describe('ingest crash safety', () => {
   });
 
   it('after SIGKILL under load, every acknowledged record is spooled exactly once and every request is all or nothing', async (t) => {
-    child = await startChild({ SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY });
+    child = await startChild({ SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_PIPELINE: '0' });
     const base = child.url;
     const project = await api(base, 'POST', '/v1/projects', { name: 'crash' });
     const source = await api(base, 'POST', `/v1/projects/${project.id}/sources`, { name: 'load' });

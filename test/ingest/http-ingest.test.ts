@@ -15,7 +15,7 @@ describe('HTTP ingest', () => {
     [...srv.sluice.services.spool.scan()].filter((e) => e.project_id === projectId).flatMap((e) => decodeRecords(e.format, e.body));
 
   before(async () => {
-    srv = await TestServer.start({ env: { SLUICE_MAX_INGEST_BYTES: String(64 * 1024) } });
+    srv = await TestServer.start({ env: { SLUICE_MAX_INGEST_BYTES: String(64 * 1024), SLUICE_PIPELINE: '0' } });
     f = await createIngestKey(srv);
   });
   after(() => srv.stop());

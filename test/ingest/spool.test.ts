@@ -12,7 +12,7 @@ describe('spool: group commit, consumer leases, restart', () => {
   const txnId = () => (srv.sluice.services.store.root.getStats() as { lastTxnId: number }).lastTxnId;
 
   before(async () => {
-    srv = await TestServer.start();
+    srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
     f = await createIngestKey(srv);
   });
   after(() => srv.stop());

@@ -16,7 +16,7 @@ describe('pipeline telemetry endpoints', () => {
   const clock = new ManualClock(T0);
 
   before(async () => {
-    srv = await TestServer.start({ clock });
+    srv = await TestServer.start({ clock, env: { SLUICE_PIPELINE: '0' } });
     f = await createIngestKey(srv);
   });
   after(() => srv.stop());

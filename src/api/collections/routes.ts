@@ -1,4 +1,5 @@
 import { iso } from '../../clock.js';
+import { collectionTotals } from '../../pipeline/stats.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { CollectionRecord, ProjectRecord, SchemaSettings } from '../../catalog/records.js';
 import { destroyCollection } from '../../catalog/purge.js';
@@ -27,9 +28,8 @@ export function serializeCollection(s: Services, c: CollectionRecord) {
     source_name: s.sources.get(c.project_id, c.source_id)?.name ?? null,
     slug: c.slug,
     name: c.name,
-    // Sizes and counts come from the pipeline, views and drains once those exist.
-    storage_gb: 0,
-    schema_count: 0,
+    ...collectionTotals(s, c.id),
+    // Views and drains do not exist yet: nothing reads from or exports a collection.
     views_count: 0,
     drains_count: 0,
     schema_opaque_paths: c.schema_opaque_paths,

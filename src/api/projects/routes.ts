@@ -1,4 +1,5 @@
 import { iso } from '../../clock.js';
+import { projectStorageGb } from '../../pipeline/stats.js';
 import { ApiError, notFound } from '../../errors.js';
 import type { ProjectRecord } from '../../catalog/records.js';
 import { destroyProject } from '../../catalog/purge.js';
@@ -35,8 +36,7 @@ export function serializeProject(s: Services, p: ProjectRecord) {
     late_data_window_minutes: p.late_data_window_minutes,
     server_endpoint: s.config.publicUrl,
     queued_server_count: p.queued_server_count,
-    // Collection files are sized once the schema pipeline writes them.
-    storage_gb: 0,
+    storage_gb: projectStorageGb(s, p.id),
     billing_period_server_months: 0,
     billing_updated_at: null,
   };

@@ -1,4 +1,5 @@
 import { iso } from '../../clock.js';
+import { sourceTotals } from '../../pipeline/stats.js';
 import { ApiError, notFound } from '../../errors.js';
 import type { ProjectRecord, SourceRecord } from '../../catalog/records.js';
 import { destroySource } from '../../catalog/purge.js';
@@ -26,10 +27,7 @@ export function serializeSource(s: Services, src: SourceRecord) {
     project_id: src.project_id,
     project_name: s.projects.get(src.team_id, src.project_id)?.name ?? '',
     name: src.name,
-    // Sized once the pipeline writes collection files.
-    storage_gb: 0,
-    // Schema versions are counted once the schema pipeline records them.
-    schema_count: 0,
+    ...sourceTotals(s, src.id),
     collections_count: s.collections.list(src.id).filter((c) => !c.deleted_at).length,
     deleted_at: src.deleted_at,
     created_at: src.created_at,

@@ -11,6 +11,7 @@ import { params } from '../http/schemas.js';
 import { billingSummary } from './billing.js';
 import { assertValidLogo } from './logo.js';
 import { serializeTeam } from './serialize.js';
+import { teamStorageGb } from '../../pipeline/stats.js';
 import { validateTeamUpdate } from './update-rules.js';
 import {
   MAX_TEAMS_CREATED_PER_USER,
@@ -40,6 +41,7 @@ export const teamOrder = {
 
 /** Teams (spec: Endpoints › Teams). */
 export function teamRoutes(s: Services): RouteDef[] {
+  const show = (t: TeamRecord) => serializeTeam(t, teamStorageGb(s, t.id));
   return [
     defineRoute<unknown, TeamListQuery>({
       method: 'GET',
@@ -67,7 +69,7 @@ export function teamRoutes(s: Services): RouteDef[] {
         checks.push((t) => deleted(t.deleted_at));
         const teams = visibleTeams(s, ctx.principal).filter((t) => checks.every((c) => c(t)));
         const page = paginate(teams, q, teamOrder);
-        return { data: page.data.map(serializeTeam), pagination: page.pagination };
+        return { data: page.data.map(show), pagination: page.pagination };
       },
     }),
     defineRoute<unknown, unknown, TeamParams>({
@@ -77,7 +79,7 @@ export function teamRoutes(s: Services): RouteDef[] {
       allowNoTeam: true,
       summary: 'Get a team',
       schema: { params: params({ team_id: 'team' }) },
-      handler: (ctx) => ({ data: serializeTeam(requireTeamAccess(s.accounts, ctx.principal, ctx.params.team_id).team) }),
+      handler: (ctx) => ({ data: show(requireTeamAccess(s.accounts, ctx.principal, ctx.params.team_id).team) }),
     }),
     defineRoute<unknown, unknown, TeamParams>({
       method: 'GET',
@@ -115,7 +117,7 @@ export function teamRoutes(s: Services): RouteDef[] {
           ownerUserId: user.id,
           maxCreatedByOwner: MAX_TEAMS_CREATED_PER_USER,
         });
-        return { status: 201, data: serializeTeam(team) };
+        return { status: 201, data: show(team) };
       },
     }),
     defineRoute<TeamUpdateBody, unknown, TeamParams>({
@@ -140,7 +142,7 @@ export function teamRoutes(s: Services): RouteDef[] {
           return applyChange(current, change);
         });
         if (!updated) throw notFound(`Team ${access.team.id}`);
-        return { data: serializeTeam(updated) };
+        return { data: show(updated) };
       },
     }),
     defineRoute<unknown, unknown, TeamParams>({

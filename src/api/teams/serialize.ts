@@ -1,10 +1,10 @@
 import type { TeamRecord } from '../../accounts/records.js';
 
 /**
- * The team as the API shows it (spec: Team), every field. Usage-derived fields (storage_gb,
- * billing_period_*) are 0 and billing_updated_at null until usage is metered.
+ * The team as the API shows it (spec: Team), every field. `storageGb` is measured from the collection
+ * files; billing_period_* are 0 and billing_updated_at null until usage is metered.
  */
-export function serializeTeam(t: TeamRecord) {
+export function serializeTeam(t: TeamRecord, storageGb: number) {
   return {
     object: 'team',
     id: t.id,
@@ -17,7 +17,7 @@ export function serializeTeam(t: TeamRecord) {
     billing_email: t.billing_email,
     billing_plan: t.billing_plan,
     billing_address: { ...t.billing_address },
-    storage_gb: 0,
+    storage_gb: storageGb,
     billing_period_server_months: 0,
     billing_period_input_tokens: 0,
     billing_period_output_tokens: 0,
