@@ -23,6 +23,7 @@ export const errorCatalogue = {
   owner_required: { status: 403, message: 'Only team Owners may change this' },
   team_restricted: { status: 403, message: 'The team is restricted: the API is read-only apart from billing fields' },
   team_not_active: { status: 403, message: 'The team is not active, so ingest is stopped' },
+  team_scheduled_for_deletion: { status: 403, message: 'The team is scheduled for deletion; an Owner can restore it with POST /v1/teams/:team_id {"deleted_at": null}' },
   // ── Accounts ──────────────────────────────────────────────────────────────
   managed_by_service: { status: 403, message: 'This field is managed by the service and cannot be set by team members' },
   mfa_recent_required: { status: 403, message: 'Changing is_mfa_required needs a recently verified multi-factor sign-in' },

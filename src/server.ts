@@ -83,7 +83,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   };
   const deps = {
     authenticate: (headers: Record<string, string>) => authenticate(services.accounts, headers),
-    teamStatus: (teamId: string) => services.accounts.teams.get(GLOBAL, teamId)?.status,
+    team: (teamId: string) => services.accounts.teams.get(GLOBAL, teamId),
   };
 
   app.get('/healthz', (res) => {
@@ -138,6 +138,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const listenSocket = await listen(app, config.host, config.port);
   const port = us_socket_local_port(listenSocket as never);
   const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
+  // SLUICE_PORT=0 picks a free port: the default public URL (ingest urls, server_endpoint) must name
+  // the port actually bound, or the addresses handed out would not work.
+  if (config.port === 0 && config.publicUrl === `http://${hostForUrl}:0`) services.config = { ...config, publicUrl: `http://${hostForUrl}:${port}` };
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
   if (config.pipeline) {
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log });

@@ -156,6 +156,23 @@ export class AccountsRepo {
     });
   }
 
+  /**
+   * Remove a team's account records in one transaction: API keys (their secrets stop working),
+   * roles, memberships and the team itself. Users stay: they may belong to other teams. Callers
+   * remove the team's projects first (catalog/purge.ts `destroyTeam`).
+   */
+  async destroyTeamAccounts(teamId: string): Promise<void> {
+    await this.store.transaction(() => {
+      for (const key of this.keys.list(teamId)) {
+        this.keys.remove(teamId, key.id);
+        this.keyBySecret.remove(key.secret_hash);
+      }
+      for (const membership of this.memberships.list(teamId)) this.removeMemberInTxn(teamId, membership.user_id);
+      for (const role of this.roles.list(teamId)) this.roles.remove(teamId, role.id);
+      this.teams.remove(GLOBAL, teamId);
+    });
+  }
+
   /** Change a user's name and/or email; an email another user has is a conflict. */
   async updateUser(id: string, patch: { name?: string | null; email?: string }): Promise<UserRecord | undefined> {
     return this.store.transaction(() => {

@@ -4,7 +4,8 @@ import type { Principal } from '../api/http/route.js';
 
 /**
  * Resolve `Authorization: Bearer <secret>` to a Principal (DESIGN §3 Auth). A session acts in the
- * team named by `X-Team-Id` (default: the user's first team); a team it is not a member of is 403.
+ * team named by `X-Team-Id` (default: the user's first team not scheduled for deletion); a team it is
+ * not a member of is 403.
  */
 export function authenticate(accounts: AccountsRepo, headers: Record<string, string>): Principal {
   const header = headers['authorization'];
@@ -28,7 +29,9 @@ function sessionPrincipal(accounts: AccountsRepo, token: string, teamHeader: str
   if (!session) throw new ApiError('auth_invalid_credentials', 'The session is not valid or has expired; sign in again with POST /v1/sessions');
   const user = accounts.getUser(session.user_id);
   if (!user) throw new ApiError('auth_invalid_credentials', 'The session belongs to a user that no longer exists');
-  const teamId = teamHeader?.trim() || accounts.teamIdsOf(user.id)[0];
+  // Default: the first team not scheduled for deletion (a scheduled team answers only to X-Team-Id).
+  const teamIds = accounts.teamIdsOf(user.id);
+  const teamId = teamHeader?.trim() || (teamIds.find((id) => !accounts.getTeam(id)?.deleted_at) ?? teamIds[0]);
   // A user in no team may still act where no team is needed (creating one); the pipeline checks.
   if (!teamId) return { kind: 'session', teamId: '', userId: user.id, keyId: null, sessionId: session.id, scopes: {}, isOwner: false };
   const membership = accounts.memberships.get(teamId, user.id);

@@ -1,25 +1,31 @@
 import type { Services } from '../services.js';
-import { destroyCollection, destroyProject, destroySource } from './purge.js';
-import { DELETION_RETENTION_MS } from './timestamps.js';
+import { destroyCollection, destroyProject, destroySource, destroyTeam } from './purge.js';
+import { DELETION_RETENTION_MS, TEAM_DELETION_RETENTION_MS } from './timestamps.js';
 
 /** What one purge pass removed permanently (top-level items; their children went with them). */
 export interface PurgeResult {
+  teams: string[];
   projects: string[];
   sources: string[];
   collections: string[];
 }
 
-function expired(deletedAt: string | null, now: number): boolean {
-  return deletedAt !== null && now - Date.parse(deletedAt) >= DELETION_RETENTION_MS;
+function expired(deletedAt: string | null, now: number, retentionMs = DELETION_RETENTION_MS): boolean {
+  return deletedAt !== null && now - Date.parse(deletedAt) >= retentionMs;
 }
 
 /**
- * Permanently remove every project, source and collection scheduled for deletion at least 7 days
- * before `now` (spec: scheduled deletion), with everything beneath. Projects first, so their
- * sources and collections go with them instead of one by one.
+ * Permanently remove every team scheduled for deletion at least 30 days before `now`, and every
+ * project, source and collection scheduled at least 7 days before (spec: scheduled deletion), with
+ * everything beneath. Bigger things first, so what lies beneath goes with them instead of one by one.
  */
 export async function purgeExpired(s: Services, now: number = s.clock.now()): Promise<PurgeResult> {
-  const result: PurgeResult = { projects: [], sources: [], collections: [] };
+  const result: PurgeResult = { teams: [], projects: [], sources: [], collections: [] };
+  const teams = [...s.accounts.teams.all()].map((r) => r.value).filter((t) => expired(t.deleted_at, now, TEAM_DELETION_RETENTION_MS));
+  for (const team of teams) {
+    await destroyTeam(s, team);
+    result.teams.push(team.id);
+  }
   const projects = [...s.projects.table.all()].map((r) => r.value).filter((p) => expired(p.deleted_at, now));
   for (const project of projects) {
     await destroyProject(s, project);
@@ -50,7 +56,7 @@ export function startPurgeScheduler(s: Services, intervalMs = 60_000): PurgeSche
     if (running) return;
     running = purgeExpired(s)
       .then((r) => {
-        const n = r.projects.length + r.sources.length + r.collections.length;
+        const n = r.teams.length + r.projects.length + r.sources.length + r.collections.length;
         if (n > 0) s.log.info({ purged: r }, 'purged scheduled deletions');
       })
       .catch((err: unknown) => s.log.error({ err }, 'purge failed; retrying next interval'))

@@ -1,5 +1,6 @@
 import { iso } from '../clock.js';
 import type { CollectionRecord, ProjectRecord, SourceRecord } from './records.js';
+import type { TeamRecord } from '../accounts/records.js';
 import type { Services } from '../services.js';
 
 /**
@@ -40,4 +41,14 @@ export async function destroyProject(s: Services, project: ProjectRecord): Promi
   for (const source of s.sources.list(project.id)) await destroySource(s, source);
   await s.activity.forget(project.id);
   await s.projects.destroy(project.team_id, project.id);
+}
+
+/**
+ * Destroy a team scheduled for deletion with everything beneath it: every project (and so every
+ * source, collection, ingest key and record), then its API keys, roles and memberships, the team
+ * record last. Users are kept. Only the purge calls this, once the team retention has passed.
+ */
+export async function destroyTeam(s: Services, team: TeamRecord): Promise<void> {
+  for (const project of s.projects.list(team.id)) await destroyProject(s, project);
+  await s.accounts.destroyTeamAccounts(team.id);
 }

@@ -11,3 +11,9 @@ export function nextUpdatedAt(clock: Clock, previous: string): string {
 
 /** Scheduled deletion retention (spec Limits: 7 days for project, source, collection). */
 export const DELETION_RETENTION_MS = 7 * 24 * 3600 * 1000;
+
+/**
+ * How long a team scheduled for deletion stays restorable before it is removed with everything
+ * beneath it (the spec leaves it open; ours is documented in docs/accounts.md).
+ */
+export const TEAM_DELETION_RETENTION_MS = 30 * 24 * 3600 * 1000;

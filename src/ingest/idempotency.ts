@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import type { Clock } from '../clock.js';
 import type { Store } from '../store/db.js';
 import { IDEMPOTENCY_TTL_MS } from './limits.js';
+import { openPlain } from './spool.js';
 
 /** The remembered outcome of an accepted request. */
 export interface IdempotentResult {
@@ -26,8 +27,8 @@ export class IdempotencyStore {
   private readonly running = new Map<string, Promise<IdempotentResult>>();
 
   constructor(private readonly store: Store, private readonly clock: Clock) {
-    this.results = store.db<StoredResult, string>('ingest_idempotency');
-    this.expiry = store.db<true, [number, string]>('ingest_idempotency_expiry');
+    this.results = openPlain<StoredResult, string>(store, 'ingest_idempotency');
+    this.expiry = openPlain<true, [number, string]>(store, 'ingest_idempotency_expiry');
   }
 
   /**

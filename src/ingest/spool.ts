@@ -1,4 +1,4 @@
-import type { Database } from 'lmdb';
+import type { Database, DatabaseOptions, Key } from 'lmdb';
 import type { Store } from '../store/db.js';
 import type { BatchFormat } from './framing.js';
 
@@ -81,8 +81,8 @@ export class Spool {
   private readonly appendListeners: (() => void)[] = [];
 
   constructor(private readonly store: Store) {
-    this.entries = store.db<SpoolEntry, number>('spool');
-    this.index = store.db<IndexValue, [string, number]>('spool_by_collection');
+    this.entries = openPlain<SpoolEntry, number>(store, 'spool');
+    this.index = openPlain<IndexValue, [string, number]>(store, 'spool_by_collection');
     this.restore();
   }
 
@@ -291,6 +291,15 @@ export class Spool {
     }
     return p;
   }
+}
+
+/**
+ * A named database of the shared environment with plain msgpack values. Without msgpackr's shared
+ * record structures (the environment default) a put costs about half as much on the hot path.
+ */
+export function openPlain<V, K extends Key>(store: Store, name: string): Database<V, K> {
+  const options: DatabaseOptions & { name: string; useRecords: boolean } = { name, encoding: 'msgpack', useRecords: false };
+  return store.root.openDB<V, K>(options);
 }
 
 function remove<T>(list: T[], item: T): void {

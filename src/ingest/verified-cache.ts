@@ -12,11 +12,14 @@ export class VerifiedCache {
 
   /** The record at `key` of `db` (undefined when absent); `id` names the entry in this cache. */
   get<T>(db: Database<T, Key>, key: Key, id: string): T | undefined {
-    const raw = db.getBinaryFast(key);
-    if (raw === undefined) {
+    const fast = db.getBinaryFast(key);
+    if (fast === undefined) {
       this.entries.delete(id);
       return undefined;
     }
+    // The fast buffer is a window on lmdb's shared read buffer: its `length` is the value's, its
+    // byteLength the whole buffer's, so compare a view of exactly the value.
+    const raw = fast.subarray(0, fast.length);
     const hit = this.entries.get(id);
     if (hit && hit.raw.equals(raw)) return hit.value as T;
     // getBinaryFast's buffer is reused by the next read: keep a copy of our own.

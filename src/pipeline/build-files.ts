@@ -1,9 +1,10 @@
 import type { Vector } from 'apache-arrow';
-import { BoolColumn, DictColumn, Float64Column, Int32Column, Int64Column, tableOf, Utf8Column } from '../schema/columns.js';
+import { DictColumn, Int32Column, Int64Column, tableOf, Utf8Column } from '../schema/columns.js';
 import { encodeParquet } from '../schema/parquet-writer.js';
 import type { Assignment } from '../schema/book.js';
 import type { DecodedRows } from './decode.js';
-import type { FieldColumn, FileSpec } from './file-plan.js';
+import { createFieldExtractor } from './field-extractor.js';
+import type { FileSpec } from './file-plan.js';
 import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';
 
 /**
@@ -16,7 +17,10 @@ import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';
  * - `_sluice_received_at`, `_sluice_ts` (timestamp ms, UTC) receive time and event time;
  * - `_sluice_version` (string) version id, null when unclassified;
  * - `_sluice_shape` (string) signature hash, `refused:<reason>`, or null past the writer budget;
- * - `_sluice_doc` (string) the record exactly as sent.
+ * - `_sluice_doc` (string) the record exactly as sent;
+ *
+ * then one typed column per field of the file's version or shape (file-plan.ts `fieldColumns`),
+ * filled by a compiled field extractor (field-extractor.ts).
  */
 
 export const ENVELOPE_COLUMNS = ['_sluice_seq', '_sluice_row', '_sluice_received_at', '_sluice_ts', '_sluice_version', '_sluice_shape', '_sluice_doc'] as const;
@@ -30,30 +34,6 @@ export interface BuiltFile {
   docBytes: number;
   minTs: number;
   maxTs: number;
-}
-
-type FieldBuilder = { col: FieldColumn; push(v: unknown): void; vector(): Vector };
-
-function fieldBuilder(col: FieldColumn, rows: number): FieldBuilder {
-  if (col.type === 'number') {
-    const b = new Float64Column(rows);
-    return { col, push: (v) => (typeof v === 'number' ? b.push(v) : b.pushNull()), vector: () => b.vector() };
-  }
-  if (col.type === 'boolean') {
-    const b = new BoolColumn(rows);
-    return { col, push: (v) => (typeof v === 'boolean' ? b.push(v) : b.pushNull()), vector: () => b.vector() };
-  }
-  const b = new Utf8Column(rows);
-  return { col, push: (v) => (typeof v === 'string' ? b.push(v) : b.pushNull()), vector: () => b.vector() };
-}
-
-function valueAt(record: unknown, segments: readonly string[]): unknown {
-  let v = record;
-  for (let i = 0; i < segments.length; i++) {
-    if (typeof v !== 'object' || v === null || Array.isArray(v)) return undefined;
-    v = (v as Record<string, unknown>)[segments[i]!];
-  }
-  return v;
 }
 
 /** Build and encode every planned file of a batch. */
@@ -82,7 +62,7 @@ function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowI
   const version = new DictColumn(n);
   const shape = new DictColumn(n);
   const doc = new Utf8Column(n, docBytes);
-  const fields = spec.columns.map((c) => fieldBuilder(c, n));
+  const fields = createFieldExtractor(spec.columns, n);
   let minTs = Infinity;
   let maxTs = -Infinity;
   for (let i = 0; i < n; i++) {
@@ -100,8 +80,7 @@ function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowI
     version.push(spec.kind === 'overflow' ? null : (a?.versionId ?? null));
     shape.push(key < 0 ? refusedReason(key) : spec.kind === 'overflow' ? null : (a?.shapeHash ?? null));
     doc.pushBytes(rows.bodies[rows.entry[r]!]!, rows.start[r]!, rows.end[r]!);
-    const record = rows.records[r];
-    for (let f = 0; f < fields.length; f++) fields[f]!.push(valueAt(record, fields[f]!.col.segments));
+    fields.extract(rows.records[r]);
   }
   const columns: Record<string, Vector> = {
     _sluice_seq: seq.vector(),
@@ -112,6 +91,6 @@ function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowI
     _sluice_shape: shape.vector(),
     _sluice_doc: doc.vector(),
   };
-  for (const f of fields) columns[f.col.name] = f.vector();
+  spec.columns.forEach((c, i) => (columns[c.name] = fields.builders[i]!.vector()));
   return { spec, bytes: encodeParquet(tableOf(columns)), rows: n, docBytes, minTs, maxTs };
 }

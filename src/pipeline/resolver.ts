@@ -13,7 +13,7 @@ export interface BatchResolution {
   plan(): BatchPlan | null;
 }
 
-export function createBatchResolution(args: { book: SchemaBook; settings: BookSettings & { schema_writer_limit: number }; nowMs: () => number; newVersionId: () => string }): BatchResolution {
+export function createBatchResolution(args: { book: SchemaBook; settings: BookSettings & { schema_writer_limit: number }; nowMs: () => number; newVersionId: () => string; typedColumns?: boolean }): BatchResolution {
   const { book, settings } = args;
   let sightings: Sighting[] = [];
   let refused: Array<[number, number]> = [];
@@ -29,6 +29,7 @@ export function createBatchResolution(args: { book: SchemaBook; settings: BookSe
       groupRows,
       assign: plan.assign,
       writerLimit: settings.schema_writer_limit,
+      typedColumns: args.typedColumns ?? true,
       versionFields: (id) => (drafts.get(id) ?? book.versions.get(id))?.fields ?? [],
       shapeFields: (hash) => {
         const s = shapes.get(hash) ?? book.shapes.get(hash);

@@ -31,6 +31,8 @@ export interface RunnerDeps {
   pool: WorkerPool;
   clock: Clock;
   log: Logger;
+  /** Typed field columns in collection files (default true; false: documents only — benchmarks compare). */
+  typedColumns?: boolean;
 }
 
 /**
@@ -157,7 +159,7 @@ export class PipelineRunner {
     const filesDir = schema.filesDir(collection);
     try {
       const book = await schema.book(collection);
-      const resolution = createBatchResolution({ book, settings: collection, nowMs: () => clock.now(), newVersionId: () => newId('schemaVersion') });
+      const resolution = createBatchResolution({ book, settings: collection, nowMs: () => clock.now(), newVersionId: () => newId('schemaVersion'), typedColumns: this.d.typedColumns ?? true });
       result = await pool.run(
         {
           collectionId: collection.id,

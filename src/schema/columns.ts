@@ -166,6 +166,60 @@ export class Utf8Column {
   }
 }
 
+/**
+ * Strings that are JS strings already (field values from the parsed record): collected as they
+ * come and encoded in one go when the vector is built — one native UTF-8 encode per column instead
+ * of one per value (per-value Buffer#write dominated building typed columns). Byte offsets come
+ * from the string lengths when the column is ASCII, else from each string's UTF-8 length.
+ */
+export class StringColumn {
+  private readonly values: string[];
+  private readonly valid: Validity;
+  private n = 0;
+
+  constructor(rows: number) {
+    this.values = new Array<string>(rows);
+    this.valid = new Validity(rows);
+  }
+
+  push(s: string): void {
+    this.valid.set(this.n);
+    this.values[this.n++] = s;
+  }
+
+  pushNull(): void {
+    this.valid.nulls++;
+    this.values[this.n++] = '';
+  }
+
+  vector(): Vector {
+    const n = this.n;
+    const values = n === this.values.length ? this.values : this.values.slice(0, n);
+    const joined = values.join('');
+    const offsets = new Int32Array(n + 1);
+    const byteLength = Buffer.byteLength(joined, 'utf8');
+    if (byteLength === joined.length) {
+      let at = 0;
+      for (let i = 0; i < n; i++) offsets[i + 1] = at += values[i]!.length;
+    } else {
+      let at = 0;
+      for (let i = 0; i < n; i++) offsets[i + 1] = at += Buffer.byteLength(values[i]!, 'utf8');
+    }
+    const bytes = Buffer.allocUnsafe(Math.max(1, byteLength));
+    bytes.write(joined, 0, 'utf8');
+    return makeVector(
+      makeData({
+        type: new Utf8(),
+        length: n,
+        valueOffsets: offsets,
+        data: new Uint8Array(bytes.buffer, bytes.byteOffset, byteLength),
+        nullBitmap: this.valid.bits,
+        nullCount: this.valid.nulls,
+      }),
+    );
+  }
+}
+
 /** A few distinct strings repeated over many rows (version id, shape hash): dictionary-encoded. */
 export class DictColumn {
   private readonly indices: Int32Array;

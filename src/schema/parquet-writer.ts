@@ -10,13 +10,16 @@ import { ApiError } from '../errors.js';
 function writerProperties(): WriterProperties {
   // Built per file: writeParquet takes ownership of the properties (a reused one silently falls
   // back to the defaults, uncompressed).
-  // Documents are nearly all distinct: a dictionary attempt and min/max statistics over them cost
-  // time for nothing (measured: ~20% of the encode).
+  // Measured on 2 cores (50,000 ~200-byte rows over 10 versions): dictionary pages cost ~1.5 µs
+  // per row and made files larger (per-batch values are mostly distinct; zstd removes the repeats
+  // anyway); chunk-level min/max is kept for pruning by time and field ranges, page-level is not.
+  // The documents get no statistics (never filtered by range).
   return new WriterPropertiesBuilder()
     .setCompression(Compression.ZSTD)
     .setMaxRowGroupSize(1_000_000)
     .setCreatedBy('sluice')
-    .setColumnDictionaryEnabled('_sluice_doc', false)
+    .setDictionaryEnabled(false)
+    .setStatisticsEnabled(EnabledStatistics.Chunk)
     .setColumnStatisticsEnabled('_sluice_doc', EnabledStatistics.None)
     .build();
 }

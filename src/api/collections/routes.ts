@@ -133,9 +133,13 @@ export function collectionRoutes(s: Services): RouteDef[] {
       summary: 'Update the name or schema rules of a collection, or restore it',
       schema: { params: collectionParams, body: collectionUpdateBody },
       handler: async (ctx) => {
+        const b = ctx.body;
+        // A no-op would still move updated_at (tripping other writers' expected_updated_at); say so instead.
+        if (Object.keys(b).every((k) => k === 'expected_updated_at')) {
+          throw invalidField('body', 'must contain at least one field to change: name, deleted_at or a schema_* rule (expected_updated_at alone changes nothing)');
+        }
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireCollection(s, project, ctx.params.collection_id, { allowScheduled: true });
-        const b = ctx.body;
         const updated = await s.collections.update(current.source_id, current.id, (cur) => {
           // Checked inside the transaction, so no change can slip in between check and write.
           if (b.expected_updated_at !== undefined && Date.parse(b.expected_updated_at) !== Date.parse(cur.updated_at)) {

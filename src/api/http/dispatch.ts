@@ -21,9 +21,15 @@ export interface DispatchResult {
   headers: Record<string, string>;
 }
 
+/** What dispatch needs to know about the caller's team before any handler runs. */
+export interface TeamState {
+  status: string;
+  deleted_at: string | null;
+}
+
 export interface DispatchDeps {
   authenticate(headers: Record<string, string>): Principal;
-  teamStatus(teamId: string): string | undefined;
+  team(teamId: string): TeamState | undefined;
 }
 
 /**
@@ -40,10 +46,16 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
       if (!principal.teamId && !def.allowNoTeam) {
         throw new ApiError('forbidden', 'The user is not a member of any team; create one with POST /v1/teams');
       }
+      const team = principal.teamId ? deps.team(principal.teamId) : undefined;
+      // A team scheduled for deletion is frozen until an Owner restores it (docs/accounts.md):
+      // its keys stop at once, its sessions may only read or restore teams and manage themselves.
+      if (team?.deleted_at && (principal.kind === 'key' || !def.allowWhenTeamDeleted)) {
+        throw new ApiError('team_scheduled_for_deletion', `Team ${principal.teamId} is scheduled for deletion (since ${team.deleted_at}); an Owner can restore it with POST /v1/teams/${principal.teamId} {"deleted_at": null}`);
+      }
       if (def.scope !== 'authenticated' && !hasScope(principal.scopes, def.scope)) {
         throw new ApiError('forbidden', `This operation needs the ${def.scope} scope`);
       }
-      if (def.method !== 'GET' && !def.allowWhenRestricted && principal.teamId && deps.teamStatus(principal.teamId) === 'restricted') {
+      if (def.method !== 'GET' && !def.allowWhenRestricted && team?.status === 'restricted') {
         throw new ApiError('team_restricted');
       }
     }

@@ -55,6 +55,11 @@ export interface RouteDef<B = any, Q = any, P = any> {
   allowNoTeam?: boolean;
   /** Allowed while the team is `restricted` (read-only) even though the method writes. */
   allowWhenRestricted?: boolean;
+  /**
+   * Callable by a session whose current team is scheduled for deletion (reading and restoring a team,
+   * the user's own account). API keys of such a team are refused on every route.
+   */
+  allowWhenTeamDeleted?: boolean;
   summary: string;
   schema?: { params?: JsonSchema; query?: JsonSchema; body?: JsonSchema; response?: JsonSchema };
   /** Body limit for this route, bytes (default: config.maxBodyBytes). */

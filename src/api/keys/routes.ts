@@ -112,12 +112,15 @@ export function keyRoutes(s: Services): RouteDef[] {
       path: '/v1/keys/:key_id',
       // keys:delete, except that a key may always delete itself (checked below).
       scope: 'authenticated',
+      // A key may delete itself (logout) even while the team is restricted; other deletions may not.
+      allowWhenRestricted: true,
       summary: 'Delete an API key (needs keys:delete, except a key may always delete itself)',
       schema: { params: params({ key_id: 'key' }) },
       handler: async (ctx) => {
         const p = ctx.principal;
         const self = p.kind === 'key' && p.keyId === ctx.params.key_id;
         if (!self && !hasScope(p.scopes, 'keys:delete')) throw new ApiError('forbidden', 'This operation needs the keys:delete scope (a key may always delete itself)');
+        if (!self && s.accounts.getTeam(p.teamId)?.status === 'restricted') throw new ApiError('team_restricted');
         if (!(await s.accounts.deleteKey(p.teamId, ctx.params.key_id))) throw notFound(`API key ${ctx.params.key_id}`);
         return { data: null };
       },

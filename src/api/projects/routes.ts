@@ -1,6 +1,6 @@
 import { iso } from '../../clock.js';
 import { projectStorageGb } from '../../pipeline/stats.js';
-import { ApiError, notFound } from '../../errors.js';
+import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { ProjectRecord } from '../../catalog/records.js';
 import { destroyProject } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
@@ -95,8 +95,10 @@ export function projectRoutes(s: Services): RouteDef[] {
       schema: { params: params({ project_id: 'project' }), body: updateBody },
       handler: async (ctx) => {
         const { teamId } = ctx.principal;
-        const current = requireProject(s, teamId, ctx.params.project_id, { allowScheduled: true });
         const b = ctx.body;
+        // A no-op would still move updated_at; say what is missing instead.
+        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name, start_at, late_data_window_minutes or deleted_at');
+        const current = requireProject(s, teamId, ctx.params.project_id, { allowScheduled: true });
         if (current.deleted_at && b.deleted_at !== null) {
           throw new ApiError('conflict', 'The project is scheduled for deletion; send {"deleted_at": null} to restore it before changing it');
         }

@@ -42,6 +42,7 @@ export function sessionRoutes(s: Services): RouteDef[] {
       path: '/v1/sessions',
       scope: 'authenticated',
       allowNoTeam: true,
+      allowWhenTeamDeleted: true,
       allowWhenRestricted: true,
       summary: 'Sign out: end the session that makes this request',
       handler: async (ctx) => {

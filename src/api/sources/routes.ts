@@ -1,6 +1,6 @@
 import { iso } from '../../clock.js';
 import { sourceTotals } from '../../pipeline/stats.js';
-import { ApiError, notFound } from '../../errors.js';
+import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { ProjectRecord, SourceRecord } from '../../catalog/records.js';
 import { destroySource } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
@@ -101,9 +101,11 @@ export function sourceRoutes(s: Services): RouteDef[] {
       summary: 'Update or restore a source',
       schema: { params: sourceParams, body: updateBody },
       handler: async (ctx) => {
+        const b = ctx.body;
+        // A no-op would still move updated_at; say what is missing instead.
+        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name or deleted_at');
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireSource(s, project, ctx.params.source_id, { allowScheduled: true });
-        const b = ctx.body;
         if (current.deleted_at && b.deleted_at !== null) {
           throw new ApiError('conflict', 'The source is scheduled for deletion; send {"deleted_at": null} to restore it before changing it');
         }

@@ -48,6 +48,7 @@ export function teamRoutes(s: Services): RouteDef[] {
       path: '/v1/teams',
       scope: 'authenticated',
       allowNoTeam: true,
+      allowWhenTeamDeleted: true,
       summary: 'List the teams the caller may see',
       schema: {
         query: listQuerySchema(['created_at', 'name'], {
@@ -77,6 +78,7 @@ export function teamRoutes(s: Services): RouteDef[] {
       path: '/v1/teams/:team_id',
       scope: 'authenticated',
       allowNoTeam: true,
+      allowWhenTeamDeleted: true,
       summary: 'Get a team',
       schema: { params: params({ team_id: 'team' }) },
       handler: (ctx) => ({ data: show(requireTeamAccess(s.accounts, ctx.principal, ctx.params.team_id).team) }),
@@ -99,6 +101,7 @@ export function teamRoutes(s: Services): RouteDef[] {
       path: '/v1/teams',
       scope: 'authenticated',
       allowNoTeam: true,
+      allowWhenTeamDeleted: true,
       allowWhenRestricted: true,
       maxBodyBytes: TEAM_BODY_LIMIT_BYTES,
       summary: 'Create a team (signed-in session only); the creator becomes its Owner',
@@ -125,6 +128,7 @@ export function teamRoutes(s: Services): RouteDef[] {
       path: '/v1/teams/:team_id',
       scope: 'authenticated',
       allowNoTeam: true,
+      allowWhenTeamDeleted: true,
       // Restricted teams may still change billing fields to recover; update-rules enforces the rest.
       allowWhenRestricted: true,
       maxBodyBytes: TEAM_BODY_LIMIT_BYTES,
@@ -150,12 +154,16 @@ export function teamRoutes(s: Services): RouteDef[] {
       path: '/v1/teams/:team_id',
       scope: 'authenticated',
       allowNoTeam: true,
+      allowWhenTeamDeleted: true,
+      // The team named in the path is checked below, not the caller's current team.
+      allowWhenRestricted: true,
       summary: 'Schedule a team for deletion (Owners, signed-in session only)',
       schema: { params: params({ team_id: 'team' }) },
       handler: async (ctx) => {
         requireSessionUser(s.accounts, ctx.principal);
         const access = requireTeamAccess(s.accounts, ctx.principal, ctx.params.team_id);
         if (!access.isOwner) throw new ApiError('owner_required', 'Only team Owners may delete the team');
+        if (access.team.status === 'restricted') throw new ApiError('team_restricted', 'The team is restricted: it is read-only apart from billing fields, so it cannot be deleted now');
         if (!access.team.deleted_at) await s.accounts.updateTeam(access.team.id, () => ({ deleted_at: iso(s.clock.now()) }));
         return { data: null };
       },

@@ -12,8 +12,9 @@ const RESTRICTED_FIELDS = new Set(['billing_email', 'billing_address', 'billing_
 
 /**
  * The rules of a team update (spec: Teams › Update rules), in this order:
- * at least one field (400) → status and expected_status together (400) → restricted team: billing
- * fields only (403 team_restricted) → non-Owners: name and logo_url only (403 owner_required) →
+ * at least one field (400) → status and expected_status together (400) → scheduled for deletion:
+ * restore first (409) → restricted team: billing fields only (403 team_restricted) → non-Owners:
+ * name and logo_url only (403 owner_required) →
  * stale expected_status (409) → service-managed values (403 managed_by_service) → MFA setting
  * (403 mfa_recent_required) → plan change without payment method (402) → email domain and logo (400).
  * Sending a managed or MFA field with its current value is accepted as a no-op.
@@ -25,6 +26,10 @@ export function validateTeamUpdate(access: TeamAccess, b: TeamUpdateBody): TeamC
   if ((b.status === undefined) !== (b.expected_status === undefined)) {
     const missing = b.status === undefined ? 'status' : 'expected_status';
     throw invalidField(`body.${missing}`, 'is required together with ' + (missing === 'status' ? 'expected_status' : 'status'));
+  }
+  // Like projects: a team scheduled for deletion is restored first, then changed.
+  if (team.deleted_at && b.deleted_at !== null) {
+    throw new ApiError('conflict', `The team is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`);
   }
   if (team.status === 'restricted') {
     const blocked = fields.filter((f) => !RESTRICTED_FIELDS.has(f));
