@@ -5,7 +5,8 @@
  * Side by side in one run: typed field columns (the product) vs documents only, with 1 worker and
  * one per CPU; each scenario runs ROUNDS times (best and median shown; the machine may be shared).
  * Run: npx tsc -p . && node dist/bench/pipeline/pipeline.bench.js
- * (BENCH_ENTRIES spool entries of 1,000 records, default 600; BENCH_ROUNDS, default 3).
+ * (BENCH_ENTRIES spool entries of 1,000 records, default 600; BENCH_ROUNDS, default 3; BENCH_WORKERS
+ * e.g. `2` and BENCH_COLUMNS `typed` or `doc` run a subset).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -31,7 +32,7 @@ const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 600);
 const COLLECTIONS = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
-async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Array[]): Promise<{ records: number; seconds: number; bytes: number; files: number; fileBytes: number; columns: number }> {
+async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Array[]): Promise<{ records: number; seconds: number; cpuSeconds: number; bytes: number; files: number; fileBytes: number; columns: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-pipeline-'));
   const store = new Store(dir);
   try {
@@ -58,9 +59,11 @@ async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Arr
     await warmUp(pool, dir);
     const runner = new PipelineRunner({ spool, collections: { byId: (id) => collections.get(id) }, schema, pool, clock: systemClock, log, typedColumns });
     const t0 = performance.now();
+    const cpu0 = process.cpuUsage();
     runner.start();
     const drained = await runner.idle(300_000);
     const seconds = (performance.now() - t0) / 1000;
+    const cpu = process.cpuUsage(cpu0);
     if (!drained) throw new Error('the pipeline did not drain');
     const manifests = ids.flatMap((id) => schema.manifests(id));
     const files = manifests.length;
@@ -71,7 +74,7 @@ async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Arr
     if (rows !== ENTRIES * RECORDS_PER_ENTRY) throw new Error(`expected ${ENTRIES * RECORDS_PER_ENTRY} rows in files, found ${rows}`);
     await runner.stop();
     schema.close();
-    return { records: rows, seconds, bytes, files, fileBytes, columns };
+    return { records: rows, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, bytes, files, fileBytes, columns };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -101,19 +104,24 @@ function parquetMetadata(bytes: Uint8Array): { columns: number } {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const bodies = makeNdjsonBodies(20, RECORDS_PER_ENTRY);
+// Every record distinct (no repeated bodies for the compressor to find).
+const bodies = makeNdjsonBodies(ENTRIES, RECORDS_PER_ENTRY);
 const auto = availableParallelism();
 const rows: Record<string, string | number>[] = [];
 const best = new Map<string, number>();
 console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-for (const workers of [1, auto]) {
-  for (const typed of [true, false]) {
+const WORKERS = process.env.BENCH_WORKERS ? process.env.BENCH_WORKERS.split(',').map(Number) : [1, auto];
+const MODES = (process.env.BENCH_COLUMNS ?? 'typed,doc').split(',').map((m) => m === 'typed');
+for (const workers of WORKERS) {
+  for (const typed of MODES) {
     const rates: number[] = [];
+    const cpuPerRecord: number[] = [];
     let last: Awaited<ReturnType<typeof scenario>> | null = null;
     // Alternate nothing within a scenario: rounds back to back, scenarios interleaved by loop order.
     for (let round = 0; round < ROUNDS; round++) {
       last = await scenario(workers, typed, bodies);
       rates.push(last.records / last.seconds);
+      cpuPerRecord.push((last.cpuSeconds * 1e6) / last.records);
     }
     const r = last!;
     const top = Math.max(...rates);
@@ -125,6 +133,9 @@ for (const workers of [1, auto]) {
       'best rec/s': Math.round(top).toLocaleString('en-US'),
       'median rec/s': Math.round(median(rates)).toLocaleString('en-US'),
       'MB/s in': ((r.bytes / 1e6) * (top / r.records)).toFixed(1),
+      // CPU time of all threads per record: what the work costs, less sensitive to a shared machine.
+      'CPU µs/rec': Math.min(...cpuPerRecord).toFixed(2),
+      [`rec/s at ${auto} idle cores`]: Math.round((auto * 1e6) / Math.min(...cpuPerRecord)).toLocaleString('en-US'),
       files: r.files,
       'columns/file': r.columns,
       'file B/rec': (r.fileBytes / r.records).toFixed(1),
@@ -133,7 +144,8 @@ for (const workers of [1, auto]) {
 }
 console.log(`spool → Parquet: ${ENTRIES} spool entries × ${RECORDS_PER_ENTRY} records (~${Math.round(bodies[0]!.byteLength / RECORDS_PER_ENTRY)} B each, 10 shapes) over ${COLLECTIONS} collections, ${auto} CPUs, ${ROUNDS} rounds each`);
 console.table(rows);
-for (const workers of [1, auto]) {
+for (const workers of WORKERS) {
+  if (!best.has(`${workers}:true`) || !best.has(`${workers}:false`)) continue;
   const ratio = best.get(`${workers}:true`)! / best.get(`${workers}:false`)!;
   console.log(`${workers} worker(s): typed columns run at ${(ratio * 100).toFixed(0)}% of documents-only throughput (best vs best)`);
 }

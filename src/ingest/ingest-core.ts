@@ -65,8 +65,9 @@ export class IngestCore {
     if (!key) throw this.refuse(null, new ApiError('auth_invalid_credentials', 'The ingest key is not valid (unknown or deleted)'));
     if (key.status !== 'active') throw this.refuse(key.project_id, new ApiError('auth_invalid_credentials', `The ingest key is ${key.status}`));
     const team = this.records.get(s.accounts.teams.db, [GLOBAL, key.team_id], `team:${key.team_id}`);
-    if (!team || team.status !== 'active') {
-      throw this.refuse(key.project_id, new ApiError('team_not_active', `The team is ${team?.status ?? 'gone'}; ingest is stopped until it is active again`));
+    if (!team || team.status !== 'active' || team.deleted_at) {
+      const why = !team ? 'gone' : team.deleted_at ? 'scheduled for deletion' : team.status;
+      throw this.refuse(key.project_id, new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`));
     }
     // A key lives in its source, a source in its project, a project in its team.
     const source = this.records.get(s.sources.table.db, [key.project_id, key.source_id], `src:${key.source_id}`);

@@ -17,7 +17,7 @@ export class WorkerPool {
   constructor(workers: number) {
     this.size = workers > 0 ? workers : Math.max(1, availableParallelism());
     this.piscina = new Piscina({
-      filename: new URL('./worker.js', import.meta.url).href,
+      filename: new URL('./worker-entry.cjs', import.meta.url).href,
       minThreads: this.size,
       maxThreads: this.size,
       // One batch per thread at a time: batches are CPU-bound.

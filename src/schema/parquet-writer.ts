@@ -1,5 +1,5 @@
 import { tableToIPC, type Table } from 'apache-arrow';
-import { Compression, EnabledStatistics, Table as WasmTable, WriterPropertiesBuilder, writeParquet, type WriterProperties } from 'parquet-wasm/node';
+import { WriterVersion, Compression, EnabledStatistics, Table as WasmTable, WriterPropertiesBuilder, writeParquet, type WriterProperties } from 'parquet-wasm/node';
 import { ApiError } from '../errors.js';
 
 /**
@@ -14,8 +14,12 @@ function writerProperties(): WriterProperties {
   // per row and made files larger (per-batch values are mostly distinct; zstd removes the repeats
   // anyway); chunk-level min/max is kept for pruning by time and field ranges, page-level is not.
   // The documents get no statistics (never filtered by range).
-  return new WriterPropertiesBuilder()
-    .setCompression(Compression.ZSTD)
+  const X = JSON.parse(process.env.PQX ?? '{}') as { comp?: keyof typeof Compression; doc?: keyof typeof Compression; v2?: boolean };
+  let b = new WriterPropertiesBuilder();
+  if (X.doc) b = b.setColumnCompression('_sluice_doc', Compression[X.doc]);
+  if (X.v2) b = b.setWriterVersion(WriterVersion.V2);
+  return b
+    .setCompression(Compression[X.comp ?? 'ZSTD'])
     .setMaxRowGroupSize(1_000_000)
     .setCreatedBy('sluice')
     .setDictionaryEnabled(false)
