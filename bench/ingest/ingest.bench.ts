@@ -11,9 +11,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChild } from '../../test/helpers/child.js';
-import { httpLoad, quantile, wsLoad, type LoadResult } from './load.js';
+import { httpLoad, quantile, wsLoad, type HttpLoad, type LoadResult } from './load.js';
+import { hasWrk, wrkLoad } from './wrk.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+/** Only scenarios whose name contains one of these (comma-separated, case-insensitive). */
+const ONLY = (process.env.BENCH_ONLY ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean);
+/** After the scenarios, a sustained mixed load on Sluice alone for this many seconds, sampling its memory. */
+const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
+/** wrk when installed (`apt-get install wrk`) unless BENCH_LOADGEN=node. */
+const USE_WRK = process.env.BENCH_LOADGEN !== 'node' && hasWrk();
 const WARMUP_MS = 1000;
 const KEY = 'slk_bench_bootstrap_key_000000000000000000';
 
@@ -92,9 +99,16 @@ async function startSluice(): Promise<Target> {
   };
 }
 
-function rssMb(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** A field of /proc/<pid>/status in MB (VmRSS: all resident; RssAnon: heap and other private memory, not the LMDB map). */
+function statusMb(pid: number, field: 'VmRSS' | 'RssAnon' = 'VmRSS'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** HTTP load with wrk when available, else the Node raw-socket generator (with fewer connections: it shares the CPU). */
+function http(opts: Omit<HttpLoad, 'connections'> & { connections: number; nodeConnections: number }): Promise<LoadResult> {
+  if (USE_WRK) return wrkLoad(opts);
+  return httpLoad({ ...opts, connections: opts.nodeConnections });
 }
 
 interface Scenario {
@@ -109,13 +123,14 @@ const scenarios: Scenario[] = [
     name: 'HTTP NDJSON 1000 rec',
     recordsPer: 1000,
     bytesPer: batch.length,
-    run: (t, ms) => httpLoad({ port: t.port, path: t.path, body: batch, contentType: 'application/x-ndjson', connections: 4, durationMs: ms }),
+    run: (t, ms) => http({ port: t.port, path: t.path, body: batch, contentType: 'application/x-ndjson', connections: 4, nodeConnections: 4, durationMs: ms }),
   },
   {
     name: 'HTTP single record',
     recordsPer: 1,
     bytesPer: single.length,
-    run: (t, ms) => httpLoad({ port: t.port, path: t.path, body: single, contentType: 'application/json', connections: 32, durationMs: ms }),
+    // Enough connections that group commit batches many requests per fdatasync.
+    run: (t, ms) => http({ port: t.port, path: t.path, body: single, contentType: 'application/json', connections: 256, nodeConnections: 32, durationMs: ms }),
   },
   {
     name: 'WS frames 1000 rec',
@@ -143,19 +158,23 @@ interface Row {
   'rss MB': string;
 }
 
+const round2 = (n: number) => Math.round(n * 100) / 100;
+
 async function main(): Promise<void> {
-  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B\n`);
+  const loadgen = USE_WRK ? 'wrk (HTTP) + Node (WebSocket)' : 'Node raw sockets (install wrk for HTTP: apt-get install wrk)';
+  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}\n`);
   const rows: Row[] = [];
   const ratios: string[] = [];
   for (const scenario of scenarios) {
+    if (ONLY.length > 0 && !ONLY.some((o) => scenario.name.toLowerCase().includes(o))) continue;
     const perServer: Record<string, number> = {};
     for (const start of [startReference, startSluice]) {
       const target = await start();
       try {
         await scenario.run(target, WARMUP_MS);
-        const rssBefore = rssMb(target.pid);
+        const rssBefore = statusMb(target.pid);
         const r = await scenario.run(target, SECONDS * 1000);
-        const rssAfter = rssMb(target.pid);
+        const rssAfter = statusMb(target.pid);
         const reqs = r.ok / r.seconds;
         perServer[target.name] = reqs * scenario.recordsPer;
         rows.push({
@@ -164,8 +183,8 @@ async function main(): Promise<void> {
           'records/s': Math.round(reqs * scenario.recordsPer),
           'MB/s': Math.round((reqs * scenario.bytesPer) / 1e5) / 10,
           'req/s': Math.round(reqs),
-          'p50 ms': Math.round(quantile(r.latencies, 0.5) * 100) / 100,
-          'p99 ms': Math.round(quantile(r.latencies, 0.99) * 100) / 100,
+          'p50 ms': round2(r.p50Ms ?? quantile(r.latencies, 0.5)),
+          'p99 ms': round2(r.p99Ms ?? quantile(r.latencies, 0.99)),
           failed: r.failed,
           'rss MB': `${rssBefore} → ${rssAfter}`,
         });
@@ -175,8 +194,48 @@ async function main(): Promise<void> {
     }
     ratios.push(`${scenario.name}: Sluice ÷ reference = ${(perServer.sluice! / perServer.reference!).toFixed(2)}`);
   }
-  console.table(rows);
+  if (rows.length > 0) console.table(rows);
   for (const line of ratios) process.stdout.write(`${line}\n`);
+  if (SOAK_SECONDS > 0) await soak(SOAK_SECONDS);
+}
+
+/**
+ * Memory under sustained load: single-record POSTs (256 connections) and NDJSON batches
+ * (2 connections) against Sluice for `seconds`, sampling the child's /proc status every few
+ * seconds. RssAnon is the server's own memory (heap, buffers); VmRSS also counts the LMDB map's
+ * resident pages, which grow with the spool since nothing drains it here.
+ */
+async function soak(seconds: number): Promise<void> {
+  const target = await startSluice();
+  try {
+    const ms = seconds * 1000;
+    const samples: { t: number; rss: number; anon: number }[] = [];
+    const t0 = performance.now();
+    const sample = () => samples.push({ t: Math.round((performance.now() - t0) / 1000), rss: statusMb(target.pid), anon: statusMb(target.pid, 'RssAnon') });
+    sample();
+    const timer = setInterval(sample, Math.max(1000, Math.min(5000, ms / 12)));
+    const [singles, batches] = await Promise.all([
+      http({ port: target.port, path: target.path, body: single, contentType: 'application/json', connections: 256, nodeConnections: 32, durationMs: ms }),
+      http({ port: target.port, path: target.path, body: batch, contentType: 'application/x-ndjson', connections: 2, nodeConnections: 2, durationMs: ms }),
+    ]);
+    clearInterval(timer);
+    sample();
+    const first = samples[0]!;
+    // The first seconds are warm-up (JIT, lmdb buffers): compare against the sample after them.
+    const warm = samples.find((s) => s.t >= Math.min(10, seconds / 4)) ?? first;
+    const last = samples[samples.length - 1]!;
+    const maxAnon = Math.max(...samples.map((s) => s.anon));
+    const maxRss = Math.max(...samples.map((s) => s.rss));
+    process.stdout.write(
+      `\nsoak ${seconds} s (Sluice only): ${Math.round(singles.ok / singles.seconds)} single req/s + ${Math.round(batches.ok / batches.seconds)} NDJSON req/s, ` +
+        `failed ${singles.failed + batches.failed}\n` +
+        `  samples (s: VmRSS/RssAnon MB): ${samples.map((s) => `${s.t}: ${s.rss}/${s.anon}`).join(', ')}\n` +
+        `  RssAnon first ${first.anon} → after warm-up (${warm.t} s) ${warm.anon} → last ${last.anon}, max ${maxAnon} MB; ` +
+        `VmRSS first ${first.rss} → last ${last.rss}, max ${maxRss} MB\n`,
+    );
+  } finally {
+    await target.stop();
+  }
 }
 
 main().catch((err: unknown) => {

@@ -9,8 +9,11 @@ export interface LoadResult {
   failed: number;
   /** Seconds measured. */
   seconds: number;
-  /** Latency samples, ms. */
+  /** Latency samples, ms (empty when the generator reports percentiles instead). */
   latencies: Float64Array;
+  /** Percentiles computed by the generator itself (wrk), ms. */
+  p50Ms?: number;
+  p99Ms?: number;
 }
 
 export interface HttpLoad {

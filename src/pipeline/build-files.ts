@@ -38,20 +38,23 @@ export interface BuiltFile {
 
 /** Build and encode every planned file of a batch. */
 export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: readonly FileSpec[], assign: ReadonlyMap<number, Assignment>): BuiltFile[] {
-  // Rows of each file, in batch order.
-  const fileOfKey = new Map<number, number>();
-  files.forEach((f, i) => f.keys.forEach((k) => fileOfKey.set(k, i)));
+  // Rows of each file, in batch order, and each row's key as its position in its file's key list
+  // (so the envelope values are looked up once per key, not once per row).
+  const slotOfKey = new Map<number, { file: number; slot: number }>();
+  files.forEach((f, file) => f.keys.forEach((k, slot) => slotOfKey.set(k, { file, slot })));
   const members = files.map((f) => new Int32Array(f.rows));
   const fill = new Int32Array(files.length);
+  const rowSlot = new Int32Array(rows.count);
   for (let r = 0; r < rows.count; r++) {
-    const fi = fileOfKey.get(fr.keys[r]!);
-    if (fi === undefined) throw new Error(`row ${r} has no planned file`);
-    members[fi]![fill[fi]!++] = r;
+    const at = slotOfKey.get(fr.keys[r]!);
+    if (at === undefined) throw new Error(`row ${r} has no planned file`);
+    members[at.file]![fill[at.file]!++] = r;
+    rowSlot[r] = at.slot;
   }
-  return files.map((spec, fi) => buildOne(rows, fr, spec, members[fi]!.subarray(0, fill[fi]!), assign));
+  return files.map((spec, fi) => buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign));
 }
 
-function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>): BuiltFile {
+function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>): BuiltFile {
   const n = rowIds.length;
   let docBytes = 0;
   for (let i = 0; i < n; i++) docBytes += rows.end[rowIds[i]!]! - rows.start[rowIds[i]!]!;
@@ -63,12 +66,19 @@ function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowI
   const shape = new DictColumn(n);
   const doc = new Utf8Column(n, docBytes);
   const fields = createFieldExtractor(spec.columns, n);
+  // Envelope values per key of the file: dictionary positions of its version and shape.
+  const versionOf = new Int32Array(spec.keys.length);
+  const shapeOf = new Int32Array(spec.keys.length);
+  spec.keys.forEach((key, slot) => {
+    const a = key >= 0 ? assign.get(key) : undefined;
+    versionOf[slot] = version.indexOf(spec.kind === 'overflow' ? null : (a?.versionId ?? null));
+    shapeOf[slot] = shape.indexOf(key < 0 ? refusedReason(key) : spec.kind === 'overflow' ? null : (a?.shapeHash ?? null));
+  });
   let minTs = Infinity;
   let maxTs = -Infinity;
   for (let i = 0; i < n; i++) {
     const r = rowIds[i]!;
     const entry = rows.entries[rows.entry[r]!]!;
-    const key = fr.keys[r]!;
     seq.push(entry.seq);
     ordinal.push(rows.ordinal[r]!);
     received.push(entry.received_at);
@@ -76,9 +86,9 @@ function buildOne(rows: DecodedRows, fr: FingerprintedRows, spec: FileSpec, rowI
     ts.push(t);
     if (t < minTs) minTs = t;
     if (t > maxTs) maxTs = t;
-    const a = key >= 0 ? assign.get(key) : undefined;
-    version.push(spec.kind === 'overflow' ? null : (a?.versionId ?? null));
-    shape.push(key < 0 ? refusedReason(key) : spec.kind === 'overflow' ? null : (a?.shapeHash ?? null));
+    const slot = rowSlot[r]!;
+    version.pushIndex(versionOf[slot]!);
+    shape.pushIndex(shapeOf[slot]!);
     doc.pushBytes(rows.bodies[rows.entry[r]!]!, rows.start[r]!, rows.end[r]!);
     fields.extract(rows.records[r]);
   }

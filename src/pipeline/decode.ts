@@ -30,6 +30,9 @@ export interface DecodedRows {
   bodies: Buffer[];
 }
 
+/** Bodies up to this size are decoded to text in one go (V8 strings top out near 512 MB). */
+const MAX_WHOLE_BODY_DECODE = 64 * 1024 * 1024;
+
 const NL = 10;
 const CR = 13;
 
@@ -145,12 +148,16 @@ export function decodeEntries(entries: readonly BatchEntry[]): DecodedRows {
     const e = entries[ei]!;
     const buf = rows.bodies[ei]!;
     const r = ranges[ei]!;
+    // One UTF-8 decode per body instead of one per record: when the body is ASCII (as many
+    // characters as bytes), byte offsets are character offsets and records are cheap slices.
+    const text = buf.length <= MAX_WHOLE_BODY_DECODE ? buf.toString('utf8') : null;
+    const ascii = text !== null && text.length === buf.length;
     for (let k = 0; k < r.length; k += 2) {
       const s = r[k]!;
       const end = r[k + 1]!;
       let record: unknown;
       try {
-        record = JSON.parse(buf.toString('utf8', s, end));
+        record = JSON.parse(ascii ? text.slice(s, end) : buf.toString('utf8', s, end));
       } catch {
         record = undefined;
       }

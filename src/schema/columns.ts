@@ -234,16 +234,26 @@ export class DictColumn {
   }
 
   push(v: string | null): void {
-    if (v === null) {
-      this.valid.nulls++;
-      this.n++;
-      return;
-    }
+    this.pushIndex(this.indexOf(v));
+  }
+
+  /** Dictionary position of `v` (added if new), -1 for null: push it with `pushIndex`. */
+  indexOf(v: string | null): number {
+    if (v === null) return -1;
     let i = this.index.get(v);
     if (i === undefined) {
       i = this.values.length;
       this.values.push(v);
       this.index.set(v, i);
+    }
+    return i;
+  }
+
+  pushIndex(i: number): void {
+    if (i < 0) {
+      this.valid.nulls++;
+      this.n++;
+      return;
     }
     this.valid.set(this.n);
     this.indices[this.n++] = i;

@@ -1,10 +1,10 @@
-import { iso } from '../../clock.js';
 import { collectionTotals } from '../../pipeline/stats.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { CollectionRecord, ProjectRecord, SchemaSettings } from '../../catalog/records.js';
 import { destroyCollection } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
+import { assertRestoreFirst, scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { paginate, type ListQuery } from '../http/pagination.js';
 import { parseNullableDateFilter } from '../http/filters.js';
 import { params } from '../http/schemas.js';
@@ -147,9 +147,7 @@ export function collectionRoutes(s: Services): RouteDef[] {
               details: [{ field: 'body.expected_updated_at', message: `does not match updated_at ${cur.updated_at}` }],
             });
           }
-          if (cur.deleted_at && b.deleted_at !== null) {
-            throw new ApiError('conflict', 'The collection is scheduled for deletion; send {"deleted_at": null} to restore it before changing it');
-          }
+          assertRestoreFirst('collection', cur, b);
           const patch: Partial<CollectionRecord> = {};
           if (b.name !== undefined) patch.name = b.name;
           if (b.deleted_at === null) patch.deleted_at = null;
@@ -161,31 +159,16 @@ export function collectionRoutes(s: Services): RouteDef[] {
         return { data: serializeCollection(s, updated) };
       },
     }),
-    defineRoute<unknown, unknown, CollectionParams>({
-      method: 'DELETE',
+    ...scheduledDeletionRoutes<CollectionRecord, CollectionParams>(s, {
+      noun: 'collection',
       path: one,
       scope: 'sources:delete',
-      summary: 'Schedule a collection for deletion (removed after 7 days)',
-      schema: { params: collectionParams },
-      handler: async (ctx) => {
-        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
-        const current = requireCollection(s, project, ctx.params.collection_id, { allowScheduled: true });
-        if (current.deleted_at) return { data: serializeCollection(s, current) };
-        const updated = await s.collections.update(current.source_id, current.id, () => ({ deleted_at: iso(s.clock.now()) }));
-        return { data: serializeCollection(s, updated ?? current) };
-      },
-    }),
-    defineRoute<unknown, unknown, CollectionParams>({
-      method: 'DELETE',
-      path: `${one}/force`,
-      scope: 'sources:delete',
-      summary: 'Destroy a collection (live or scheduled) with its records, schema versions and files now',
-      schema: { params: collectionParams },
-      handler: async (ctx) => {
-        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
-        await destroyCollection(s, requireCollection(s, project, ctx.params.collection_id, { allowScheduled: true }));
-        return { data: null };
-      },
+      params: collectionParams,
+      beneath: 'its records, schema versions and files',
+      find: (ctx) => requireCollection(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.collection_id, { allowScheduled: true }),
+      markDeleted: (c, at) => s.collections.update(c.source_id, c.id, () => ({ deleted_at: at })),
+      destroy: (c) => destroyCollection(s, c),
+      serialize: (c) => serializeCollection(s, c),
     }),
   ];
 }

@@ -5,6 +5,7 @@ import type { ProjectRecord } from '../../catalog/records.js';
 import { destroyProject } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
+import { assertRestoreFirst, scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
 import { integer, isoDateString, object, params, restoreOnly, text } from '../http/schemas.js';
 
@@ -99,9 +100,7 @@ export function projectRoutes(s: Services): RouteDef[] {
         // A no-op would still move updated_at; say what is missing instead.
         if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name, start_at, late_data_window_minutes or deleted_at');
         const current = requireProject(s, teamId, ctx.params.project_id, { allowScheduled: true });
-        if (current.deleted_at && b.deleted_at !== null) {
-          throw new ApiError('conflict', 'The project is scheduled for deletion; send {"deleted_at": null} to restore it before changing it');
-        }
+        assertRestoreFirst('project', current, b);
         const updated = await s.projects.update(teamId, current.id, () => ({
           ...(b.name !== undefined ? { name: b.name } : {}),
           ...(b.start_at !== undefined ? { start_at: iso(Date.parse(b.start_at)) } : {}),
@@ -112,30 +111,16 @@ export function projectRoutes(s: Services): RouteDef[] {
         return { data: serializeProject(s, updated) };
       },
     }),
-    defineRoute<unknown, unknown, ProjectParams>({
-      method: 'DELETE',
+    ...scheduledDeletionRoutes<ProjectRecord, ProjectParams>(s, {
+      noun: 'project',
       path: '/v1/projects/:project_id',
       scope: 'projects:delete',
-      summary: 'Schedule a project for deletion (removed after 7 days)',
-      schema: { params: params({ project_id: 'project' }) },
-      handler: async (ctx) => {
-        const current = requireProject(s, ctx.principal.teamId, ctx.params.project_id, { allowScheduled: true });
-        if (current.deleted_at) return { data: serializeProject(s, current) };
-        const updated = await s.projects.update(ctx.principal.teamId, current.id, () => ({ deleted_at: iso(s.clock.now()) }));
-        return { data: serializeProject(s, updated ?? current) };
-      },
-    }),
-    defineRoute<unknown, unknown, ProjectParams>({
-      method: 'DELETE',
-      path: '/v1/projects/:project_id/force',
-      scope: 'projects:delete',
-      summary: 'Destroy a project and everything beneath it now',
-      schema: { params: params({ project_id: 'project' }) },
-      handler: async (ctx) => {
-        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id, { allowScheduled: true });
-        await destroyProject(s, project);
-        return { data: null };
-      },
+      params: params({ project_id: 'project' }),
+      beneath: 'every source, collection and record beneath it',
+      find: (ctx) => requireProject(s, ctx.principal.teamId, ctx.params.project_id, { allowScheduled: true }),
+      markDeleted: (p, at) => s.projects.update(p.team_id, p.id, () => ({ deleted_at: at })),
+      destroy: (p) => destroyProject(s, p),
+      serialize: (p) => serializeProject(s, p),
     }),
   ];
 }

@@ -1,10 +1,10 @@
-import { iso } from '../../clock.js';
 import { sourceTotals } from '../../pipeline/stats.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { ProjectRecord, SourceRecord } from '../../catalog/records.js';
 import { destroySource } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
+import { assertRestoreFirst, scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
 import { filterParamSchema, parseNullableDateFilter } from '../http/filters.js';
 import { idSchema } from '../../ids.js';
@@ -106,9 +106,7 @@ export function sourceRoutes(s: Services): RouteDef[] {
         if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name or deleted_at');
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireSource(s, project, ctx.params.source_id, { allowScheduled: true });
-        if (current.deleted_at && b.deleted_at !== null) {
-          throw new ApiError('conflict', 'The source is scheduled for deletion; send {"deleted_at": null} to restore it before changing it');
-        }
+        assertRestoreFirst('source', current, b);
         // Restoring a source whose name a live source took meanwhile answers 409; send a new `name` with it.
         const updated = await s.sources.update(project.id, current.id, () => ({
           ...(b.name !== undefined ? { name: b.name } : {}),
@@ -118,31 +116,16 @@ export function sourceRoutes(s: Services): RouteDef[] {
         return { data: serializeSource(s, updated) };
       },
     }),
-    defineRoute<unknown, unknown, SourceParams>({
-      method: 'DELETE',
+    ...scheduledDeletionRoutes<SourceRecord, SourceParams>(s, {
+      noun: 'source',
       path: one,
       scope: 'sources:delete',
-      summary: 'Schedule a source for deletion (removed after 7 days)',
-      schema: { params: sourceParams },
-      handler: async (ctx) => {
-        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
-        const current = requireSource(s, project, ctx.params.source_id, { allowScheduled: true });
-        if (current.deleted_at) return { data: serializeSource(s, current) };
-        const updated = await s.sources.update(project.id, current.id, () => ({ deleted_at: iso(s.clock.now()) }));
-        return { data: serializeSource(s, updated ?? current) };
-      },
-    }),
-    defineRoute<unknown, unknown, SourceParams>({
-      method: 'DELETE',
-      path: `${one}/force`,
-      scope: 'sources:delete',
-      summary: 'Destroy a source with its collections, ingest keys, records and files now',
-      schema: { params: sourceParams },
-      handler: async (ctx) => {
-        const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
-        await destroySource(s, requireSource(s, project, ctx.params.source_id, { allowScheduled: true }));
-        return { data: null };
-      },
+      params: sourceParams,
+      beneath: 'its collections, ingest keys, records and files',
+      find: (ctx) => requireSource(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.source_id, { allowScheduled: true }),
+      markDeleted: (src, at) => s.sources.update(src.project_id, src.id, () => ({ deleted_at: at })),
+      destroy: (src) => destroySource(s, src),
+      serialize: (src) => serializeSource(s, src),
     }),
   ];
 }

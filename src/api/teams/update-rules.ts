@@ -1,4 +1,5 @@
 import { ApiError, invalidField } from '../../errors.js';
+import { assertRestoreFirst } from '../http/scheduled-deletion.js';
 import { generatedLogo } from '../../accounts/repo.js';
 import type { TeamAccess } from '../../accounts/access.js';
 import { assertValidLogo } from './logo.js';
@@ -28,9 +29,7 @@ export function validateTeamUpdate(access: TeamAccess, b: TeamUpdateBody): TeamC
     throw invalidField(`body.${missing}`, 'is required together with ' + (missing === 'status' ? 'expected_status' : 'status'));
   }
   // Like projects: a team scheduled for deletion is restored first, then changed.
-  if (team.deleted_at && b.deleted_at !== null) {
-    throw new ApiError('conflict', `The team is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`);
-  }
+  assertRestoreFirst('team', team, b);
   if (team.status === 'restricted') {
     const blocked = fields.filter((f) => !RESTRICTED_FIELDS.has(f));
     if (blocked.length) throw new ApiError('team_restricted', `The team is restricted: only ${[...RESTRICTED_FIELDS].join(', ')} can change; remove ${blocked.join(', ')}`);
