@@ -40,3 +40,15 @@ export async function startChild(env: Record<string, string>, timeoutMs = 20_000
   });
   return { proc, url, stdout: () => out, exited };
 }
+
+/** Call a child server's API with `key`; returns `data`, throws on a non-2xx answer. */
+export async function childApi(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const json = (await res.json()) as any;
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json.data;
+}

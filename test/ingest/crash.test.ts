@@ -3,23 +3,14 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startChild, type ChildServer } from '../helpers/child.js';
+import { childApi, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
 import { Spool } from '../../src/ingest/spool.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
 
 const KEY = 'slk_crash_test_bootstrap_key_00000000000000';
 
-async function api(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await res.json()) as any;
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const api = (base: string, method: string, path: string, body?: unknown) => childApi(base, KEY, method, path, body);
 
 describe('ingest crash safety', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-crash-'));

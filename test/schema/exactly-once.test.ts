@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pino from 'pino';
-import { startChild, type ChildServer } from '../helpers/child.js';
+import { childApi, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
 import { Spool } from '../../src/ingest/spool.js';
 import { systemClock } from '../../src/clock.js';
@@ -12,16 +12,7 @@ import { SchemaService } from '../../src/pipeline/schema-service.js';
 
 const KEY = 'slk_schema_crash_test_key_000000000000000000';
 
-async function api(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
-    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-  });
-  const json = (await res.json()) as any;
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
-}
+const api = (base: string, method: string, path: string, body?: unknown) => childApi(base, KEY, method, path, body);
 
 function* files(dir: string): Iterable<string> {
   if (!existsSync(dir)) return;
