@@ -18,7 +18,20 @@ export interface FieldExtractor {
   extract(record: unknown): void;
 }
 
-type Factory = (...builders: FieldBuilder[]) => (record: unknown) => void;
+type Factory = (jsonText: (v: unknown) => string | null, ...builders: FieldBuilder[]) => (record: unknown) => void;
+
+/**
+ * A value's JSON text for a `json` column, or null when it cannot be written: JSON.stringify
+ * recurses, so a value nested thousands of levels deep (which JSON.parse accepts) would throw a
+ * RangeError and fail the whole batch. The document column still holds it as sent.
+ */
+function jsonText(v: unknown): string | null {
+  try {
+    return JSON.stringify(v) ?? null;
+  } catch {
+    return null;
+  }
+}
 
 interface PathTrie {
   children: Map<string, PathTrie>;
@@ -41,7 +54,7 @@ export function createFieldExtractor(columns: readonly FieldColumn[], rows: numb
     factory = compile(columns);
     factories.set(key, factory);
   }
-  return { builders, extract: factory(...builders) };
+  return { builders, extract: factory(jsonText, ...builders) };
 }
 
 function compile(columns: readonly FieldColumn[]): Factory {
@@ -70,7 +83,7 @@ function compile(columns: readonly FieldColumn[]): Factory {
         lines.push(`${indent}if (typeof ${v} === 'boolean') ${c}.push(${v}); else ${c}.pushNull();`);
         break;
       default:
-        lines.push(`${indent}if (${v} === undefined || ${v} === null) ${c}.pushNull(); else ${c}.push(JSON.stringify(${v}));`);
+        lines.push(`${indent}if (${v} === undefined || ${v} === null) ${c}.pushNull(); else { const t = jsonText(${v}); if (t === null) ${c}.pushNull(); else ${c}.push(t); }`);
     }
   };
   const nullsUnder = (node: PathTrie, indent: string) => {
@@ -103,5 +116,5 @@ function compile(columns: readonly FieldColumn[]): Factory {
   emit(root, 'r', '  ');
   lines.push(`};`);
   const params = columns.map((_, i) => `c${i}`);
-  return new Function(...params, lines.join('\n')) as Factory;
+  return new Function('jsonText', ...params, lines.join('\n')) as Factory;
 }

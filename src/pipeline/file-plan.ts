@@ -58,9 +58,11 @@ export function fieldColumns(fields: readonly Pick<VersionField, 'path' | 'type'
     const segs = parseRenderedPath(f.path);
     if (segs.length > 1) parents.add(renderPath(segs.slice(0, -1)));
   }
+  const seen = new Set<string>();
   for (const f of fields) {
     if (out.length >= MAX_FIELD_COLUMNS) break;
-    if (f.path.includes('[]') || f.path.startsWith(RESERVED_PREFIX)) continue;
+    if (f.path.startsWith(RESERVED_PREFIX) || seen.has(f.path)) continue;
+    seen.add(f.path);
     const types = f.type.split('|').filter((t) => t !== 'null');
     if (types.length === 0) continue;
     let type: FieldColumn['type'];

@@ -26,7 +26,8 @@ export class WorkerPool {
     });
   }
 
-  async run(task: BatchTask, resolve: Resolver): Promise<BatchResult> {
+  /** Run `task`; buffers in `transfer` move to the worker (zero-copy) and become unusable here. */
+  async run(task: BatchTask, resolve: Resolver, transfer: ArrayBuffer[] = []): Promise<BatchResult> {
     const { port1, port2 } = new MessageChannel();
     port1.on('message', (req: ResolveRequest) => {
       resolve(req).then(
@@ -35,7 +36,7 @@ export class WorkerPool {
       );
     });
     try {
-      return (await this.piscina.run({ task, port: port2 }, { transferList: [port2] as never })) as BatchResult;
+      return (await this.piscina.run({ task, port: port2 }, { transferList: [port2, ...transfer] as never })) as BatchResult;
     } catch (err) {
       if (err instanceof ApiError) throw err;
       throw new ApiError('server_error', `pipeline worker failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });

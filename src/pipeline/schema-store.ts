@@ -33,25 +33,49 @@ export interface SchemaMeta {
 }
 
 /**
+ * A spool entry the pipeline could not process however it was retried (e.g. a worker error it
+ * keeps hitting on this input): set aside with the error, so the collection's later records flow.
+ * The body is kept exactly as sent, for inspection or a manual replay.
+ */
+export interface UnprocessableEntry {
+  /** The spool sequence number, as a decimal string. */
+  id: string;
+  collection_id: string;
+  project_id: string;
+  seq: number;
+  received_at: number;
+  records: number;
+  format: 'ndjson' | 'array' | 'object';
+  body: Uint8Array;
+  /** The last error message. */
+  error: string;
+  /** Attempts made on this entry alone before it was set aside. */
+  attempts: number;
+  set_aside_at: string;
+}
+
+/**
  * LMDB tables of the schema pipeline, all scoped by collection id: `schema_versions`,
- * `schema_shapes`, `collection_files` (manifests) and `schema_meta`.
+ * `schema_shapes`, `collection_files` (manifests), `schema_meta` and `pipeline_unprocessable`.
  */
 export class SchemaStore {
   readonly versions: Table<SchemaVersionRecord>;
   readonly shapes: Table<ShapeRecord>;
   readonly files: Table<FileManifest>;
   readonly meta: Database<SchemaMeta, string>;
+  readonly unprocessable: Table<UnprocessableEntry>;
 
   constructor(readonly store: Store) {
     this.versions = new Table<SchemaVersionRecord>(store, 'schema_versions');
     this.shapes = new Table<ShapeRecord>(store, 'schema_shapes');
     this.files = new Table<FileManifest>(store, 'collection_files');
     this.meta = store.db<SchemaMeta, string>('schema_meta');
+    this.unprocessable = new Table<UnprocessableEntry>(store, 'pipeline_unprocessable');
   }
 
   /** Stage the removal of everything a collection holds here (inside a transaction). */
   removeCollection(collectionId: string): void {
-    for (const t of [this.versions, this.shapes, this.files] as Array<Table<{ id: string }>>) {
+    for (const t of [this.versions, this.shapes, this.files, this.unprocessable] as Array<Table<{ id: string }>>) {
       for (const r of t.list(collectionId)) void t.remove(collectionId, r.id);
     }
     void this.meta.remove(collectionId);

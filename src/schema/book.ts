@@ -78,6 +78,11 @@ export class SchemaBook {
   private readonly bySignature = new Map<string, string>();
   private readonly aliases = new Map<number, string>();
   private nextNumber = 1;
+  /**
+   * Which load of the collection's rules this book is (set by its owner). A re-key builds a new
+   * book with a higher generation, so a batch planned against an older one can tell it is stale.
+   */
+  generation = 0;
 
   constructor(readonly owner: BookOwner, versions: Iterable<SchemaVersionRecord> = [], shapes: Iterable<ShapeRecord> = []) {
     for (const v of versions) this.putVersion(v);
