@@ -23,6 +23,10 @@ export interface Config {
   minFreeDiskBytes: number;
   /** Ingest refuses with spool_full_ingest_queue past this many spooled records awaiting the pipeline. */
   maxPendingRecords: number;
+  /** Ingest bodies held in memory at once (being read, parsed or awaiting their commit), bytes; past it spool_full_ingest_queue. */
+  maxIngestMemoryBytes: number;
+  /** An ingest body must arrive within this many ms of its request's start, else the connection is closed. */
+  ingestBodyTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -53,5 +57,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pipeline: env.SLUICE_PIPELINE !== '0',
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
+    maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
+    ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
   };
 }

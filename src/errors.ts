@@ -34,6 +34,7 @@ export const errorCatalogue = {
   // ── Ingest ────────────────────────────────────────────────────────────────
   empty_payload: { status: 400, message: 'The request carries no records' },
   frame_invalid: { status: 400, message: 'A record is not valid' },
+  idempotency_key_reused: { status: 409, message: 'The idempotency key was already used for a different request; send new data under a new key' },
   source_deleted: { status: 410, message: 'The source this key writes into is deleted' },
   spool_full_disk_gate: { status: 503, message: 'Ingest is paused: free disk space is below the threshold' },
   spool_full_storage_write: { status: 503, message: 'Ingest is paused: the spool could not be written' },

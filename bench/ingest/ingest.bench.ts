@@ -19,6 +19,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ONLY = (process.env.BENCH_ONLY ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean);
 /** After the scenarios, a sustained mixed load on Sluice alone for this many seconds, sampling its memory. */
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
+/** Each scenario runs reference then Sluice this many times (interleaved); the median ratio is reported. */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 /** wrk when installed (`apt-get install wrk`) unless BENCH_LOADGEN=node. */
 const USE_WRK = process.env.BENCH_LOADGEN !== 'node' && hasWrk();
 const WARMUP_MS = 1000;
@@ -105,6 +107,15 @@ function statusMb(pid: number, field: 'VmRSS' | 'RssAnon' = 'VmRSS'): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
+/** CPU seconds (user + system, all threads) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the parenthesised command name: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+}
+const CLOCK_TICKS = 100;
+
 /** HTTP load with wrk when available, else the Node raw-socket generator (with fewer connections: it shares the CPU). */
 function http(opts: Omit<HttpLoad, 'connections'> & { connections: number; nodeConnections: number }): Promise<LoadResult> {
   if (USE_WRK) return wrkLoad(opts);
@@ -154,6 +165,8 @@ interface Row {
   'req/s': number;
   'p50 ms': number;
   'p99 ms': number;
+  /** Server CPU (all threads, user + system) per request or frame, from /proc: independent of machine load. */
+  'cpu µs/req': number;
   failed: number;
   'rss MB': string;
 }
@@ -167,32 +180,41 @@ async function main(): Promise<void> {
   const ratios: string[] = [];
   for (const scenario of scenarios) {
     if (ONLY.length > 0 && !ONLY.some((o) => scenario.name.toLowerCase().includes(o))) continue;
-    const perServer: Record<string, number> = {};
-    for (const start of [startReference, startSluice]) {
-      const target = await start();
-      try {
-        await scenario.run(target, WARMUP_MS);
-        const rssBefore = statusMb(target.pid);
-        const r = await scenario.run(target, SECONDS * 1000);
-        const rssAfter = statusMb(target.pid);
-        const reqs = r.ok / r.seconds;
-        perServer[target.name] = reqs * scenario.recordsPer;
-        rows.push({
-          scenario: scenario.name,
-          server: target.name,
-          'records/s': Math.round(reqs * scenario.recordsPer),
-          'MB/s': Math.round((reqs * scenario.bytesPer) / 1e5) / 10,
-          'req/s': Math.round(reqs),
-          'p50 ms': round2(r.p50Ms ?? quantile(r.latencies, 0.5)),
-          'p99 ms': round2(r.p99Ms ?? quantile(r.latencies, 0.99)),
-          failed: r.failed,
-          'rss MB': `${rssBefore} → ${rssAfter}`,
-        });
-      } finally {
-        await target.stop();
+    const roundRatios: number[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const perServer: Record<string, number> = {};
+      for (const start of [startReference, startSluice]) {
+        const target = await start();
+        try {
+          await scenario.run(target, WARMUP_MS);
+          const rssBefore = statusMb(target.pid);
+          const cpuBefore = cpuSeconds(target.pid);
+          const r = await scenario.run(target, SECONDS * 1000);
+          const cpu = cpuSeconds(target.pid) - cpuBefore;
+          const rssAfter = statusMb(target.pid);
+          const reqs = r.ok / r.seconds;
+          perServer[target.name] = reqs * scenario.recordsPer;
+          rows.push({
+            scenario: ROUNDS > 1 ? `${scenario.name} #${round}` : scenario.name,
+            server: target.name,
+            'records/s': Math.round(reqs * scenario.recordsPer),
+            'MB/s': Math.round((reqs * scenario.bytesPer) / 1e5) / 10,
+            'req/s': Math.round(reqs),
+            'p50 ms': round2(r.p50Ms ?? quantile(r.latencies, 0.5)),
+            'p99 ms': round2(r.p99Ms ?? quantile(r.latencies, 0.99)),
+            'cpu µs/req': r.ok > 0 ? Math.round((cpu * 1e6) / (r.ok + r.failed)) : NaN,
+            failed: r.failed,
+            'rss MB': `${rssBefore} → ${rssAfter}`,
+          });
+        } finally {
+          await target.stop();
+        }
       }
+      roundRatios.push(perServer.sluice! / perServer.reference!);
     }
-    ratios.push(`${scenario.name}: Sluice ÷ reference = ${(perServer.sluice! / perServer.reference!).toFixed(2)}`);
+    const sorted = [...roundRatios].sort((a, b) => a - b);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    ratios.push(`${scenario.name}: Sluice ÷ reference = ${median.toFixed(2)}${ROUNDS > 1 ? ` (median of ${roundRatios.map((x) => x.toFixed(2)).join(', ')})` : ''}`);
   }
   if (rows.length > 0) console.table(rows);
   for (const line of ratios) process.stdout.write(`${line}\n`);

@@ -6,6 +6,11 @@ import { DISK_CHECK_INTERVAL_MS, MAX_BYTES_IN_FLIGHT, RETRY_AFTER_SECONDS, STORA
 
 type SpoolFullCode = keyof typeof RETRY_AFTER_SECONDS & ErrorCode;
 
+/** The refusal when bodies held in memory would pass their cap. */
+export function bodiesFull(): ApiError {
+  return spoolFull('spool_full_ingest_queue', 'Ingest is paused: too many bytes are waiting to be written; retry shortly');
+}
+
 /** A 503 refusal with its Retry-After header. */
 export function spoolFull(code: SpoolFullCode, message?: string): ApiError {
   const seconds = RETRY_AFTER_SECONDS[code];
@@ -64,6 +69,16 @@ export class IngestGate {
   /** Count `bytes` as held in memory until the matching `release`. */
   hold(bytes: number): void {
     this.bytesInFlight += bytes;
+  }
+
+  /**
+   * Count `bytes` of a body being read (from admission on, before it is parsed), unless that would
+   * pass the in-memory cap: then count nothing and return false (refuse with `bodiesFull()`).
+   */
+  tryHold(bytes: number): boolean {
+    if (this.bytesInFlight + bytes > this.maxBytesInFlight) return false;
+    this.bytesInFlight += bytes;
+    return true;
   }
 
   release(bytes: number): void {

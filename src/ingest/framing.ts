@@ -1,5 +1,5 @@
 import { ApiError } from '../errors.js';
-import { MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
+import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
 
 /** How a batch's records are laid out in its body (kept with the spool entry so it is parsed once more, not re-encoded). */
 export type BatchFormat = 'ndjson' | 'array' | 'object';
@@ -48,7 +48,7 @@ function parseArray(text: string): ParsedBatch {
   if (list.length === 0) throw new ApiError('empty_payload', 'The body is an empty array: send at least one record');
   if (list.length > MAX_RECORDS_PER_REQUEST) throw tooMany(list.length);
   for (let i = 0; i < list.length; i++) {
-    const problem = recordProblem(list[i]);
+    const problem = recordProblem(list[i]) ?? (tooDeep(list[i] as object) ? DEEP : null);
     if (problem) throw invalid(`Record at index ${i} ${problem}`, { index: i, reason: problem });
   }
   return { format: 'array', records: list.length };
@@ -68,6 +68,8 @@ function parseLines(text: string, declaredNdjson: boolean): ParsedBatch {
     }
     const problem = recordProblem(value);
     if (problem) return { lineNo, problem };
+    // Nesting needs one character per level: short lines (the usual case) cannot be too deep.
+    if (line.length > MAX_NESTING_DEPTH && tooDeep(value as object)) return { lineNo, problem: DEEP };
     if (++records > MAX_RECORDS_PER_REQUEST) throw tooMany(records);
     return undefined;
   });
@@ -75,7 +77,10 @@ function parseLines(text: string, declaredNdjson: boolean): ParsedBatch {
     // A pretty-printed single object spans lines; accept it when the whole body is one object.
     if (!declaredNdjson && records === 0) {
       const whole = tryParse(text);
-      if (whole !== undefined && recordProblem(whole) === null) return { format: 'object', records: 1 };
+      if (whole !== undefined && recordProblem(whole) === null) {
+        if (text.length > MAX_NESTING_DEPTH && tooDeep(whole as object)) throw invalid(`The record ${DEEP}`, { line: 1, reason: DEEP });
+        return { format: 'object', records: 1 };
+      }
     }
     throw invalid(`Line ${bad.lineNo} ${bad.problem}`, { line: bad.lineNo, reason: bad.problem });
   }
@@ -147,4 +152,43 @@ function tooMany(n: number): ApiError {
   return new ApiError('payload_too_large', `The body carries ${n >= MAX_RECORDS_PER_REQUEST ? 'more than ' + MAX_RECORDS_PER_REQUEST : n} records; at most ${MAX_RECORDS_PER_REQUEST} per request`, {
     details: { limit_records: MAX_RECORDS_PER_REQUEST },
   });
+}
+
+const DEEP = `is nested deeper than ${MAX_NESTING_DEPTH} levels of objects and arrays`;
+
+/** The walk's stack of [value, depth] pairs, reused (one walk runs at a time). */
+const walk: unknown[] = [];
+
+/**
+ * Whether a parsed record nests objects/arrays deeper than MAX_NESTING_DEPTH (the record is level 1).
+ * Iterative with an explicit stack: a 100,000-level record must not overflow ours either.
+ */
+function tooDeep(record: object): boolean {
+  walk.length = 0;
+  walk.push(record, 1);
+  while (walk.length > 0) {
+    const depth = walk.pop() as number;
+    const value = walk.pop() as object;
+    if (depth > MAX_NESTING_DEPTH) {
+      walk.length = 0;
+      return true;
+    }
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const child: unknown = value[i];
+        if (typeof child === 'object' && child !== null) walk.push(child, depth + 1);
+      }
+    } else {
+      for (const k in value) {
+        const child = (value as Record<string, unknown>)[k];
+        if (typeof child === 'object' && child !== null) walk.push(child, depth + 1);
+      }
+    }
+  }
+  return false;
+}
+
+/** The body without a leading UTF-8 byte order mark (JSON.parse and the pipeline refuse one). */
+export function stripBom(body: Buffer): Buffer {
+  return body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf ? body.subarray(3) : body;
 }

@@ -21,7 +21,8 @@ export interface IngestFront {
   drain(timeoutMs?: number): Promise<void>;
 }
 
-const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
+/** Expired idempotency results are swept this often (each sweep removes all of them, in chunks). */
+const SWEEP_INTERVAL_MS = 5 * 60 * 1000;
 
 /**
  * Mount POST/OPTIONS/WebSocket `/ingest` on the uWS app (exact routes, so they win over the
@@ -29,7 +30,7 @@ const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
  * spool's part of collection destruction.
  */
 export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): boolean }): IngestFront {
-  const gate = new IngestGate({ dataDir: s.config.dataDir, minFreeDiskBytes: s.config.minFreeDiskBytes, maxPendingRecords: s.config.maxPendingRecords }, s.spool, s.clock);
+  const gate = new IngestGate({ dataDir: s.config.dataDir, minFreeDiskBytes: s.config.minFreeDiskBytes, maxPendingRecords: s.config.maxPendingRecords, maxBytesInFlight: s.config.maxIngestMemoryBytes }, s.spool, s.clock);
   const core = new IngestCore(s, gate);
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -43,7 +44,7 @@ export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): 
       if (inFlight === 0 && idle) idle();
     };
   };
-  const ctx = { core, log: s.log, maxBytes: s.config.maxIngestBytes, stopping: opts.stopping, begin };
+  const ctx = { core, log: s.log, maxBytes: s.config.maxIngestBytes, bodyTimeoutMs: s.config.ingestBodyTimeoutMs, stopping: opts.stopping, begin };
   mountHttpIngest(app, ctx);
   const ws = mountWsIngest(app, s, ctx);
 

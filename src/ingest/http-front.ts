@@ -1,8 +1,9 @@
 import type { HttpResponse, TemplatedApp } from 'uws-pack';
 import { ApiError, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { checkIdempotencyKey, type IngestCore, type IngestTarget } from './ingest-core.js';
-import { acceptedJson, decode, parseQuery, PREFLIGHT_HEADERS, readBody, send, sendError, tooLarge, type ResponseState } from './transport.js';
+import { bodiesFull } from './backpressure.js';
+import { checkIdempotencyKey, type IngestCore, type IngestOutcome, type IngestTarget } from './ingest-core.js';
+import { decode, parseQuery, PREFLIGHT_HEADERS, readBody, sendAccepted, sendError, tooLarge, type ResponseState } from './transport.js';
 
 const HTTP_QUERY = ['key', 'collection'] as const;
 
@@ -12,6 +13,8 @@ export interface FrontContext {
   log: Logger;
   /** Largest body (compressed and decompressed), bytes. */
   maxBytes: number;
+  /** A body must be read within this many ms (slow or stalled uploads are closed). */
+  bodyTimeoutMs: number;
   stopping(): boolean;
   /** Count a request or frame as in flight until `done` is called (drain waits for them). */
   begin(): () => void;
@@ -25,12 +28,16 @@ export interface FrontContext {
 export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
   app.post('/ingest', (res, req) => {
     const rawQuery = req.getQuery() ?? '';
-    const encoding = req.getHeader('content-encoding').trim().toLowerCase();
+    const rawEncoding = req.getHeader('content-encoding');
+    const encoding = rawEncoding === '' ? '' : rawEncoding.trim().toLowerCase();
     const ndjson = req.getHeader('content-type').includes('ndjson');
     const declared = Number(req.getHeader('content-length') || '0');
     const idemHeader = req.getHeader('idempotency-key');
     const state: ResponseState = { aborted: false, done: false };
-    res.onAborted(() => (state.aborted = true));
+    res.onAborted(() => {
+      state.aborted = true;
+      state.onAbort?.();
+    });
     const done = ctx.begin();
 
     let target: IngestTarget | null = null;
@@ -43,7 +50,7 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
       if (idemHeader) idempotencyKey = checkIdempotencyKey(idemHeader, 'headers.idempotency-key');
       if (!(declared >= 0)) throw new ApiError('request_validation_failed', 'Content-Length is not a number');
       if (declared > ctx.maxBytes) throw tooLarge(ctx.maxBytes);
-      ctx.core.admit(target, declared);
+      ctx.core.admit(target, declared, idempotencyKey);
     } catch (err) {
       const e = ctx.core.countError(target?.projectId ?? null, toApiError(err));
       // The body was not read: close so it is not taken for the next request.
@@ -53,26 +60,37 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
     }
 
     const t = target;
-    readBody(res, state, declared, ctx.maxBytes, (err, raw) => {
+    const idem = idempotencyKey;
+    readBody(res, state, declared, ctx.maxBytes, (err, raw, release) => {
       if (err) {
         sendError(res, state, ctx.core.countError(t.projectId, err), true);
         done();
         return;
       }
+      const answer = (outcome: IngestOutcome) => {
+        sendAccepted(res, state, outcome.accepted, outcome.replayed);
+        if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ project_id: t.projectId, accepted: outcome.accepted, replayed: outcome.replayed }, 'ingest accepted');
+        done();
+      };
+      const refuse = (e: unknown) => {
+        sendError(res, state, toApiError(e));
+        done();
+      };
+      // Uncompressed (the usual case): straight to the core, no extra promise in between.
+      if (encoding === '' || encoding === 'identity') {
+        // `accept` counts the body from here on.
+        release();
+        ctx.core.accept(t, raw, { ndjson, idempotencyKey: idem }).then(answer, refuse);
+        return;
+      }
       decode(encoding, raw, ctx.maxBytes)
+        .finally(release)
         .catch((e: unknown) => {
           throw ctx.core.countError(t.projectId, toApiError(e));
         })
-        .then((body) => ctx.core.accept(t, body, { ndjson, idempotencyKey }))
-        .then(
-          (outcome) => {
-            send(res, state, 202, acceptedJson(outcome.accepted), outcome.replayed ? { 'idempotent-replayed': 'true' } : {});
-            ctx.log.debug({ project_id: t.projectId, accepted: outcome.accepted, replayed: outcome.replayed }, 'ingest accepted');
-          },
-          (e: unknown) => sendError(res, state, toApiError(e)),
-        )
-        .finally(done);
-    });
+        .then((body) => ctx.core.accept(t, body, { ndjson, idempotencyKey: idem }))
+        .then(answer, refuse);
+    }, { budget: ctx.core.gate, full: bodiesFull, timeoutMs: ctx.bodyTimeoutMs });
   });
 
   app.options('/ingest', (res) => {

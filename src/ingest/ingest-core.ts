@@ -4,8 +4,8 @@ import { GLOBAL } from '../accounts/repo.js';
 import { ApiError, invalidField, toApiError } from '../errors.js';
 import type { Services } from '../services.js';
 import { IngestGate, spoolFull } from './backpressure.js';
-import { parseBatch } from './framing.js';
-import { IdempotencyStore, type IdempotentResult } from './idempotency.js';
+import { parseBatch, stripBom, type ParsedBatch } from './framing.js';
+import { IdempotencyStore, requestHash, type IdempotentResult } from './idempotency.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits.js';
 import { reasonFor } from './telemetry.js';
 import { VerifiedCache } from './verified-cache.js';
@@ -53,12 +53,40 @@ export class IngestCore {
   /** `<source id>/<slug>` → collection id. */
   private readonly collectionIds = new Map<string, string>();
 
+  /**
+   * Bumped after every write transaction of this process commits (lmdb's `aftercommit`, fired
+   * before any commit promise resolves). A control-plane change — key deleted or disabled, source or
+   * project deleted, team suspended — is acknowledged only after its commit, so a check made at
+   * the current generation is exactly what re-reading the records would answer: requests between
+   * two commits share one check, and the first request after the change's commit re-reads.
+   */
+  private generation = 0;
+  /** `<slug>\0<secret>` → the target verified at `generation`. */
+  private readonly verified = new Map<string, { generation: number; target: IngestTarget }>();
+  /** `<source id>/<slug>` → the collection verified live at `generation`. */
+  private readonly liveCollections = new Map<string, { generation: number; collection: CollectionRecord }>();
+
   constructor(private readonly s: Services, readonly gate: IngestGate) {
     this.idempotency = new IdempotencyStore(s.store, s.clock);
+    s.store.root.on('aftercommit', () => {
+      this.generation++;
+    });
   }
 
   /** Authenticate `secret` and pick the collection slug; throws the refusal (already counted). */
   resolve(secret: string | undefined, slug: string | undefined): IngestTarget {
+    const chosen = slug ?? DEFAULT_COLLECTION_SLUG;
+    // Valid slugs have no NUL, so the first one separates the parts (only valid ones are remembered).
+    const cacheKey = secret === undefined ? undefined : chosen + '\0' + secret;
+    const hit = cacheKey === undefined ? undefined : this.verified.get(cacheKey);
+    if (hit && hit.generation === this.generation) return hit.target;
+    const target = this.verify(secret, chosen);
+    if (this.verified.size >= MAX_REMEMBERED) this.verified.clear();
+    this.verified.set(cacheKey!, { generation: this.generation, target });
+    return target;
+  }
+
+  private verify(secret: string | undefined, chosen: string): IngestTarget {
     const { s } = this;
     if (!secret) throw this.refuse(null, new ApiError('auth_missing_credentials', 'Send the ingest key in the URL: /ingest?key=<ingest key>'));
     const key = this.findKey(secret);
@@ -74,7 +102,6 @@ export class IngestCore {
     if (!source || source.deleted_at) throw this.refuse(key.project_id, new ApiError('source_deleted', `Source ${key.source_id} is deleted or scheduled for deletion`));
     const project = this.records.get(s.projects.table.db, [key.team_id, key.project_id], `prj:${key.project_id}`);
     if (!project || project.deleted_at) throw this.refuse(key.project_id, new ApiError('source_deleted', `Project ${key.project_id} is deleted or scheduled for deletion`));
-    const chosen = slug ?? DEFAULT_COLLECTION_SLUG;
     if (!isValidSlug(chosen)) {
       throw this.refuse(key.project_id, invalidField('query.collection', `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`));
     }
@@ -82,7 +109,9 @@ export class IngestCore {
   }
 
   /** Refuse early (before reading a body) when `bytes` more cannot be admitted; throws counted. */
-  admit(target: IngestTarget, bytes: number): void {
+  admit(target: IngestTarget, bytes: number, idempotencyKey?: string): void {
+    // A retry whose result is stored is answered from it (no spooling), even while the gate refuses.
+    if (idempotencyKey !== undefined && this.idempotency.has(`${target.keyId}:${idempotencyKey}`)) return;
     try {
       this.gate.check(0, bytes);
     } catch (err) {
@@ -95,19 +124,20 @@ export class IngestCore {
    * commit is flushed. With an idempotency key, a repeat returns the first result without spooling.
    */
   async accept(target: IngestTarget, body: Buffer, opts: AcceptOptions): Promise<IngestOutcome> {
+    body = stripBom(body);
     const receivedAt = this.s.clock.now();
     this.gate.hold(body.length);
     try {
       const run = (stage?: (r: IdempotentResult) => void) => this.spoolBody(target, body, opts, receivedAt, stage);
       let outcome: IngestOutcome;
       if (opts.idempotencyKey !== undefined) {
-        const { result, replayed } = await this.idempotency.run(`${target.keyId}:${opts.idempotencyKey}`, run);
+        const { result, replayed } = await this.idempotency.run(`${target.keyId}:${opts.idempotencyKey}`, requestHash(target.slug, body), run);
         outcome = { accepted: result.accepted, replayed };
       } else {
         outcome = { accepted: (await run()).accepted, replayed: false };
       }
-      this.s.activity.touch(target.projectId);
-      this.s.activity.touch(target.keyId);
+      this.s.activity.touch(target.projectId, receivedAt);
+      this.s.activity.touch(target.keyId, receivedAt);
       if (!outcome.replayed) this.s.telemetry.recordAccepted(target.projectId, outcome.accepted);
       return outcome;
     } catch (err) {
@@ -118,27 +148,51 @@ export class IngestCore {
     }
   }
 
-  private async spoolBody(target: IngestTarget, body: Buffer, opts: AcceptOptions, receivedAt: number, stage?: (r: IdempotentResult) => void): Promise<IdempotentResult> {
+  /**
+   * Parse, admit and issue the spool put. Synchronous up to the put when the collection is known
+   * and nothing must be waited for (the common case: no extra promise per request); throws the
+   * parse and admission refusals synchronously.
+   */
+  private spoolBody(target: IngestTarget, body: Buffer, opts: AcceptOptions, receivedAt: number, stage?: (r: IdempotentResult) => void): Promise<IdempotentResult> {
     const parsed = parseBatch(body, opts.ndjson);
     this.gate.check(parsed.records, 0);
-    const collection = await this.collection(target);
-    if (opts.after) await opts.after;
+    const known = this.knownCollection(target);
+    if (known && !opts.after) return this.write(target, known, parsed, body, opts, receivedAt, stage);
+    return (async () => {
+      const collection = known ?? (await this.ensureCollection(target));
+      if (opts.after) await opts.after;
+      return this.write(target, collection, parsed, body, opts, receivedAt, stage);
+    })();
+  }
+
+  private write(target: IngestTarget, collection: CollectionRecord, parsed: ParsedBatch, body: Buffer, opts: AcceptOptions, receivedAt: number, stage?: (r: IdempotentResult) => void): Promise<IdempotentResult> {
     const result = { accepted: parsed.records };
+    let written: Promise<number>;
     try {
-      const written = this.s.spool.append(
+      written = this.s.spool.append(
         { collection_id: collection.id, project_id: target.projectId, received_at: receivedAt, records: parsed.records, format: parsed.format, body },
         stage ? () => stage(result) : undefined,
       );
-      // The put is issued synchronously by append: later frames may queue behind it now.
-      opts.queued?.();
-      await written;
     } catch (err) {
-      this.gate.storageFailed();
-      this.s.log.warn({ err, project_id: target.projectId }, 'spool write failed');
-      const refusal = spoolFull('spool_full_storage_write');
-      throw new ApiError(refusal.code, refusal.message, { headers: refusal.headers, details: refusal.details, cause: err });
+      return Promise.reject(this.storageFailure(target, err));
     }
-    return result;
+    // The put is issued synchronously by append: later frames may queue behind it now.
+    opts.queued?.();
+    return written.then(
+      () => result,
+      (err: unknown) => {
+        throw this.storageFailure(target, err);
+      },
+    );
+  }
+
+  private storageFailure(target: IngestTarget, err: unknown): ApiError {
+    // A refusal from the spool (the collection was dropped meanwhile) is not a storage failure.
+    if (err instanceof ApiError) return err;
+    this.gate.storageFailed();
+    this.s.log.warn({ err, project_id: target.projectId }, 'spool write failed');
+    const refusal = spoolFull('spool_full_storage_write');
+    return new ApiError(refusal.code, refusal.message, { headers: refusal.headers, details: refusal.details, cause: err });
   }
 
   /** The key whose secret is `secret`, exactly as `findBySecret` would answer, without hashing each time. */
@@ -157,18 +211,29 @@ export class IngestCore {
     return found;
   }
 
-  private async collection(target: IngestTarget): Promise<CollectionRecord> {
-    const ref = `${target.source.id}/${target.slug}`;
+  /** The target's live collection when its id is remembered (re-read and checked every time), else undefined. */
+  private knownCollection(target: IngestTarget): CollectionRecord | undefined {
+    const ref = target.source.id + '/' + target.slug;
+    const live = this.liveCollections.get(ref);
+    if (live && live.generation === this.generation) return live.collection;
     const id = this.collectionIds.get(ref);
-    if (id) {
-      const c = this.records.get(this.s.collections.table.db, [target.source.id, id], `col:${id}`);
-      if (c && c.slug === target.slug && !c.deleted_at) return c;
-      this.collectionIds.delete(ref);
+    if (!id) return undefined;
+    const c = this.records.get(this.s.collections.table.db, [target.source.id, id], 'col:' + id);
+    if (c && c.slug === target.slug && !c.deleted_at) {
+      if (this.liveCollections.size >= MAX_REMEMBERED) this.liveCollections.clear();
+      this.liveCollections.set(ref, { generation: this.generation, collection: c });
+      return c;
     }
+    this.collectionIds.delete(ref);
+    return undefined;
+  }
+
+  /** Find or create the target's collection (first data for a slug) and remember its id. */
+  private async ensureCollection(target: IngestTarget): Promise<CollectionRecord> {
     const known = this.s.collections.bySlug(target.source.id, target.slug);
     const c = known && !known.deleted_at ? known : await this.s.collections.ensure(target.source, target.slug);
     if (this.collectionIds.size >= MAX_REMEMBERED) this.collectionIds.clear();
-    this.collectionIds.set(ref, c.id);
+    this.collectionIds.set(target.source.id + '/' + target.slug, c.id);
     return c;
   }
 

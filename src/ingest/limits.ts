@@ -6,6 +6,12 @@ export const MAX_RECORDS_PER_REQUEST = 100_000;
 /** Largest single NDJSON line (one record), bytes. Arrays and single objects are bounded by the body limit. */
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
+/**
+ * Deepest nesting of objects and arrays in one record (the record itself is level 1). Deeper
+ * records overflow the stack of recursive consumers (the schema pipeline, JSON.stringify).
+ */
+export const MAX_NESTING_DEPTH = 1000;
+
 /** Longest `Idempotency-Key` header or WebSocket `stream` name. */
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 

@@ -1,4 +1,5 @@
 import type { Database, DatabaseOptions, Key } from 'lmdb';
+import { ApiError } from '../errors.js';
 import type { Store } from '../store/db.js';
 import type { BatchFormat } from './framing.js';
 
@@ -73,12 +74,20 @@ export class Spool {
   private nextSeq = 1;
   private nextLeaseId = 1;
   private readonly queues = new Map<string, CollectionQueue>();
+  /**
+   * Collections dropped since start: a late append (issued before the drop, committed after it)
+   * must not resurrect their queue, and a new append into one is refused.
+   */
+  private readonly dropped = new Set<string>();
   private readonly projects = new Map<string, ProjectCounters>();
   private inFlight = 0;
   private totalPending = 0;
   private totalProcessing = 0;
   private readonly drainListeners: DrainListener[] = [];
   private readonly appendListeners: (() => void)[] = [];
+  /** The last commit promise lmdb returned for a put, and its commit-and-flush promise. */
+  private lastWritten: Promise<unknown> | null = null;
+  private lastDurable: Promise<unknown> | null = null;
 
   constructor(private readonly store: Store) {
     this.entries = openPlain<SpoolEntry, number>(store, 'spool');
@@ -101,52 +110,107 @@ export class Spool {
   /**
    * Store one entry durably. `stageWithin` runs synchronously right after the puts, so anything it
    * writes (the idempotency record) commits in the same transaction. Resolves with the sequence
-   * number once the commit is flushed; rejects (nothing stored) when the write fails.
+   * number once the commit is flushed; rejects (nothing stored) when the write fails. Not for use
+   * inside a `store.transaction` callback (its puts return no per-transaction commit promise).
    */
-  async append(input: SpoolInput, stageWithin?: () => void): Promise<number> {
+  append(input: SpoolInput, stageWithin?: () => void): Promise<number> {
+    if (this.dropped.has(input.collection_id)) return Promise.reject(new ApiError('source_deleted', `Collection ${input.collection_id} is deleted`));
     const seq = this.nextSeq++;
-    this.inFlight += input.records;
-    let written: Promise<unknown>;
-    let flushed: Promise<unknown>;
+    const records = input.records;
+    this.inFlight += records;
+    let durable: Promise<unknown>;
     try {
-      written = this.entries.put(seq, input);
-      this.index.put([input.collection_id, seq], [input.records, input.project_id]);
+      const written = this.entries.put(seq, input);
+      this.index.put([input.collection_id, seq], [records, input.project_id]);
       stageWithin?.();
-      flushed = new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject));
+      durable = this.durable(written);
     } catch (err) {
-      this.inFlight -= input.records;
-      throw err;
+      this.inFlight -= records;
+      return Promise.reject(err);
     }
-    try {
-      await Promise.all([written, flushed]);
-    } finally {
-      this.inFlight -= input.records;
+    return durable.then(
+      () => {
+        this.inFlight -= records;
+        if (this.dropped.has(input.collection_id)) {
+          // Dropped while this put was in flight: the drop may have run before it landed, so remove
+          // it here (idempotent) and count nothing.
+          this.entries.remove(seq);
+          this.index.remove([input.collection_id, seq]);
+          return seq;
+        }
+        const q = this.queue(input.collection_id, input.project_id);
+        q.records += records;
+        q.entries++;
+        this.project(input.project_id).pending += records;
+        this.totalPending += records;
+        for (const fn of this.appendListeners) fn();
+        return seq;
+      },
+      (err: unknown) => {
+        this.inFlight -= records;
+        throw err;
+      },
+    );
+  }
+
+  /**
+   * Resolves once the write transaction `written` belongs to is committed and flushed to disk.
+   * lmdb-js hands every unconditional put of one transaction the same commit promise, and the
+   * transaction's flush promise is the environment's `flushed` right after the put: both are
+   * shared, so one combined promise per transaction serves all of its appends.
+   */
+  private durable(written: Promise<unknown>): Promise<unknown> {
+    if (written !== this.lastWritten || !this.lastDurable) {
+      this.lastWritten = written;
+      this.lastDurable = Promise.all([written, new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject))]);
     }
-    const q = this.queue(input.collection_id, input.project_id);
-    q.records += input.records;
-    q.entries++;
-    this.project(input.project_id).pending += input.records;
-    this.totalPending += input.records;
-    for (const fn of this.appendListeners) fn();
-    return seq;
+    return this.lastDurable;
   }
 
   /**
    * Lease the oldest entries of one collection that has no lease (collections take turns), up to
    * `maxRecords` records but always at least one entry. Null when nothing is waiting. Different
    * collections can be leased in parallel; one collection has at most one lease at a time, so a
-   * consumer sees each collection's entries in sequence order.
+   * consumer sees each collection's entries in sequence order. `limitOf` narrows one collection's
+   * batches (the pipeline isolates a batch that keeps failing).
    */
-  lease(maxRecords: number): SpoolLease | null {
+  lease(maxRecords: number, limitOf?: (collectionId: string) => number | undefined): SpoolLease | null {
+    // Each collection at most once per call: a re-added (sent to the back) entry is visited again by
+    // a live Map iteration, so walk a bounded number of steps.
+    let budget = this.queues.size;
     for (const [collectionId, q] of this.queues) {
+      if (budget-- <= 0) break;
       if (q.lease || q.entries === 0) continue;
-      const lease = this.leaseFrom(collectionId, q, maxRecords);
+      const lease = this.leaseFrom(collectionId, q, Math.min(maxRecords, limitOf?.(collectionId) ?? maxRecords));
       // Take turns: the collection just served goes to the back.
       this.queues.delete(collectionId);
+      if (!lease) {
+        // The counters promised entries the index does not have: rebuild them from the index.
+        this.recount(collectionId, q);
+        if (q.entries > 0) this.queues.set(collectionId, q);
+        continue;
+      }
       this.queues.set(collectionId, q);
-      if (lease) return lease;
+      return lease;
     }
     return null;
+  }
+
+  /** Set a collection's counters (and its project's and the total) to what its index holds. */
+  private recount(collectionId: string, q: CollectionQueue): void {
+    let records = 0;
+    let entries = 0;
+    for (const { key, value } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+      if (this.entries.doesExist(key[1])) {
+        records += value[0];
+        entries++;
+      }
+    }
+    const delta = records - q.records;
+    q.records = records;
+    q.entries = entries;
+    this.project(q.projectId).pending += delta;
+    this.totalPending += delta;
   }
 
   private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number): SpoolLease | null {
@@ -213,6 +277,7 @@ export class Spool {
 
   /** Remove every entry of a collection (the collection is being destroyed). */
   async dropCollection(collectionId: string): Promise<void> {
+    this.dropped.add(collectionId);
     const q = this.queues.get(collectionId);
     await this.store.transaction(() => {
       for (const key of this.index.getKeys({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {

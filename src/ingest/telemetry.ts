@@ -36,6 +36,7 @@ export function reasonFor(code: ErrorCode): PipelineErrorReason {
       return 'spool_full_wal_unavailable';
     case 'unsupported_media_type':
     case 'request_malformed_json':
+    case 'idempotency_key_reused':
       return 'request_validation_failed';
     default:
       return 'server_error';
@@ -59,6 +60,14 @@ export interface MinuteCounters {
   samples: number;
 }
 
+interface LiveMinute {
+  key: string;
+  projectId: string;
+  minute: number;
+  counters: MinuteCounters;
+  dirty: boolean;
+}
+
 /** Refusals that cannot be tied to a project (no or unknown key) are kept under this id. */
 export const NODE_SUBJECT = '_node';
 
@@ -73,7 +82,8 @@ const MINUTE_MS = 60_000;
  */
 export class PipelineTelemetry {
   private readonly db: Database<MinuteCounters, [string, number]>;
-  private readonly live = new Map<string, { projectId: string; minute: number; counters: MinuteCounters; dirty: boolean }>();
+  private readonly live = new Map<string, LiveMinute>();
+  private lastEntry: LiveMinute | null = null;
   private timer: NodeJS.Timeout | null = null;
   private spool: Spool | null = null;
   private unsubscribe: (() => void) | null = null;
@@ -164,15 +174,22 @@ export class PipelineTelemetry {
 
   private counters(projectId: string): MinuteCounters {
     const minute = minuteOf(this.clock.now());
+    // Consecutive requests mostly count for the same project and minute: skip building the key.
+    const last = this.lastEntry;
+    if (last && last.projectId === projectId && last.minute === minute && this.live.get(last.key) === last) {
+      last.dirty = true;
+      return last.counters;
+    }
     const key = liveKey(projectId, minute);
     let entry = this.live.get(key);
     if (!entry) {
       // A restart within the minute continues its stored counters.
       const counters = this.db.get([projectId, minute]) ?? emptyCounters();
-      entry = { projectId, minute, counters, dirty: true };
+      entry = { key, projectId, minute, counters, dirty: true };
       this.live.set(key, entry);
     }
     entry.dirty = true;
+    this.lastEntry = entry;
     return entry.counters;
   }
 }

@@ -23,6 +23,23 @@ export const PREFLIGHT_HEADERS: Readonly<Record<string, string>> = Object.freeze
 export interface ResponseState {
   aborted: boolean;
   done: boolean;
+  /** Called when the client goes away (`readBody` frees the bytes it counted). */
+  onAbort?: (() => void) | undefined;
+}
+
+/** Counts the bytes of bodies being read against the in-memory cap (the ingest gate). */
+export interface BodyBudget {
+  /** Count `bytes` more; false (nothing counted) when that would pass the cap. */
+  tryHold(bytes: number): boolean;
+  release(bytes: number): void;
+}
+
+export interface ReadBodyOptions {
+  budget: BodyBudget;
+  /** Refusal when the budget is exhausted (503 + Retry-After). */
+  full: () => ApiError;
+  /** The whole body must arrive within this many ms of the call. */
+  timeoutMs: number;
 }
 
 /**
@@ -33,30 +50,78 @@ export function parseQuery(raw: string, allowed: readonly string[]): { values: R
   const values: Record<string, string> = {};
   let error: ApiError | null = null;
   if (!raw) return { values, error };
-  for (const [k, v] of new URLSearchParams(raw)) {
+  const add = (k: string, v: string) => {
     if (!allowed.includes(k)) error ??= invalidField(`query.${k}`, `is not a known parameter; ingest takes ${allowed.join(', ')}`);
     else if (k in values) error ??= invalidField(`query.${k}`, 'is given more than once; send it once');
     else values[k] = v;
+  };
+  // Nothing to decode (the usual `key=…&collection=…`): split by hand, URLSearchParams costs more per request.
+  if (raw.indexOf('%') === -1 && raw.indexOf('+') === -1) {
+    let start = 0;
+    while (start <= raw.length) {
+      let end = raw.indexOf('&', start);
+      if (end === -1) end = raw.length;
+      if (end > start) {
+        const eq = raw.indexOf('=', start);
+        if (eq === -1 || eq > end) add(raw.slice(start, end), '');
+        else add(raw.slice(start, eq), raw.slice(eq + 1, end));
+      }
+      start = end + 1;
+    }
+    return { values, error };
   }
+  for (const [k, v] of new URLSearchParams(raw)) add(k, v);
   return { values, error };
 }
 
 /**
  * Read a body of at most `limit` bytes with one copy: into a buffer sized from Content-Length when
  * known, else collected in chunks. Over the limit: `payload_too_large`, and the rest is ignored.
+ *
+ * Memory is counted from the start: the declared length at once (it is allocated now), chunked
+ * bytes as they arrive; past the budget the read fails with `opts.full()`. A body not complete
+ * within `opts.timeoutMs` fails too (the caller answers and closes the connection). On success
+ * `done` gets `release`, which the caller calls once it no longer needs the raw bytes counted; on
+ * failure or abort they are released here.
  */
-export function readBody(res: HttpResponse, state: ResponseState, declared: number, limit: number, done: (err: ApiError | null, body: Buffer) => void): void {
+export function readBody(res: HttpResponse, state: ResponseState, declared: number, limit: number, done: (err: ApiError | null, body: Buffer, release: () => void) => void, opts: ReadBodyOptions): void {
   let size = 0;
   let failed = false;
+  let held = 0;
+  const release = () => {
+    if (held > 0) opts.budget.release(held);
+    held = 0;
+  };
+  const watch: ReadWatch = { deadline: Date.now() + opts.timeoutMs, expire: () => fail(bodyTimeout(opts.timeoutMs)) };
+  const fail = (err: ApiError) => {
+    failed = true;
+    unwatchRead(watch);
+    release();
+    done(err, EMPTY, release);
+  };
+  if (declared > 0) {
+    if (!opts.budget.tryHold(declared)) return fail(opts.full());
+    held = declared;
+  }
+  let finished = false;
+  state.onAbort = () => {
+    // Gone mid-body: end the request (its in-flight count, its bytes); no answer can be sent.
+    if (!failed && !finished) fail(new ApiError('request_validation_failed', 'The client closed the connection before sending the whole body'));
+    else release();
+  };
+  watchRead(watch);
   const fixed = declared > 0 ? Buffer.allocUnsafe(declared) : null;
   const chunks: Buffer[] = [];
   res.onData((chunk, isLast) => {
     if (failed || state.aborted) return;
     const n = chunk.byteLength;
     if (size + n > limit || (fixed && size + n > fixed.length)) {
-      failed = true;
-      done(size + n > limit ? tooLarge(limit) : new ApiError('request_validation_failed', 'The body is longer than its Content-Length'), Buffer.alloc(0));
+      fail(size + n > limit ? tooLarge(limit) : new ApiError('request_validation_failed', 'The body is longer than its Content-Length'));
       return;
+    }
+    if (!fixed && n > 0) {
+      if (!opts.budget.tryHold(n)) return fail(opts.full());
+      held += n;
     }
     // uWS neuters the chunk after this callback returns: copy it now.
     if (n > 0) {
@@ -64,9 +129,57 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
       else chunks.push(Buffer.from(new Uint8Array(chunk)));
     }
     size += n;
-    if (isLast) done(null, fixed ? fixed.subarray(0, size) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    if (isLast) {
+      finished = true;
+      unwatchRead(watch);
+      done(null, fixed ? fixed.subarray(0, size) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), release);
+    }
   });
 }
+
+const EMPTY = Buffer.alloc(0);
+
+function bodyTimeout(ms: number): ApiError {
+  return new ApiError('request_validation_failed', `The body did not arrive within ${ms / 1000} s; the connection is closed. Send smaller requests or retry`, {
+    details: { reason: 'body_timeout', limit_ms: ms },
+  });
+}
+
+interface ReadWatch {
+  deadline: number;
+  expire: () => void;
+}
+
+/**
+ * Bodies being read, checked against their deadline by one shared timer (running only while some
+ * are): cheaper per request than a timer each.
+ */
+const reads = new Set<ReadWatch>();
+let watchdog: NodeJS.Timeout | null = null;
+
+function watchRead(w: ReadWatch): void {
+  reads.add(w);
+  if (watchdog) return;
+  watchdog = setInterval(() => {
+    const now = Date.now();
+    for (const r of reads) {
+      if (now < r.deadline) continue;
+      reads.delete(r);
+      r.expire();
+    }
+    if (reads.size === 0 && watchdog) {
+      clearInterval(watchdog);
+      watchdog = null;
+    }
+  }, WATCHDOG_MS);
+  watchdog.unref();
+}
+
+function unwatchRead(w: ReadWatch): void {
+  reads.delete(w);
+}
+
+const WATCHDOG_MS = 250;
 
 /** Undo `Content-Encoding` (gzip, deflate, identity) without producing more than `limit` bytes. */
 export function decode(encoding: string, body: Buffer, limit: number): Promise<Buffer> {
@@ -92,19 +205,21 @@ export function tooLarge(limit: number, what = ''): ApiError {
 }
 
 /** Write a response with the CORS headers (corked; uWS needs that outside its own callbacks). */
-export function send(res: HttpResponse, state: ResponseState, status: number, json: string, headers: Record<string, string> = {}, close = false): void {
+export function send(res: HttpResponse, state: ResponseState, status: number, json: string, headers?: Record<string, string>, close = false): void {
   if (state.aborted || state.done) return;
   state.done = true;
   res.cork(() => {
     res.writeStatus(STATUS_LINES[status] ?? `${status} ${STATUS_CODES[status] ?? ''}`);
     res.writeHeader('content-type', 'application/json; charset=utf-8');
     res.writeHeader(ALLOW_ORIGIN, '*');
-    let extra = false;
-    for (const k in headers) {
-      res.writeHeader(k, headers[k]!);
-      extra = true;
+    if (headers) {
+      let extra = false;
+      for (const k in headers) {
+        res.writeHeader(k, headers[k]!);
+        extra = true;
+      }
+      if (extra) res.writeHeader(EXPOSE[0], EXPOSE[1]);
     }
-    if (extra) res.writeHeader(EXPOSE[0], EXPOSE[1]);
     res.end(json, close);
   });
 }
@@ -119,3 +234,31 @@ export function sendError(res: HttpResponse, state: ResponseState, err: ApiError
 export function acceptedJson(accepted: number): string {
   return `{"message":"Accepted","data":{"accepted":${accepted}},"status":202,"error":null,"pagination":null,"endpoint":"${INGEST_ENDPOINT}"}`;
 }
+
+/**
+ * The bytes of a 202 answer, encoded once: uWS copies Buffers as they are instead of converting a
+ * JS string per call. The single-record answer is the common one and kept whole.
+ */
+const B = {
+  status: Buffer.from('202 Accepted'),
+  contentType: Buffer.from('content-type'),
+  json: Buffer.from('application/json; charset=utf-8'),
+  allowOrigin: Buffer.from(ALLOW_ORIGIN),
+  star: Buffer.from('*'),
+  one: Buffer.from(acceptedJson(1)),
+};
+
+/** Write `202 { accepted }` (with `Idempotent-Replayed: true` for a replayed result). */
+export function sendAccepted(res: HttpResponse, state: ResponseState, accepted: number, replayed: boolean): void {
+  if (replayed) return send(res, state, 202, acceptedJson(accepted), REPLAYED);
+  if (state.aborted || state.done) return;
+  state.done = true;
+  res.cork(() => {
+    res.writeStatus(B.status);
+    res.writeHeader(B.contentType, B.json);
+    res.writeHeader(B.allowOrigin, B.star);
+    res.end(accepted === 1 ? B.one : acceptedJson(accepted));
+  });
+}
+
+const REPLAYED: Readonly<Record<string, string>> = Object.freeze({ 'idempotent-replayed': 'true' });

@@ -16,7 +16,9 @@ interface Connection {
   nextSeq: number;
   /** Frames received and not yet answered. */
   pending: number;
-  /** Settles when the previous frame's entry is queued: frames are spooled in the order sent. */
+  /** Frames whose spool put is not issued yet. */
+  unqueued: number;
+  /** Settles when every frame so far has its entry queued (meaningful while `unqueued` > 0). */
   tail: Promise<void>;
   closed: boolean;
 }
@@ -40,6 +42,9 @@ export function mountWsIngest(app: TemplatedApp, s: Services, ctx: FrontContext)
     idleTimeout: 120,
     sendPingsAutomatically: true,
     maxBackpressure: 4 * 1024 * 1024,
+    // A client that never reads its answers is closed once 4 MiB of them are buffered, rather than
+    // having later answers dropped silently (uWS's default past the limit).
+    closeOnBackpressureLimit: true,
     upgrade: (res, req, context) => {
       const rawQuery = req.getQuery() ?? '';
       const wsKey = req.getHeader('sec-websocket-key');
@@ -55,7 +60,7 @@ export function mountWsIngest(app: TemplatedApp, s: Services, ctx: FrontContext)
         if (query.error) throw query.error;
         const stream = query.values.stream === undefined ? undefined : checkIdempotencyKey(query.values.stream, 'query.stream');
         const seq = parseSeq(query.values.seq);
-        const conn: Connection = { secret: query.values.key!, slug: query.values.collection, projectId, stream, nextSeq: seq, pending: 0, tail: Promise.resolve(), closed: false };
+        const conn: Connection = { secret: query.values.key!, slug: query.values.collection, projectId, stream, nextSeq: seq, pending: 0, unqueued: 0, tail: Promise.resolve(), closed: false };
         res.upgrade<Connection>(conn, wsKey, wsProtocol, wsExtensions, context);
       } catch (err) {
         sendError(res, state, ctx.core.countError(projectId, toApiError(err)), true);
@@ -71,16 +76,29 @@ export function mountWsIngest(app: TemplatedApp, s: Services, ctx: FrontContext)
       const frame = Buffer.from(new Uint8Array(message));
       conn.pending++;
       const done = ctx.begin();
-      const after = conn.tail;
-      let queued!: () => void;
-      const own = new Promise<void>((r) => (queued = r));
-      // The next frame waits for this one and, through it, for every earlier one.
-      conn.tail = after.then(() => own);
-      void handleFrame(ws, conn, seq, frame, after, queued).finally(() => {
+      // Frames are spooled in the order sent: wait only when an earlier frame's put is not issued yet
+      // (gzip, a new collection); usually each frame's put is issued before its callback returns.
+      const after = conn.unqueued > 0 ? conn.tail : undefined;
+      conn.unqueued++;
+      let isQueued = false;
+      let release: (() => void) | null = null;
+      const queued = () => {
+        if (isQueued) return;
+        isQueued = true;
+        conn.unqueued--;
+        release?.();
+      };
+      const finish = () => {
         queued();
         conn.pending--;
         done();
-      });
+      };
+      handleFrame(ws, conn, seq, frame, after, queued).then(finish, finish);
+      if (!isQueued) {
+        // Later frames wait for this one and, through `after`, for every earlier one.
+        const own = new Promise<void>((r) => (release = r));
+        conn.tail = after ? after.then(() => own) : own;
+      }
     },
     close: (ws, code) => {
       const conn = ws.getUserData();
@@ -90,7 +108,7 @@ export function mountWsIngest(app: TemplatedApp, s: Services, ctx: FrontContext)
     },
   });
 
-  async function handleFrame(ws: WebSocket<Connection>, conn: Connection, seq: number, frame: Buffer, after: Promise<void>, queued: () => void): Promise<void> {
+  async function handleFrame(ws: WebSocket<Connection>, conn: Connection, seq: number, frame: Buffer, after: Promise<void> | undefined, queued: () => void): Promise<void> {
     let target;
     try {
       if (ctx.stopping()) throw ctx.core.countError(conn.projectId, new ApiError('service_unavailable', 'The server is shutting down; resend this frame after reconnecting', { headers: { 'retry-after': '5' } }));
@@ -105,9 +123,10 @@ export function mountWsIngest(app: TemplatedApp, s: Services, ctx: FrontContext)
       return;
     }
     try {
-      ctx.core.admit(target, frame.length);
+      const idempotencyKey = conn.stream === undefined ? undefined : `ws:${conn.stream}:${seq}`;
+      ctx.core.admit(target, frame.length, idempotencyKey);
       const body = isGzip(frame) ? await decode('gzip', frame, ctx.maxBytes).catch((e: unknown) => Promise.reject(ctx.core.countError(target.projectId, toApiError(e)))) : frame;
-      const outcome = await ctx.core.accept(target, body, { ndjson: false, idempotencyKey: conn.stream === undefined ? undefined : `ws:${conn.stream}:${seq}`, after, queued });
+      const outcome = await ctx.core.accept(target, body, { ndjson: false, idempotencyKey, after, queued });
       reply(ws, conn, outcome.replayed ? `{"seq":${seq},"accepted":${outcome.accepted},"replayed":true}` : `{"seq":${seq},"accepted":${outcome.accepted}}`);
     } catch (err) {
       reply(ws, conn, errorFrame(seq, toApiError(err)));

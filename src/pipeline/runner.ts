@@ -5,12 +5,14 @@ import type { CollectionRecord } from '../catalog/records.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { Spool, SpoolLease } from '../ingest/spool.js';
+import type { PipelineErrorReason } from '../ingest/telemetry.js';
+import type { SchemaProposal } from '../schema/proposals.js';
 import { rulesOf } from '../schema/rules.js';
 import type { WorkerPool } from './pool.js';
 import type { BatchEntry } from './decode.js';
 import type { BatchResult } from './process-batch.js';
 import { createBatchResolution } from './resolver.js';
-import type { SchemaService } from './schema-service.js';
+import { StaleBatchError, type SchemaService } from './schema-service.js';
 
 /**
  * The lease's bodies copied into one buffer that is transferred to the worker (one memcpy here,
@@ -39,6 +41,11 @@ const DETECTOR_INTERVAL_MS = 10_000;
 /** Unclassified-retention sweep period. */
 const RETENTION_SWEEP_MS = 3_600_000;
 const RETRY_MAX_MS = 30_000;
+/**
+ * Attempts on one batch before it is isolated: a batch of several spool entries is narrowed to its
+ * first half; a lone entry is set aside as unprocessable (its records never block the collection).
+ */
+export const POISON_ATTEMPTS = 3;
 
 export interface RunnerDeps {
   spool: Spool;
@@ -51,6 +58,8 @@ export interface RunnerDeps {
   pool: WorkerPool;
   clock: Clock;
   log: Logger;
+  /** Counts entries set aside as unprocessable (reason `server_error`). */
+  telemetry?: { recordError(projectId: string | null, reason: PipelineErrorReason): void };
   /** Typed field columns in collection files (default true; false: documents only — benchmarks compare). */
   typedColumns?: boolean;
 }
@@ -71,6 +80,10 @@ export class PipelineRunner {
   private unsubscribe: (() => void) | null = null;
   /** Collections backing off after a failed batch: id → earliest retry time. */
   private readonly backoff = new Map<string, { until: number; delay: number }>();
+  /** Consecutive failures of a collection's batch (same spool range). */
+  private readonly failing = new Map<string, { firstSeq: number; attempts: number }>();
+  /** Collections whose batches are narrowed to isolate a failing entry: records per lease, until a batch passes `untilSeq`. */
+  private readonly narrow = new Map<string, { limit: number; untilSeq: number }>();
   private processedBatches = 0;
   private readonly detectedAt = new Map<string, number>();
   private retentionTimer: ReturnType<typeof setInterval> | null = null;
@@ -112,13 +125,41 @@ export class PipelineRunner {
     if (Date.now() - last < DETECTOR_INTERVAL_MS) return;
     this.detectedAt.set(c.id, Date.now());
     const report = await this.d.schema.report(c);
-    const safe = report.proposals.filter((p) => !p.read_by_mapping && p.shapes_after < report.shapes.before);
+    const safe = await this.chooseProposals(c, report.proposals.filter((p) => !p.read_by_mapping), report.shapes.before);
     if (safe.length === 0) return;
-    await this.d.collections.update(c.source_id, c.id, (cur) => ({
+    const updated = await this.d.collections.update(c.source_id, c.id, (cur) => ({
       schema_opaque_paths: [...cur.schema_opaque_paths, ...safe.map((p) => p.path)],
       schema_tracked_paths: [...cur.schema_tracked_paths, ...safe.flatMap((p) => p.tracked.map((t) => [...p.path, t]))],
     }));
+    if (updated) await this.d.schema.rulesChanged(updated);
     this.d.log.info({ collection_id: c.id, paths: safe.map((p) => p.path) }, 'schema detector applied opaque paths');
+  }
+
+  /**
+   * The proposals to apply together: all candidates at once must merge shapes (some only help
+   * together: two invented-key maps in one record each keep shapes apart alone); then, one after
+   * another, each is dropped again if the count without it is no higher — so only proposals that
+   * take part in merging are applied.
+   */
+  private async chooseProposals(c: CollectionRecord, candidates: SchemaProposal[], before: number): Promise<SchemaProposal[]> {
+    if (candidates.length === 0) return [];
+    const current = rulesOf(c);
+    const count = (ps: SchemaProposal[]) =>
+      this.d.schema.shapesUnder(c, {
+        ...current,
+        opaquePaths: [...current.opaquePaths, ...ps.map((p) => p.path)],
+        trackedPaths: [...current.trackedPaths, ...ps.flatMap((p) => p.tracked.map((t) => [...p.path, t]))],
+      });
+    let chosen = candidates;
+    const best = await count(chosen);
+    if (best >= before) return [];
+    // Least helpful alone first: the first to be found unnecessary.
+    for (const p of [...candidates].sort((a, b) => b.shapes_after - a.shapes_after)) {
+      if (chosen.length === 1) break;
+      const without = chosen.filter((x) => x !== p);
+      if ((await count(without)) <= best) chosen = without;
+    }
+    return chosen;
   }
 
   /** Batches committed since start. */
@@ -131,7 +172,7 @@ export class PipelineRunner {
     if (this.stopped) return;
     const skipped: SpoolLease[] = [];
     while (this.busy < this.d.pool.size) {
-      const lease = this.d.spool.lease(LEASE_MAX_RECORDS);
+      const lease = this.d.spool.lease(LEASE_MAX_RECORDS, (id) => this.narrow.get(id)?.limit);
       if (!lease) break;
       const b = this.backoff.get(lease.collectionId);
       if (b && b.until > Date.now()) {
@@ -189,21 +230,30 @@ export class PipelineRunner {
       free();
       const plan = resolution.plan();
       if (!plan) throw new Error('the batch finished without a plan');
-      // Rules changed (re-key) while the batch ran: its plan names pre-re-key shapes; redo it.
-      if ((await schema.heldBook(collection.id)) !== book) throw new Error('collection re-keyed during the batch');
       const brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
       let manifests: ReturnType<SchemaService['stageCommit']> = [];
+      // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
+      // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
       await spool.complete(lease, () => {
-        manifests = schema.stageCommit(collection, plan, result!.files, { first: lease.firstSeq, last: lease.lastSeq });
+        manifests = schema.stageCommit(collection, plan, result!.files, { first: lease.firstSeq, last: lease.lastSeq }, book);
       });
-      await schema.applyCommitted(collection, plan, manifests);
+      schema.applyCommitted(collection, plan, manifests, book);
       this.backoff.delete(collection.id);
+      this.failing.delete(collection.id);
+      const n = this.narrow.get(collection.id);
+      if (n && lease.lastSeq >= n.untilSeq) this.narrow.delete(collection.id);
       this.processedBatches++;
       if (brought) {
         await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
       }
     } catch (err) {
       if (result) for (const f of result.files) rmSync(join(filesDir, f.path), { force: true });
+      if (err instanceof StaleBatchError) {
+        // Not a failure: released, it is leased again at once (pump) under the new rules.
+        spool.release(lease);
+        return;
+      }
+      if ((await this.isolate(lease, err)) === 'set_aside') return;
       spool.release(lease);
       const prev = this.backoff.get(lease.collectionId)?.delay ?? 0;
       const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
@@ -211,6 +261,47 @@ export class PipelineRunner {
       if (!this.stopped) log.error({ err, collection_id: lease.collectionId, first_seq: lease.firstSeq, retry_in_ms: delay }, 'pipeline batch failed; it will be retried');
       this.schedule(delay);
     }
+  }
+
+  /**
+   * Count a failure of `lease`; at POISON_ATTEMPTS in a row, narrow the collection's batches to the
+   * lease's first half of entries, or, when the lease is one entry, set that entry aside: copied
+   * with the error to `pipeline_unprocessable` in the transaction that removes it from the spool,
+   * counted as a pipeline error (`server_error`). Later records of the collection then flow.
+   */
+  private async isolate(lease: SpoolLease, err: unknown): Promise<'retry' | 'narrowed' | 'set_aside'> {
+    const id = lease.collectionId;
+    const f = this.failing.get(id);
+    // Keyed by the first entry only: entries appended meanwhile may lengthen the retried lease.
+    const attempts = f && f.firstSeq === lease.firstSeq ? f.attempts + 1 : 1;
+    this.failing.set(id, { firstSeq: lease.firstSeq, attempts });
+    if (attempts < POISON_ATTEMPTS || this.stopped) return 'retry';
+    this.failing.delete(id);
+    // Retry the narrowed batch promptly (the backoff starts over).
+    this.backoff.set(id, { until: 0, delay: 0 });
+    if (lease.entries.length > 1) {
+      let half = 0;
+      for (const e of lease.entries.slice(0, lease.entries.length >> 1)) half += e.records;
+      this.narrow.set(id, { limit: Math.max(1, half), untilSeq: Math.max(lease.lastSeq, this.narrow.get(id)?.untilSeq ?? 0) });
+      this.d.log.warn({ collection_id: id, first_seq: lease.firstSeq, last_seq: lease.lastSeq, attempts }, 'pipeline batch keeps failing; narrowing it to find the entry');
+      return 'narrowed';
+    }
+    const e = lease.entries[0]!;
+    const error = (err as Error)?.message ?? String(err);
+    try {
+      await this.d.spool.complete(lease, () =>
+        this.d.schema.stageUnprocessable({ collection_id: id, project_id: lease.projectId, seq: e.seq, received_at: e.received_at, records: e.records, format: e.format, body: e.body, error, attempts }),
+      );
+    } catch (err2) {
+      this.d.log.error({ err: err2, collection_id: id, seq: e.seq }, 'setting an unprocessable entry aside failed');
+      return 'retry';
+    }
+    this.backoff.delete(id);
+    const n = this.narrow.get(id);
+    if (n && lease.lastSeq >= n.untilSeq) this.narrow.delete(id);
+    this.d.telemetry?.recordError(lease.projectId, 'server_error');
+    this.d.log.error({ collection_id: id, seq: e.seq, records: e.records, attempts, error }, 'spool entry set aside as unprocessable');
+    return 'set_aside';
   }
 
   /** Wait until nothing is waiting in the spool (tests, benchmarks), or the timeout passes. */

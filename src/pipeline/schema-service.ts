@@ -7,12 +7,23 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
 import { SchemaBook, type BatchPlan } from '../schema/book.js';
 import { FileReader } from '../schema/file-reader.js';
-import { rekey } from '../schema/rekey.js';
+import { countShapesUnder, rekey } from '../schema/rekey.js';
 import { buildReport, type SchemaReport } from '../schema/report.js';
 import { rulesKey, rulesOf, type FingerprintRules } from '../schema/rules.js';
 import { effectiveState, settleByHand, staleIfDue, type SchemaVersionRecord } from '../schema/versions.js';
 import type { WrittenFile } from './process-batch.js';
-import { SchemaStore, type FileManifest } from './schema-store.js';
+import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
+
+/**
+ * A batch planned against a book the collection no longer holds (its rules changed and it was
+ * re-keyed meanwhile): nothing of it may be committed; the caller releases it and runs it again.
+ */
+export class StaleBatchError extends Error {
+  constructor(collectionId: string) {
+    super(`collection ${collectionId} was re-keyed during the batch`);
+    this.name = 'StaleBatchError';
+  }
+}
 
 /** Per-collection totals derived from manifests and versions. */
 export interface CollectionSchemaStats {
@@ -31,6 +42,8 @@ export interface CollectionSchemaStats {
 export class SchemaService {
   readonly db: SchemaStore;
   private readonly books = new Map<string, { book: Promise<SchemaBook>; rulesKey: string }>();
+  /** Per collection: the generation of the book being loaded or held (bumped synchronously when a load or re-key starts). */
+  private readonly generations = new Map<string, number>();
   private readonly stats = new Map<string, CollectionSchemaStats>();
   private reader: Promise<FileReader> | null = null;
 
@@ -70,44 +83,80 @@ export class SchemaService {
     const key = rulesKey(rulesOf(c));
     const cached = this.books.get(c.id);
     if (cached && cached.rulesKey === key) return cached.book;
-    // One load (or re-key) per collection at a time: concurrent callers share it.
+    // From here on, a batch planned against an earlier book cannot commit (stageCommit checks).
+    const generation = this.generation(c.id) + 1;
+    this.generations.set(c.id, generation);
+    // One load (or re-key) per collection at a time: concurrent callers share it. Each builds a new
+    // book from LMDB, never re-keys a held one in place (a batch in flight may still read it).
     const loading = (async () => {
-      const previous = cached ? await cached.book.catch(() => null) : null;
+      if (cached) await cached.book.catch(() => null);
       const owner = { teamId: c.team_id, projectId: c.project_id, collectionId: c.id };
-      const book = previous ?? new SchemaBook(owner, this.db.versions.list(c.id), this.db.shapes.list(c.id));
       const stored = this.db.meta.get(c.id)?.rules_key;
-      if (stored !== undefined && stored !== key) await this.rekey(c, book, key);
-      else if (stored === undefined) await this.db.meta.put(c.id, { rules_key: key });
+      let book: SchemaBook;
+      if (stored !== undefined && stored !== key) book = await this.rekey(c, owner, key);
+      else {
+        book = new SchemaBook(owner, this.db.versions.list(c.id), this.db.shapes.list(c.id));
+        if (stored === undefined) await this.db.meta.put(c.id, { rules_key: key });
+      }
+      book.generation = generation;
       this.statsOf(c.id).schemaCount = book.live().length;
       return book;
     })();
     this.books.set(c.id, { book: loading, rulesKey: key });
-    loading.catch(() => this.books.delete(c.id));
+    loading.catch(() => {
+      if (this.books.get(c.id)?.book === loading) this.books.delete(c.id);
+    });
     return loading;
   }
 
-  /** The book instance currently held for a collection (to detect a re-key during a batch). */
-  heldBook(collectionId: string): Promise<SchemaBook> | undefined {
-    return this.books.get(collectionId)?.book;
+  /**
+   * A collection's settings changed: when its identity rules did, re-key now (not on next use), so
+   * schema_count and reads are current at once. Never throws: a failed re-key is logged, and the
+   * next use of the book tries again.
+   */
+  async rulesChanged(c: CollectionRecord): Promise<void> {
+    const held = this.books.get(c.id);
+    if (!held && this.db.meta.get(c.id) === undefined) return;
+    if (held && held.rulesKey === rulesKey(rulesOf(c))) return;
+    try {
+      await this.book(c);
+    } catch (err) {
+      this.log.error({ err, collection_id: c.id }, 're-keying after a rules change failed; retried on next use');
+    }
   }
 
-  private async rekey(c: CollectionRecord, book: SchemaBook, key: string): Promise<void> {
-    const out = rekey(rulesOf(c), [...book.versions.values()], [...book.shapes.values()], this.clock.now());
-    await this.db.store.transaction(() => {
-      for (const id of out.removedShapes) void this.db.shapes.remove(c.id, id);
-      for (const s of out.shapes) void this.db.shapes.put(c.id, s);
-      for (const v of out.versions) void this.db.versions.put(c.id, v);
+  /** The generation of the collection's current book (0 before its first load). */
+  generation(collectionId: string): number {
+    return this.generations.get(collectionId) ?? 0;
+  }
+
+  /**
+   * Re-fingerprint the stored history under the collection's current rules. It reads versions and
+   * shapes inside its own write transaction, so every batch committed before it is included and
+   * none commits in between (later ones fail the generation check in `stageCommit`).
+   */
+  private async rekey(c: CollectionRecord, owner: ConstructorParameters<typeof SchemaBook>[0], key: string): Promise<SchemaBook> {
+    const rules = rulesOf(c);
+    const now = this.clock.now();
+    const out = await this.db.store.transaction(() => {
+      const o = rekey(rules, this.db.versions.list(c.id), this.db.shapes.list(c.id), now);
+      for (const id of o.removedShapes) void this.db.shapes.remove(c.id, id);
+      for (const s of o.shapes) void this.db.shapes.put(c.id, s);
+      for (const v of o.versions) void this.db.versions.put(c.id, v);
       void this.db.meta.put(c.id, { rules_key: key });
+      return o;
     });
-    book.reset(out.versions, out.shapes);
     this.log.info({ collection_id: c.id, merged_versions: out.merged }, 're-keyed collection schema');
+    return new SchemaBook(owner, out.versions, out.shapes);
   }
 
   /**
    * Stage a batch's outputs in the caller's transaction (the spool's completion): versions,
    * shapes and file manifests. Call `applyCommitted` once the transaction is durable.
    */
-  stageCommit(c: CollectionRecord, plan: BatchPlan, files: readonly WrittenFile[], seq: { first: number; last: number }): FileManifest[] {
+  stageCommit(c: CollectionRecord, plan: BatchPlan, files: readonly WrittenFile[], seq: { first: number; last: number }, book: SchemaBook): FileManifest[] {
+    // Checked inside the transaction: a re-key cannot slip between this check and the writes.
+    if (book.generation !== this.generation(c.id)) throw new StaleBatchError(c.id);
     const now = new Date(this.clock.now()).toISOString();
     for (const v of plan.versions) {
       // Settled never goes back, even if a hand settle landed while the batch was in flight.
@@ -137,12 +186,26 @@ export class SchemaService {
   }
 
   /** After the commit is durable: the in-memory book and totals follow. */
-  async applyCommitted(c: CollectionRecord, plan: BatchPlan, manifests: readonly FileManifest[]): Promise<void> {
-    const book = await this.books.get(c.id)?.book;
-    book?.apply(plan);
+  applyCommitted(c: CollectionRecord, plan: BatchPlan, manifests: readonly FileManifest[], book: SchemaBook): void {
     const st = this.statsOf(c.id);
     for (const m of manifests) st.docBytes += m.doc_bytes;
-    if (book) st.schemaCount = book.live().length;
+    // A book replaced since the commit was built from LMDB, which already holds this batch.
+    if (book.generation !== this.generation(c.id)) return;
+    book.apply(plan);
+    st.schemaCount = book.live().length;
+  }
+
+  /**
+   * Stage setting a spool entry aside as unprocessable (inside the spool's completion
+   * transaction, so the entry leaves the spool exactly when its copy is stored).
+   */
+  stageUnprocessable(entry: Omit<UnprocessableEntry, 'id' | 'set_aside_at'>): void {
+    void this.db.unprocessable.put(entry.collection_id, { ...entry, id: String(entry.seq), set_aside_at: new Date(this.clock.now()).toISOString() });
+  }
+
+  /** Entries of a collection set aside as unprocessable, in sequence order. */
+  unprocessable(collectionId: string): UnprocessableEntry[] {
+    return this.db.unprocessable.list(collectionId).sort((a, b) => a.seq - b.seq);
   }
 
   /** Versions of a collection as the API lists them (effective state at `now`). */
@@ -181,6 +244,12 @@ export class SchemaService {
     const book = await this.book(c);
     const current = rulesOf(c);
     return buildReport({ collectionId: c.id, current, rules: rules ?? current, shapes: [...book.shapes.values()] });
+  }
+
+  /** Distinct shapes the collection's stored shapes collapse to under `rules` (changes nothing). */
+  async shapesUnder(c: CollectionRecord, rules: FingerprintRules): Promise<number> {
+    const book = await this.book(c);
+    return countShapesUnder(rules, book.shapes.values());
   }
 
   /** Collections that have schema state here. */

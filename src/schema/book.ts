@@ -144,8 +144,10 @@ export class SchemaBook {
     const assign = new Map<number, Assignment>();
     const ordered = [...sightings].sort((x, y) => x.firstMs - y.firstMs || y.rows - x.rows || x.key - y.key);
 
+    // Versions this batch opens: later shapes of the same batch may join them too.
+    const opened: string[] = [];
     const classify = (shape: Shape, firstMs: number): string | null => {
-      const match = this.match(shape, settings, getV);
+      const match = this.match(shape, settings, getV, opened);
       if (match) {
         const joined = match.signature_hash === shape.hash ? match : withJoinedShape(match, shape, nowMs);
         draftV.set(match.id, joined);
@@ -154,6 +156,7 @@ export class SchemaBook {
       if (settled >= settings.schema_identity_limit || pool >= settings.schema_candidate_pool) return null;
       const v = openVersion({ id: newVersionId(), ...this.owner, number: nextNumber++, shape, firstMs, nowMs });
       draftV.set(v.id, v);
+      opened.push(v.id);
       pool++;
       return v.id;
     };
@@ -200,21 +203,25 @@ export class SchemaBook {
   }
 
   /** The best version `shape` belongs to under the collection's matching rules, if any. */
-  private match(shape: Shape, settings: BookSettings, getV: (id: string) => SchemaVersionRecord | undefined): SchemaVersionRecord | undefined {
+  private match(shape: Shape, settings: BookSettings, getV: (id: string) => SchemaVersionRecord | undefined, opened: readonly string[]): SchemaVersionRecord | undefined {
     const exact = this.bySignature.get(shape.hash);
     if (exact) {
       const v = this.current(exact);
       if (v) return getV(v.id);
     }
+    for (const id of opened) {
+      const v = getV(id)!;
+      if (v.signature_hash === shape.hash) return v;
+    }
     const nullsAuto = settings.schema_nulls === 'auto';
     const subsetAuto = settings.schema_optional_keys === 'auto';
     if (!nullsAuto && !subsetAuto) return undefined;
     let best: SchemaVersionRecord | undefined;
-    for (const base of this.live()) {
-      const v = getV(base.id)!;
-      if (!joins(shape, v, nullsAuto, subsetAuto)) continue;
-      if (!best || better(v, best)) best = v;
-    }
+    const consider = (v: SchemaVersionRecord) => {
+      if (joins(shape, v, nullsAuto, subsetAuto) && (!best || better(v, best))) best = v;
+    };
+    for (const base of this.live()) consider(getV(base.id)!);
+    for (const id of opened) consider(getV(id)!);
     return best;
   }
 

@@ -142,6 +142,29 @@ describe('HTTP ingest', () => {
     assert.deepEqual([deleted.status, deleted.body.error.code], [401, 'auth_invalid_credentials']);
   });
 
+  it('under concurrent ingest, every request sent after a key deletion is answered is refused', async () => {
+    const g = await createIngestKey(srv, 'hot delete');
+    let stop = false;
+    let accepted = 0;
+    // Keep the key's verification warm (requests between two commits share one check).
+    const streams = Array.from({ length: 8 }, async () => {
+      while (!stop) {
+        const r = await ingest(srv.url, `key=${g.secret}`, '{"a":1}');
+        if (r.status === 202) accepted++;
+      }
+    });
+    while (accepted < 50) await new Promise((r) => setTimeout(r, 5));
+    const del = await srv.delete(`/v1/projects/${g.projectId}/sources/${g.sourceId}/ingest_keys/${g.keyId}`);
+    assert.equal(del.status, 200);
+    const after = await Promise.all(Array.from({ length: 16 }, () => ingest(srv.url, `key=${g.secret}`, '{"a":1}')));
+    stop = true;
+    await Promise.all(streams);
+    assert.deepEqual(
+      after.map((r) => [r.status, r.body.error?.code]),
+      after.map(() => [401, 'auth_invalid_credentials']),
+    );
+  });
+
   it('answers the CORS preflight and other methods with 405', async () => {
     const pre = await fetch(`${srv.url}/ingest?key=${f.secret}`, {
       method: 'OPTIONS',

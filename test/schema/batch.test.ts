@@ -126,15 +126,17 @@ test('docs pages walk many files in time order, forwards and back, each document
     let cursor: string | null = null;
     do {
       const page: any = await listDocs(reader, { files }, { limit: 7, ...(cursor ? { after: cursor } : {}) });
-      pages.push(page.data);
-      seen.push(...page.data.map((d: any) => d.n));
+      // data is the page's JSON text, spliced into the response verbatim.
+      const data = JSON.parse(page.data.text);
+      pages.push(data);
+      seen.push(...data.map((d: any) => d.n));
       cursor = page.pagination.next_cursor;
     } while (cursor);
     assert.deepEqual(seen, expected);
     // Back from the last page.
     const last: any = await listDocs(reader, { files }, { limit: 7, after: (await listDocs(reader, { files }, { limit: 112 })).pagination.next_cursor! });
     const prev: any = await listDocs(reader, { files }, { limit: 7, before: last.pagination.prev_cursor });
-    assert.deepEqual(prev.data, pages[15]);
+    assert.deepEqual(JSON.parse(prev.data.text), pages[15]);
   } finally {
     reader.close();
     rmSync(dir, { recursive: true, force: true });

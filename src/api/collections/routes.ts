@@ -156,6 +156,8 @@ export function collectionRoutes(s: Services): RouteDef[] {
           return patch;
         });
         if (!updated) throw notFound(`Collection ${current.id}`);
+        // New identity rules re-key now, so schema_count (here and in every read) is current.
+        await s.schema.rulesChanged(updated);
         return { data: serializeCollection(s, updated) };
       },
     }),

@@ -1,6 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uws-pack';
 import { ApiError } from '../../errors.js';
+import { responseJson } from './raw-json.js';
 
 /** Per-response state: uWS forbids touching a response after it was aborted or ended. */
 export interface ResponseState {
@@ -59,7 +60,7 @@ function tooLarge(limit: number): ApiError {
 export function sendJson(res: HttpResponse, state: ResponseState, status: number, body: unknown, headers: Record<string, string> = {}): void {
   if (state.aborted || state.done) return;
   state.done = true;
-  const payload = JSON.stringify(body);
+  const payload = responseJson(body);
   res.cork(() => {
     res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
     res.writeHeader('content-type', 'application/json; charset=utf-8');

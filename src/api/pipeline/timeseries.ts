@@ -50,7 +50,8 @@ export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startM
       samples += c.samples;
     }
     const key = iso(bucket);
-    const known = seen > 0 || bucket + step > observedSince;
+    // A bucket that starts after now has not happened yet: unknown (null), not 0.
+    const known = (seen > 0 || bucket + step > observedSince) && bucket <= now;
     const minutesCounted = Math.max(seen, 1);
     throughput.records[key] = known ? [drained, round(drained / minutesCounted)] : [null, null];
     errors.records[key] = known ? [errs, round(errs / minutesCounted)] : [null, null];

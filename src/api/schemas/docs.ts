@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { FileReader } from '../../schema/file-reader.js';
 import type { Pagination } from '../http/envelope.js';
+import { RawJson } from '../http/raw-json.js';
 import type { ListQuery } from '../http/pagination.js';
 
 /** Query of GET .../docs: standard pagination plus version and time-range filters. */
@@ -54,13 +55,19 @@ function depthOf(text: string): number {
   return max;
 }
 
-/** A stored document as the API returns it: the record as sent. */
-function render(doc: string): unknown {
-  if (doc.length > MAX_RENDERED_DEPTH * 2 && depthOf(doc) > MAX_RENDERED_DEPTH) return doc;
+/**
+ * A stored document's JSON text in the response: the record exactly as sent (its bytes, never
+ * parsed and re-serialized, so `1e400`, 30-digit integers and key order survive). Text that is not
+ * valid JSON (a record the front should have refused) or nested too deep becomes a JSON string.
+ */
+function render(doc: string): string {
+  if (doc.length > MAX_RENDERED_DEPTH * 2 && depthOf(doc) > MAX_RENDERED_DEPTH) return JSON.stringify(doc);
   try {
-    return JSON.parse(doc);
-  } catch {
+    // Validation only: the parsed value is dropped, the text is what is returned.
+    JSON.parse(doc);
     return doc;
+  } catch {
+    return JSON.stringify(doc);
   }
 }
 
@@ -83,7 +90,7 @@ export async function listDocs(
   reader: FileReader,
   filter: { files: DocFile[]; versionIds?: string[] | undefined; shapeHashes?: string[] | undefined; startMs?: number | undefined; endMs?: number | undefined },
   q: DocsQuery,
-): Promise<{ data: unknown[]; pagination: Pagination }> {
+): Promise<{ data: RawJson; pagination: Pagination }> {
   if (q.after && q.before) {
     throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', { details: [{ field: 'query.before', message: 'cannot be combined with after' }] });
   }
@@ -125,7 +132,7 @@ export async function listDocs(
   const hasNext = before ? true : more;
   const hasPrev = before ? more : after !== undefined;
   return {
-    data: page.map((r) => render(r.doc)),
+    data: new RawJson(`[${page.map((r) => render(r.doc)).join(',')}]`),
     pagination: {
       next_cursor: hasNext && page.length > 0 ? cursor(page[page.length - 1]!) : null,
       prev_cursor: hasPrev && page.length > 0 ? cursor(page[0]!) : null,
