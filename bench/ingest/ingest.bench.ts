@@ -2,8 +2,14 @@
  * Ingest benchmark (`npm run bench:ingest`): a real Sluice (child process, durable acks) against a
  * reference server (bare uWS + JSON.parse per line + one LMDB value per body, also durable) in the
  * same run, over 127.0.0.1. Scenarios: NDJSON batches of 1000 × ~200 B records, single-record
- * POSTs, and WebSocket frames (batched and single). Prints records/s, MB/s, p50/p99 and
- * Sluice ÷ reference. BENCH_SECONDS (default 5) sets each measured run.
+ * POSTs, and WebSocket frames (batched and single). Prints records/s, MB/s, p50/p99, server CPU per
+ * request and Sluice ÷ reference.
+ *
+ * HTTP load comes from wrk when it is on PATH (`apt-get install wrk`; BENCH_LOADGEN=node forces the
+ * Node generator), WebSocket load from the Node generator in load.ts. Environment:
+ * BENCH_SECONDS (default 5) per measured run; BENCH_ROUNDS (default 1) interleaved reference/Sluice
+ * rounds, median ratio reported; BENCH_ONLY=single,ws… runs only matching scenarios;
+ * BENCH_SOAK_SECONDS=60 adds a sustained-load memory soak of Sluice alone.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -213,7 +219,8 @@ async function main(): Promise<void> {
       roundRatios.push(perServer.sluice! / perServer.reference!);
     }
     const sorted = [...roundRatios].sort((a, b) => a - b);
-    const median = sorted[Math.floor(sorted.length / 2)]!;
+    const mid = sorted.length >> 1;
+    const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
     ratios.push(`${scenario.name}: Sluice ÷ reference = ${median.toFixed(2)}${ROUNDS > 1 ? ` (median of ${roundRatios.map((x) => x.toFixed(2)).join(', ')})` : ''}`);
   }
   if (rows.length > 0) console.table(rows);

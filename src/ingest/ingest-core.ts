@@ -57,8 +57,9 @@ export class IngestCore {
    * Bumped after every write transaction of this process commits (lmdb's `aftercommit`, fired
    * before any commit promise resolves). A control-plane change — key deleted or disabled, source or
    * project deleted, team suspended — is acknowledged only after its commit, so a check made at
-   * the current generation is exactly what re-reading the records would answer: requests between
-   * two commits share one check, and the first request after the change's commit re-reads.
+   * the current generation agrees with re-reading the records on every acknowledged change:
+   * requests between two commits share one check, and the first request after a commit re-reads.
+   * (Every write goes through async lmdb transactions; a `transactionSync` would need a bump too.)
    */
   private generation = 0;
   /** `<slug>\0<secret>` → the target verified at `generation`. */

@@ -5,7 +5,7 @@ import type { CollectionRecord } from '../catalog/records.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
-import { SchemaBook, type BatchPlan } from '../schema/book.js';
+import { addOverflow, SchemaBook, type BatchPlan } from '../schema/book.js';
 import { FileReader } from '../schema/file-reader.js';
 import { countShapesUnder, rekey } from '../schema/rekey.js';
 import { buildReport, type SchemaReport } from '../schema/report.js';
@@ -13,6 +13,9 @@ import { rulesKey, rulesOf, type FingerprintRules } from '../schema/rules.js';
 import { effectiveState, settleByHand, staleIfDue, type SchemaVersionRecord } from '../schema/versions.js';
 import type { WrittenFile } from './process-batch.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
+
+/** Reports (distinct rule sets: the current ones and previews) cached per collection. */
+const REPORTS_CACHED = 4;
 
 /**
  * A batch planned against a book the collection no longer holds (its rules changed and it was
@@ -46,6 +49,11 @@ export class SchemaService {
   private readonly generations = new Map<string, number>();
   private readonly stats = new Map<string, CollectionSchemaStats>();
   private reader: Promise<FileReader> | null = null;
+  /**
+   * Reports and shape counts per collection, valid for one (book generation, revision): a report
+   * is computed once per change of the book, not per request or per detector run.
+   */
+  private readonly reportCache = new Map<string, { stamp: string; reports: Map<string, SchemaReport>; counts: Map<string, number> }>();
 
   constructor(
     store: Store,
@@ -91,13 +99,15 @@ export class SchemaService {
     const loading = (async () => {
       if (cached) await cached.book.catch(() => null);
       const owner = { teamId: c.team_id, projectId: c.project_id, collectionId: c.id };
-      const stored = this.db.meta.get(c.id)?.rules_key;
+      const meta = this.db.meta.get(c.id);
+      const stored = meta?.rules_key;
       let book: SchemaBook;
       if (stored !== undefined && stored !== key) book = await this.rekey(c, owner, key);
       else {
         book = new SchemaBook(owner, this.db.versions.list(c.id), this.db.shapes.list(c.id));
         if (stored === undefined) await this.db.meta.put(c.id, { rules_key: key });
       }
+      book.overflow = this.db.meta.get(c.id)?.unclassified_overflow ?? book.overflow;
       book.generation = generation;
       this.statsOf(c.id).schemaCount = book.live().length;
       return book;
@@ -143,7 +153,7 @@ export class SchemaService {
       for (const id of o.removedShapes) void this.db.shapes.remove(c.id, id);
       for (const s of o.shapes) void this.db.shapes.put(c.id, s);
       for (const v of o.versions) void this.db.versions.put(c.id, v);
-      void this.db.meta.put(c.id, { rules_key: key });
+      void this.db.meta.put(c.id, { ...this.db.meta.get(c.id), rules_key: key });
       return o;
     });
     this.log.info({ collection_id: c.id, merged_versions: out.merged }, 're-keyed collection schema');
@@ -158,13 +168,36 @@ export class SchemaService {
     // Checked inside the transaction: a re-key cannot slip between this check and the writes.
     if (book.generation !== this.generation(c.id)) throw new StaleBatchError(c.id);
     const now = new Date(this.clock.now()).toISOString();
-    for (const v of plan.versions) {
+    // schema_identity_limit, counted on what is committed: a hand settle (or another writer) may
+    // have settled versions since the batch was planned.
+    let settled: number | null = null;
+    plan.versions.forEach((v, i) => {
       // Settled never goes back, even if a hand settle landed while the batch was in flight.
       const stored = this.db.versions.get(c.id, v.id);
-      const next = stored && stored.state === 'settled' && v.state !== 'settled' ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null } : v;
+      let next = stored && stored.state === 'settled' && v.state !== 'settled' ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null } : v;
+      if (next.state === 'settled' && stored?.state !== 'settled') {
+        settled ??= this.settledCount(c.id);
+        if (settled >= c.schema_identity_limit) {
+          // No room any more: it stays what it was (a new version stays a candidate).
+          next = { ...next, state: stored?.state ?? 'candidate', settled_at: null, settled_by: null, stale_at: stored?.stale_at ?? null };
+          plan.versions[i] = next;
+        } else settled++;
+      }
       void this.db.versions.put(c.id, next);
+    });
+    // Rows an unclassified shape got in its own file: linked to the version it may get later.
+    const fileRows = new Map<string, number>();
+    for (const f of files) if (f.kind === 'unclassified' && f.shapeHash !== null) fileRows.set(f.shapeHash, (fileRows.get(f.shapeHash) ?? 0) + f.rows);
+    plan.shapes.forEach((s, i) => {
+      const rows = s.version_id === null ? fileRows.get(s.id) : undefined;
+      const next = rows ? { ...s, unclassified_rows: (s.unclassified_rows ?? 0) + rows } : s;
+      plan.shapes[i] = next;
+      void this.db.shapes.put(c.id, next);
+    });
+    if (plan.overflow.rows > 0) {
+      const meta = this.db.meta.get(c.id);
+      if (meta) void this.db.meta.put(c.id, { ...meta, unclassified_overflow: addOverflow(meta.unclassified_overflow ?? { rows: 0, shapes_min: 0 }, plan.overflow) });
     }
-    for (const s of plan.shapes) void this.db.shapes.put(c.id, s);
     const manifests = files.map((f) => ({
       id: f.path,
       collection_id: c.id,
@@ -221,35 +254,78 @@ export class SchemaService {
     return v ? { ...v, state: effectiveState(v, this.clock.now(), c) } : undefined;
   }
 
-  /** Settle by hand. request_no_update when already settled; conflict past the identity limit. */
+  /** Settled live versions committed for a collection (read inside a transaction for a consistent count). */
+  private settledCount(collectionId: string): number {
+    let n = 0;
+    for (const v of this.db.versions.list(collectionId)) if (v.merged_into === null && v.state === 'settled') n++;
+    return n;
+  }
+
+  /**
+   * Settle by hand. request_no_update when already settled; conflict past the identity limit. The
+   * state and the limit are checked inside the write transaction, against what is committed, so a
+   * batch settling another version meanwhile cannot take the collection past the limit.
+   */
   async settle(c: CollectionRecord, id: string): Promise<SchemaVersionRecord> {
     const book = await this.book(c);
     const now = this.clock.now();
     const found = book.versions.get(id);
     if (!found || found.merged_into !== null) throw new ApiError('not_found', `Schema version ${id} not found in collection ${c.id}`);
-    const v = staleIfDue(found, now, c) ?? found;
-    const settled = book.live().filter((x) => x.state === 'settled').length;
-    const out = settleByHand(v, now, settled, c);
-    if (!out.ok) {
-      if (out.reason === 'already_settled') throw new ApiError('request_no_update', `Schema version ${id} is already settled`);
-      throw new ApiError('conflict', `The collection already has ${settled} settled versions (schema_identity_limit ${c.schema_identity_limit}); raise the limit to settle more`);
-    }
-    await this.db.store.transaction(() => void this.db.versions.put(c.id, out.version));
-    book.putVersion(out.version);
-    return out.version;
+    const version = await this.db.store.transaction(() => {
+      const committed = this.db.versions.get(c.id, id) ?? found;
+      const v = staleIfDue(committed, now, c) ?? committed;
+      const settled = this.settledCount(c.id);
+      const out = settleByHand(v, now, settled, c);
+      if (!out.ok) {
+        if (out.reason === 'already_settled') throw new ApiError('request_no_update', `Schema version ${id} is already settled`);
+        throw new ApiError('conflict', `The collection already has ${settled} settled versions (schema_identity_limit ${c.schema_identity_limit}); raise the limit to settle more`);
+      }
+      void this.db.versions.put(c.id, out.version);
+      return out.version;
+    });
+    book.putVersion(version);
+    return version;
   }
 
-  /** GET schema_report (current rules) or POST schema_preview (`rules` given): nothing changes. */
+  /**
+   * GET schema_report (current rules) or POST schema_preview (`rules` given): nothing changes.
+   * Cached per (book generation, revision, rules): the cost (bounded by the recorded shapes, see
+   * book.ts UNCLASSIFIED_SHAPE_CAP) is paid once per change of the collection's shapes.
+   */
   async report(c: CollectionRecord, rules?: FingerprintRules): Promise<SchemaReport> {
     const book = await this.book(c);
     const current = rulesOf(c);
-    return buildReport({ collectionId: c.id, current, rules: rules ?? current, shapes: [...book.shapes.values()] });
+    const cache = this.cacheFor(c.id, book);
+    const key = rulesKey(rules ?? current);
+    let report = cache.reports.get(key);
+    if (!report) {
+      report = buildReport({ collectionId: c.id, current, rules: rules ?? current, shapes: [...book.shapes.values()], overflow: book.overflow });
+      if (cache.reports.size >= REPORTS_CACHED) cache.reports.delete(cache.reports.keys().next().value!);
+      cache.reports.set(key, report);
+    }
+    return report;
   }
 
-  /** Distinct shapes the collection's stored shapes collapse to under `rules` (changes nothing). */
+  /** Distinct shapes the collection's stored shapes collapse to under `rules` (changes nothing; cached like reports). */
   async shapesUnder(c: CollectionRecord, rules: FingerprintRules): Promise<number> {
     const book = await this.book(c);
-    return countShapesUnder(rules, book.shapes.values());
+    const cache = this.cacheFor(c.id, book);
+    const key = rulesKey(rules);
+    let n = cache.counts.get(key);
+    if (n === undefined) {
+      n = countShapesUnder(rules, book.shapes.values());
+      if (cache.counts.size >= REPORTS_CACHED * 4) cache.counts.delete(cache.counts.keys().next().value!);
+      cache.counts.set(key, n);
+    }
+    return n;
+  }
+
+  /** The collection's report cache, emptied when the book changed since it was filled. */
+  private cacheFor(collectionId: string, book: SchemaBook): { reports: Map<string, SchemaReport>; counts: Map<string, number> } {
+    const stamp = `${book.generation}:${book.revision}`;
+    let cache = this.reportCache.get(collectionId);
+    if (!cache || cache.stamp !== stamp) this.reportCache.set(collectionId, (cache = { stamp, reports: new Map(), counts: new Map() }));
+    return cache;
   }
 
   /** Collections that have schema state here. */
@@ -298,6 +374,7 @@ export class SchemaService {
     rmSync(this.filesDir(c), { recursive: true, force: true });
     this.books.delete(c.id);
     this.stats.delete(c.id);
+    this.reportCache.delete(c.id);
   }
 
   /** Remove files of rows without a settled version older than the retention (spec: schema_unclassified_retention_days). */
@@ -310,7 +387,7 @@ export class SchemaService {
       if (m.max_ts >= cutoff || m.kind === 'mixed') return false;
       if (m.kind === 'version') return book.current(m.version_id!)?.state !== 'settled';
       if (m.kind === 'unclassified') {
-        const linked = book.shapes.get(m.shape_hash!)?.version_id;
+        const linked = book.shapeByHash(m.shape_hash!)?.version_id;
         return !linked || book.current(linked)?.state !== 'settled';
       }
       return true;

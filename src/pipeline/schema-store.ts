@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Store } from '../store/db.js';
 import { Table } from '../store/table.js';
-import type { ShapeRecord } from '../schema/book.js';
+import type { ShapeRecord, UnclassifiedOverflow } from '../schema/book.js';
 import type { SchemaVersionRecord } from '../schema/versions.js';
 import type { FileKind } from './file-plan.js';
 
@@ -30,6 +30,8 @@ export interface FileManifest {
 export interface SchemaMeta {
   /** rules.ts `rulesKey` the stored shapes were fingerprinted under. */
   rules_key: string;
+  /** Unclassified rows whose shapes were past the recorded-shape cap (book.ts UNCLASSIFIED_SHAPE_CAP). */
+  unclassified_overflow?: UnclassifiedOverflow;
 }
 
 /**

@@ -22,8 +22,38 @@ export interface ShapeRecord {
   rows: number;
   first_seen_at: string;
   last_seen_at: string;
-  /** The first record of this shape as sent (capped), used to re-key under finer rules. */
+  /**
+   * The first record of this shape as sent (capped), used to re-key under finer rules. Kept for
+   * classified shapes and the first UNCLASSIFIED_SAMPLE_CAP unclassified ones only.
+   */
   sample: string | null;
+  /**
+   * Rows stored under this shape's signature (`_unclassified/<hash>` files) while it had no
+   * version: they are linked to the version it gets, and counted in that version's row_count.
+   * Absent on records written before it existed.
+   */
+  unclassified_rows?: number;
+  /** Signature hashes this shape had under earlier rules (files written then carry them). */
+  former_ids?: string[];
+}
+
+/**
+ * Unclassified shapes a collection keeps records of (signature, entries, counts). A new shape past
+ * the pools and past this cap is not recorded: its rows go to the `_overflow` file (no signature,
+ * never linked) and only their totals are kept (`UnclassifiedOverflow`). Bounds memory and LMDB
+ * against keys invented per record.
+ */
+export const UNCLASSIFIED_SHAPE_CAP = 10_000;
+/** (path, type) entries those unclassified records may hold together (one shape has up to 4,096). */
+export const UNCLASSIFIED_ENTRY_CAP = 1_000_000;
+/** Unclassified shapes whose first record is kept as `sample`; the rest re-key from their entries. */
+export const UNCLASSIFIED_SAMPLE_CAP = 256;
+
+/** Totals of unclassified rows whose shapes were past UNCLASSIFIED_SHAPE_CAP (not recorded). */
+export interface UnclassifiedOverflow {
+  rows: number;
+  /** A lower bound of their distinct shapes: the most distinct ones a single batch brought. */
+  shapes_min: number;
 }
 
 /** What a worker saw of one exact shape in one batch. */
@@ -52,6 +82,8 @@ export interface BatchPlan {
   versions: SchemaVersionRecord[];
   shapes: ShapeRecord[];
   aliases: Array<[number, string]>;
+  /** Rows (and distinct shapes) of this batch past UNCLASSIFIED_SHAPE_CAP: not recorded, not assigned. */
+  overflow: { rows: number; shapes: number };
 }
 
 export type BookSettings = Pick<
@@ -78,6 +110,14 @@ export class SchemaBook {
   private readonly bySignature = new Map<string, string>();
   private readonly aliases = new Map<number, string>();
   private nextNumber = 1;
+  /** Current shape id of each former id (shapes re-keyed to a new hash). */
+  private readonly formerIds = new Map<string, string>();
+  /** Unclassified records held: count, entries, and how many keep a sample (bounded by the caps). */
+  private readonly held = { shapes: 0, entries: 0, samples: 0 };
+  /** Unclassified rows past the shape cap (loaded from and persisted to the collection's meta). */
+  overflow: UnclassifiedOverflow = { rows: 0, shapes_min: 0 };
+  /** Bumped on every change: cached reports are keyed by (generation, revision). */
+  revision = 0;
   /**
    * Which load of the collection's rules this book is (set by its owner). A re-key builds a new
    * book with a higher generation, so a batch planned against an older one can tell it is stale.
@@ -86,7 +126,7 @@ export class SchemaBook {
 
   constructor(readonly owner: BookOwner, versions: Iterable<SchemaVersionRecord> = [], shapes: Iterable<ShapeRecord> = []) {
     for (const v of versions) this.putVersion(v);
-    for (const s of shapes) this.shapes.set(s.id, s);
+    for (const s of shapes) this.putShape(s);
   }
 
   /** Live (not merged) versions. */
@@ -108,16 +148,21 @@ export class SchemaBook {
     return out;
   }
 
+  /** The stored shape a signature hash names now: its own record, or the one it was re-keyed into. */
+  shapeByHash(hash: string): ShapeRecord | undefined {
+    return this.shapes.get(hash) ?? this.shapes.get(this.formerIds.get(hash) ?? '');
+  }
+
+  /** Recorded unclassified shapes and their rows (rows past the shape cap are in `overflow`). */
   unclassified(): { shapes: number; rows: number } {
-    let shapes = 0;
     let rows = 0;
-    for (const s of this.shapes.values()) {
-      if (s.version_id === null) {
-        shapes++;
-        rows += s.rows;
-      }
-    }
-    return { shapes, rows };
+    for (const s of this.shapes.values()) if (s.version_id === null) rows += s.rows;
+    return { shapes: this.held.shapes, rows };
+  }
+
+  /** Unclassified records held (for tests and the caps). */
+  heldUnclassified(): { shapes: number; entries: number; samples: number } {
+    return { ...this.held };
   }
 
   /**
@@ -141,6 +186,10 @@ export class SchemaBook {
     }
     let nextNumber = this.nextNumber;
     const perVersion = new Map<string, { rows: number; firstMs: number; lastMs: number }>();
+    // Rows stored earlier under shapes this batch links to a version (row_count, not the bulk rule).
+    const linked = new Map<string, number>();
+    const held = { ...this.held };
+    const overflow = { rows: 0, shapes: 0 };
     const assign = new Map<number, Assignment>();
     const ordered = [...sightings].sort((x, y) => x.firstMs - y.firstMs || y.rows - x.rows || x.key - y.key);
 
@@ -167,11 +216,39 @@ export class SchemaBook {
       if (!rec) {
         if (!s.shape) throw new Error(`shape ${hash} is new to the book but was not described`);
         const versionId = classify(s.shape, s.firstMs);
-        rec = { id: hash, collection_id: this.owner.collectionId, signature: s.shape.signature, entries: s.shape.entries, version_id: versionId, rows: 0, first_seen_at: iso(s.firstMs), last_seen_at: iso(s.firstMs), sample: s.sample ?? null };
+        let keepSample = true;
+        if (versionId === null) {
+          if (held.shapes >= UNCLASSIFIED_SHAPE_CAP || held.entries + s.shape.entries.length > UNCLASSIFIED_ENTRY_CAP) {
+            // Past the cap: not recorded, not cached, not assigned (its rows go to `_overflow`).
+            overflow.rows += s.rows;
+            overflow.shapes++;
+            continue;
+          }
+          held.shapes++;
+          held.entries += s.shape.entries.length;
+          keepSample = held.samples < UNCLASSIFIED_SAMPLE_CAP;
+          if (keepSample) held.samples++;
+        }
+        rec = {
+          id: hash,
+          collection_id: this.owner.collectionId,
+          signature: s.shape.signature,
+          entries: s.shape.entries,
+          version_id: versionId,
+          rows: 0,
+          first_seen_at: iso(s.firstMs),
+          last_seen_at: iso(s.firstMs),
+          sample: keepSample ? (s.sample ?? null) : null,
+          unclassified_rows: 0,
+          former_ids: [],
+        };
       } else if (rec.version_id === null) {
-        // Unclassified before: the pools may have room now.
+        // Unclassified before: the pools may have room now. Its stored rows are linked to the version.
         const versionId = classify({ hash: rec.id, signature: rec.signature, entries: rec.entries }, s.firstMs);
-        if (versionId) rec = { ...rec, version_id: versionId };
+        if (versionId) {
+          linked.set(versionId, (linked.get(versionId) ?? 0) + (rec.unclassified_rows ?? rec.rows));
+          rec = { ...rec, version_id: versionId, unclassified_rows: 0 };
+        }
       } else {
         const v = this.current(rec.version_id);
         if (v && v.id !== rec.version_id) rec = { ...rec, version_id: v.id };
@@ -199,7 +276,11 @@ export class SchemaBook {
       }
       draftV.set(id, after);
     }
-    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases };
+    for (const [id, rows] of linked) {
+      const v = getV(id)!;
+      draftV.set(id, { ...v, row_count: v.row_count + rows });
+    }
+    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases, overflow };
   }
 
   /** The best version `shape` belongs to under the collection's matching rules, if any. */
@@ -226,21 +307,29 @@ export class SchemaBook {
   }
 
   /** Apply a committed plan. */
-  apply(plan: Pick<BatchPlan, 'versions' | 'shapes' | 'aliases'>): void {
+  apply(plan: Pick<BatchPlan, 'versions' | 'shapes' | 'aliases'> & Partial<Pick<BatchPlan, 'overflow'>>): void {
     for (const v of plan.versions) this.putVersion(v);
-    for (const s of plan.shapes) this.shapes.set(s.id, s);
+    for (const s of plan.shapes) this.putShape(s);
     for (const [k, h] of plan.aliases) this.aliases.set(k, h);
+    if (plan.overflow && plan.overflow.rows > 0) this.overflow = addOverflow(this.overflow, plan.overflow);
+    this.revision++;
   }
 
-  /** Replace everything (after a re-key). */
-  reset(versions: Iterable<SchemaVersionRecord>, shapes: Iterable<ShapeRecord>): void {
-    this.versions.clear();
-    this.bySignature.clear();
-    this.shapes.clear();
-    this.aliases.clear();
-    this.nextNumber = 1;
-    for (const v of versions) this.putVersion(v);
-    for (const s of shapes) this.shapes.set(s.id, s);
+  /** Store a shape record, keeping the unclassified counters and the former-id index current. */
+  private putShape(s: ShapeRecord): void {
+    const old = this.shapes.get(s.id);
+    if (old && old.version_id === null) {
+      this.held.shapes--;
+      this.held.entries -= old.entries.length;
+      if (old.sample !== null) this.held.samples--;
+    }
+    if (s.version_id === null) {
+      this.held.shapes++;
+      this.held.entries += s.entries.length;
+      if (s.sample !== null) this.held.samples++;
+    }
+    this.shapes.set(s.id, s);
+    for (const f of s.former_ids ?? []) this.formerIds.set(f, s.id);
   }
 
   putVersion(v: SchemaVersionRecord): void {
@@ -251,7 +340,13 @@ export class SchemaBook {
     if (merged.merged_into === null) this.bySignature.set(merged.signature_hash, merged.id);
     else if (this.bySignature.get(merged.signature_hash) === merged.id) this.bySignature.delete(merged.signature_hash);
     if (v.version >= this.nextNumber) this.nextNumber = v.version + 1;
+    this.revision++;
   }
+}
+
+/** Overflow totals after a batch's overflow (`shapes`: its distinct past-cap shapes). */
+export function addOverflow(o: UnclassifiedOverflow, batch: { rows: number; shapes: number }): UnclassifiedOverflow {
+  return { rows: o.rows + batch.rows, shapes_min: Math.max(o.shapes_min, batch.shapes) };
 }
 
 /** Preference among matching versions: settled first, then fewer fields, then older. */

@@ -148,7 +148,13 @@ export class Fingerprinter {
     const only = node.onlyKeys;
     for (const key in obj) {
       if (only !== null && !only.has(key)) continue;
-      this.visit(obj[key], this.child(node, key));
+      if (key.length > MAX_KEY_CHARS) {
+        // Keys truncated to the same path are one path: their entries are deduped like the elements
+        // of an array (the path's types are the union), never added twice to the hash.
+        this.arrayDepth++;
+        this.visit(obj[key], this.child(node, key));
+        this.arrayDepth--;
+      } else this.visit(obj[key], this.child(node, key));
     }
   }
 
@@ -218,20 +224,21 @@ export class Fingerprinter {
 
   private child(parent: PathNode, rawKey: string): PathNode {
     let children = parent.children;
+    // Cached by the key as it takes part: long keys with the same first characters share a node.
+    const key = rawKey.length > MAX_KEY_CHARS ? rawKey.slice(0, MAX_KEY_CHARS) + '\u2026' : rawKey;
     if (children !== null) {
-      const hit = children.get(rawKey);
+      const hit = children.get(key);
       if (hit !== undefined) return hit;
     }
-    const key = rawKey.length > MAX_KEY_CHARS ? rawKey.slice(0, MAX_KEY_CHARS) + '\u2026' : rawKey;
     const ruleKey = parent.ruleKey === '' && parent.depth === 0 ? ruleKeyOf([key]) : parent.ruleKey + '\u0000' + key;
     const r = this.rules;
     // Under an opaque path a child is visited only on the way to a tracked path; a tracked path
     // itself takes part fully unless it is itself opaque.
     const opaque = parent.onlyKeys !== null ? r.opaque.has(ruleKey) || !r.tracked.has(ruleKey) : r.opaque.has(ruleKey);
     const node = new PathNode([...parent.segments, key], ruleKey, parent.depth + 1, mixA(parent.a, hashStringA(key)), mixB(parent.b, hashStringB(key)), opaque, true, r);
-    if (this.nodeCount < MAX_PATH_NODES && rawKey.length <= MAX_KEY_CHARS) {
+    if (this.nodeCount < MAX_PATH_NODES) {
       if (children === null) parent.children = children = new Map();
-      children.set(rawKey, node);
+      children.set(key, node);
       this.nodeCount++;
     }
     return node;

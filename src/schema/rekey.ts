@@ -136,14 +136,19 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
     if (!out.has(v.id)) out.set(v.id, v.merged_into !== null && survivorOf.has(v.merged_into) ? { ...v, merged_into: survivorOf.get(v.merged_into)! } : v);
   }
   // Shapes: re-described, coinciding ones summed; an unclassified shape landing on a version's
-  // signature joins it.
+  // signature joins it. Each new record remembers the ids its members had (`former_ids`): files
+  // written under them carry those hashes, and docs / retention resolve them through it.
   const survivorBySig = new Map<string, string>();
   for (const v of out.values()) if (v.merged_into === null) survivorBySig.set(v.signature_hash, v.id);
   const newShapes = new Map<string, ShapeRecord>();
+  const membersOf = new Map<string, ShapeRecord[]>();
   for (const s of shapes) {
     const shape = reshape(fp, s);
     const versionId = s.version_id !== null ? (survivorOf.get(byId.get(s.version_id)?.merged_into ?? s.version_id) ?? s.version_id) : (survivorBySig.get(shape.hash) ?? null);
     const prev = newShapes.get(shape.hash);
+    const group = membersOf.get(shape.hash);
+    if (group) group.push(s);
+    else membersOf.set(shape.hash, [s]);
     if (prev) {
       newShapes.set(shape.hash, {
         ...prev,
@@ -151,8 +156,26 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
         rows: prev.rows + s.rows,
         first_seen_at: prev.first_seen_at < s.first_seen_at ? prev.first_seen_at : s.first_seen_at,
         last_seen_at: prev.last_seen_at > s.last_seen_at ? prev.last_seen_at : s.last_seen_at,
+        sample: prev.sample ?? s.sample,
       });
     } else newShapes.set(shape.hash, { ...s, id: shape.hash, signature: shape.signature, entries: shape.entries, version_id: versionId });
+  }
+  const rowsLinked = new Map<string, number>();
+  for (const [hash, members] of membersOf) {
+    const rec = newShapes.get(hash)!;
+    const former = new Set<string>();
+    for (const m of members) {
+      if (m.id !== hash) former.add(m.id);
+      for (const f of m.former_ids ?? []) if (f !== hash) former.add(f);
+    }
+    // Rows stored without a version under the members; linked (and counted) when the record now has one.
+    const unlinked = members.reduce((n, m) => n + (m.version_id === null ? (m.unclassified_rows ?? m.rows) : 0), 0);
+    if (rec.version_id !== null && unlinked > 0) rowsLinked.set(rec.version_id, (rowsLinked.get(rec.version_id) ?? 0) + unlinked);
+    newShapes.set(hash, { ...rec, former_ids: [...former], unclassified_rows: rec.version_id === null ? unlinked : 0 });
+  }
+  for (const [id, rows] of rowsLinked) {
+    const v = out.get(id);
+    if (v) out.set(id, { ...v, row_count: v.row_count + rows });
   }
   const removedShapes = shapes.map((s) => s.id).filter((id) => !newShapes.has(id));
   return { versions: [...out.values()], shapes: [...newShapes.values()], removedShapes, merged };

@@ -1,4 +1,4 @@
-import type { ShapeRecord } from './book.js';
+import type { ShapeRecord, UnclassifiedOverflow } from './book.js';
 import { detectProposals, keysLookLikeData, type SchemaProposal } from './proposals.js';
 import { countShapesUnder, reshape } from './rekey.js';
 import { Fingerprinter } from './fingerprint.js';
@@ -12,7 +12,12 @@ export interface SchemaReport {
   shapes: { before: number; after: number };
   proposals: SchemaProposal[];
   keys_look_like_data: boolean;
-  unclassified: { shapes: number; rows: number };
+  /**
+   * Shapes past the pools and their rows. `shapes` is exact while every such shape is recorded
+   * (`shapes_exact`); past book.ts UNCLASSIFIED_SHAPE_CAP it is a lower bound, and `rows` still
+   * counts every row (the unrecorded shapes' rows went to `_overflow`).
+   */
+  unclassified: { shapes: number; rows: number; shapes_exact: boolean };
 }
 
 /**
@@ -25,6 +30,8 @@ export function buildReport(args: {
   current: FingerprintRules;
   rules: FingerprintRules;
   shapes: readonly ShapeRecord[];
+  /** Unclassified rows past the shape cap (not in `shapes`). */
+  overflow?: UnclassifiedOverflow;
   readsInside?: (path: string[]) => boolean;
 }): SchemaReport {
   const { current, rules, shapes } = args;
@@ -57,7 +64,11 @@ export function buildReport(args: {
     shapes: { before, after: same ? before : read.length },
     proposals: detectProposals(read, rules, args.readsInside),
     keys_look_like_data: keysLookLikeData(read),
-    unclassified: { shapes: unclassifiedShapes, rows: unclassifiedRows },
+    unclassified: {
+      shapes: unclassifiedShapes + (args.overflow?.shapes_min ?? 0),
+      rows: unclassifiedRows + (args.overflow?.rows ?? 0),
+      shapes_exact: (args.overflow?.rows ?? 0) === 0,
+    },
   };
 }
 

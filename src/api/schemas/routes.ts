@@ -124,7 +124,9 @@ export function schemaRoutes(s: Services): RouteDef[] {
           // The version plus every version a re-key merged into it.
           versionIds = [...book.versions.values()].filter((x) => book.current(x.id)?.id === v.id).map((x) => x.id);
           const ids = new Set(versionIds);
-          shapeHashes = [...book.shapes.values()].filter((sh) => sh.version_id !== null && ids.has(sh.version_id)).map((sh) => sh.id);
+          // Linked shapes under their current hash and the hashes they had before a re-key (their
+          // earlier `_unclassified` files carry those).
+          shapeHashes = [...book.shapes.values()].filter((sh) => sh.version_id !== null && ids.has(sh.version_id)).flatMap((sh) => [sh.id, ...(sh.former_ids ?? [])]);
         }
         const startMs = q.start_at ? Date.parse(q.start_at) : undefined;
         const endMs = q.end_at ? Date.parse(q.end_at) : undefined;
