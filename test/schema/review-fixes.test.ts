@@ -1,30 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { SchemaBook, type BookSettings, type Sighting } from '../../src/schema/book.js';
-import { Fingerprinter } from '../../src/schema/fingerprint.js';
-import type { Shape } from '../../src/schema/shape.js';
+import { SchemaBook } from '../../src/schema/book.js';
+import { T0, owner, bookSettings, newId, sight } from './book-fixture.js';
 
-const HOUR = 3_600_000;
-const T0 = Date.parse('2026-01-01T00:00:00Z');
-const settings: BookSettings = {
-  schema_nulls: 'auto',
-  schema_optional_keys: 'auto',
-  schema_recurrence_gap_ms: HOUR,
-  schema_bulk_rows: 1000,
-  schema_stale_after_ms: 24 * HOUR,
-  schema_identity_limit: 4,
-  schema_candidate_pool: 8,
-  schema_alias_pool: 16,
-};
-const fp = new Fingerprinter({ opaquePaths: [], trackedPaths: [], maxDepth: 6 });
-let ids = 0;
-const newId = () => `sch_${String(++ids).padStart(20, '0')}`;
-const owner = { teamId: 'team_x', projectId: 'prj_x', collectionId: 'col_x' };
-
-function sight(record: Record<string, unknown>, rows: number, atMs: number): Sighting {
-  const shape = fp.describe(record) as Shape;
-  return { key: fp.fingerprint(record), hash: shape.hash, rows, firstMs: atMs, lastMs: atMs, shape, sample: JSON.stringify(record) };
-}
+const settings = bookSettings();
 
 test('optional keys auto: a subset shape joins a version opened earlier in the same batch', () => {
   const book = new SchemaBook(owner);

@@ -1,31 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { SchemaBook, type BookSettings, type Sighting } from '../../src/schema/book.js';
-import { Fingerprinter } from '../../src/schema/fingerprint.js';
-import type { Shape } from '../../src/schema/shape.js';
 import { effectiveState, settleByHand } from '../../src/schema/versions.js';
+import { HOUR, T0, owner, bookSettings, newId, sight } from './book-fixture.js';
 
-const HOUR = 3_600_000;
-const T0 = Date.parse('2026-01-01T00:00:00Z');
-const settings: BookSettings = {
-  schema_nulls: 'auto',
-  schema_optional_keys: 'auto',
-  schema_recurrence_gap_ms: HOUR,
-  schema_bulk_rows: 1000,
-  schema_stale_after_ms: 24 * HOUR,
-  schema_identity_limit: 4,
-  schema_candidate_pool: 3,
-  schema_alias_pool: 16,
-};
-const fp = new Fingerprinter({ opaquePaths: [], trackedPaths: [], maxDepth: 6 });
-let ids = 0;
-const newId = () => `sch_${String(++ids).padStart(20, '0')}`;
-
-function sight(record: Record<string, unknown>, rows: number, atMs: number): Sighting {
-  const shape = fp.describe(record) as Shape;
-  const key = fp.fingerprint(record);
-  return { key, hash: shape.hash, rows, firstMs: atMs, lastMs: atMs, shape, sample: JSON.stringify(record) };
-}
+const settings = bookSettings({ schema_candidate_pool: 3 });
 
 function run(book: SchemaBook, sightings: Sighting[], nowMs: number, s: BookSettings = settings) {
   const plan = book.planBatch(sightings, nowMs, s, newId);
@@ -33,7 +12,6 @@ function run(book: SchemaBook, sightings: Sighting[], nowMs: number, s: BookSett
   return plan;
 }
 
-const owner = { teamId: 'team_x', projectId: 'prj_x', collectionId: 'col_x' };
 
 test('a new shape opens a candidate; it settles when it recurs after the gap', () => {
   const book = new SchemaBook(owner);
