@@ -98,6 +98,8 @@ test("users: a user's teams — all of them for yourself, shared ones for others
   assert.equal(mine.status, 200);
   assert.deepEqual(mine.body.data.map((x: any) => x.name).sort(), ['Eve private', 'Team']);
   assert.equal(mine.body.data[0].object, 'team');
+  // Teams without collection files store nothing (each item is serialised with its own storage).
+  assert.deepEqual(mine.body.data.map((x: any) => x.storage_gb), [0, 0]);
   const seenByAdmin = await srv.get(`/v1/users/${e.userId}/teams`, { token: admin });
   assert.deepEqual(seenByAdmin.body.data.map((x: any) => x.id), [teamId], "the admin does not see Eve's private team");
   const seenByKey = await srv.get(`/v1/users/${e.userId}/teams`);

@@ -3,14 +3,15 @@ import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { CollectionRecord, ProjectRecord, SchemaSettings } from '../../catalog/records.js';
 import { destroyCollection } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
+import { listRoute, namedResourceOrder } from '../http/list-route.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { assertRestoreFirst, scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
-import { paginate, type ListQuery } from '../http/pagination.js';
+import type { ListQuery } from '../http/pagination.js';
 import { parseNullableDateFilter } from '../http/filters.js';
 import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { requireSource } from '../sources/routes.js';
-import { collectionCreateBody, collectionListQuery, collectionUpdateBody, schemaSettingsProperties, type CollectionUpdateBody } from './schemas.js';
+import { collectionCreateBody, collectionListFilters, collectionUpdateBody, schemaSettingsProperties, type CollectionUpdateBody } from './schemas.js';
 
 type ProjectParams = { project_id: string };
 type CollectionParams = { project_id: string; collection_id: string };
@@ -82,25 +83,21 @@ export function collectionRoutes(s: Services): RouteDef[] {
   const one = `${base}/:collection_id`;
   const collectionParams = params({ project_id: 'project', collection_id: 'collection' });
   return [
-    defineRoute<unknown, CollectionListQuery, ProjectParams>({
-      method: 'GET',
+    listRoute<CollectionRecord, CollectionListQuery, ProjectParams>({
       path: base,
       scope: 'sources:read',
       summary: 'List collections of a project',
-      schema: { params: params({ project_id: 'project' }), query: collectionListQuery },
-      handler: (ctx) => {
+      params: params({ project_id: 'project' }),
+      filters: collectionListFilters,
+      order: namedResourceOrder(),
+      items: (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const q = ctx.query;
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
         const pool = q.source_id !== undefined ? s.collections.list(q.source_id).filter((c) => c.project_id === project.id) : s.collections.listByProject(project.id);
-        const items = pool.filter((c) => deleted(c.deleted_at) && (q.project_id === undefined || q.project_id === c.project_id));
-        const page = paginate(items, q, {
-          fields: { created_at: (c) => c.created_at, name: (c) => c.name.toLowerCase(), updated_at: (c) => c.updated_at },
-          defaultOrderBy: 'name',
-          defaultSort: 'asc',
-        });
-        return { data: page.data.map((c) => serializeCollection(s, c)), pagination: page.pagination };
+        return pool.filter((c) => deleted(c.deleted_at) && (q.project_id === undefined || q.project_id === c.project_id));
       },
+      serialize: (c) => serializeCollection(s, c),
     }),
     defineRoute<unknown, unknown, CollectionParams>({
       method: 'GET',

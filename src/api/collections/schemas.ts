@@ -2,7 +2,6 @@ import { idSchema } from '../../ids.js';
 import { SLUG_MAX, SLUG_PATTERN } from '../../catalog/collection-slug.js';
 import type { SchemaSettings } from '../../catalog/records.js';
 import type { JsonSchema } from '../http/route.js';
-import { listQuerySchema } from '../http/pagination.js';
 import { filterParamSchema } from '../http/filters.js';
 import { integer, isoDateString, object, restoreOnly, text } from '../http/schemas.js';
 
@@ -71,11 +70,12 @@ export const collectionUpdateBody = object({
   slug: { not: {}, errorHint: 'cannot be changed: a collection slug is permanent (it is part of ingest URLs)' },
 });
 
-export const collectionListQuery = listQuerySchema(['created_at', 'name', 'updated_at'], {
+/** Filters of the collection list, beyond the standard list parameters. */
+export const collectionListFilters = {
   source_id: idSchema('source'),
   project_id: idSchema('project'),
   deleted_at: filterParamSchema,
-});
+};
 
 export type CollectionUpdateBody = Partial<SchemaSettings> & {
   name?: string;

@@ -3,8 +3,9 @@ import { idSchema } from '../../ids.js';
 import { maskedIngestKey } from '../../catalog/ingest-keys.js';
 import { INGEST_KEY_STATUSES, type IngestKeyRecord, type SourceRecord } from '../../catalog/records.js';
 import type { Services } from '../../services.js';
+import { listRoute } from '../http/list-route.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import type { ListQuery } from '../http/pagination.js';
 import { filterParamSchema, parseFilter } from '../http/filters.js';
 import { object, params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
@@ -15,7 +16,6 @@ type KeyParams = SourceParams & { ingest_key_id: string };
 type KeyListQuery = ListQuery & { status?: string; project_id?: string; source_id?: string };
 
 const createBody = object({ source_id: { type: 'string', errorHint: 'is ignored (the path names the source) but must be a string' } });
-const listQuery = listQuerySchema(['created_at', 'status'], { status: filterParamSchema, project_id: idSchema('project'), source_id: idSchema('source') });
 
 /** The ingest address for a secret (DESIGN §3: `<public base>/ingest?key=<secret>`). */
 export function ingestUrl(s: Services, secret: string): string {
@@ -56,26 +56,22 @@ export function ingestKeyRoutes(s: Services): RouteDef[] {
     return key;
   };
   return [
-    defineRoute<unknown, KeyListQuery, SourceParams>({
-      method: 'GET',
+    listRoute<IngestKeyRecord, KeyListQuery, SourceParams>({
       path: base,
       scope: 'ingest_keys:read',
       summary: 'List the ingest keys of a source',
-      schema: { params: sourceParams, query: listQuery },
-      handler: (ctx) => {
+      params: sourceParams,
+      filters: { status: filterParamSchema, project_id: idSchema('project'), source_id: idSchema('source') },
+      order: { fields: { created_at: (k) => k.created_at, status: (k) => k.status }, defaultOrderBy: 'created_at', defaultSort: 'desc' },
+      serialize: (k) => serializeIngestKey(s, k, s.sources.get(k.project_id, k.source_id)),
+      items: (ctx) => {
         const source = liveSource(ctx.principal.teamId, ctx.params);
         const q = ctx.query;
         const status = q.status === undefined ? () => true : parseFilter('status', q.status, 'enum', INGEST_KEY_STATUSES);
         // project_id and source_id repeat the path; a different value matches nothing.
-        const items = s.ingestKeys
+        return s.ingestKeys
           .list(source.id)
           .filter((k) => status(k.status) && (q.project_id === undefined || q.project_id === k.project_id) && (q.source_id === undefined || q.source_id === k.source_id));
-        const page = paginate(items, q, {
-          fields: { created_at: (k) => k.created_at, status: (k) => k.status },
-          defaultOrderBy: 'created_at',
-          defaultSort: 'desc',
-        });
-        return { data: page.data.map((k) => serializeIngestKey(s, k, source)), pagination: page.pagination };
       },
     }),
     defineRoute<unknown, unknown, KeyParams>({

@@ -4,7 +4,7 @@ import { actorId } from '../../accounts/access.js';
 import type { ApiKeyRecord } from '../../accounts/records.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type Principal, type RouteDef } from '../http/route.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import { listRoute } from '../http/list-route.js';
 import { object, params, text } from '../http/schemas.js';
 
 type KeyParams = { key_id: string };
@@ -52,20 +52,13 @@ function requireKey(s: Services, teamId: string, keyId: string): ApiKeyRecord {
 /** API keys of the caller's team (spec: Endpoints › API keys). */
 export function keyRoutes(s: Services): RouteDef[] {
   return [
-    defineRoute<unknown, ListQuery>({
-      method: 'GET',
+    listRoute<ApiKeyRecord>({
       path: '/v1/keys',
       scope: 'keys:read',
       summary: 'List API keys of the team',
-      schema: { query: listQuerySchema(['created_at', 'name']) },
-      handler: (ctx) => {
-        const page = paginate(s.accounts.listKeys(ctx.principal.teamId), ctx.query, {
-          fields: { created_at: (k) => k.created_at, name: (k) => k.name.toLowerCase() },
-          defaultOrderBy: 'created_at',
-          defaultSort: 'desc',
-        });
-        return { data: page.data.map(serializeKey), pagination: page.pagination };
-      },
+      order: { fields: { created_at: (k) => k.created_at, name: (k) => k.name.toLowerCase() }, defaultOrderBy: 'created_at', defaultSort: 'desc' },
+      items: (ctx) => s.accounts.listKeys(ctx.principal.teamId),
+      serialize: serializeKey,
     }),
     defineRoute<unknown, unknown, KeyParams>({
       method: 'GET',

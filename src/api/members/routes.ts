@@ -4,8 +4,9 @@ import { changeMemberRole, getMember, inviteMember, listMembers, removeMember, t
 import type { RoleRecord } from '../../accounts/records.js';
 import type { Services } from '../../services.js';
 import { idSchema } from '../../ids.js';
+import { listRoute } from '../http/list-route.js';
 import { defineRoute, type Principal, type RouteDef } from '../http/route.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import type { ListQuery } from '../http/pagination.js';
 import { object, params, text } from '../http/schemas.js';
 import { assertMayGrant } from '../keys/routes.js';
 import { emailSchema } from '../users/routes.js';
@@ -58,18 +59,17 @@ function assertMayAssign(p: Principal, role: RoleRecord, previous: RoleRecord | 
 /** Team members (designed in docs/accounts.md). */
 export function memberRoutes(s: Services): RouteDef[] {
   return [
-    defineRoute<unknown, ListQuery, TeamParams>({
-      method: 'GET',
+    listRoute<MemberView & { id: string }, ListQuery, TeamParams>({
       path: '/v1/teams/:team_id/users',
       scope: 'users:read',
       summary: 'List the members of the team with their roles',
-      schema: { params: params({ team_id: 'team' }), query: listQuerySchema(['joined_at', 'email', 'name']) },
-      handler: (ctx) => {
+      params: params({ team_id: 'team' }),
+      order: memberOrder,
+      items: (ctx) => {
         requireCurrentTeam(ctx.principal, ctx.params.team_id);
-        const members = listMembers(s.accounts, ctx.params.team_id).map((m) => ({ ...m, id: m.user.id }));
-        const page = paginate(members, ctx.query, memberOrder);
-        return { data: page.data.map(serializeMember), pagination: page.pagination };
+        return listMembers(s.accounts, ctx.params.team_id).map((m) => ({ ...m, id: m.user.id }));
       },
+      serialize: serializeMember,
     }),
     defineRoute<unknown, unknown, MemberParams>({
       method: 'GET',

@@ -5,8 +5,8 @@ import type { ProjectRecord } from '../../catalog/records.js';
 import { destroyProject } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
+import { listRoute } from '../http/list-route.js';
 import { assertRestoreFirst, scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
 import { integer, isoDateString, object, params, restoreOnly, text } from '../http/schemas.js';
 
 type ProjectParams = { project_id: string };
@@ -55,22 +55,18 @@ export function requireProject(s: Services, teamId: string, projectId: string, o
 
 export function projectRoutes(s: Services): RouteDef[] {
   return [
-    defineRoute<unknown, ListQuery>({
-      method: 'GET',
+    listRoute<ProjectRecord>({
       path: '/v1/projects',
       scope: 'projects:read',
       summary: 'List projects',
-      schema: { query: listQuerySchema(['created_at', 'name']) },
-      handler: (ctx) => {
-        const live = s.projects.list(ctx.principal.teamId).filter((p) => !p.deleted_at);
-        const page = paginate(live, ctx.query, {
-          fields: { created_at: (p) => p.created_at, name: (p) => p.name.toLowerCase() },
-          defaultOrderBy: 'name',
-          defaultSort: 'desc',
-          sortWhenNeither: 'asc',
-        });
-        return { data: page.data.map((p) => serializeProject(s, p)), pagination: page.pagination };
+      order: {
+        fields: { created_at: (p) => p.created_at, name: (p) => p.name.toLowerCase() },
+        defaultOrderBy: 'name',
+        defaultSort: 'desc',
+        sortWhenNeither: 'asc',
       },
+      items: (ctx) => s.projects.list(ctx.principal.teamId).filter((p) => !p.deleted_at),
+      serialize: (p) => serializeProject(s, p),
     }),
     defineRoute<unknown, unknown, ProjectParams>({
       method: 'GET',

@@ -4,7 +4,7 @@ import { createRole, deleteRole, updateRole } from '../../accounts/roles.js';
 import type { RoleRecord } from '../../accounts/records.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import { listRoute } from '../http/list-route.js';
 import { object, params, text } from '../http/schemas.js';
 import { assertMayGrant } from '../keys/routes.js';
 
@@ -41,20 +41,13 @@ function requireRole(s: Services, teamId: string, roleId: string): RoleRecord {
 /** Roles of the caller's team (designed in docs/accounts.md). */
 export function roleRoutes(s: Services): RouteDef[] {
   return [
-    defineRoute<unknown, ListQuery>({
-      method: 'GET',
+    listRoute<RoleRecord>({
       path: '/v1/roles',
       scope: 'roles:read',
       summary: 'List the roles of the team, built-in ones included',
-      schema: { query: listQuerySchema(['created_at', 'name']) },
-      handler: (ctx) => {
-        const page = paginate(s.accounts.roles.list(ctx.principal.teamId), ctx.query, {
-          fields: { created_at: (r) => r.created_at, name: (r) => r.name.toLowerCase() },
-          defaultOrderBy: 'name',
-          defaultSort: 'asc',
-        });
-        return { data: page.data.map((r) => serializeRole(s, r)), pagination: page.pagination };
-      },
+      order: { fields: { created_at: (r) => r.created_at, name: (r) => r.name.toLowerCase() }, defaultOrderBy: 'name', defaultSort: 'asc' },
+      items: (ctx) => s.accounts.roles.list(ctx.principal.teamId),
+      serialize: (r) => serializeRole(s, r),
     }),
     defineRoute<unknown, unknown, RoleParams>({
       method: 'GET',

@@ -3,9 +3,10 @@ import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { ProjectRecord, SourceRecord } from '../../catalog/records.js';
 import { destroySource } from '../../catalog/purge.js';
 import type { Services } from '../../services.js';
+import { listRoute, namedResourceOrder } from '../http/list-route.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { assertRestoreFirst, scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import type { ListQuery } from '../http/pagination.js';
 import { filterParamSchema, parseNullableDateFilter } from '../http/filters.js';
 import { idSchema } from '../../ids.js';
 import { object, params, restoreOnly, text } from '../http/schemas.js';
@@ -17,7 +18,6 @@ type SourceListQuery = ListQuery & { project_id?: string; deleted_at?: string };
 
 const createBody = object({ name: text(1, 128), project_id: { type: 'string', errorHint: 'is ignored (the path names the project) but must be a string' } }, ['name']);
 const updateBody = object({ name: text(1, 128), deleted_at: restoreOnly });
-const listQuery = listQuerySchema(['created_at', 'name', 'updated_at'], { project_id: idSchema('project'), deleted_at: filterParamSchema });
 
 /** The source as the API shows it (spec: Source). */
 export function serializeSource(s: Services, src: SourceRecord) {
@@ -53,24 +53,20 @@ export function sourceRoutes(s: Services): RouteDef[] {
   const one = `${base}/:source_id`;
   const sourceParams = params({ project_id: 'project', source_id: 'source' });
   return [
-    defineRoute<unknown, SourceListQuery, ProjectParams>({
-      method: 'GET',
+    listRoute<SourceRecord, SourceListQuery, ProjectParams>({
       path: base,
       scope: 'sources:read',
       summary: 'List sources of a project',
-      schema: { params: params({ project_id: 'project' }), query: listQuery },
-      handler: (ctx) => {
+      params: params({ project_id: 'project' }),
+      filters: { project_id: idSchema('project'), deleted_at: filterParamSchema },
+      order: namedResourceOrder(),
+      items: (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const deleted = parseNullableDateFilter('deleted_at', ctx.query.deleted_at);
         // `project_id` is redundant with the path; a different value matches nothing.
-        const items = s.sources.list(project.id).filter((src) => deleted(src.deleted_at) && (ctx.query.project_id === undefined || ctx.query.project_id === src.project_id));
-        const page = paginate(items, ctx.query, {
-          fields: { created_at: (x) => x.created_at, name: (x) => x.name.toLowerCase(), updated_at: (x) => x.updated_at },
-          defaultOrderBy: 'name',
-          defaultSort: 'asc',
-        });
-        return { data: page.data.map((x) => serializeSource(s, x)), pagination: page.pagination };
+        return s.sources.list(project.id).filter((src) => deleted(src.deleted_at) && (ctx.query.project_id === undefined || ctx.query.project_id === src.project_id));
       },
+      serialize: (x) => serializeSource(s, x),
     }),
     defineRoute<unknown, unknown, SourceParams>({
       method: 'GET',

@@ -4,8 +4,9 @@ import { BILLING_PLANS, TEAM_STATUSES, type Address, type TeamRecord } from '../
 import { findTeamAccess, requireScope, requireSessionUser, requireTeamAccess } from '../../accounts/access.js';
 import type { Services } from '../../services.js';
 import type { Principal } from '../http/route.js';
+import { listRoute } from '../http/list-route.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import type { ListQuery } from '../http/pagination.js';
 import { filterParamSchema, parseFilter, parseNullableDateFilter } from '../http/filters.js';
 import { params } from '../http/schemas.js';
 import { billingSummary } from './billing.js';
@@ -43,23 +44,15 @@ export const teamOrder = {
 export function teamRoutes(s: Services): RouteDef[] {
   const show = (t: TeamRecord) => serializeTeam(t, teamStorageGb(s, t.id));
   return [
-    defineRoute<unknown, TeamListQuery>({
-      method: 'GET',
+    listRoute<TeamRecord, TeamListQuery>({
       path: '/v1/teams',
       scope: 'authenticated',
-      allowNoTeam: true,
-      allowWhenTeamDeleted: true,
+      access: { allowNoTeam: true, allowWhenTeamDeleted: true },
       summary: 'List the teams the caller may see',
-      schema: {
-        query: listQuerySchema(['created_at', 'name'], {
-          name: filterParamSchema,
-          status: filterParamSchema,
-          billing_plan: filterParamSchema,
-          created_at: filterParamSchema,
-          deleted_at: filterParamSchema,
-        }),
-      },
-      handler: (ctx) => {
+      filters: { name: filterParamSchema, status: filterParamSchema, billing_plan: filterParamSchema, created_at: filterParamSchema, deleted_at: filterParamSchema },
+      order: teamOrder,
+      serialize: show,
+      items: (ctx) => {
         const q = ctx.query;
         const checks: ((t: TeamRecord) => boolean)[] = [];
         if (q.name !== undefined) { const f = parseFilter('name', q.name, 'text'); checks.push((t) => f(t.name)); }
@@ -68,9 +61,7 @@ export function teamRoutes(s: Services): RouteDef[] {
         if (q.created_at !== undefined) { const f = parseFilter('created_at', q.created_at, 'date'); checks.push((t) => f(t.created_at)); }
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
         checks.push((t) => deleted(t.deleted_at));
-        const teams = visibleTeams(s, ctx.principal).filter((t) => checks.every((c) => c(t)));
-        const page = paginate(teams, q, teamOrder);
-        return { data: page.data.map(show), pagination: page.pagination };
+        return visibleTeams(s, ctx.principal).filter((t) => checks.every((c) => c(t)));
       },
     }),
     defineRoute<unknown, unknown, TeamParams>({

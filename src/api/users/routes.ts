@@ -2,10 +2,12 @@ import { ApiError, invalidField, notFound } from '../../errors.js';
 import { verifyPassword } from '../../auth/password.js';
 import { findTeamAccess, requireScope, requireSessionUser } from '../../accounts/access.js';
 import { listMembers } from '../../accounts/memberships.js';
-import type { UserRecord } from '../../accounts/records.js';
+import type { TeamRecord, UserRecord } from '../../accounts/records.js';
 import type { Services } from '../../services.js';
+import { listRoute } from '../http/list-route.js';
+import { teamStorageGb } from '../../pipeline/stats.js';
 import { defineRoute, type Principal, type RouteDef } from '../http/route.js';
-import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
+import type { ListQuery } from '../http/pagination.js';
 import { object, params, text } from '../http/schemas.js';
 import { serializeTeam } from '../teams/serialize.js';
 import { teamOrder } from '../teams/routes.js';
@@ -54,17 +56,13 @@ function requireSelf(s: Services, p: Principal, userId: string): UserRecord {
 /** Users (spec: Users, roles, team members — designed in docs/accounts.md). */
 export function userRoutes(s: Services): RouteDef[] {
   return [
-    defineRoute<unknown, ListQuery>({
-      method: 'GET',
+    listRoute<UserRecord>({
       path: '/v1/users',
       scope: 'users:read',
       summary: "List the users of the caller's team",
-      schema: { query: listQuerySchema(['created_at', 'email', 'name']) },
-      handler: (ctx) => {
-        const users = listMembers(s.accounts, ctx.principal.teamId).map((m) => m.user);
-        const page = paginate(users, ctx.query, userOrder);
-        return { data: page.data.map(serializeUser), pagination: page.pagination };
-      },
+      order: userOrder,
+      items: (ctx) => listMembers(s.accounts, ctx.principal.teamId).map((m) => m.user),
+      serialize: serializeUser,
     }),
     defineRoute<unknown, unknown, UserParams>({
       method: 'GET',
@@ -113,24 +111,20 @@ export function userRoutes(s: Services): RouteDef[] {
         return { data: serializeUser(updated) };
       },
     }),
-    defineRoute<unknown, ListQuery, UserParams>({
-      method: 'GET',
+    listRoute<TeamRecord, ListQuery, UserParams>({
       path: '/v1/users/:user_id/teams',
       scope: 'authenticated',
-      allowNoTeam: true,
-      allowWhenTeamDeleted: true,
+      access: { allowNoTeam: true, allowWhenTeamDeleted: true },
       summary: 'Teams of a user that the caller may also see (yourself: all your teams)',
-      schema: { params: params({ user_id: 'user' }), query: listQuerySchema(['created_at', 'name']) },
-      handler: (ctx) => {
+      params: params({ user_id: 'user' }),
+      order: teamOrder,
+      items: (ctx) => {
         const p = ctx.principal;
         const user = requireVisibleUser(s, p, ctx.params.user_id);
         // Another user's teams are shown only where the caller could see the team anyway.
-        const teams = s.accounts
-          .teamIdsOf(user.id)
-          .flatMap((id) => findTeamAccess(s.accounts, p, id)?.team ?? []);
-        const page = paginate(teams, ctx.query, teamOrder);
-        return { data: page.data.map(serializeTeam), pagination: page.pagination };
+        return s.accounts.teamIdsOf(user.id).flatMap((id) => findTeamAccess(s.accounts, p, id)?.team ?? []);
       },
+      serialize: (t) => serializeTeam(t, teamStorageGb(s, t.id)),
     }),
   ];
 }
