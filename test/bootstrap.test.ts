@@ -27,7 +27,10 @@ test('first start bootstraps an owner, a team and a key; later starts keep them;
   assert.equal(created.status, 201);
   // Sign in with the printed password.
   const session = await fetch(first.url + '/v1/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: creds.email, password: creds.password }) });
-  assert.ok(session.status === 201 || session.status === 200 || session.status === 404, `session status ${session.status}`);
+  assert.equal(session.status, 201);
+  const token = ((await session.json()) as any).data.token as string;
+  const asOwner = await fetch(first.url + '/v1/projects', { headers: { authorization: `Bearer ${token}` } });
+  assert.equal(asOwner.status, 200, 'the printed password signs in and the session acts in the bootstrap team');
 
   first.proc.kill('SIGTERM');
   assert.equal(await first.exited, 0);
