@@ -52,8 +52,11 @@ interface ProjectCounters {
   processing: number;
 }
 
-/** Index value: records in the entry and its project (so a restart rebuilds counters without reading bodies). */
-type IndexValue = [records: number, projectId: string];
+/**
+ * Index value: an entry's metadata (a restart rebuilds the counters, and a lease builds entries,
+ * without decoding bodies).
+ */
+type IndexValue = [records: number, projectId: string, receivedAt: number, format: BatchFormat];
 
 /** Called after a lease's entries are deleted: throughput telemetry counts drained records. */
 export type DrainListener = (projectId: string, records: number) => void;
@@ -61,15 +64,19 @@ export type DrainListener = (projectId: string, records: number) => void;
 /**
  * The durable ingest spool: named LMDB databases in the shared environment.
  *
- * - `spool`: sequence number → SpoolEntry, one value per request (group commit: every append made in
- *   the same event-loop turn joins one LMDB write transaction — lmdb-js batches them — and each
- *   `append` resolves only once that transaction is committed *and* flushed to disk).
- * - `spool_by_collection`: [collection id, seq] → [records, project id], for per-collection order.
+ * - `spool_body`: sequence number → the body's bytes, stored as they are (group commit: every append
+ *   made in the same event-loop turn joins one LMDB write transaction — lmdb-js batches them — and
+ *   each `append` resolves only once that transaction is committed *and* flushed to disk).
+ * - `spool_meta`: [collection id, seq] → [records, project id, received at, format], for
+ *   per-collection order and the counters.
+ *
+ * Bodies are raw bytes, not msgpack: encoding a 200 KB body copies it into msgpackr's growing
+ * buffers, whose garbage made V8 run a full GC every few dozen requests under batched load.
  *
  * Sequence numbers increase monotonically and survive restarts (the next is one past the last key).
  */
 export class Spool {
-  private readonly entries: Database<SpoolEntry, number>;
+  private readonly entries: Database<Uint8Array, number>;
   private readonly index: Database<IndexValue, [string, number]>;
   private nextSeq = 1;
   private nextLeaseId = 1;
@@ -90,8 +97,9 @@ export class Spool {
   private lastDurable: Promise<unknown> | null = null;
 
   constructor(private readonly store: Store) {
-    this.entries = openPlain<SpoolEntry, number>(store, 'spool');
-    this.index = openPlain<IndexValue, [string, number]>(store, 'spool_by_collection');
+    this.entries = store.root.openDB<Uint8Array, number>({ name: 'spool_body', encoding: 'binary' });
+    this.index = openPlain<IndexValue, [string, number]>(store, 'spool_meta');
+    migrateLegacySpool(store, this.entries, this.index);
     this.restore();
   }
 
@@ -120,8 +128,8 @@ export class Spool {
     this.inFlight += records;
     let durable: Promise<unknown>;
     try {
-      const written = this.entries.put(seq, input);
-      this.index.put([input.collection_id, seq], [records, input.project_id]);
+      const written = this.entries.put(seq, input.body);
+      this.index.put([input.collection_id, seq], [records, input.project_id, input.received_at, input.format]);
       stageWithin?.();
       durable = this.durable(written);
     } catch (err) {
@@ -216,10 +224,10 @@ export class Spool {
   private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number): SpoolLease | null {
     const entries: LeasedEntry[] = [];
     let records = 0;
-    for (const { key } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
-      const entry = this.entries.get(key[1]);
+    for (const { key, value } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+      const entry = this.entryOf(key, value);
       if (!entry) continue;
-      entries.push({ ...entry, seq: key[1] });
+      entries.push(entry);
       records += entry.records;
       if (records >= maxRecords) break;
     }
@@ -336,7 +344,18 @@ export class Spool {
 
   /** Every stored entry in sequence order (inspection, tests, the crash test). */
   *scan(): Iterable<LeasedEntry> {
-    for (const { key, value } of this.entries.getRange({})) yield { ...value, seq: key };
+    const metas = [...this.index.getRange({})].sort((a, b) => a.key[1] - b.key[1]);
+    for (const { key, value } of metas) {
+      const entry = this.entryOf(key, value);
+      if (entry) yield entry;
+    }
+  }
+
+  /** The stored entry an index row describes (undefined when its body is gone). */
+  private entryOf(key: [string, number], meta: IndexValue): LeasedEntry | undefined {
+    const body = this.entries.get(key[1]);
+    if (!body) return undefined;
+    return { collection_id: key[0], project_id: meta[1], received_at: meta[2], records: meta[0], format: meta[3], body, seq: key[1] };
   }
 
   private queue(collectionId: string, projectId: string): CollectionQueue {
@@ -365,6 +384,24 @@ export class Spool {
 export function openPlain<V, K extends Key>(store: Store, name: string): Database<V, K> {
   const options: DatabaseOptions & { name: string; useRecords: boolean } = { name, encoding: 'msgpack', useRecords: false };
   return store.root.openDB<V, K>(options);
+}
+
+/**
+ * Move entries of the first spool layout (`spool`: seq → msgpack SpoolEntry; `spool_by_collection`)
+ * into the current one, in one transaction, so an upgrade keeps every acknowledged record.
+ */
+function migrateLegacySpool(store: Store, bodies: Database<Uint8Array, number>, index: Database<IndexValue, [string, number]>): void {
+  const legacy = openPlain<SpoolEntry, number>(store, 'spool');
+  const legacyIndex = openPlain<unknown, [string, number]>(store, 'spool_by_collection');
+  if (legacy.getKeysCount({ limit: 1 }) === 0 && legacyIndex.getKeysCount({ limit: 1 }) === 0) return;
+  store.root.transactionSync(() => {
+    for (const { key, value: e } of legacy.getRange({})) {
+      bodies.put(key, e.body);
+      index.put([e.collection_id, key], [e.records, e.project_id, e.received_at, e.format]);
+      legacy.remove(key);
+    }
+    for (const key of legacyIndex.getKeys({})) legacyIndex.remove(key);
+  });
 }
 
 function remove<T>(list: T[], item: T): void {

@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
-import type { Spool, SpoolLease } from '../../src/ingest/spool.js';
+import { openPlain, type Spool, type SpoolEntry, type SpoolLease } from '../../src/ingest/spool.js';
 import { createIngestKey, ingest, ndjson, type IngestFixture } from './helpers.js';
 
 describe('spool: group commit, consumer leases, restart', () => {
@@ -140,5 +140,32 @@ describe('spool: group commit, consumer leases, restart', () => {
     assert.equal(del.status, 200);
     assert.equal(spool().pendingRecords(g.projectId), 0);
     assert.equal([...spool().scan()].filter((e) => e.collection_id === id).length, 0);
+  });
+
+  it('entries in the first spool layout (msgpack values) are carried over on start, none lost', async () => {
+    const g = await createIngestKey(srv, 'legacy');
+    const collection = await srv.sluice.services.collections.ensure(srv.sluice.services.sources.byId(g.sourceId)!, 'legacy');
+    for (let l = spool().lease(1_000_000); l; l = spool().lease(1_000_000)) await spool().complete(l);
+    // What the earlier release wrote: seq → whole entry, and [collection, seq] → [records, project].
+    const store = srv.sluice.services.store;
+    const legacy = openPlain<SpoolEntry, number>(store, 'spool');
+    const legacyIndex = openPlain<[number, string], [string, number]>(store, 'spool_by_collection');
+    const seqBase = spool().lastSeq() + 1000;
+    const entries = [1, 2].map((i): SpoolEntry => ({ collection_id: collection.id, project_id: g.projectId, received_at: 1_700_000_000_000 + i, records: 2, format: 'ndjson', body: Buffer.from(`{"old":${i}}\n{"old":${i}}`) }));
+    await store.transaction(() => {
+      entries.forEach((e, i) => {
+        legacy.put(seqBase + i, e);
+        legacyIndex.put([e.collection_id, seqBase + i], [e.records, e.project_id]);
+      });
+    });
+    await srv.restart();
+    assert.equal(spool().pendingRecords(g.projectId), 4);
+    assert.ok(spool().lastSeq() >= seqBase + 1, 'new sequence numbers continue after the carried-over ones');
+    const lease = spool().lease(100)!;
+    assert.deepEqual(lease.entries.map((e) => e.seq), [seqBase, seqBase + 1]);
+    assert.deepEqual(lease.entries.map((e) => e.received_at), [1_700_000_000_001, 1_700_000_000_002]);
+    assert.deepEqual(lease.entries.flatMap((e) => decodeRecords(e.format, e.body)), [{ old: 1 }, { old: 1 }, { old: 2 }, { old: 2 }]);
+    await spool().complete(lease);
+    assert.equal(openPlain(srv.sluice.services.store, 'spool').getKeysCount(), 0, 'the old database is emptied');
   });
 });
