@@ -42,6 +42,8 @@ export class WsClient {
         socket.off('data', onData);
         const client = new WsClient(socket);
         socket.on('data', (more: Buffer) => client.receive(more));
+        // A write to a connection the server closed fails with EPIPE/ECONNRESET: it shows as the close.
+        socket.on('error', () => undefined);
         socket.on('close', () => {
           client.closeCode ??= 1006;
           client.wake();
@@ -68,6 +70,21 @@ export class WsClient {
   /** Send a frame built by `zeroMaskFrame` (load generation: no per-byte masking work). */
   sendRaw(wire: Buffer): void {
     this.socket.write(wire);
+  }
+
+  /**
+   * Stop reading the server's messages (a client that never reads its answers); writes go on.
+   */
+  pauseReading(): void {
+    this.socket.pause();
+  }
+
+  /** Write raw bytes; resolves once they are handed to the kernel, or false when the socket died. */
+  writeDrained(wire: Buffer): Promise<boolean> {
+    if (this.socket.destroyed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      this.socket.write(wire, (err) => resolve(!err));
+    });
   }
 
   /** Call `fn` for every text message from now on (instead of waiting with `next`). */

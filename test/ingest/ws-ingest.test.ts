@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import { TestServer } from '../helpers/server.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
 import { createIngestKey, ndjson, type IngestFixture } from './helpers.js';
-import { WsClient } from './ws-client.js';
+import { WsClient, zeroMaskFrame } from './ws-client.js';
 
 describe('WebSocket ingest', () => {
   let srv: TestServer;
@@ -86,5 +86,40 @@ describe('WebSocket ingest', () => {
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
     const counters = srv.sluice.services.telemetry.minute(h.projectId, minute) ?? srv.sluice.services.telemetry.minute(h.projectId, minute - 60_000);
     assert.equal(counters?.error_counts.connection_closed, 1);
+  });
+
+  it('a client that never reads its answers is closed once 4 MiB of them are buffered; the server stays up', async (t) => {
+    const g = await createIngestKey(srv, 'ws backpressure');
+    const ws = await WsClient.connect(wsUrl(`key=${g.secret}`));
+    ws.pauseReading();
+    // Invalid frames cost the server no spooling but each gets a ~200-byte error answer, which
+    // piles up in the server's buffers (and the kernel's) because nothing reads them.
+    const one = zeroMaskFrame(Buffer.from('x'));
+    const chunk = Buffer.concat(Array.from({ length: 500 }, () => one));
+    const since = Date.now() - 60_000;
+    /** This project's error counts since the test began (a minute boundary may pass meanwhile). */
+    const counts = () => {
+      const sum: Record<string, number> = {};
+      for (const m of srv.sluice.services.telemetry.range(g.projectId, since, Date.now() + 60_000).values()) {
+        for (const [k, v] of Object.entries(m.error_counts)) sum[k] = (sum[k] ?? 0) + (v ?? 0);
+      }
+      return sum;
+    };
+    const closes = () => counts().connection_closed ?? 0;
+    // ~200 B answers × 60,000 frames = 12 MB: past 4 MiB plus what the kernel buffers on both ends.
+    for (let frames = 0; frames < 60_000 && closes() === 0; frames += 500) if (!(await ws.writeDrained(chunk))) break;
+    const until = Date.now() + 30_000;
+    while (closes() === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+    t.diagnostic(`the server closed the connection after ${counts().frame_invalid} frames were answered`);
+    assert.equal(closes(), 1, 'closed by the server and counted once as connection_closed');
+    // The paused client sees the close when a write finds the connection gone.
+    const deadline = Date.now() + 10_000;
+    while (ws.closeCode === null && Date.now() < deadline && (await ws.writeDrained(one))) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(await ws.closed(1000), 1006, 'closed by the server (the client reads nothing, not even a close frame)');
+    // The server took no harm: a new connection is answered as usual.
+    const again = await WsClient.connect(wsUrl(`key=${g.secret}`));
+    again.send('{"after":1}');
+    assert.deepEqual(JSON.parse(await again.message(0)), { seq: 1, accepted: 1 });
+    again.close();
   });
 });
