@@ -10,7 +10,7 @@ import { FileReader } from '../schema/file-reader.js';
 import { countShapesUnder, rekey } from '../schema/rekey.js';
 import { buildReport, type SchemaReport } from '../schema/report.js';
 import { rulesKey, rulesOf, type FingerprintRules } from '../schema/rules.js';
-import { effectiveState, settleByHand, staleIfDue, type SchemaVersionRecord } from '../schema/versions.js';
+import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from '../schema/versions.js';
 import type { WrittenFile } from './process-batch.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
 
@@ -245,13 +245,13 @@ export class SchemaService {
   async listVersions(c: CollectionRecord): Promise<SchemaVersionRecord[]> {
     const book = await this.book(c);
     const now = this.clock.now();
-    return book.live().map((v) => ({ ...v, state: effectiveState(v, now, c) }));
+    return book.live().map((v) => asReadAt(v, now, c));
   }
 
   async getVersion(c: CollectionRecord, id: string): Promise<SchemaVersionRecord | undefined> {
     const book = await this.book(c);
     const v = book.current(id);
-    return v ? { ...v, state: effectiveState(v, this.clock.now(), c) } : undefined;
+    return v ? asReadAt(v, this.clock.now(), c) : undefined;
   }
 
   /** Settled live versions committed for a collection (read inside a transaction for a consistent count). */
@@ -384,7 +384,9 @@ export class SchemaService {
     const book = await this.book(c);
     const cutoff = this.clock.now() - days * 86_400_000;
     const due = this.manifests(c.id).filter((m) => {
-      if (m.max_ts >= cutoff || m.kind === 'mixed') return false;
+      // Age by arrival (the commit of the batch, just after it), not by the records' own
+      // timestamps: a backfill of old events is kept the full retention like any other rows.
+      if (Date.parse(m.created_at) >= cutoff || m.kind === 'mixed') return false;
       if (m.kind === 'version') return book.current(m.version_id!)?.state !== 'settled';
       if (m.kind === 'unclassified') {
         const linked = book.shapeByHash(m.shape_hash!)?.version_id;

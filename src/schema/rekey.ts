@@ -49,7 +49,9 @@ function place(root: Record<string, unknown>, segments: readonly Segment[], type
     } else {
       if (typeof container !== 'object' || container === null || Array.isArray(container)) return;
       const obj = container as Record<string, unknown>;
-      if (!(seg in obj)) obj[seg] = VALUE_OF[wantType]!();
+      // Own properties only, defined rather than assigned: keys such as `constructor` or
+      // `__proto__` are data like any other (assigning `__proto__` would set the prototype).
+      if (!Object.hasOwn(obj, seg)) Object.defineProperty(obj, seg, { value: VALUE_OF[wantType]!(), enumerable: true, writable: true, configurable: true });
       container = obj[seg];
     }
   }

@@ -129,6 +129,15 @@ export function effectiveState(v: SchemaVersionRecord, nowMs: number, limits: Pi
   return v.state;
 }
 
+/**
+ * The version as a reader sees it at `nowMs`: a candidate past `schema_stale_after_ms` reads as
+ * stale, with the `stale_at` it went stale at, before the next batch stores that.
+ */
+export function asReadAt(v: SchemaVersionRecord, nowMs: number, limits: Pick<Limits, 'schema_stale_after_ms'>): SchemaVersionRecord {
+  if (effectiveState(v, nowMs, limits) !== 'stale' || v.state === 'stale') return v;
+  return { ...v, state: 'stale', stale_at: iso(Date.parse(v.last_seen_at) + limits.schema_stale_after_ms) };
+}
+
 /** The candidate gone stale at `nowMs`, or null when it is not due. */
 export function staleIfDue(v: SchemaVersionRecord, nowMs: number, limits: Pick<Limits, 'schema_stale_after_ms'>): SchemaVersionRecord | null {
   if (effectiveState(v, nowMs, limits) !== 'stale' || v.state === 'stale') return null;

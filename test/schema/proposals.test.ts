@@ -101,3 +101,13 @@ test('skeleton records reproduce their shape', () => {
   for (const e of shape.entries) assert.deepEqual(parseRenderedPath(e.path), e.segments);
   assert.deepEqual(parseRenderedPath('["a.b"].c[]["x\\"y"]'), ['a.b', 'c', null, 'x"y']);
 });
+
+test('skeletons keep keys that Object.prototype also has (constructor, toString, __proto__)', () => {
+  const rec = JSON.parse('{"constructor":1,"toString":"s","__proto__":{"x":true},"pad":"p"}') as Record<string, unknown>;
+  const fp = new Fingerprinter(rules);
+  const shape = fp.describe(rec) as Shape;
+  assert.equal(shape.signature, '__proto__:object,__proto__.x:boolean,constructor:number,pad:string,toString:string');
+  const skeleton = skeletonOf(shape.entries);
+  assert.equal(Object.getPrototypeOf(skeleton), Object.prototype, 'the prototype is not replaced');
+  assert.equal((fp.describe(skeleton) as Shape).hash, shape.hash);
+});

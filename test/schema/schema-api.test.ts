@@ -145,6 +145,11 @@ describe('collection schemas over HTTP', () => {
     assert.equal((await srv.get(`${base}/schemas`)).body.data.length, 5, 'preview changed nothing');
     const badPreview = await srv.post(`${base}/schema_preview`, { schema_max_depth: 11 });
     assert.equal(badPreview.status, 400);
+    // The update's rule holds for a preview too: tracked paths lie inside opaque ones.
+    const outside = await srv.post(`${base}/schema_preview`, { schema_tracked_paths: [['x', 'y']] });
+    assert.equal(outside.status, 400);
+    assert.equal(outside.body.error!.code, 'request_validation_failed');
+    assert.match(outside.body.error!.message, /schema_tracked_paths\[0\]/);
     // Applying the rules re-keys: the five versions merge into one.
     const upd = await srv.post(base, { schema_opaque_paths: [['daily']], schema_tracked_paths: [['daily', 'total']] });
     assert.equal(upd.status, 200, JSON.stringify(upd.body));
@@ -184,6 +189,15 @@ describe('collection schemas over HTTP', () => {
     assert.ok(docs.body.data.some((d: unknown) => typeof d === 'string' && d === deep), 'a document too deep to nest is returned as its JSON text');
   });
 
+  it('retention counts from arrival: a backfill of old events is kept like any other rows', async () => {
+    await send([{ old: 1, timestamp: '2020-01-01T00:00:00Z' }], 'backfill');
+    assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
+    await srv.sluice.services.pipeline!.sweepRetention();
+    const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
+    const backfill = list.body.data.find((c: any) => c.slug === 'backfill').id;
+    assert.deepEqual((await srv.get(`/v1/projects/${f.projectId}/collections/${backfill}/docs`)).body.data, [{ old: 1, timestamp: '2020-01-01T00:00:00Z' }]);
+  });
+
   it('rows without a settled version go after schema_unclassified_retention_days; settled rows stay', async () => {
     const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
     const bad = list.body.data.find((c: any) => c.slug === 'bad').id;
@@ -194,6 +208,8 @@ describe('collection schemas over HTTP', () => {
     assert.equal((await srv.get(`${col()}/docs`)).body.data.length, 3, 'settled versions keep their rows');
     const stale = await srv.get(`/v1/projects/${f.projectId}/collections/${bad}/schemas?state=stale`);
     assert.equal(stale.body.data.length, 2, 'candidates unseen for stale_after_ms read as stale');
+    const staleAfter = list.body.data.find((c: any) => c.slug === 'bad').schema_stale_after_ms;
+    for (const v of stale.body.data) assert.equal(v.stale_at, new Date(Date.parse(v.last_seen_at) + staleAfter).toISOString(), 'stale_at says when it went stale');
   });
 
   it('another team cannot see the schemas (404)', async () => {

@@ -67,7 +67,7 @@ export function requireCollection(s: Services, project: ProjectRecord, id: strin
  * Tracked paths are children of opaque paths (spec: "children of opaque paths that stay part of
  * identity"): each must extend an opaque path by at least one segment.
  */
-function assertTrackedUnderOpaque(next: SchemaSettings, body: CollectionUpdateBody): void {
+export function assertTrackedUnderOpaque(next: Pick<SchemaSettings, 'schema_opaque_paths' | 'schema_tracked_paths'>, body: Pick<CollectionUpdateBody, 'schema_tracked_paths'>): void {
   const under = (t: string[]) => next.schema_opaque_paths.some((o) => t.length > o.length && o.every((seg, i) => seg === t[i]));
   next.schema_tracked_paths.forEach((t, i) => {
     if (under(t)) return;

@@ -9,7 +9,7 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
 import { integer, isoDateString, object, params } from '../http/schemas.js';
 import { pathList } from '../collections/schemas.js';
-import { requireCollection } from '../collections/routes.js';
+import { assertTrackedUnderOpaque, requireCollection } from '../collections/routes.js';
 import { requireProject } from '../projects/routes.js';
 import { listDocs, type DocsQuery } from './docs.js';
 
@@ -100,6 +100,8 @@ export function schemaRoutes(s: Services): RouteDef[] {
           trackedPaths: b.schema_tracked_paths ?? current.trackedPaths,
           maxDepth: b.schema_max_depth ?? current.maxDepth,
         };
+        // The same rule the update enforces: a preview describes an update that could be applied.
+        assertTrackedUnderOpaque({ schema_opaque_paths: rules.opaquePaths, schema_tracked_paths: rules.trackedPaths }, b);
         return { data: await s.schema.report(c, rules) };
       },
     }),
