@@ -6,6 +6,7 @@ import type { DecodedRows } from './decode.js';
 import { createFieldExtractor } from './field-extractor.js';
 import type { FileSpec } from './file-plan.js';
 import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';
+import type { FileCounts } from './schema-store.js';
 
 /**
  * Columns stage: one Arrow table per planned file, built column by column from typed arrays, then
@@ -34,6 +35,7 @@ export interface BuiltFile {
   docBytes: number;
   minTs: number;
   maxTs: number;
+  counts: FileCounts;
 }
 
 /** Build and encode every planned file of a batch. */
@@ -51,10 +53,27 @@ export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: read
     members[at.file]![fill[at.file]!++] = r;
     rowSlot[r] = at.slot;
   }
-  return files.map((spec, fi) => buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign));
+  return files.map((spec, fi) => ({ ...buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign), counts: countsOf(spec, fr, assign) }));
 }
 
-function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>): BuiltFile {
+/** What a file's rows add to the counts the plan keeps (book.ts `planBatch`). */
+function countsOf(spec: FileSpec, fr: FingerprintedRows, assign: ReadonlyMap<number, Assignment>): FileCounts {
+  const counts: FileCounts = { versions: {}, shapes: {}, overflow: 0 };
+  for (const key of spec.keys) {
+    if (key < 0) continue;
+    const rows = fr.groups.get(key)?.rows ?? 0;
+    const a = assign.get(key);
+    if (!a) {
+      counts.overflow += rows;
+      continue;
+    }
+    if (a.versionId) counts.versions[a.versionId] = (counts.versions[a.versionId] ?? 0) + rows;
+    counts.shapes[a.shapeHash] = (counts.shapes[a.shapeHash] ?? 0) + rows;
+  }
+  return counts;
+}
+
+function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>): Omit<BuiltFile, 'counts'> {
   const n = rowIds.length;
   let docBytes = 0;
   for (let i = 0; i < n; i++) docBytes += rows.end[rowIds[i]!]! - rows.start[rowIds[i]!]!;

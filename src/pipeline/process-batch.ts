@@ -6,6 +6,7 @@ import type { Shape } from '../schema/shape.js';
 import { buildFiles } from './build-files.js';
 import { decodeEntries, type BatchEntry } from './decode.js';
 import type { FileKind, FileSpec } from './file-plan.js';
+import type { FileCounts } from './schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
 
 /**
@@ -48,6 +49,7 @@ export interface WrittenFile {
   docBytes: number;
   minTs: number;
   maxTs: number;
+  counts: FileCounts;
 }
 
 export interface BatchResult {
@@ -103,7 +105,7 @@ export function createBatchProcessor() {
         mkdirSync(join(task.filesDir, b.spec.dir), { recursive: true });
         writeFileSync(abs + '.tmp', b.bytes);
         renameSync(abs + '.tmp', abs);
-        written.push({ kind: b.spec.kind, dir: b.spec.dir, versionId: b.spec.versionId, shapeHash: b.spec.shapeHash, path: rel, rows: b.rows, bytes: b.bytes.byteLength, docBytes: b.docBytes, minTs: b.minTs, maxTs: b.maxTs });
+        written.push({ kind: b.spec.kind, dir: b.spec.dir, versionId: b.spec.versionId, shapeHash: b.spec.shapeHash, path: rel, rows: b.rows, bytes: b.bytes.byteLength, docBytes: b.docBytes, minTs: b.minTs, maxTs: b.maxTs, counts: b.counts });
       }
     } catch (err) {
       for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });

@@ -5,7 +5,7 @@ import type { CollectionRecord } from '../catalog/records.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
-import { addOverflow, SchemaBook, type BatchPlan } from '../schema/book.js';
+import { addOverflow, SchemaBook, type BatchPlan, type ShapeRecord } from '../schema/book.js';
 import { FileReader } from '../schema/file-reader.js';
 import { countShapesUnder, rekey } from '../schema/rekey.js';
 import { buildReport, type SchemaReport } from '../schema/report.js';
@@ -213,6 +213,7 @@ export class SchemaService {
       min_ts: f.minTs,
       max_ts: f.maxTs,
       created_at: now,
+      counts: f.counts,
     }));
     for (const m of manifests) void this.db.files.put(c.id, m);
     return manifests;
@@ -377,32 +378,88 @@ export class SchemaService {
     this.reportCache.delete(c.id);
   }
 
-  /** Remove files of rows without a settled version older than the retention (spec: schema_unclassified_retention_days). */
+  /**
+   * Remove files of rows without a settled version older than the retention (spec:
+   * schema_unclassified_retention_days), and take their rows back out of the counts (version
+   * `row_count`, shape rows, the report's unclassified rows). A `_mixed` file goes when none of
+   * its versions is settled. Batches planned before the purge cannot commit (they run again on
+   * the book reloaded after it), so no count is lost between them.
+   */
   async purgeUnclassified(c: CollectionRecord): Promise<number> {
     const days = c.schema_unclassified_retention_days;
     if (days === null) return 0;
     const book = await this.book(c);
     const cutoff = this.clock.now() - days * 86_400_000;
+    const settled = (versionId: string) => book.current(versionId)?.state === 'settled';
     const due = this.manifests(c.id).filter((m) => {
       // Age by arrival (the commit of the batch, just after it), not by the records' own
       // timestamps: a backfill of old events is kept the full retention like any other rows.
-      if (Date.parse(m.created_at) >= cutoff || m.kind === 'mixed') return false;
-      if (m.kind === 'version') return book.current(m.version_id!)?.state !== 'settled';
+      if (Date.parse(m.created_at) >= cutoff) return false;
+      if (m.kind === 'version') return !settled(m.version_id!);
+      if (m.kind === 'mixed') return m.counts !== undefined && !Object.keys(m.counts.versions).some(settled);
       if (m.kind === 'unclassified') {
         const linked = book.shapeByHash(m.shape_hash!)?.version_id;
-        return !linked || book.current(linked)?.state !== 'settled';
+        return !linked || !settled(linked);
       }
       return true;
     });
     if (due.length === 0) return 0;
-    await this.db.store.transaction(() => {
-      for (const m of due) void this.db.files.remove(c.id, m.id);
-    });
+    // From here on, a batch planned against the held book cannot commit (stageCommit checks).
+    this.generations.set(c.id, this.generation(c.id) + 1);
+    try {
+      await this.db.store.transaction(() => {
+        for (const m of due) void this.db.files.remove(c.id, m.id);
+        this.uncount(c.id, due, book);
+      });
+    } finally {
+      // The next use loads the book from LMDB, purge included.
+      this.books.delete(c.id);
+    }
     for (const m of due) {
       rmSync(join(this.filesDir(c), m.id), { force: true });
       this.statsOf(c.id).docBytes -= m.doc_bytes;
     }
     return due.length;
+  }
+
+  /** Inside the purge transaction: subtract the removed files' rows from what is committed. */
+  private uncount(collectionId: string, removed: readonly FileManifest[], book: SchemaBook): void {
+    const versions = new Map<string, SchemaVersionRecord>();
+    const shapes = new Map<string, ShapeRecord>();
+    const version = (id: string): SchemaVersionRecord | undefined => {
+      let v = versions.get(id) ?? this.db.versions.get(collectionId, id);
+      // Rows of a version merged by a re-key are counted in the one it merged into.
+      for (let hops = 0; v?.merged_into && hops < 64; hops++) v = versions.get(v.merged_into) ?? this.db.versions.get(collectionId, v.merged_into);
+      return v;
+    };
+    const takeRows = (versionId: string, n: number) => {
+      const v = version(versionId);
+      if (v) versions.set(v.id, { ...v, row_count: Math.max(0, v.row_count - n) });
+    };
+    let overflow = 0;
+    for (const m of removed) {
+      if (!m.counts) continue;
+      for (const [id, n] of Object.entries(m.counts.versions)) takeRows(id, n);
+      for (const [hash, n] of Object.entries(m.counts.shapes)) {
+        const id = book.shapeByHash(hash)?.id ?? hash;
+        const s = shapes.get(id) ?? this.db.shapes.get(collectionId, id);
+        if (!s) continue;
+        let next: ShapeRecord = { ...s, rows: Math.max(0, s.rows - n) };
+        if (m.kind === 'unclassified') {
+          // Rows stored unclassified count in the shape until it is linked, then in its version.
+          if (s.version_id === null) next = { ...next, unclassified_rows: Math.max(0, (s.unclassified_rows ?? 0) - n) };
+          else takeRows(s.version_id, n);
+        }
+        shapes.set(id, next);
+      }
+      overflow += m.counts.overflow;
+    }
+    for (const v of versions.values()) void this.db.versions.put(collectionId, v);
+    for (const s of shapes.values()) void this.db.shapes.put(collectionId, s);
+    const meta = this.db.meta.get(collectionId);
+    if (overflow > 0 && meta?.unclassified_overflow) {
+      void this.db.meta.put(collectionId, { ...meta, unclassified_overflow: { ...meta.unclassified_overflow, rows: Math.max(0, meta.unclassified_overflow.rows - overflow) } });
+    }
   }
 
   close(): void {

@@ -24,6 +24,19 @@ export interface FileManifest {
   min_ts: number;
   max_ts: number;
   created_at: string;
+  /** What the file's rows added to the collection's counts (absent on files written before it existed). */
+  counts?: FileCounts;
+}
+
+/**
+ * Rows a file added to each count, so removing the file (retention) takes exactly them back:
+ * version `row_count`s, shape `rows`, and the unrecorded-shape overflow total. Refused rows are
+ * counted nowhere.
+ */
+export interface FileCounts {
+  versions: Record<string, number>;
+  shapes: Record<string, number>;
+  overflow: number;
 }
 
 /** Per-collection schema bookkeeping outside the versions themselves. */
