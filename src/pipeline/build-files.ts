@@ -60,8 +60,12 @@ export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: read
 function countsOf(spec: FileSpec, fr: FingerprintedRows, assign: ReadonlyMap<number, Assignment>): FileCounts {
   const counts: FileCounts = { versions: {}, shapes: {}, overflow: 0 };
   for (const key of spec.keys) {
-    if (key < 0) continue;
     const rows = fr.groups.get(key)?.rows ?? 0;
+    if (key < 0) {
+      // Refused rows: counted with the overflow (resolver.ts).
+      counts.overflow += rows;
+      continue;
+    }
     const a = assign.get(key);
     if (!a) {
       counts.overflow += rows;

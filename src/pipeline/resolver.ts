@@ -21,6 +21,9 @@ export function createBatchResolution(args: { book: SchemaBook; settings: BookSe
 
   const answer = (): ResolveReply => {
     plan = book.planBatch(sightings, args.nowMs(), settings, args.newVersionId);
+    // Rows refused classification (not an object, too many fields) have no signature either:
+    // they count with the unrecorded shapes' rows in the report's `unclassified.rows`.
+    for (const [, rows] of refused) plan.overflow.rows += rows;
     const groupRows = new Map<number, number>(refused);
     for (const s of sightings) groupRows.set(s.key, s.rows);
     const drafts = new Map(plan.versions.map((v) => [v.id, v]));

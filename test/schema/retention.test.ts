@@ -88,4 +88,16 @@ describe('retention of rows without a settled version', () => {
     assert.deepEqual(await docs(id), []);
     assert.deepEqual((await versions(id)).map((v) => v.row_count), [1]);
   });
+
+  it('rows refused classification count in the report\'s unclassified rows until retention removes them', async () => {
+    const id = await collection('refused', {});
+    const wide = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, i]));
+    await send('refused', [wide]);
+    const report = (await srv.get(`${base()}/${id}/schema_report`)).body.data;
+    assert.deepEqual([report.unclassified.rows, (await versions(id)).length], [1, 0], 'no version, one unclassified row');
+    assert.equal((await docs(id)).length, 1, 'the document is kept as sent');
+    clock.advance(2 * DAY);
+    assert.equal(await srv.sluice.services.pipeline!.sweepRetention(), 1);
+    assert.equal((await srv.get(`${base()}/${id}/schema_report`)).body.data.unclassified.rows, 0);
+  });
 });
