@@ -69,6 +69,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     pipeline: null,
   };
   services.collectionDestroyers.push((svc, collection) => svc.schema.destroyCollection(collection));
+  // Files are named by sequence number: a data directory from before the spool kept its high-water
+  // mark must not hand those numbers out again.
+  services.spool.reserveThrough(services.schema.highestFileSeq);
   const creds = await bootstrap(services);
   const purge = startPurgeScheduler(services);
 

@@ -78,6 +78,8 @@ export type DrainListener = (projectId: string, records: number) => void;
 export class Spool {
   private readonly entries: Database<Uint8Array, number>;
   private readonly index: Database<IndexValue, [string, number]>;
+  /** `seq` → the highest sequence number ever deleted from the spool (see `restore`). */
+  private readonly marks: Database<number, string>;
   private nextSeq = 1;
   private nextLeaseId = 1;
   private readonly queues = new Map<string, CollectionQueue>();
@@ -99,13 +101,19 @@ export class Spool {
   constructor(private readonly store: Store) {
     this.entries = store.root.openDB<Uint8Array, number>({ name: 'spool_body', encoding: 'binary' });
     this.index = openPlain<IndexValue, [string, number]>(store, 'spool_meta');
+    this.marks = openPlain<number, string>(store, 'spool_marks');
     migrateLegacySpool(store, this.entries, this.index);
     this.restore();
   }
 
-  /** Rebuild the sequence and the counters from what is on disk (start-up). */
+  /**
+   * Rebuild the sequence and the counters from what is on disk (start-up). Sequence numbers are
+   * never reused: the next one is past both the last stored entry and the highest one ever
+   * deleted (a drained spool has no entries left to tell; files are named by sequence number).
+   */
   private restore(): void {
-    for (const key of this.entries.getKeys({ reverse: true, limit: 1 })) this.nextSeq = key + 1;
+    this.nextSeq = (this.marks.get(HIGHEST_DELETED) ?? 0) + 1;
+    for (const key of this.entries.getKeys({ reverse: true, limit: 1 })) this.nextSeq = Math.max(this.nextSeq, key + 1);
     for (const { key, value } of this.index.getRange({})) {
       const q = this.queue(key[0], value[1]);
       q.records += value[0];
@@ -142,8 +150,11 @@ export class Spool {
         if (this.dropped.has(input.collection_id)) {
           // Dropped while this put was in flight: the drop may have run before it landed, so remove
           // it here (idempotent) and count nothing.
-          this.entries.remove(seq);
-          this.index.remove([input.collection_id, seq]);
+          void this.store.transaction(() => {
+            this.entries.remove(seq);
+            this.index.remove([input.collection_id, seq]);
+            this.markDeleted(seq);
+          });
           return seq;
         }
         const q = this.queue(input.collection_id, input.project_id);
@@ -204,6 +215,19 @@ export class Spool {
     return null;
   }
 
+  /** Inside a write transaction that deletes entries up to `seq`: remember it (never reused). */
+  private markDeleted(seq: number): void {
+    if (seq > (this.marks.get(HIGHEST_DELETED) ?? 0)) void this.marks.put(HIGHEST_DELETED, seq);
+  }
+
+  /**
+   * Never hand out `seq` or anything below it again (start-up: files written under sequence
+   * numbers a data directory of an earlier release forgot).
+   */
+  reserveThrough(seq: number): void {
+    if (seq >= this.nextSeq) this.nextSeq = seq + 1;
+  }
+
   /** Set a collection's counters (and its project's and the total) to what its index holds. */
   private recount(collectionId: string, q: CollectionQueue): void {
     let records = 0;
@@ -260,8 +284,11 @@ export class Spool {
         this.entries.remove(e.seq);
         this.index.remove([lease.collectionId, e.seq]);
       }
+      this.markDeleted(lease.lastSeq);
     });
     await this.store.root.flushed;
+    // The collection was dropped meanwhile: the drop already ended the lease and took its records out.
+    if (this.queues.get(lease.collectionId) !== q || q.lease !== lease) return;
     this.endLease(q, lease);
     q.records -= lease.records;
     q.entries -= lease.entries.length;
@@ -288,10 +315,13 @@ export class Spool {
     this.dropped.add(collectionId);
     const q = this.queues.get(collectionId);
     await this.store.transaction(() => {
+      let highest = 0;
       for (const key of this.index.getKeys({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
         this.entries.remove(key[1]);
         this.index.remove(key);
+        highest = Math.max(highest, key[1]);
       }
+      this.markDeleted(highest);
     });
     if (!q) return;
     if (q.lease) this.endLease(q, q.lease);
@@ -376,6 +406,8 @@ export class Spool {
     return p;
   }
 }
+
+const HIGHEST_DELETED = 'highest_deleted';
 
 /**
  * A named database of the shared environment with plain msgpack values. Without msgpackr's shared

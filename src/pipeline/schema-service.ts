@@ -62,9 +62,15 @@ export class SchemaService {
     readonly dataDir: string,
   ) {
     this.db = new SchemaStore(store);
-    for (const { scope, value } of this.db.files.all()) this.statsOf(scope).docBytes += value.doc_bytes;
+    for (const { scope, value } of this.db.files.all()) {
+      this.statsOf(scope).docBytes += value.doc_bytes;
+      if (value.last_seq > this.highestFileSeq) this.highestFileSeq = value.last_seq;
+    }
     for (const { scope, value } of this.db.versions.all()) if (value.merged_into === null) this.statsOf(scope).schemaCount++;
   }
+
+  /** The highest spool sequence number any committed file was written from (at start-up). */
+  readonly highestFileSeq: number = 0;
 
   private statsOf(collectionId: string): CollectionSchemaStats {
     let s = this.stats.get(collectionId);

@@ -51,4 +51,16 @@ describe('spool: dropping a collection while data is being written to it', () =>
     assert.equal(spool().pendingRecords('prj_live'), 0);
     assert.equal(spool().pendingRecords(), [...spool().scan()].reduce((n, e) => n + e.records, 0));
   });
+
+  it('a lease completed while its collection is dropped leaves every counter at zero, never below', async () => {
+    await spool().append(entry('col_race3', 'prj_race3'));
+    const lease = spool().lease(100, (id) => (id === 'col_race3' ? 100 : 0))!;
+    assert.equal(lease.collectionId, 'col_race3');
+    const totalBefore = spool().pendingRecords() - 3;
+    await Promise.all([spool().complete(lease), spool().dropCollection('col_race3')]);
+    assert.equal(spool().pendingRecords('prj_race3'), 0);
+    assert.equal(spool().processingRecords('prj_race3'), 0);
+    assert.equal(spool().pendingRecords(), totalBefore);
+    assert.equal(spool().processingRecords(), 0);
+  });
 });
