@@ -238,8 +238,13 @@ export class IngestCore {
     return c;
   }
 
-  /** Count a refusal found by the transport (body too large, bad encoding …). Returns it. */
+  /**
+   * Count a refusal (body too large, bad encoding …) once: the same error passing through several
+   * layers on its way to the answer is not counted again. Returns it.
+   */
   countError(projectId: string | null, err: ApiError): ApiError {
+    if (COUNTED.has(err)) return err;
+    COUNTED.add(err);
     this.s.telemetry.recordError(projectId, reasonFor(err.code));
     if (err.status >= 500) this.s.log.warn({ code: err.code, project_id: projectId, err: err.cause }, 'ingest refused');
     else this.s.log.debug({ code: err.code, project_id: projectId }, 'ingest refused');
@@ -247,9 +252,6 @@ export class IngestCore {
   }
 
   private refuse(projectId: string | null, err: ApiError): ApiError {
-    // Counted once: an error passing through `accept` after `resolve` counted it is not recounted.
-    if (COUNTED.has(err)) return err;
-    COUNTED.add(err);
     return this.countError(projectId, err);
   }
 }

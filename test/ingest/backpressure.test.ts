@@ -52,6 +52,15 @@ describe('ingest backpressure', () => {
       assert.equal(r.body.error.code, 'spool_full_disk_gate');
       assert.equal(r.headers.get('retry-after'), '60');
       assert.equal(srv.sluice.services.spool.pendingRecords(f.projectId), 0);
+      // One refused request is one error (`errors` counts requests, not the layers they pass).
+      const minute = srv.sluice.services.telemetry.minute(f.projectId, Math.floor(Date.now() / 60_000) * 60_000);
+      assert.equal(minute?.errors, 1);
+      assert.deepEqual(minute?.error_counts, { spool_full_disk_gate: 1 });
+      // A key that is not known is counted once too (under the node, no project to tie it to).
+      const node = () => srv.sluice.services.telemetry.minute('_node', Math.floor(Date.now() / 60_000) * 60_000)?.error_counts.auth_invalid_credentials ?? 0;
+      const before = node();
+      assert.equal((await ingest(srv.url, 'key=pik_unknown', '{"a":1}')).status, 401);
+      assert.equal(node() - before, 1);
     } finally {
       await srv.stop();
     }
