@@ -1,4 +1,6 @@
+import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors.js';
+import { recordRanges } from '../pipeline/decode.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
 
 /** How a batch's records are laid out in its body (kept with the spool entry so it is parsed once more, not re-encoded). */
@@ -20,7 +22,10 @@ export interface ParsedBatch {
 export function parseBatch(body: Buffer, ndjson = false): ParsedBatch {
   const first = firstSignificantByte(body);
   if (first === -1) throw new ApiError('empty_payload', 'The body carries no records: send a JSON object, an array of objects, or NDJSON');
-  if (body[first] === 0x5b /* [ */ && !ndjson) return parseArray(body.toString('utf8'));
+  const array = body[first] === 0x5b /* [ */ && !ndjson;
+  // Decoding would replace bad bytes silently and the stored record would not be what was sent.
+  if (!isUtf8(body)) throw notUtf8(body, array);
+  if (array) return parseArray(body);
   return parseLines(body, ndjson);
 }
 
@@ -36,12 +41,19 @@ export function decodeRecords(format: BatchFormat, body: Uint8Array): Record<str
   return out;
 }
 
-function parseArray(text: string): ParsedBatch {
+function parseArray(body: Buffer): ParsedBatch {
+  // Each element takes at least 3 bytes (`{}` and a comma): only a body that long can carry too
+  // many, and then it is counted by a byte scan before any of it is parsed.
+  if (body.length > 3 * MAX_RECORDS_PER_REQUEST) {
+    const ranges: number[] = [];
+    recordRanges('array', body, ranges);
+    if (ranges.length / 2 > MAX_RECORDS_PER_REQUEST) throw tooMany(ranges.length / 2);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(text);
+    value = JSON.parse(body.toString('utf8'));
   } catch (err) {
-    throw invalid(`The body is not valid JSON: ${(err as Error).message}`, {});
+    throw arrayInvalid(body, (err as Error).message);
   }
   const list = value as unknown[];
   if (list.length === 0) throw new ApiError('empty_payload', 'The body is an empty array: send at least one record');
@@ -51,6 +63,52 @@ function parseArray(text: string): ParsedBatch {
     if (problem) throw invalid(`Record at index ${i} ${problem}`, { index: i, reason: problem });
   }
   return { format: 'array', records: list.length };
+}
+
+/** The refusal of an array body that is not valid JSON: the first element that does not parse, when one is to blame. */
+function arrayInvalid(body: Buffer, parserMessage: string): ApiError {
+  const ranges: number[] = [];
+  recordRanges('array', body, ranges);
+  for (let k = 0; k < ranges.length; k += 2) {
+    const text = body.toString('utf8', ranges[k], ranges[k + 1]);
+    if (tryParse(text) === undefined) {
+      const problem = `is not valid JSON: ${parserMessageOf(text)}`;
+      return invalid(`Record at index ${k / 2} ${problem}`, { index: k / 2, reason: problem });
+    }
+  }
+  // Every element parses: the array itself is malformed (brackets, commas).
+  const problem = `is not a valid JSON array: ${parserMessage}`;
+  return invalid(`The body ${problem}`, { reason: problem });
+}
+
+function parserMessageOf(text: string): string {
+  try {
+    JSON.parse(text);
+    return '';
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** The refusal of a body that is not UTF-8, naming the first line (or array element) that is not. */
+function notUtf8(body: Buffer, array: boolean): ApiError {
+  const problem = 'is not valid UTF-8: send JSON text encoded as UTF-8';
+  const ranges: number[] = [];
+  recordRanges(array ? 'array' : 'ndjson', body, ranges);
+  for (let k = 0; k < ranges.length; k += 2) {
+    if (isUtf8(body.subarray(ranges[k], ranges[k + 1]))) continue;
+    if (array) return invalid(`Record at index ${k / 2} ${problem}`, { index: k / 2, reason: problem });
+    const line = lineOf(body, ranges[k]!);
+    return invalid(`Line ${line} ${problem}`, { line, reason: problem });
+  }
+  return invalid(`The body ${problem}`, { reason: problem });
+}
+
+/** 1-based line number of byte `offset`. */
+function lineOf(body: Buffer, offset: number): number {
+  let line = 1;
+  for (let at = body.indexOf(0x0a); at !== -1 && at < offset; at = body.indexOf(0x0a, at + 1)) line++;
+  return line;
 }
 
 function parseLines(body: Buffer, declaredNdjson: boolean): ParsedBatch {
@@ -134,6 +192,12 @@ function forEachLine(body: Buffer, fn: (line: string, lineNo: number) => LinePro
 /** Bytes decoded to one string at a time: well under V8's large-object threshold (128 KB). */
 const DECODE_SLICE = 32 * 1024;
 
+/** The end of JavaScript's time range (year 275760), exclusive. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/** A calendar date, optionally with a time of day and an offset (what Date.parse reads as ISO 8601). */
+const ISO_8601 = /^[+-]?\d{4,6}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+
 /** Why `value` is not an acceptable record, or null. */
 function recordProblem(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -141,8 +205,8 @@ function recordProblem(value: unknown): string | null {
   }
   const ts = (value as { timestamp?: unknown }).timestamp;
   if (ts === undefined) return null;
-  if (typeof ts === 'number' ? Number.isFinite(ts) && ts >= 0 : typeof ts === 'string' && !Number.isNaN(Date.parse(ts))) return null;
-  return 'has an invalid "timestamp": send an ISO 8601 string or epoch milliseconds';
+  if (typeof ts === 'number' ? ts >= 0 && ts < MAX_EPOCH_MS : typeof ts === 'string' && ISO_8601.test(ts) && !Number.isNaN(Date.parse(ts))) return null;
+  return 'has an invalid "timestamp": send an ISO 8601 string (2026-01-31T12:00:00Z) or epoch milliseconds (0 to 8.64e15)';
 }
 
 /** Index of the first byte that is not ASCII whitespace, or -1. */

@@ -75,10 +75,10 @@ export function parseQuery(raw: string, allowed: readonly string[]): { values: R
 }
 
 /**
- * Read a body of at most `limit` bytes with one copy: into a buffer sized from Content-Length when
- * known, else collected in chunks. Over the limit: `payload_too_large`, and the rest is ignored.
+ * Read a body of at most `limit` bytes: into a buffer sized from Content-Length when it is small,
+ * else collected in chunks. Over the limit: `payload_too_large`, and the rest is ignored.
  *
- * Memory is counted from the start: the declared length at once (it is allocated now), chunked
+ * Memory is counted from the start: a small declared length at once (it is allocated now), other
  * bytes as they arrive; past the budget the read fails with `opts.full()`. A body not complete
  * within `opts.timeoutMs` fails too (the caller answers and closes the connection). On success
  * `done` gets `release`, which the caller calls once it no longer needs the raw bytes counted; on
@@ -99,7 +99,11 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
     release();
     done(err, EMPTY, release);
   };
-  if (declared > 0) {
+  // A small body is held for its declared length at once (one buffer, one copy); a large one is
+  // counted as its bytes arrive, so clients that declare big bodies and then stall cannot take
+  // the memory budget from everybody else.
+  const fixedSize = declared > 0 && declared <= FIXED_BODY_MAX;
+  if (fixedSize) {
     if (!opts.budget.tryHold(declared)) return fail(opts.full());
     held = declared;
   }
@@ -110,12 +114,12 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
     else release();
   };
   watchRead(watch);
-  const fixed = declared > 0 ? Buffer.allocUnsafe(declared) : null;
+  const fixed = fixedSize ? Buffer.allocUnsafe(declared) : null;
   const chunks: Buffer[] = [];
   res.onData((chunk, isLast) => {
     if (failed || state.aborted) return;
     const n = chunk.byteLength;
-    if (size + n > limit || (fixed && size + n > fixed.length)) {
+    if (size + n > limit || (declared > 0 && size + n > declared)) {
       fail(size + n > limit ? tooLarge(limit) : new ApiError('request_validation_failed', 'The body is longer than its Content-Length'));
       return;
     }
@@ -138,6 +142,9 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/** Bodies up to this declared size are read into one buffer allocated (and counted) up front. */
+const FIXED_BODY_MAX = 64 * 1024;
 
 function bodyTimeout(ms: number): ApiError {
   return new ApiError('request_validation_failed', `The body did not arrive within ${ms / 1000} s; the connection is closed. Send smaller requests or retry`, {

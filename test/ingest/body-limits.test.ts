@@ -110,3 +110,26 @@ describe('ingest bodies: memory of uploads in progress, read time limit, BOM, ne
     assert.ok(h.projectId);
   });
 });
+
+describe('ingest bodies: large uploads that stall', () => {
+  it('count the bytes that arrived, not the length they declared: others are still admitted', async () => {
+    const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0', SLUICE_MAX_INGEST_MEMORY_BYTES: '200000' } });
+    try {
+      const f = await createIngestKey(srv);
+      const port = Number(new URL(srv.url).port);
+      // Declares 150 KB, sends 8 bytes and stalls (a slow or hostile client).
+      const stalled = rawRequest(port, `/ingest?key=${f.secret}`, { 'content-length': '150000', 'content-type': 'application/x-ndjson' });
+      stalled.socket.write('{"a":1}\n');
+      await new Promise((r) => setTimeout(r, 50));
+      // 100 KB more would pass the 200 KB cap if the stalled upload held its declared length.
+      const body = ndjson(Array.from({ length: 1000 }, (_, i) => ({ i, pad: 'x'.repeat(80) })));
+      assert.ok(body.length > 64 * 1024 && body.length < 150_000);
+      const r = await ingest(srv.url, `key=${f.secret}`, body, { 'content-type': 'application/x-ndjson' });
+      assert.equal(r.status, 202, JSON.stringify(r.body));
+      stalled.socket.destroy();
+      await stalled.response;
+    } finally {
+      await srv.stop();
+    }
+  });
+});

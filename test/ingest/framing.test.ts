@@ -1,0 +1,40 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseBatch } from '../../src/ingest/framing.js';
+import { MAX_RECORDS_PER_REQUEST } from '../../src/ingest/limits.js';
+
+const refusal = (body: string | Buffer, ndjson = false) => {
+  try {
+    parseBatch(Buffer.isBuffer(body) ? body : Buffer.from(body), ndjson);
+  } catch (err) {
+    return err as { code: string; details: Record<string, unknown> };
+  }
+  throw new Error('accepted');
+};
+
+test('an array with more records than allowed is refused from a byte count, before it is parsed', () => {
+  const body = '[' + Array(MAX_RECORDS_PER_REQUEST + 1).fill('{}').join(',') + ']';
+  const e = refusal(body);
+  assert.equal(e.code, 'payload_too_large');
+  assert.deepEqual(e.details, { limit_records: MAX_RECORDS_PER_REQUEST });
+  // Exactly at the limit is accepted.
+  assert.equal(parseBatch(Buffer.from('[' + Array(MAX_RECORDS_PER_REQUEST).fill('{}').join(',') + ']')).records, MAX_RECORDS_PER_REQUEST);
+});
+
+test('bytes that are not UTF-8 are refused naming the line or index, not replaced and stored', () => {
+  const bad = (prefix: string, suffix: string) => Buffer.concat([Buffer.from(prefix), Buffer.from([0xe2, 0x28, 0xa1]), Buffer.from(suffix)]);
+  assert.deepEqual(refusal(bad('{"a":1}\n{"s":"', '"}')).details.line, 2);
+  assert.deepEqual(refusal(bad('[{"a":1},{"b":2},{"s":"', '"}]')).details.index, 2);
+  assert.match(String(refusal(bad('{"s":"', '"}')).details.reason), /UTF-8/);
+  // Multi-byte characters that are valid pass.
+  assert.equal(parseBatch(Buffer.from('{"s":"héllo wörld ✓ 😀"}')).records, 1);
+});
+
+test('timestamps: ISO 8601 strings and epoch milliseconds within range, nothing else', () => {
+  for (const ok of ['"2026-01-31T12:00:00Z"', '"2026-01-31T12:00:00.123456+05:30"', '"2026-01-31"', '"2026-01-31 12:00"', '0', '1767225600000']) {
+    assert.equal(parseBatch(Buffer.from(`{"timestamp":${ok}}`)).records, 1, ok);
+  }
+  for (const bad of ['"March 7"', '"1"', '"foo 12"', '"2026-13-45"', '1e20', '-1', 'null', '"2026-01-31T25:61:00Z"']) {
+    assert.equal(refusal(`{"timestamp":${bad}}`).code, 'frame_invalid', bad);
+  }
+});
