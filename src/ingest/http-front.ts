@@ -63,7 +63,8 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
     const idem = idempotencyKey;
     readBody(res, state, declared, ctx.maxBytes, (err, raw, release) => {
       if (err) {
-        sendError(res, state, ctx.core.countError(t.projectId, err), true);
+        // Gone mid-body (the client, or uWS closing a stalled connection): nobody gets an answer.
+        sendError(res, state, ctx.core.countError(t.projectId, err, state.aborted ? 'connection_closed' : undefined), true);
         done();
         return;
       }

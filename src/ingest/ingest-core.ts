@@ -8,6 +8,7 @@ import { parseBatch, stripBom, type ParsedBatch } from './framing.js';
 import { IdempotencyStore, requestHash, type IdempotentResult } from './idempotency.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits.js';
 import { reasonFor } from './telemetry.js';
+import type { PipelineErrorReason } from './telemetry.js';
 import { VerifiedCache } from './verified-cache.js';
 
 /** Bound on remembered secrets and collection slugs (cleared past it; they are only shortcuts). */
@@ -242,10 +243,10 @@ export class IngestCore {
    * Count a refusal (body too large, bad encoding …) once: the same error passing through several
    * layers on its way to the answer is not counted again. Returns it.
    */
-  countError(projectId: string | null, err: ApiError): ApiError {
+  countError(projectId: string | null, err: ApiError, reason: PipelineErrorReason = reasonFor(err.code)): ApiError {
     if (COUNTED.has(err)) return err;
     COUNTED.add(err);
-    this.s.telemetry.recordError(projectId, reasonFor(err.code));
+    this.s.telemetry.recordError(projectId, reason);
     if (err.status >= 500) this.s.log.warn({ code: err.code, project_id: projectId, err: err.cause }, 'ingest refused');
     else this.s.log.debug({ code: err.code, project_id: projectId }, 'ingest refused');
     return err;

@@ -43,6 +43,8 @@ describe('ingest bodies: memory of uploads in progress, read time limit, BOM, ne
     await stalled.response;
     await new Promise((r) => setTimeout(r, 50));
     assert.equal((await ingest(srv.url, `key=${f.secret}`, ndjson(Array.from({ length: 30 }, (_, i) => ({ i }))))).status, 202, 'released on abort');
+    const minutes = [...srv.sluice.services.telemetry.range(f.projectId, Date.now() - 120_000, Date.now() + 60_000).values()];
+    assert.equal(minutes.reduce((n, m) => n + (m.error_counts.connection_closed ?? 0), 0), 1, 'a client gone mid-body is counted as connection_closed');
   });
 
   it('chunked bytes count as they arrive: past the cap the upload is refused with 503', async () => {
