@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors.js';
 import { recordRanges } from '../pipeline/decode.js';
+import { timestampMs } from './timestamp.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
 
 /** How a batch's records are laid out in its body (kept with the spool entry so it is parsed once more, not re-encoded). */
@@ -192,12 +193,6 @@ function forEachLine(body: Buffer, fn: (line: string, lineNo: number) => LinePro
 /** Bytes decoded to one string at a time: well under V8's large-object threshold (128 KB). */
 const DECODE_SLICE = 32 * 1024;
 
-/** The end of JavaScript's time range (year 275760), exclusive. */
-const MAX_EPOCH_MS = 8.64e15;
-
-/** A calendar date, optionally with a time of day and an offset (what Date.parse reads as ISO 8601). */
-const ISO_8601 = /^[+-]?\d{4,6}-\d{2}-\d{2}(?:[Tt ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(?:[Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
-
 /** Why `value` is not an acceptable record, or null. */
 function recordProblem(value: unknown): string | null {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -205,7 +200,7 @@ function recordProblem(value: unknown): string | null {
   }
   const ts = (value as { timestamp?: unknown }).timestamp;
   if (ts === undefined) return null;
-  if (typeof ts === 'number' ? ts >= 0 && ts < MAX_EPOCH_MS : typeof ts === 'string' && ISO_8601.test(ts) && !Number.isNaN(Date.parse(ts))) return null;
+  if (!Number.isNaN(timestampMs(ts))) return null;
   return 'has an invalid "timestamp": send an ISO 8601 string (2026-01-31T12:00:00Z) or epoch milliseconds (0 to 8.64e15)';
 }
 

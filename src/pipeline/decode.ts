@@ -5,6 +5,8 @@
  * with `record` undefined (stored unclassified), never dropped and never thrown.
  */
 
+import { timestampMs } from '../ingest/timestamp.js';
+
 /** What the decode stage needs of a spool entry. */
 export interface BatchEntry {
   seq: number;
@@ -110,16 +112,13 @@ function pushTrimmed(body: Uint8Array, s: number, e: number, out: number[]): voi
   if (e > s) out.push(s, e);
 }
 
-/** Event time of a record: its `timestamp` when valid (ISO string or epoch ms), else `fallback`. */
+/** Event time of a record: its `timestamp` when valid (timestamp.ts), else `fallback`. */
 export function eventTime(record: unknown, fallback: number): number {
   if (typeof record !== 'object' || record === null) return fallback;
   const ts = (record as { timestamp?: unknown }).timestamp;
-  if (typeof ts === 'number') return Number.isFinite(ts) && ts >= 0 && ts < 8.64e15 ? Math.floor(ts) : fallback;
-  if (typeof ts === 'string') {
-    const ms = Date.parse(ts);
-    return Number.isNaN(ms) ? fallback : ms;
-  }
-  return fallback;
+  if (ts === undefined) return fallback;
+  const ms = timestampMs(ts);
+  return Number.isNaN(ms) ? fallback : ms;
 }
 
 /** Decode every entry of a batch into rows, in order (entry by entry, record by record). */

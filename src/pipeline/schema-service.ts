@@ -388,34 +388,30 @@ export class SchemaService {
    * Remove files of rows without a settled version older than the retention (spec:
    * schema_unclassified_retention_days), and take their rows back out of the counts (version
    * `row_count`, shape rows, the report's unclassified rows). A `_mixed` file goes when none of
-   * its versions is settled. Batches planned before the purge cannot commit (they run again on
-   * the book reloaded after it), so no count is lost between them.
+   * its versions is settled.
+   *
+   * Which files go is decided inside the write transaction, on what is committed: a version
+   * settled (by hand or by a batch) just before is seen, a file another purge removed is skipped.
+   * Batches planned before the purge cannot commit (they run again on the book reloaded after it).
    */
   async purgeUnclassified(c: CollectionRecord): Promise<number> {
     const days = c.schema_unclassified_retention_days;
     if (days === null) return 0;
-    const book = await this.book(c);
     const cutoff = this.clock.now() - days * 86_400_000;
-    const settled = (versionId: string) => book.current(versionId)?.state === 'settled';
-    const due = this.manifests(c.id).filter((m) => {
-      // Age by arrival (the commit of the batch, just after it), not by the records' own
-      // timestamps: a backfill of old events is kept the full retention like any other rows.
-      if (Date.parse(m.created_at) >= cutoff) return false;
-      if (m.kind === 'version') return !settled(m.version_id!);
-      if (m.kind === 'mixed') return m.counts !== undefined && !Object.keys(m.counts.versions).some(settled);
-      if (m.kind === 'unclassified') {
-        const linked = book.shapeByHash(m.shape_hash!)?.version_id;
-        return !linked || !settled(linked);
-      }
-      return true;
-    });
-    if (due.length === 0) return 0;
+    // Age by arrival (the commit of the batch, just after it), not by the records' own
+    // timestamps: a backfill of old events is kept the full retention like any other rows.
+    const old = this.manifests(c.id).filter((m) => Date.parse(m.created_at) < cutoff);
+    if (old.length === 0) return 0;
     // From here on, a batch planned against the held book cannot commit (stageCommit checks).
     this.generations.set(c.id, this.generation(c.id) + 1);
+    let due: FileManifest[];
     try {
-      await this.db.store.transaction(() => {
-        for (const m of due) void this.db.files.remove(c.id, m.id);
-        this.uncount(c.id, due, book);
+      due = await this.db.store.transaction(() => {
+        const committed = new CommittedSchema(this.db, c.id);
+        const out = old.filter((m) => this.db.files.get(c.id, m.id) !== undefined && committed.withoutSettledVersion(m));
+        for (const m of out) void this.db.files.remove(c.id, m.id);
+        this.uncount(c.id, out, committed);
+        return out;
       });
     } finally {
       // The next use loads the book from LMDB, purge included.
@@ -429,17 +425,11 @@ export class SchemaService {
   }
 
   /** Inside the purge transaction: subtract the removed files' rows from what is committed. */
-  private uncount(collectionId: string, removed: readonly FileManifest[], book: SchemaBook): void {
+  private uncount(collectionId: string, removed: readonly FileManifest[], committed: CommittedSchema): void {
     const versions = new Map<string, SchemaVersionRecord>();
     const shapes = new Map<string, ShapeRecord>();
-    const version = (id: string): SchemaVersionRecord | undefined => {
-      let v = versions.get(id) ?? this.db.versions.get(collectionId, id);
-      // Rows of a version merged by a re-key are counted in the one it merged into.
-      for (let hops = 0; v?.merged_into && hops < 64; hops++) v = versions.get(v.merged_into) ?? this.db.versions.get(collectionId, v.merged_into);
-      return v;
-    };
     const takeRows = (versionId: string, n: number) => {
-      const v = version(versionId);
+      const v = committed.version(versionId, versions);
       if (v) versions.set(v.id, { ...v, row_count: Math.max(0, v.row_count - n) });
     };
     let overflow = 0;
@@ -447,16 +437,16 @@ export class SchemaService {
       if (!m.counts) continue;
       for (const [id, n] of Object.entries(m.counts.versions)) takeRows(id, n);
       for (const [hash, n] of Object.entries(m.counts.shapes)) {
-        const id = book.shapeByHash(hash)?.id ?? hash;
-        const s = shapes.get(id) ?? this.db.shapes.get(collectionId, id);
-        if (!s) continue;
+        const found = committed.shape(hash);
+        if (!found) continue;
+        const s = shapes.get(found.id) ?? found;
         let next: ShapeRecord = { ...s, rows: Math.max(0, s.rows - n) };
         if (m.kind === 'unclassified') {
           // Rows stored unclassified count in the shape until it is linked, then in its version.
           if (s.version_id === null) next = { ...next, unclassified_rows: Math.max(0, (s.unclassified_rows ?? 0) - n) };
           else takeRows(s.version_id, n);
         }
-        shapes.set(id, next);
+        shapes.set(s.id, next);
       }
       overflow += m.counts.overflow;
     }
@@ -471,6 +461,51 @@ export class SchemaService {
   close(): void {
     void this.reader?.then((r) => r.close()).catch(() => undefined);
     this.reader = null;
+  }
+}
+
+/** A collection's versions and shapes as committed, read inside a transaction (retention decides on these). */
+class CommittedSchema {
+  private shapesByHash: Map<string, ShapeRecord> | null = null;
+
+  constructor(
+    private readonly db: SchemaStore,
+    private readonly collectionId: string,
+  ) {}
+
+  /** The version rows of `id` count in now (a re-key may have merged it), preferring `pending` updates. */
+  version(id: string, pending?: ReadonlyMap<string, SchemaVersionRecord>): SchemaVersionRecord | undefined {
+    let v = pending?.get(id) ?? this.db.versions.get(this.collectionId, id);
+    for (let hops = 0; v?.merged_into && hops < 64; hops++) v = pending?.get(v.merged_into) ?? this.db.versions.get(this.collectionId, v.merged_into);
+    return v;
+  }
+
+  /** The shape record a signature hash names now (its own id, or one it had before a re-key). */
+  shape(hash: string): ShapeRecord | undefined {
+    if (!this.shapesByHash) {
+      this.shapesByHash = new Map();
+      for (const s of this.db.shapes.list(this.collectionId)) {
+        this.shapesByHash.set(s.id, s);
+        for (const f of s.former_ids ?? []) if (!this.shapesByHash.has(f)) this.shapesByHash.set(f, s);
+      }
+    }
+    return this.shapesByHash.get(hash);
+  }
+
+  private settled(versionId: string): boolean {
+    return this.version(versionId)?.state === 'settled';
+  }
+
+  /** Whether none of a file's rows has a settled version (retention may remove it). */
+  withoutSettledVersion(m: FileManifest): boolean {
+    if (m.kind === 'version') return !this.settled(m.version_id!);
+    // A file of an earlier release does not say which versions it mixes: kept.
+    if (m.kind === 'mixed') return m.counts !== undefined && !Object.keys(m.counts.versions).some((id) => this.settled(id));
+    if (m.kind === 'unclassified') {
+      const linked = this.shape(m.shape_hash!)?.version_id;
+      return !linked || !this.settled(linked);
+    }
+    return true;
   }
 }
 

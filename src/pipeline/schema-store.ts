@@ -30,8 +30,8 @@ export interface FileManifest {
 
 /**
  * Rows a file added to each count, so removing the file (retention) takes exactly them back:
- * version `row_count`s, shape `rows`, and the unrecorded-shape overflow total. Refused rows are
- * counted nowhere.
+ * version `row_count`s, shape `rows`, and the overflow total (rows of unrecorded shapes and rows
+ * refused classification).
  */
 export interface FileCounts {
   versions: Record<string, number>;

@@ -2,6 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseBatch } from '../../src/ingest/framing.js';
 import { MAX_RECORDS_PER_REQUEST } from '../../src/ingest/limits.js';
+import { timestampMs } from '../../src/ingest/timestamp.js';
+import { eventTime } from '../../src/pipeline/decode.js';
 
 const refusal = (body: string | Buffer, ndjson = false) => {
   try {
@@ -34,7 +36,18 @@ test('timestamps: ISO 8601 strings and epoch milliseconds within range, nothing 
   for (const ok of ['"2026-01-31T12:00:00Z"', '"2026-01-31T12:00:00.123456+05:30"', '"2026-01-31"', '"2026-01-31 12:00"', '0', '1767225600000']) {
     assert.equal(parseBatch(Buffer.from(`{"timestamp":${ok}}`)).records, 1, ok);
   }
-  for (const bad of ['"March 7"', '"1"', '"foo 12"', '"2026-13-45"', '1e20', '-1', 'null', '"2026-01-31T25:61:00Z"']) {
+  for (const bad of ['"March 7"', '"1"', '"foo 12"', '"2026-13-45"', '"2026-02-30"', '"0000-01-01"', '1e20', '-1', 'null', '"2026-01-31T25:61:00Z"', '"2026-01-31T24:00"']) {
     assert.equal(refusal(`{"timestamp":${bad}}`).code, 'frame_invalid', bad);
   }
+});
+
+test('the front and the pipeline read a timestamp the same way; without an offset it is UTC', () => {
+  assert.equal(timestampMs('2026-01-31T12:00'), Date.UTC(2026, 0, 31, 12));
+  assert.equal(timestampMs('2026-01-31 12:00:00.5'), Date.UTC(2026, 0, 31, 12, 0, 0, 500));
+  assert.equal(timestampMs('2026-01-31T12:00:00+0530'), Date.UTC(2026, 0, 31, 6, 30));
+  assert.equal(timestampMs('2026-01-31T12:00:00-02'), Date.UTC(2026, 0, 31, 14));
+  assert.equal(timestampMs('2024-02-29'), Date.UTC(2024, 1, 29));
+  assert.ok(Number.isNaN(timestampMs('2025-02-29')));
+  assert.equal(eventTime({ timestamp: '2026-01-31T12:00' }, 7), Date.UTC(2026, 0, 31, 12));
+  assert.equal(eventTime({ timestamp: 'March 7' }, 7), 7, 'what the front refuses, the pipeline does not read');
 });

@@ -100,4 +100,30 @@ describe('retention of rows without a settled version', () => {
     assert.equal(await srv.sluice.services.pipeline!.sweepRetention(), 1);
     assert.equal((await srv.get(`${base()}/${id}/schema_report`)).body.data.unclassified.rows, 0);
   });
+
+  it('a settle racing a purge and two overlapping purges leave counts that match what is stored', async () => {
+    const id = await collection('races', {});
+    await send('races', [{ a: 1 }, { a: 2 }]);
+    const wide = (n: number) => Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`k${i}`, n]));
+    await send('races', [wide(1)]); // refused classification: an overflow file
+    clock.advance(2 * DAY);
+    await send('races', [wide(2)]); // a new overflow file, within the retention
+    const c = srv.sluice.services.collections.byId(id)!;
+    const schema = srv.sluice.services.schema;
+    const [v] = await schema.listVersions(c);
+    const filesBefore = schema.manifests(id).length;
+    const [settled, first, second] = await Promise.all([schema.settle(c, v!.id), schema.purgeUnclassified(c), schema.purgeUnclassified(c)]);
+    assert.equal(settled.state, 'settled');
+    // Whichever committed first, the counts agree with what is stored.
+    const left = schema.manifests(id);
+    assert.equal(first + second, filesBefore - left.length, 'each removed file counted once');
+    assert.ok(left.some((m) => m.kind === 'overflow'), 'the recent overflow file stays');
+    const [after] = await versions(id);
+    const versionDocs = (await srv.get(`${base()}/${id}/docs?schema_version_id=${v!.id}`)).body.data.length;
+    assert.equal(after!.row_count, versionDocs, 'row_count is the rows stored under the version');
+    assert.equal((await srv.get(`${base()}/${id}/schema_report`)).body.data.unclassified.rows, 1);
+    assert.equal(schema.collectionStats(id).docBytes, left.reduce((n, m) => n + m.doc_bytes, 0), 'storage counted down once per file');
+    // Settled first, the version's rows stay; purged first, they were gone before it settled.
+    assert.ok(versionDocs === 2 || versionDocs === 0);
+  });
 });
