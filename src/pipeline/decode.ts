@@ -5,7 +5,7 @@
  * with `record` undefined (stored unclassified), never dropped and never thrown.
  */
 
-import { timestampMs } from '../ingest/timestamp.js';
+import { timestampMs } from '../timestamp.js';
 
 /** What the decode stage needs of a spool entry. */
 export interface BatchEntry {

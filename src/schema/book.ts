@@ -191,7 +191,9 @@ export class SchemaBook {
     const held = { ...this.held };
     const overflow = { rows: 0, shapes: 0 };
     const assign = new Map<number, Assignment>();
-    const ordered = [...sightings].sort((x, y) => x.firstMs - y.firstMs || y.rows - x.rows || x.key - y.key);
+    // In order of first sight: by receive time, then (a stable sort) in the order the batch met
+    // them — sightings come in the order of each shape's first row.
+    const ordered = [...sightings].sort((x, y) => x.firstMs - y.firstMs);
 
     // Versions this batch opens: later shapes of the same batch may join them too.
     const opened: string[] = [];

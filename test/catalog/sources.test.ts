@@ -100,6 +100,10 @@ test('sources: name length edges, unknown fields, bad ids and body types', async
   fails(await srv.get(`${base}?limit=0`), 400, 'request_validation_failed', 'query.limit');
   fails(await srv.get(`${base}?limit=201`), 400, 'request_validation_failed', 'query.limit');
   fails(await srv.get(`${base}?deleted_at=yesterday`), 400, 'request_validation_failed', 'query.deleted_at');
+  // Impossible calendar dates are refused, not rolled over into the next month.
+  fails(await srv.get(`${base}?deleted_at=gt:2026-02-30`), 400, 'request_validation_failed', 'query.deleted_at');
+  fails(await srv.get(`${base}?deleted_at=lt:2026-02-31T00:00:00Z`), 400, 'request_validation_failed', 'query.deleted_at');
+  assert.equal((await srv.get(`${base}?deleted_at=gt:2026-02-28`)).status, 200);
   fails(await srv.get(`${base}?colour=red`), 400, 'request_validation_failed', 'query.colour');
   fails(await srv.get(`${base}?project_id=nope`), 400, 'request_validation_failed', 'query.project_id');
   assert.equal(ok(await srv.get(`${base}?project_id=${project.id}`)).length, 3);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseBatch } from '../../src/ingest/framing.js';
 import { MAX_RECORDS_PER_REQUEST } from '../../src/ingest/limits.js';
-import { timestampMs } from '../../src/ingest/timestamp.js';
+import { timestampMs } from '../../src/timestamp.js';
 import { eventTime } from '../../src/pipeline/decode.js';
 
 const refusal = (body: string | Buffer, ndjson = false) => {

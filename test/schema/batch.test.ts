@@ -93,8 +93,8 @@ test('past the writer budget, unclassified rows go to one overflow file; refused
     const resolution = createBatchResolution({ book, settings, nowMs: () => T0, newVersionId: () => 'sch_00000000000000000001' });
     const result = await createBatchProcessor()({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq: 1, received_at: T0, format: 'ndjson', body: enc(body) }], firstSeq: 1, lastSeq: 1, filesDir: dir }, resolution.resolve);
     const kinds = result.files.map((f) => `${f.kind}:${f.rows}`).sort();
-    // Same receive time: most rows first, so {b} opens the one candidate.
-    assert.deepEqual(kinds, ['overflow:3', 'unclassified:1', 'version:2']);
+    // Same receive time: in order of first sight, so {a} opens the one candidate.
+    assert.deepEqual(kinds, ['overflow:3', 'unclassified:2', 'version:1']);
     assert.equal(result.files.reduce((n, f) => n + f.rows, 0), 6);
   } finally {
     rmSync(dir, { recursive: true, force: true });

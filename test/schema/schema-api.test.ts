@@ -212,6 +212,14 @@ describe('collection schemas over HTTP', () => {
     for (const v of stale.body.data) assert.equal(v.stale_at, new Date(Date.parse(v.last_seen_at) + staleAfter).toISOString(), 'stale_at says when it went stale');
   });
 
+  it('versions open in order of first sight, within one request too; a later subset joins the earlier version', async () => {
+    await send([{ a: 1, b: 'x' }, { a: 2 }, { c: true }], 'order');
+    const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
+    const id = list.body.data.find((c: any) => c.slug === 'order').id;
+    const res = await srv.get(`/v1/projects/${f.projectId}/collections/${id}/schemas?sort=asc`);
+    assert.deepEqual(res.body.data.map((v: any) => [v.version, v.signature, v.row_count]), [[1, 'a:number,b:string', 2], [2, 'c:boolean', 1]]);
+  });
+
   it('another team cannot see the schemas (404)', async () => {
     const other = await srv.get(`/v1/projects/prj_00000000000000000000/collections/${collectionId}/schemas`);
     assert.equal(other.status, 404);

@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.js';
 import type { JsonSchema } from './route.js';
+import { timestampMs } from '../../timestamp.js';
 
 /** Operators of `operator:value` filters (spec: equals, contains, in, gt, between …). */
 export const FILTER_OPERATORS = ['equals', 'contains', 'in', 'gt', 'gte', 'lt', 'lte', 'between'] as const;
@@ -23,8 +24,9 @@ function bad(field: string, message: string): ApiError {
 }
 
 function parseDate(field: string, raw: string): number {
-  const ms = Date.parse(raw);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(raw) || Number.isNaN(ms)) throw bad(field, `has "${raw}", which is not an ISO 8601 date`);
+  // The one ISO 8601 reading (a real calendar date; no offset means UTC), as for bodies.
+  const ms = timestampMs(raw);
+  if (Number.isNaN(ms)) throw bad(field, `has "${raw}", which is not an ISO 8601 date or date-time (e.g. 2026-01-31 or 2026-01-31T12:00:00Z)`);
   return ms;
 }
 

@@ -1,7 +1,7 @@
 /**
- * A record's own event time (`timestamp`): epoch milliseconds, or an ISO 8601 date or date-time.
- * One reading for the front (which refuses what this does not accept) and the pipeline (which
- * files rows by it), so both agree on every record.
+ * The one reading of ISO 8601 instants: a record's own event time (`timestamp`, also epoch
+ * milliseconds) at the ingest front, which refuses what this does not accept, and in the
+ * pipeline, which files rows by it — so both agree on every record — and date filters of lists.
  */
 
 /** The end of JavaScript's time range (year 275760), exclusive. */
