@@ -32,4 +32,21 @@ describe('pipeline history', () => {
     assert.deepEqual(at(current + 2 * MIN), [null, null]);
     assert.deepEqual(at(current - MIN), [null, null], 'before the node started: unknown');
   });
+
+  it('hour buckets average over the minutes watched; a watched project with nothing spooled has pending 0', async () => {
+    const f = await createIngestKey(srv, 'hourly');
+    await ingest(srv.url, `key=${f.secret}`, '{"a":'); // one refusal in the first minute
+    clock.advance(2 * MIN); // three minutes of this hour watched so far: 10:00, 10:01, 10:02
+    await srv.sluice.services.telemetry.flush();
+    const hour = Math.floor(T0 / 3_600_000) * 3_600_000;
+    const q = (interval: string) => srv.get(`/v1/projects/${f.projectId}/pipeline?interval=${interval}&start_at=${new Date(hour).toISOString()}&end_at=${new Date(hour + 3_600_000).toISOString()}`);
+    const byLabel = (r: any, label: string) => r.body.data.series.find((x: any) => x.details.label === label).records as Record<string, [number | null, number | null]>;
+    const hourly = await q('hour');
+    assert.deepEqual(byLabel(hourly, 'Errors')[new Date(hour).toISOString()], [1, 0.33], 'one error over three watched minutes');
+    assert.deepEqual(byLabel(hourly, 'Pending')[new Date(hour).toISOString()], [null, 0]);
+    const minutes = byLabel(await q('minute'), 'Pending');
+    const minute = (n: number) => minutes[new Date(hour + n * MIN).toISOString()];
+    assert.deepEqual([minute(0), minute(1), minute(2)], [[null, 0], [null, 0], [null, 0]], 'watched, nothing spooled: 0');
+    assert.deepEqual(minute(3), [null, null], 'not yet happened: unknown');
+  });
 });

@@ -10,8 +10,10 @@ export const MAX_BUCKETS: Record<TelemetryInterval, number> = { minute: 7 * 24 *
 
 /**
  * Each series' records are `[sum, average]` per bucket (the aggregation's `values`):
- * Throughput and Errors — the bucket's total and its average per observed minute; Pending — `null`
- * and the average of the pending samples (null when no sample was taken: unknown).
+ * Throughput and Errors — the bucket's total and its average per observed minute (a minute this
+ * node was running for, or one with stored counters); Pending — `null` and the average of the
+ * pending samples (0 in a watched bucket without samples: nothing was spooled for the project;
+ * null when the bucket was not watched: unknown).
  */
 export const PIPELINE_VALUES = ['sum', 'average'] as const;
 
@@ -40,8 +42,11 @@ export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startM
     let errs = 0;
     let pendingSum = 0;
     let samples = 0;
+    // Minutes this node watched (running, and not in the future) or that have stored counters.
+    let observed = 0;
     for (let m = bucket; m < bucket + step; m += 60_000) {
       const c = minutes.get(m);
+      if (c || (m + 60_000 > observedSince && m <= now)) observed++;
       if (!c) continue;
       seen++;
       drained += c.throughput_records;
@@ -52,10 +57,11 @@ export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startM
     const key = iso(bucket);
     // A bucket that starts after now has not happened yet: unknown (null), not 0.
     const known = (seen > 0 || bucket + step > observedSince) && bucket <= now;
-    const minutesCounted = Math.max(seen, 1);
+    const minutesCounted = Math.max(observed, 1);
     throughput.records[key] = known ? [drained, round(drained / minutesCounted)] : [null, null];
     errors.records[key] = known ? [errs, round(errs / minutesCounted)] : [null, null];
-    pending.records[key] = [null, samples > 0 ? round(pendingSum / samples) : null];
+    // Without a sample in a watched bucket, nothing was spooled for the project: 0, not unknown.
+    pending.records[key] = [null, samples > 0 ? round(pendingSum / samples) : known && observed > 0 ? 0 : null];
   }
   const currentBucket = Math.floor(now / step) * step;
   return {
