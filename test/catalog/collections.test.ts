@@ -289,3 +289,19 @@ test('collections: ensure() finds or creates one collection per slug, even when 
   ok(await srv.delete(`/v1/projects/${source.project_id}/sources/${source.id}`));
   await assert.rejects(s.collections.ensure(record, 'fresh'), (e: any) => e.code === 'source_deleted');
 });
+
+test('collections: scheduling their source hides them at once; restoring it brings them back', async (t) => {
+  const srv = await TestServer.start();
+  t.after(() => srv.stop());
+  const { project, source, base } = await setup(srv);
+  const created = ok(await srv.post(base, { name: 'hidden with its source', source_id: source.id }), 201);
+  const src = `/v1/projects/${project.id}/sources/${source.id}`;
+  assert.equal((await srv.delete(src)).status, 200);
+  assert.deepEqual(ok(await srv.get(`${base}?source_id=${source.id}`)), [], 'not listed');
+  assert.ok(!ok(await srv.get(base)).some((c: any) => c.id === created.id));
+  fails(await srv.get(`${base}/${created.id}`), 404, 'not_found');
+  fails(await srv.post(`${base}/${created.id}`, { name: 'renamed' }), 404, 'not_found');
+  fails(await srv.get(`${base}/${created.id}/schema_report`), 404, 'not_found');
+  assert.equal((await srv.post(src, { deleted_at: null })).status, 200);
+  assert.equal(ok(await srv.get(`${base}/${created.id}`)).id, created.id, 'back with its source');
+});

@@ -57,10 +57,20 @@ export function serializeCollection(s: Services, c: CollectionRecord) {
 export function requireCollection(s: Services, project: ProjectRecord, id: string, opts: { allowScheduled?: boolean } = {}): CollectionRecord {
   const c = s.collections.byId(id);
   if (!c || c.project_id !== project.id || c.team_id !== project.team_id) throw notFound(`Collection ${id} in project ${project.id}`);
+  if (!sourceIsLive(s, c)) {
+    // Scheduling a source hides what is under it at once (spec), like a project's.
+    throw new ApiError('not_found', `Collection ${id} belongs to source ${c.source_id}, which is scheduled for deletion; restore the source with POST /v1/projects/${project.id}/sources/${c.source_id} {"deleted_at": null}`);
+  }
   if (c.deleted_at && !opts.allowScheduled) {
     throw new ApiError('not_found', `Collection ${id} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/collections/${id} {"deleted_at": null}`);
   }
   return c;
+}
+
+/** Whether the collection's source exists and is not scheduled for deletion. */
+function sourceIsLive(s: Services, c: CollectionRecord): boolean {
+  const source = s.sources.byId(c.source_id);
+  return source !== undefined && !source.deleted_at;
 }
 
 /**
@@ -95,7 +105,7 @@ export function collectionRoutes(s: Services): RouteDef[] {
         const q = ctx.query;
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
         const pool = q.source_id !== undefined ? s.collections.list(q.source_id).filter((c) => c.project_id === project.id) : s.collections.listByProject(project.id);
-        return pool.filter((c) => deleted(c.deleted_at) && (q.project_id === undefined || q.project_id === c.project_id));
+        return pool.filter((c) => deleted(c.deleted_at) && (q.project_id === undefined || q.project_id === c.project_id) && sourceIsLive(s, c));
       },
       serialize: (c) => serializeCollection(s, c),
     }),
