@@ -68,7 +68,12 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
   };
-  services.collectionDestroyers.push((svc, collection) => svc.schema.destroyCollection(collection));
+  // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
+  // then the files and schema that batch would have added to.
+  services.collectionDestroyers.push(
+    (svc, collection) => svc.spool.dropCollection(collection.id),
+    (svc, collection) => svc.schema.destroyCollection(collection),
+  );
   // Files are named by sequence number: a data directory from before the spool kept its high-water
   // mark must not hand those numbers out again.
   services.spool.reserveThrough(services.schema.highestFileSeq);

@@ -16,8 +16,14 @@ export type CollectionDestroyer = (s: Services, collection: CollectionRecord) =>
  * midway leaves a scheduled parent that the purge finishes later.
  */
 
-/** Destroy a collection and everything it holds, now. */
+/**
+ * Destroy a collection and everything it holds, now. Marked scheduled first (ingest refuses it from
+ * then on, and a crash midway leaves it hidden for the purge to finish, never live with half its
+ * data); the destroyers then run in their order — the spool's first, which also fences off a batch
+ * in flight (its commit aborts), then the files and schema.
+ */
 export async function destroyCollection(s: Services, collection: CollectionRecord): Promise<void> {
+  if (!collection.deleted_at) await s.collections.update(collection.source_id, collection.id, () => ({ deleted_at: iso(s.clock.now()) }));
   for (const destroyer of s.collectionDestroyers) await destroyer(s, collection);
   await s.collections.destroy(collection);
   await s.activity.forget(collection.id);

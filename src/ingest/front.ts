@@ -49,7 +49,6 @@ export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): 
   const ws = mountWsIngest(app, s, ctx);
 
   s.telemetry.start(s.spool);
-  s.collectionDestroyers.push((_s, collection) => s.spool.dropCollection(collection.id));
   const sweep = () => {
     core.idempotency.sweep().catch((err: unknown) => s.log.warn({ err }, 'idempotency sweep failed'));
   };

@@ -279,6 +279,9 @@ export class Spool {
     const q = this.queues.get(lease.collectionId);
     if (!q || q.lease !== lease) throw new Error(`lease ${lease.id} is not active`);
     await this.store.transaction(() => {
+      // Checked inside the transaction (they are serialised): once a drop has begun, no batch of
+      // the collection commits outputs any more.
+      if (this.dropped.has(lease.collectionId)) throw new ApiError('source_deleted', `Collection ${lease.collectionId} is being deleted`);
       stageWithin?.();
       for (const e of lease.entries) {
         this.entries.remove(e.seq);

@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { CollectionRecord } from '../catalog/records.js';
@@ -13,6 +13,9 @@ import { rulesKey, rulesOf, type FingerprintRules } from '../schema/rules.js';
 import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from '../schema/versions.js';
 import type { WrittenFile } from './process-batch.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
+
+/** Suffix of a destroyed collection's files directory while it is being removed (start-up removes leftovers). */
+const DELETING_SUFFIX = '.deleting-';
 
 /** Reports (distinct rule sets: the current ones and previews) cached per collection. */
 const REPORTS_CACHED = 4;
@@ -353,7 +356,8 @@ export class SchemaService {
 
   /**
    * Remove files under the collection directories that no committed manifest names: the partial
-   * output of a batch interrupted by a crash (its spool entries replay), and `.tmp` leftovers.
+   * output of a batch interrupted by a crash (its spool entries replay), `.tmp` leftovers, and the
+   * directories of destroyed collections a crash left half removed.
    */
   sweepOrphans(): number {
     const root = join(this.dataDir, 'files');
@@ -362,6 +366,12 @@ export class SchemaService {
     for (const project of readdirSync(root)) {
       for (const collection of safeList(join(root, project))) {
         const dir = join(root, project, collection);
+        if (collection.includes(DELETING_SUFFIX)) {
+          // A destroyed collection's directory a crash left behind.
+          rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+          removed++;
+          continue;
+        }
         const known = new Set(this.db.files.list(collection).map((m) => m.id));
         for (const file of walk(dir)) {
           const rel = relative(dir, file);
@@ -378,7 +388,22 @@ export class SchemaService {
   /** Remove everything of a destroyed collection: files, versions, shapes, manifests. */
   async destroyCollection(c: Pick<CollectionRecord, 'project_id' | 'id'>): Promise<void> {
     await this.db.store.transaction(() => this.db.removeCollection(c.id));
-    rmSync(this.filesDir(c), { recursive: true, force: true });
+    // Moved aside first: a worker finishing a fenced-off batch may still write into the directory.
+    const dir = this.filesDir(c);
+    const aside = `${dir}${DELETING_SUFFIX}${Date.now()}`;
+    try {
+      renameSync(dir, aside);
+    } catch {
+      // No files yet (or already moved): nothing to move.
+    }
+    rmSync(aside, { recursive: true, force: true, maxRetries: 5 });
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    } catch (err) {
+      // A fenced-off batch still writing: its commit aborts and removes its files; the start-up
+      // sweep removes whatever is left.
+      this.log.warn({ err, collection_id: c.id }, 'files of a destroyed collection were still being written; left for the sweep');
+    }
     this.books.delete(c.id);
     this.stats.delete(c.id);
     this.reportCache.delete(c.id);

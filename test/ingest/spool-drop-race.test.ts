@@ -52,12 +52,13 @@ describe('spool: dropping a collection while data is being written to it', () =>
     assert.equal(spool().pendingRecords(), [...spool().scan()].reduce((n, e) => n + e.records, 0));
   });
 
-  it('a lease completed while its collection is dropped leaves every counter at zero, never below', async () => {
+  it('a lease completing while its collection is dropped is fenced off, and every counter ends at zero, never below', async () => {
     await spool().append(entry('col_race3', 'prj_race3'));
     const lease = spool().lease(100, (id) => (id === 'col_race3' ? 100 : 0))!;
     assert.equal(lease.collectionId, 'col_race3');
     const totalBefore = spool().pendingRecords() - 3;
-    await Promise.all([spool().complete(lease), spool().dropCollection('col_race3')]);
+    const [completed] = await Promise.allSettled([spool().complete(lease), spool().dropCollection('col_race3')]);
+    assert.equal(completed.status, 'rejected', 'the drop fences the batch off: its commit aborts');
     assert.equal(spool().pendingRecords('prj_race3'), 0);
     assert.equal(spool().processingRecords('prj_race3'), 0);
     assert.equal(spool().pendingRecords(), totalBefore);
