@@ -253,7 +253,9 @@ export class PipelineRunner {
         spool.release(lease);
         return;
       }
-      if ((await this.isolate(lease, err)) === 'set_aside') return;
+      // A full disk, too many open files, an I/O error: the machine's trouble, not the records'.
+      // Such a batch is retried (with back-off) until it passes, never set aside.
+      if (!isEnvironmental(err) && (await this.isolate(lease, err)) === 'set_aside') return;
       spool.release(lease);
       const prev = this.backoff.get(lease.collectionId)?.delay ?? 0;
       const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
@@ -324,4 +326,20 @@ export class PipelineRunner {
     await Promise.allSettled([...this.inFlight]);
     await this.d.pool.destroy();
   }
+}
+
+/** errno codes (and LMDB conditions) that say the environment failed, not the input. */
+const ENVIRONMENTAL = /\b(ENOSPC|EDQUOT|EIO|EMFILE|ENFILE|EROFS|ENOMEM|EAGAIN|EBUSY|MDB_MAP_FULL|MDB_TXN_FULL)\b|no space left on device|too many open files/i;
+
+/**
+ * Whether `err` (or an error it wraps) comes from the machine rather than the batch: such a
+ * failure clears when space or descriptors are freed, so the batch must wait, not be set aside.
+ * Worker errors cross the thread boundary as messages, so the text is checked too.
+ */
+export function isEnvironmental(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
+    const { code, message } = e as { code?: unknown; message?: unknown };
+    if ((typeof code === 'string' && ENVIRONMENTAL.test(code)) || (typeof message === 'string' && ENVIRONMENTAL.test(message))) return true;
+  }
+  return false;
 }

@@ -1,9 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestServer } from '../helpers/server.js';
-import { POISON_ATTEMPTS } from '../../src/pipeline/runner.js';
+import { isEnvironmental, POISON_ATTEMPTS } from '../../src/pipeline/runner.js';
 import { createIngestKey, ingest, ndjson, type IngestFixture } from '../ingest/helpers.js';
 
 /**
@@ -65,4 +65,15 @@ describe('pipeline survives hostile records', () => {
     const counters = telemetry.minute(f.projectId, minute) ?? telemetry.minute(f.projectId, minute - 60_000);
     assert.equal(counters?.error_counts.server_error, 1);
   });
+});
+
+test('failures of the machine (full disk, no descriptors, I/O) are retried, never a reason to set records aside', () => {
+  const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  assert.equal(isEnvironmental(enospc), true);
+  // As it reaches the runner from a worker: a message inside the pool's catalogue error.
+  assert.equal(isEnvironmental(new Error('pipeline worker failed: ENOSPC: no space left on device, write', { cause: new Error('x') })), true);
+  assert.equal(isEnvironmental(new Error('wrapped', { cause: Object.assign(new Error('emfile'), { code: 'EMFILE' }) })), true);
+  assert.equal(isEnvironmental(new Error('MDB_MAP_FULL: Environment mapsize limit reached')), true);
+  assert.equal(isEnvironmental(new Error('Maximum call stack size exceeded')), false);
+  assert.equal(isEnvironmental(new SyntaxError('Unexpected token } in JSON')), false);
 });
