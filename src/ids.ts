@@ -29,6 +29,20 @@ export const idPrefix = {
 
 export type IdKind = keyof typeof idPrefix;
 
+/** How each kind of id is named in messages. */
+const ID_NAMES: Record<IdKind, string> = {
+  team: 'team',
+  user: 'user',
+  role: 'role',
+  key: 'API key',
+  session: 'session',
+  project: 'project',
+  source: 'source',
+  collection: 'collection',
+  ingestKey: 'ingest key',
+  schemaVersion: 'schema version',
+};
+
 const ID_BODY = 20;
 
 export function newId(kind: IdKind): string {
@@ -40,7 +54,7 @@ export function idSchema(kind: IdKind): Record<string, unknown> {
   return {
     type: 'string',
     pattern: `^${idPrefix[kind]}[0-9a-z]{${ID_BODY}}$`,
-    errorHint: `must be a ${kind} id: "${idPrefix[kind]}" followed by ${ID_BODY} lowercase letters or digits`,
+    errorHint: `must be ${/^[aeiou]/i.test(ID_NAMES[kind]) ? 'an' : 'a'} ${ID_NAMES[kind]} id: "${idPrefix[kind]}" followed by ${ID_BODY} lowercase letters or digits`,
   };
 }
 

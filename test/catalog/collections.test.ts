@@ -302,6 +302,10 @@ test('collections: scheduling their source hides them at once; restoring it brin
   fails(await srv.get(`${base}/${created.id}`), 404, 'not_found');
   fails(await srv.post(`${base}/${created.id}`, { name: 'renamed' }), 404, 'not_found');
   fails(await srv.get(`${base}/${created.id}/schema_report`), 404, 'not_found');
+  // A create naming that source (or any unknown one) says which field points nowhere.
+  const unknown = await srv.post(base, { name: 'x', source_id: source.id });
+  assert.equal(unknown.status, 404);
+  assert.equal((unknown.body.error!.details as Array<{ field: string }>)[0]!.field, 'body.source_id');
   assert.equal((await srv.post(src, { deleted_at: null })).status, 200);
   assert.equal(ok(await srv.get(`${base}/${created.id}`)).id, created.id, 'back with its source');
 });
