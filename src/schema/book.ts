@@ -118,6 +118,8 @@ export class SchemaBook {
   overflow: UnclassifiedOverflow = { rows: 0, shapes_min: 0 };
   /** Bumped on every change: cached reports are keyed by (generation, revision). */
   revision = 0;
+  /** Entry key → ids of the live versions holding it, at `revision` (see `joinIndexNow`). */
+  private joinIndex: { revision: number; byEntry: Map<string, string[]> } | null = null;
   /**
    * Which load of the collection's rules this book is (set by its owner). A re-key builds a new
    * book with a higher generation, so a batch planned against an older one can tell it is stale.
@@ -196,7 +198,7 @@ export class SchemaBook {
     const ordered = [...sightings].sort((x, y) => x.firstMs - y.firstMs);
 
     // Versions this batch opens: later shapes of the same batch may join them too.
-    const opened: string[] = [];
+    const opened = new OpenedVersions();
     const classify = (shape: Shape, firstMs: number): string | null => {
       const match = this.match(shape, settings, getV, opened);
       if (match) {
@@ -207,7 +209,7 @@ export class SchemaBook {
       if (settled >= settings.schema_identity_limit || pool >= settings.schema_candidate_pool) return null;
       const v = openVersion({ id: newVersionId(), ...this.owner, number: nextNumber++, shape, firstMs, nowMs });
       draftV.set(v.id, v);
-      opened.push(v.id);
+      opened.add(v);
       pool++;
       return v.id;
     };
@@ -286,16 +288,14 @@ export class SchemaBook {
   }
 
   /** The best version `shape` belongs to under the collection's matching rules, if any. */
-  private match(shape: Shape, settings: BookSettings, getV: (id: string) => SchemaVersionRecord | undefined, opened: readonly string[]): SchemaVersionRecord | undefined {
+  private match(shape: Shape, settings: BookSettings, getV: (id: string) => SchemaVersionRecord | undefined, opened: OpenedVersions): SchemaVersionRecord | undefined {
     const exact = this.bySignature.get(shape.hash);
     if (exact) {
       const v = this.current(exact);
       if (v) return getV(v.id);
     }
-    for (const id of opened) {
-      const v = getV(id)!;
-      if (v.signature_hash === shape.hash) return v;
-    }
+    const openedExact = opened.bySignature.get(shape.hash);
+    if (openedExact) return getV(openedExact)!;
     const nullsAuto = settings.schema_nulls === 'auto';
     const subsetAuto = settings.schema_optional_keys === 'auto';
     if (!nullsAuto && !subsetAuto) return undefined;
@@ -303,9 +303,19 @@ export class SchemaBook {
     const consider = (v: SchemaVersionRecord) => {
       if (joins(shape, v, nullsAuto, subsetAuto) && (!best || better(v, best))) best = v;
     };
-    for (const base of this.live()) consider(getV(base.id)!);
-    for (const id of opened) consider(getV(id)!);
+    for (const id of candidatesIn(this.joinIndexNow(), shape, () => this.live().map((v) => v.id))) consider(getV(id)!);
+    for (const id of candidatesIn(opened.byEntry, shape, () => opened.ids)) consider(getV(id)!);
     return best;
+  }
+
+  /** Entry key → ids of the live versions holding it, rebuilt when the book changed (see `candidatesIn`). */
+  private joinIndexNow(): Map<string, string[]> {
+    if (!this.joinIndex || this.joinIndex.revision !== this.revision) {
+      const byEntry = new Map<string, string[]>();
+      for (const v of this.live()) indexEntries(byEntry, v);
+      this.joinIndex = { revision: this.revision, byEntry };
+    }
+    return this.joinIndex.byEntry;
   }
 
   /** Apply a committed plan. */
@@ -360,14 +370,65 @@ function better(a: SchemaVersionRecord, b: SchemaVersionRecord): boolean {
   return a.version < b.version;
 }
 
+const NONE: readonly string[] = [];
+
+/** Versions a batch opens, indexed like the live ones (later shapes of the batch may join them). */
+class OpenedVersions {
+  readonly ids: string[] = [];
+  readonly bySignature = new Map<string, string>();
+  readonly byEntry = new Map<string, string[]>();
+
+  add(v: SchemaVersionRecord): void {
+    this.ids.push(v.id);
+    this.bySignature.set(v.signature_hash, v.id);
+    indexEntries(this.byEntry, v);
+  }
+}
+
+function indexEntries(byEntry: Map<string, string[]>, v: SchemaVersionRecord): void {
+  for (const k of v.entry_keys) {
+    const ids = byEntry.get(k);
+    if (ids) ids.push(v.id);
+    else byEntry.set(k, [v.id]);
+  }
+}
+
+/**
+ * Versions `shape` may join among those indexed in `byEntry`: a version it joins holds every
+ * non-null entry of the shape, so only those holding its rarest one need checking. A shape with
+ * keys no version has — keys invented per record — meets none instead of every version. A shape of
+ * nulls only may join any (`all`).
+ */
+function candidatesIn(byEntry: ReadonlyMap<string, readonly string[]>, shape: Shape, all: () => readonly string[]): readonly string[] {
+  let fewest: readonly string[] | null = null;
+  for (const e of shape.entries) {
+    if (e.type === 'null') continue;
+    const ids = byEntry.get(entryKey(e)) ?? NONE;
+    if (!fewest || ids.length < fewest.length) fewest = ids;
+    if (ids.length === 0) break;
+  }
+  return fewest ?? all();
+}
+
+/** A version's entry keys and paths as sets, built once per (immutable) entry list. */
+const entrySets = new WeakMap<readonly string[], { keys: Set<string>; paths: Set<string> }>();
+
+function entrySetsOf(v: Pick<SchemaVersionRecord, 'entry_keys'>): { keys: Set<string>; paths: Set<string> } {
+  let sets = entrySets.get(v.entry_keys);
+  if (!sets) {
+    sets = { keys: new Set(v.entry_keys), paths: new Set(v.entry_keys.map((k) => k.slice(0, k.indexOf('\u0001')))) };
+    entrySets.set(v.entry_keys, sets);
+  }
+  return sets;
+}
+
 /**
  * Whether a shape joins a version: each of its entries is one of the version's, or (nulls auto) a
  * null where the version has the path with another type. With optional keys manual, the shape must
  * also carry every path of the version, except paths below one it has as null.
  */
 export function joins(shape: Shape, v: Pick<SchemaVersionRecord, 'entry_keys'>, nullsAuto: boolean, subsetAuto: boolean): boolean {
-  const keys = new Set(v.entry_keys);
-  const paths = new Set(v.entry_keys.map((k) => k.slice(0, k.indexOf('\u0001'))));
+  const { keys, paths } = entrySetsOf(v);
   const nullPaths: string[] = [];
   const covered = new Set<string>();
   for (const e of shape.entries) {
