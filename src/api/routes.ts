@@ -13,6 +13,7 @@ import { roleRoutes } from './roles/routes.js';
 import { memberRoutes } from './members/routes.js';
 import { pipelineRoutes } from './pipeline/routes.js';
 import { schemaRoutes } from './schemas/routes.js';
+import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -21,6 +22,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...sourceRoutes(s), ...ingestKeyRoutes(s), ...collectionRoutes(s));
   table.push(...pipelineRoutes(s));
   table.push(...schemaRoutes(s));
+  table.push(...unprocessableRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

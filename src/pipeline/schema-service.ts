@@ -12,6 +12,7 @@ import { buildReport, type SchemaReport } from '../schema/report.js';
 import { rulesKey, rulesOf, type FingerprintRules } from '../schema/rules.js';
 import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from '../schema/versions.js';
 import type { WrittenFile } from './process-batch.js';
+import type { Spool } from '../ingest/spool.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
 
 /** Suffix of a destroyed collection's files directory while it is being removed (start-up removes leftovers). */
@@ -244,6 +245,16 @@ export class SchemaService {
    */
   stageUnprocessable(entry: Omit<UnprocessableEntry, 'id' | 'set_aside_at'>): void {
     void this.db.unprocessable.put(entry.collection_id, { ...entry, id: String(entry.seq), set_aside_at: new Date(this.clock.now()).toISOString() });
+  }
+
+  /**
+   * Put a set-aside entry back in the spool (a new sequence number; its body, receive time and
+   * format as they were), removing it from the set-aside list in the same transaction.
+   */
+  async retryUnprocessable(e: UnprocessableEntry, spool: Spool): Promise<number> {
+    return spool.append({ collection_id: e.collection_id, project_id: e.project_id, received_at: e.received_at, records: e.records, format: e.format, body: e.body }, () => {
+      void this.db.unprocessable.remove(e.collection_id, e.id);
+    });
   }
 
   /** Entries of a collection set aside as unprocessable, in sequence order. */

@@ -1,6 +1,6 @@
 import { after, before, describe, it, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { TestServer } from '../helpers/server.js';
 import { isEnvironmental, POISON_ATTEMPTS } from '../../src/pipeline/runner.js';
@@ -64,6 +64,32 @@ describe('pipeline survives hostile records', () => {
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
     const counters = telemetry.minute(f.projectId, minute) ?? telemetry.minute(f.projectId, minute - 60_000);
     assert.equal(counters?.error_counts.server_error, 1);
+  });
+
+  it('set-aside entries are listed with their error, read with their body, and sent back once fixed', async () => {
+    const list = await srv.get(`${col()}/unprocessable`);
+    assert.equal(list.status, 200, JSON.stringify(list.body));
+    assert.equal(list.body.data.length, 1);
+    const [entry] = list.body.data;
+    assert.equal(entry.object, 'unprocessable_entry');
+    assert.deepEqual([entry.records, entry.format, entry.attempts], [2, 'ndjson', POISON_ATTEMPTS]);
+    assert.match(entry.error, /EEXIST|ENOTDIR|_overflow/);
+    assert.equal(entry.body, undefined, 'lists leave bodies out');
+    const one = await srv.get(`${col()}/unprocessable/${entry.seq}`);
+    assert.equal(one.body.data.body, '{"arr":[4],"k":4}\n7');
+    assert.equal((await srv.get(`${col()}/unprocessable/999999`)).status, 404);
+    assert.equal((await srv.get(`${col()}/unprocessable/abc`)).status, 400);
+    // The cause goes away; the entry is retried and its records land.
+    const c = srv.sluice.services.collections.byId(collectionId)!;
+    rmSync(join(srv.sluice.services.schema.filesDir(c), '_overflow'), { force: true });
+    const retried = await srv.post(`${col()}/unprocessable/${entry.seq}/retry`, {});
+    assert.equal(retried.status, 202, JSON.stringify(retried.body));
+    assert.ok(retried.body.data.spool_seq > entry.seq, 'a new sequence number');
+    assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
+    assert.deepEqual((await srv.get(`${col()}/unprocessable`)).body.data, []);
+    const docs = await srv.get(`${col()}/docs?limit=50&sort=asc`);
+    assert.equal(docs.body.data.length, 8, 'its two records (one refused classification) are stored now');
+    assert.equal((await srv.post(`${col()}/unprocessable/${entry.seq}/retry`, {})).status, 404, 'retried once');
   });
 });
 
