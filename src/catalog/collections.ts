@@ -133,6 +133,12 @@ export class CollectionsRepo {
     });
   }
 
+  /**
+   * Collections being destroyed right now (purge.ts `destroyCollection`): the API treats them as
+   * gone, so a restore cannot bring one back halfway through.
+   */
+  readonly destroying = new Set<string>();
+
   /** Remove the collection record and free its slug (callers remove its data first). */
   async destroy(collection: CollectionRecord): Promise<void> {
     await this.store.transaction(() => {

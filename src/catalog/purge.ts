@@ -23,10 +23,15 @@ export type CollectionDestroyer = (s: Services, collection: CollectionRecord) =>
  * in flight (its commit aborts), then the files and schema.
  */
 export async function destroyCollection(s: Services, collection: CollectionRecord): Promise<void> {
-  if (!collection.deleted_at) await s.collections.update(collection.source_id, collection.id, () => ({ deleted_at: iso(s.clock.now()) }));
-  for (const destroyer of s.collectionDestroyers) await destroyer(s, collection);
-  await s.collections.destroy(collection);
-  await s.activity.forget(collection.id);
+  s.collections.destroying.add(collection.id);
+  try {
+    if (!collection.deleted_at) await s.collections.update(collection.source_id, collection.id, () => ({ deleted_at: iso(s.clock.now()) }));
+    for (const destroyer of s.collectionDestroyers) await destroyer(s, collection);
+    await s.collections.destroy(collection);
+    await s.activity.forget(collection.id);
+  } finally {
+    s.collections.destroying.delete(collection.id);
+  }
 }
 
 /** Destroy a source with its collections and ingest keys, now. */

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { CollectionRecord } from '../catalog/records.js';
+import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { Spool, SpoolLease } from '../ingest/spool.js';
@@ -253,6 +254,14 @@ export class PipelineRunner {
         spool.release(lease);
         return;
       }
+      if ((err instanceof ApiError && err.code === 'source_deleted') || !this.d.collections.byId(lease.collectionId)) {
+        // The collection is being destroyed (its spool drop fenced this batch off): nothing to retry.
+        spool.release(lease);
+        this.backoff.delete(lease.collectionId);
+        this.failing.delete(lease.collectionId);
+        this.narrow.delete(lease.collectionId);
+        return;
+      }
       // A full disk, too many open files, an I/O error: the machine's trouble, not the records'.
       // Such a batch is retried (with back-off) until it passes, never set aside.
       if (!isEnvironmental(err) && (await this.isolate(lease, err)) === 'set_aside') return;
@@ -329,7 +338,9 @@ export class PipelineRunner {
 }
 
 /** errno codes (and LMDB conditions) that say the environment failed, not the input. */
-const ENVIRONMENTAL = /\b(ENOSPC|EDQUOT|EIO|EMFILE|ENFILE|EROFS|ENOMEM|EAGAIN|EBUSY|MDB_MAP_FULL|MDB_TXN_FULL)\b|no space left on device|too many open files/i;
+const ENVIRONMENTAL_CODE = /\b(ENOSPC|EDQUOT|EIO|EMFILE|ENFILE|EROFS|ENOMEM|EAGAIN|EBUSY|MDB_MAP_FULL|MDB_TXN_FULL)\b/;
+/** Codes are matched in capitals only (a path or key spelling `eio` says nothing); these phrases in any case. */
+const ENVIRONMENTAL_TEXT = /no space left on device|too many open files/i;
 
 /**
  * Whether `err` (or an error it wraps) comes from the machine rather than the batch: such a
@@ -339,7 +350,8 @@ const ENVIRONMENTAL = /\b(ENOSPC|EDQUOT|EIO|EMFILE|ENFILE|EROFS|ENOMEM|EAGAIN|EB
 export function isEnvironmental(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
     const { code, message } = e as { code?: unknown; message?: unknown };
-    if ((typeof code === 'string' && ENVIRONMENTAL.test(code)) || (typeof message === 'string' && ENVIRONMENTAL.test(message))) return true;
+    if (typeof code === 'string' && ENVIRONMENTAL_CODE.test(code)) return true;
+    if (typeof message === 'string' && (ENVIRONMENTAL_CODE.test(message) || ENVIRONMENTAL_TEXT.test(message))) return true;
   }
   return false;
 }

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { CollectionRecord } from '../catalog/records.js';
-import { ApiError } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
 import { addOverflow, SchemaBook, type BatchPlan, type ShapeRecord } from '../schema/book.js';
@@ -72,6 +72,9 @@ export class SchemaService {
     }
     for (const { scope, value } of this.db.versions.all()) if (value.merged_into === null) this.statsOf(scope).schemaCount++;
   }
+
+  /** Set-aside entries being put back in the spool right now (`collection:seq`). */
+  private readonly retrying = new Set<string>();
 
   /** The highest spool sequence number any committed file was written from (at start-up). */
   readonly highestFileSeq: number = 0;
@@ -252,9 +255,17 @@ export class SchemaService {
    * format as they were), removing it from the set-aside list in the same transaction.
    */
   async retryUnprocessable(e: UnprocessableEntry, spool: Spool): Promise<number> {
-    return spool.append({ collection_id: e.collection_id, project_id: e.project_id, received_at: e.received_at, records: e.records, format: e.format, body: e.body }, () => {
-      void this.db.unprocessable.remove(e.collection_id, e.id);
-    });
+    // Claimed synchronously: a second retry arriving before the first one's commit finds it taken.
+    const claim = `${e.collection_id}:${e.id}`;
+    if (this.retrying.has(claim) || !this.db.unprocessable.get(e.collection_id, e.id)) throw notFound(`Set-aside entry ${e.seq} of collection ${e.collection_id}`);
+    this.retrying.add(claim);
+    try {
+      return await spool.append({ collection_id: e.collection_id, project_id: e.project_id, received_at: e.received_at, records: e.records, format: e.format, body: e.body }, () => {
+        void this.db.unprocessable.remove(e.collection_id, e.id);
+      });
+    } finally {
+      this.retrying.delete(claim);
+    }
   }
 
   /** Entries of a collection set aside as unprocessable, in sequence order. */

@@ -56,7 +56,7 @@ export function serializeCollection(s: Services, c: CollectionRecord) {
 /** A collection of `project`, or 404; a scheduled one answers 404 with a restore hint unless `allowScheduled`. */
 export function requireCollection(s: Services, project: ProjectRecord, id: string, opts: { allowScheduled?: boolean } = {}): CollectionRecord {
   const c = s.collections.byId(id);
-  if (!c || c.project_id !== project.id || c.team_id !== project.team_id) throw notFound(`Collection ${id} in project ${project.id}`);
+  if (!c || c.project_id !== project.id || c.team_id !== project.team_id || s.collections.destroying.has(c.id)) throw notFound(`Collection ${id} in project ${project.id}`);
   if (!sourceIsLive(s, c)) {
     // Scheduling a source hides what is under it at once (spec), like a project's.
     throw new ApiError('not_found', `Collection ${id} belongs to source ${c.source_id}, which is scheduled for deletion; restore the source with POST /v1/projects/${project.id}/sources/${c.source_id} {"deleted_at": null}`);

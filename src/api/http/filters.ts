@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.js';
 import type { JsonSchema } from './route.js';
-import { timestampMs } from '../../timestamp.js';
+import { instantMs } from '../../timestamp.js';
 
 /** Operators of `operator:value` filters (spec: equals, contains, in, gt, between …). */
 export const FILTER_OPERATORS = ['equals', 'contains', 'in', 'gt', 'gte', 'lt', 'lte', 'between'] as const;
@@ -25,7 +25,7 @@ function bad(field: string, message: string): ApiError {
 
 function parseDate(field: string, raw: string): number {
   // The one ISO 8601 reading (a real calendar date; no offset means UTC), as for bodies.
-  const ms = timestampMs(raw);
+  const ms = instantMs(raw);
   if (Number.isNaN(ms)) throw bad(field, `has "${raw}", which is not an ISO 8601 date or date-time (e.g. 2026-01-31 or 2026-01-31T12:00:00Z)`);
   return ms;
 }

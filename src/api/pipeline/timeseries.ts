@@ -12,8 +12,8 @@ export const MAX_BUCKETS: Record<TelemetryInterval, number> = { minute: 7 * 24 *
  * Each series' records are `[sum, average]` per bucket (the aggregation's `values`):
  * Throughput and Errors — the bucket's total and its average per observed minute (a minute this
  * node was running for, or one with stored counters); Pending — `null` and the average of the
- * pending samples (0 in a watched bucket without samples: nothing was spooled for the project;
- * null when the bucket was not watched: unknown).
+ * pending samples (0 in a watched bucket that is over without samples: nothing was spooled for
+ * the project; null when the bucket was not watched, or is still under way: unknown).
  */
 export const PIPELINE_VALUES = ['sum', 'average'] as const;
 
@@ -46,6 +46,7 @@ export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startM
     let observed = 0;
     for (let m = bucket; m < bucket + step; m += 60_000) {
       const c = minutes.get(m);
+      if (m >= endMs) break;
       if (c || (m + 60_000 > observedSince && m <= now)) observed++;
       if (!c) continue;
       seen++;
@@ -61,7 +62,8 @@ export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startM
     throughput.records[key] = known ? [drained, round(drained / minutesCounted)] : [null, null];
     errors.records[key] = known ? [errs, round(errs / minutesCounted)] : [null, null];
     // Without a sample in a watched bucket, nothing was spooled for the project: 0, not unknown.
-    pending.records[key] = [null, samples > 0 ? round(pendingSum / samples) : known && observed > 0 ? 0 : null];
+    // (Only once the bucket is over: early in the current one the first sample may still be due.)
+    pending.records[key] = [null, samples > 0 ? round(pendingSum / samples) : known && observed > 0 && bucket + step <= now ? 0 : null];
   }
   const currentBucket = Math.floor(now / step) * step;
   return {
