@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseBatch } from '../../src/ingest/framing.js';
 import { MAX_RECORDS_PER_REQUEST } from '../../src/ingest/limits.js';
-import { timestampMs } from '../../src/timestamp.js';
+import { instantMs, timestampMs } from '../../src/timestamp.js';
 import { eventTime } from '../../src/pipeline/decode.js';
 
 const refusal = (body: string | Buffer, ndjson = false) => {
@@ -50,4 +50,19 @@ test('the front and the pipeline read a timestamp the same way; without an offse
   assert.ok(Number.isNaN(timestampMs('2025-02-29')));
   assert.equal(eventTime({ timestamp: '2026-01-31T12:00' }, 7), Date.UTC(2026, 0, 31, 12));
   assert.equal(eventTime({ timestamp: 'March 7' }, 7), 7, 'what the front refuses, the pipeline does not read');
+});
+
+test('timestamps: every instant JavaScript writes in ISO 8601 reads back to itself, with or without an offset', () => {
+  let seed = 7;
+  const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  for (let i = 0; i < 20_000; i++) {
+    const ms = Math.floor(next() * 4e12);
+    const iso = new Date(ms).toISOString();
+    assert.equal(timestampMs(iso), ms, iso);
+    // The same instant written with an offset of +05:30, as 2026-01-31T17:30:00.000+05:30.
+    const shifted = new Date(ms + 330 * 60_000).toISOString().replace('Z', '+05:30');
+    assert.equal(timestampMs(shifted), ms, shifted);
+  }
+  assert.equal(timestampMs('0050-06-01T00:00:00Z'), NaN, 'before 1970: not a record timestamp');
+  assert.equal(instantMs('0050-06-01T00:00:00Z'), Date.parse('0050-06-01T00:00:00Z'), 'years below 100 are not read as 19xx');
 });
