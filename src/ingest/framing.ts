@@ -71,9 +71,9 @@ function arrayInvalid(body: Buffer, parserMessage: string): ApiError {
   const ranges: number[] = [];
   recordRanges('array', body, ranges);
   for (let k = 0; k < ranges.length; k += 2) {
-    const text = body.toString('utf8', ranges[k], ranges[k + 1]);
-    if (tryParse(text) === undefined) {
-      const problem = `is not valid JSON: ${parserMessageOf(text)}`;
+    const message = parserMessageOf(body.toString('utf8', ranges[k], ranges[k + 1]));
+    if (message !== null) {
+      const problem = `is not valid JSON: ${message}`;
       return invalid(`Record at index ${k / 2} ${problem}`, { index: k / 2, reason: problem });
     }
   }
@@ -82,10 +82,11 @@ function arrayInvalid(body: Buffer, parserMessage: string): ApiError {
   return invalid(`The body ${problem}`, { reason: problem });
 }
 
-function parserMessageOf(text: string): string {
+/** The JSON parser's complaint about `text`, or null when it parses. */
+function parserMessageOf(text: string): string | null {
   try {
     JSON.parse(text);
-    return '';
+    return null;
   } catch (err) {
     return (err as Error).message;
   }

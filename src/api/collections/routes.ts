@@ -128,14 +128,7 @@ export function collectionRoutes(s: Services): RouteDef[] {
       schema: { params: params({ project_id: 'project' }), body: collectionCreateBody },
       handler: async (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
-        let source;
-        try {
-          source = requireSource(s, project, ctx.body.source_id);
-        } catch (err) {
-          // Name the field that points nowhere.
-          if (err instanceof ApiError && err.code === 'not_found') throw new ApiError('not_found', err.message, { details: [{ field: 'body.source_id', message: err.message }] });
-          throw err;
-        }
+        const source = requireSource(s, project, ctx.body.source_id, { field: 'body.source_id' });
         const created = await s.collections.create(source, { name: ctx.body.name, ...(ctx.body.slug !== undefined ? { slug: ctx.body.slug } : {}) });
         return { status: 201, data: serializeCollection(s, created) };
       },

@@ -39,11 +39,16 @@ export function serializeSource(s: Services, src: SourceRecord) {
  * A source of `project` (which the caller's team owns), or 404. A scheduled source answers 404
  * with a hint to restore it unless `allowScheduled`.
  */
-export function requireSource(s: Services, project: ProjectRecord, sourceId: string, opts: { allowScheduled?: boolean } = {}): SourceRecord {
+/**
+ * A source of `project`, or 404; a scheduled one answers 404 with a restore hint unless
+ * `allowScheduled`. `field` names the request field the id came from (in the error's details).
+ */
+export function requireSource(s: Services, project: ProjectRecord, sourceId: string, opts: { allowScheduled?: boolean; field?: string } = {}): SourceRecord {
+  const missing = (message: string) => new ApiError('not_found', message, opts.field ? { details: [{ field: opts.field, message }] } : {});
   const source = s.sources.get(project.id, sourceId);
-  if (!source || source.team_id !== project.team_id) throw notFound(`Source ${sourceId} in project ${project.id}`);
+  if (!source || source.team_id !== project.team_id) throw missing(`Source ${sourceId} in project ${project.id} not found`);
   if (source.deleted_at && !opts.allowScheduled) {
-    throw new ApiError('not_found', `Source ${sourceId} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/sources/${sourceId} {"deleted_at": null}`);
+    throw missing(`Source ${sourceId} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/sources/${sourceId} {"deleted_at": null}`);
   }
   return source;
 }
