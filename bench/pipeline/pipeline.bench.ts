@@ -31,6 +31,9 @@ const RECORDS_PER_ENTRY = 1000;
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 600);
 const COLLECTIONS = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Warm-up per worker: WARM_ROUNDS batches of WARM_ENTRIES × 1,000 records (not timed). */
+const WARM_ENTRIES = 10;
+const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 8);
 
 async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Array[]): Promise<{ records: number; seconds: number; cpuSeconds: number; bytes: number; files: number; fileBytes: number; columns: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-pipeline-'));
@@ -56,7 +59,7 @@ async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Arr
     const log = pino({ level: 'warn' });
     const schema = new SchemaService(store, systemClock, log, dir);
     const pool = new WorkerPool(workers);
-    await warmUp(pool, dir);
+    await warmUp(pool, dir, typedColumns);
     const runner = new PipelineRunner({ spool, collections: { byId: (id) => collections.get(id) }, schema, pool, clock: systemClock, log, typedColumns });
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -82,19 +85,23 @@ async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Arr
 }
 
 /**
- * Run one tiny batch on every worker thread first, so module load, wasm compilation and the first
- * JIT tiers are not timed.
+ * Warm every worker thread up before timing: module load, wasm compilation, and enough batches of
+ * the same kind for the JIT and wasm tiers to settle. A server keeps its pool for its lifetime, so
+ * steady state is what it runs at; compiling code on fresh threads each round is not.
  */
-async function warmUp(pool: WorkerPool, dir: string): Promise<void> {
-  const body = makeNdjsonBodies(1, 200)[0]!;
-  await Promise.all(
-    Array.from({ length: pool.size }, (_, w) => {
-      const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: `warm${w}` });
-      const resolution = createBatchResolution({ book, settings: DEFAULT_SCHEMA_SETTINGS, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion') });
-      const task = { collectionId: `warm${w}`, projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq: 1, received_at: Date.now(), format: 'ndjson' as const, body }], firstSeq: 1, lastSeq: 1, filesDir: join(dir, `warm${w}`) };
-      return pool.run(task, resolution.resolve);
-    }),
-  );
+async function warmUp(pool: WorkerPool, dir: string, typedColumns: boolean): Promise<void> {
+  const bodies = makeNdjsonBodies(WARM_ENTRIES, RECORDS_PER_ENTRY, 1e9);
+  for (let round = 0; round < WARM_ROUNDS; round++) {
+    await Promise.all(
+      Array.from({ length: pool.size }, (_, w) => {
+        const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: `warm${w}` });
+        const resolution = createBatchResolution({ book, settings: DEFAULT_SCHEMA_SETTINGS, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion'), typedColumns });
+        const entries = bodies.map((body, i) => ({ seq: round * WARM_ENTRIES + i + 1, received_at: Date.now(), format: 'ndjson' as const, body }));
+        const task = { collectionId: `warm${w}`, projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries, firstSeq: entries[0]!.seq, lastSeq: entries.at(-1)!.seq, filesDir: join(dir, `warm${w}`) };
+        return pool.run(task, resolution.resolve);
+      }),
+    );
+  }
 }
 
 /** Column count of a Parquet file, read back with parquet-wasm (proves what the files carry). */

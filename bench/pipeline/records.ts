@@ -13,8 +13,8 @@ export function makeRecords(n: number, offset = 0): Record<string, unknown>[] {
 }
 
 /** NDJSON bodies of `perBody` records each. */
-export function makeNdjsonBodies(bodies: number, perBody: number): Uint8Array[] {
+export function makeNdjsonBodies(bodies: number, perBody: number, offset = 0): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (let b = 0; b < bodies; b++) out.push(Buffer.from(makeRecords(perBody, b * perBody).map((r) => JSON.stringify(r)).join('\n')));
+  for (let b = 0; b < bodies; b++) out.push(Buffer.from(makeRecords(perBody, offset + b * perBody).map((r) => JSON.stringify(r)).join('\n')));
   return out;
 }

@@ -2,8 +2,8 @@ import type { Vector } from 'apache-arrow';
 import { DictColumn, Int32Column, Int64Column, tableOf, Utf8Column } from '../schema/columns.js';
 import { encodeParquet } from '../schema/parquet-writer.js';
 import type { Assignment } from '../schema/book.js';
-import type { DecodedRows } from './decode.js';
-import { createFieldExtractor } from './field-extractor.js';
+import { recordOf, type DecodedRows } from './decode.js';
+import { createFieldExtractor, type FieldBuilder } from './field-extractor.js';
 import type { FileSpec } from './file-plan.js';
 import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';
 import type { FileCounts } from './schema-store.js';
@@ -38,8 +38,11 @@ export interface BuiltFile {
   counts: FileCounts;
 }
 
-/** Build and encode every planned file of a batch. */
-export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: readonly FileSpec[], assign: ReadonlyMap<number, Assignment>): BuiltFile[] {
+/**
+ * Build and encode every planned file of a batch. `prebuilt` may supply a file's field columns
+ * already filled (speculative-fields.ts); other files read their records (recordOf).
+ */
+export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: readonly FileSpec[], assign: ReadonlyMap<number, Assignment>, prebuilt: (spec: FileSpec) => FieldBuilder[] | null = () => null): BuiltFile[] {
   // Rows of each file, in batch order, and each row's key as its position in its file's key list
   // (so the envelope values are looked up once per key, not once per row).
   const slotOfKey = new Map<number, { file: number; slot: number }>();
@@ -53,7 +56,7 @@ export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: read
     members[at.file]![fill[at.file]!++] = r;
     rowSlot[r] = at.slot;
   }
-  return files.map((spec, fi) => ({ ...buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign), counts: countsOf(spec, fr, assign) }));
+  return files.map((spec, fi) => ({ ...buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign, prebuilt(spec)), counts: countsOf(spec, fr, assign) }));
 }
 
 /** What a file's rows add to the counts the plan keeps (book.ts `planBatch`). */
@@ -77,7 +80,7 @@ function countsOf(spec: FileSpec, fr: FingerprintedRows, assign: ReadonlyMap<num
   return counts;
 }
 
-function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>): Omit<BuiltFile, 'counts'> {
+function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>, prebuilt: FieldBuilder[] | null): Omit<BuiltFile, 'counts'> {
   const n = rowIds.length;
   let docBytes = 0;
   for (let i = 0; i < n; i++) docBytes += rows.end[rowIds[i]!]! - rows.start[rowIds[i]!]!;
@@ -88,7 +91,8 @@ function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds
   const version = new DictColumn(n);
   const shape = new DictColumn(n);
   const doc = new Utf8Column(n, docBytes);
-  const fields = createFieldExtractor(spec.columns, n);
+  // Field columns: already filled, or filled here from the records (none to read without columns).
+  const fields = prebuilt === null && spec.columns.length > 0 ? createFieldExtractor(spec.columns, n) : null;
   // Envelope values per key of the file: dictionary positions of its version and shape.
   const versionOf = new Int32Array(spec.keys.length);
   const shapeOf = new Int32Array(spec.keys.length);
@@ -113,7 +117,7 @@ function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds
     version.pushIndex(versionOf[slot]!);
     shape.pushIndex(shapeOf[slot]!);
     doc.pushBytes(rows.bodies[rows.entry[r]!]!, rows.start[r]!, rows.end[r]!);
-    fields.extract(rows.records[r]);
+    if (fields !== null) fields.extract(recordOf(rows, r));
   }
   const columns: Record<string, Vector> = {
     _sluice_seq: seq.vector(),
@@ -124,6 +128,7 @@ function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds
     _sluice_shape: shape.vector(),
     _sluice_doc: doc.vector(),
   };
-  spec.columns.forEach((c, i) => (columns[c.name] = fields.builders[i]!.vector()));
+  const builders = prebuilt ?? fields?.builders ?? [];
+  spec.columns.forEach((c, i) => (columns[c.name] = builders[i]!.vector()));
   return { spec, bytes: encodeParquet(tableOf(columns)), rows: n, docBytes, minTs, maxTs };
 }

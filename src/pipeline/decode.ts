@@ -5,6 +5,7 @@
  * with `record` undefined (stored unclassified), never dropped and never thrown.
  */
 
+import { isAscii } from 'node:buffer';
 import { timestampMs } from '../timestamp.js';
 
 /** What the decode stage needs of a spool entry. */
@@ -17,6 +18,10 @@ export interface BatchEntry {
 
 export interface DecodedRows {
   count: number;
+  /**
+   * Parsed records still held; `undefined` where the record was let go after its first use (see
+   * `decodeEntries`) or did not parse. `recordOf` reads either way.
+   */
   records: unknown[];
   /** Index into `entries` of each row. */
   entry: Int32Array;
@@ -32,7 +37,7 @@ export interface DecodedRows {
   bodies: Buffer[];
 }
 
-/** Bodies up to this size are decoded to text in one go (V8 strings top out near 512 MB). */
+/** ASCII bodies up to this size are decoded to text in one go (V8 strings top out near 512 MB). */
 const MAX_WHOLE_BODY_DECODE = 64 * 1024 * 1024;
 
 const NL = 10;
@@ -121,8 +126,19 @@ export function eventTime(record: unknown, fallback: number): number {
   return Number.isNaN(ms) ? fallback : ms;
 }
 
-/** Decode every entry of a batch into rows, in order (entry by entry, record by record). */
-export function decodeEntries(entries: readonly BatchEntry[]): DecodedRows {
+/**
+ * Called with each parsed record (undefined when it did not parse) as it is decoded; returning
+ * true lets the rows keep it, false lets it go. Records that live through a whole batch of tens
+ * of thousands are copied by every scavenge and promoted; records used once and dropped die young.
+ */
+export type RecordVisitor = (row: number, record: unknown, receivedAt: number) => boolean;
+
+/**
+ * Decode every entry of a batch into rows, in order (entry by entry, record by record). With
+ * `visitorFor` (called once with the row count, before the first record), only the records its
+ * visitor asks to keep are held in `records`.
+ */
+export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (count: number) => RecordVisitor): DecodedRows {
   const ranges: number[][] = [];
   let count = 0;
   for (const e of entries) {
@@ -142,32 +158,43 @@ export function decodeEntries(entries: readonly BatchEntry[]): DecodedRows {
     entries,
     bodies: entries.map((e) => Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength)),
   };
+  const visit = visitorFor?.(count);
   let row = 0;
   for (let ei = 0; ei < entries.length; ei++) {
     const e = entries[ei]!;
     const buf = rows.bodies[ei]!;
     const r = ranges[ei]!;
-    // One UTF-8 decode per body instead of one per record: when the body is ASCII (as many
-    // characters as bytes), byte offsets are character offsets and records are cheap slices.
-    const text = buf.length <= MAX_WHOLE_BODY_DECODE ? buf.toString('utf8') : null;
-    const ascii = text !== null && text.length === buf.length;
+    // One decode per body instead of one per record: when the body is ASCII, byte offsets are
+    // character offsets and records are cheap slices (latin1 is a plain copy; utf8 validates).
+    const ascii = buf.length <= MAX_WHOLE_BODY_DECODE && isAscii(buf);
+    const text = ascii ? buf.toString('latin1') : null;
     for (let k = 0; k < r.length; k += 2) {
       const s = r[k]!;
       const end = r[k + 1]!;
-      let record: unknown;
-      try {
-        record = JSON.parse(ascii ? text.slice(s, end) : buf.toString('utf8', s, end));
-      } catch {
-        record = undefined;
-      }
-      rows.records[row] = record;
+      const record = parseJson(text !== null ? text.slice(s, end) : buf.toString('utf8', s, end));
       rows.entry[row] = ei;
       rows.ordinal[row] = k >> 1;
       rows.start[row] = s;
       rows.end[row] = end;
       rows.ts[row] = eventTime(record, e.received_at);
+      if (visit === undefined || visit(row, record, e.received_at)) rows.records[row] = record;
       row++;
     }
   }
   return rows;
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The record of `row`: held, or parsed again from its bytes (undefined when it does not parse). */
+export function recordOf(rows: DecodedRows, row: number): unknown {
+  const held = rows.records[row];
+  if (held !== undefined) return held;
+  return parseJson(rows.bodies[rows.entry[row]!]!.toString('utf8', rows.start[row]!, rows.end[row]!));
 }

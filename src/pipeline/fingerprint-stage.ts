@@ -3,7 +3,7 @@ import { hashHex } from '../schema/hash.js';
 import { rulesKey, type FingerprintRules } from '../schema/rules.js';
 import type { Shape } from '../schema/shape.js';
 import type { Sighting } from '../schema/book.js';
-import type { DecodedRows } from './decode.js';
+import { recordOf, type DecodedRows } from './decode.js';
 
 /** Rows grouped by exact shape; refused rows keep their negative refusal code as key. */
 export interface FingerprintedRows {
@@ -36,28 +36,37 @@ export const MAX_SAMPLE_BYTES = 64 * 1024;
 export function createFingerprintStage(rules: FingerprintRules) {
   const fp = new Fingerprinter(rules);
   const key = rulesKey(rules);
-  function fingerprintStage(rows: DecodedRows): FingerprintedRows {
-    const keys = new Float64Array(rows.count);
+  /** A batch's fingerprints, row by row as records are decoded (`add`), then `result`. */
+  function begin(count: number) {
+    const keys = new Float64Array(count);
     const groups = new Map<number, ShapeGroup>();
-    for (let i = 0; i < rows.count; i++) {
-      const record = rows.records[i];
-      const k = record === undefined ? REFUSED_UNPARSABLE : fp.fingerprint(record);
-      keys[i] = k;
-      const received = rows.entries[rows.entry[i]!]!.received_at;
-      const g = groups.get(k);
-      if (g) {
-        g.rows++;
-        if (received < g.firstMs) g.firstMs = received;
-        if (received > g.lastMs) g.lastMs = received;
-      } else {
-        groups.set(k, { key: k, hash: k < 0 ? '' : hashHex(fp.last.a, fp.last.b), rows: 1, firstMs: received, lastMs: received, firstRow: i });
-      }
-    }
-    return { keys, groups };
+    return {
+      /** Shape key of `record` (row `row`, received at `received`), counted in its group. */
+      add(row: number, record: unknown, received: number): number {
+        const k = record === undefined ? REFUSED_UNPARSABLE : fp.fingerprint(record);
+        keys[row] = k;
+        const g = groups.get(k);
+        if (g) {
+          g.rows++;
+          if (received < g.firstMs) g.firstMs = received;
+          if (received > g.lastMs) g.lastMs = received;
+        } else {
+          groups.set(k, { key: k, hash: k < 0 ? '' : hashHex(fp.last.a, fp.last.b), rows: 1, firstMs: received, lastMs: received, firstRow: row });
+        }
+        return k;
+      },
+      result: (): FingerprintedRows => ({ keys, groups }),
+    };
+  }
+  /** Every row's shape key, for rows whose records are all held. */
+  function fingerprintStage(rows: DecodedRows): FingerprintedRows {
+    const batch = begin(rows.count);
+    for (let i = 0; i < rows.count; i++) batch.add(i, rows.records[i], rows.entries[rows.entry[i]!]!.received_at);
+    return batch.result();
   }
   /** Full description of a group's shape, with its first record as the sample. */
   function describeGroup(rows: DecodedRows, g: ShapeGroup): { shape: Shape; sample: string | null } {
-    const out = fp.describe(rows.records[g.firstRow]);
+    const out = fp.describe(recordOf(rows, g.firstRow));
     if (typeof out === 'number') throw new Error(`group ${g.key} cannot be described (refusal ${out})`);
     const e = rows.entries[rows.entry[g.firstRow]!]!;
     const s = rows.start[g.firstRow]!;
@@ -71,7 +80,7 @@ export function createFingerprintStage(rules: FingerprintRules) {
     for (const g of fr.groups.values()) if (g.key >= 0) out.push({ key: g.key, hash: g.hash, rows: g.rows, firstMs: g.firstMs, lastMs: g.lastMs });
     return out;
   }
-  return { fingerprintStage, describeGroup, sightings, rulesKey: key };
+  return { begin, fingerprintStage, describeGroup, sightings, rulesKey: key };
 }
 
 export type FingerprintStage = ReturnType<typeof createFingerprintStage>;

@@ -5,6 +5,7 @@ import type { FingerprintRules } from '../schema/rules.js';
 import type { Shape } from '../schema/shape.js';
 import { buildFiles } from './build-files.js';
 import { decodeEntries, type BatchEntry } from './decode.js';
+import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from './schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
@@ -63,26 +64,39 @@ export function fileName(dir: string, firstSeq: number): string {
 }
 
 /**
- * `createBatchProcessor()` returns `processBatch(task, resolve)`. It keeps one fingerprint stage per
- * (collection, rules) so path caches survive across batches of the same collection.
+ * `createBatchProcessor()` returns `processBatch(task, resolve)`. It keeps one fingerprint stage
+ * and one set of field layouts per (collection, rules), so path caches and the last plan's layout
+ * survive across batches of the same collection. `speculate: false` builds every file from held
+ * records (tests compare both ways).
  */
-export function createBatchProcessor() {
-  const stages = new Map<string, FingerprintStage>();
-  const stageFor = (task: BatchTask): FingerprintStage => {
+export function createBatchProcessor(opts: { speculate?: boolean } = {}) {
+  const speculate = opts.speculate ?? true;
+  const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts }>();
+  const stageFor = (task: BatchTask) => {
     const probe = createFingerprintStageKey(task);
-    let stage = stages.get(probe);
-    if (!stage) {
+    let entry = stages.get(probe);
+    if (!entry) {
       if (stages.size >= 256) stages.clear();
-      stage = createFingerprintStage(task.rules);
-      stages.set(probe, stage);
+      entry = { stage: createFingerprintStage(task.rules), layouts: new FieldLayouts() };
+      stages.set(probe, entry);
     }
-    return stage;
+    return entry;
   };
 
   return async function processBatch(task: BatchTask, resolve: Resolver): Promise<BatchResult> {
-    const rows = decodeEntries(task.entries);
-    const stage = stageFor(task);
-    const fr = stage.fingerprintStage(rows);
+    const { stage, layouts } = stageFor(task);
+    // Decode, fingerprint and (for shapes whose file is known from the last plan) fill field
+    // columns record by record; only the records of other shapes are held until the plan.
+    const spec = speculate ? new SpeculativeFields(layouts) : null;
+    let fingerprints: ReturnType<FingerprintStage['begin']> | undefined;
+    const rows = decodeEntries(task.entries, (count) => {
+      const batch = (fingerprints = stage.begin(count));
+      return (row, record, received) => {
+        const key = batch.add(row, record, received);
+        return spec === null || !spec.take(key, record);
+      };
+    });
+    const fr = fingerprints!.result();
     const refused: Array<[number, number]> = [];
     for (const g of fr.groups.values()) if (g.key < 0) refused.push([g.key, g.rows]);
     let reply = await resolve({ type: 'sightings', sightings: stage.sightings(fr), refused });
@@ -96,7 +110,8 @@ export function createBatchProcessor() {
     }
     if (reply.type !== 'plan') throw new Error('resolver did not answer with a plan');
     const assign = new Map<number, Assignment>(reply.assign.map(([k, versionId, shapeHash]) => [k, { versionId, shapeHash }]));
-    const built = buildFiles(rows, fr, reply.files, assign);
+    const built = buildFiles(rows, fr, reply.files, assign, (f) => spec?.buildersFor(f) ?? null);
+    layouts.learn(reply.files);
     const written: WrittenFile[] = [];
     try {
       for (const b of built) {

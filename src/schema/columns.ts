@@ -50,9 +50,9 @@ export class Int32Column {
   }
 }
 
-/** Validity bitmap shared by nullable builders. */
+/** Validity bitmap shared by nullable builders; grows with its column. */
 class Validity {
-  readonly bits: Uint8Array;
+  bits: Uint8Array;
   nulls = 0;
   constructor(rows: number) {
     this.bits = new Uint8Array((rows + 7) >> 3);
@@ -60,48 +60,87 @@ class Validity {
   set(i: number): void {
     this.bits[i >> 3]! |= 1 << (i & 7);
   }
+  grow(rows: number): void {
+    this.bits = grownBytes(this.bits, (rows + 7) >> 3);
+  }
+  /** The bitmap for the first `n` rows. */
+  of(n: number): Uint8Array {
+    return this.bits.subarray(0, (n + 7) >> 3);
+  }
 }
 
+/** `a` copied into a zeroed array of `length` bytes. */
+function grownBytes(a: Uint8Array, length: number): Uint8Array {
+  const next = new Uint8Array(length);
+  next.set(a);
+  return next;
+}
+
+/** Capacity after `cap` is full: doubled (at least 64 rows). */
+const nextCapacity = (cap: number) => Math.max(64, cap * 2);
+
+/**
+ * Nullable builders below are sized for an expected row count and grow past it (a caller that
+ * cannot know the count up front, pipeline/speculative-fields.ts, pays only for the growth).
+ */
 export class Float64Column {
-  private readonly data: Float64Array;
+  private data: Float64Array;
   private readonly valid: Validity;
   private n = 0;
   constructor(rows: number) {
     this.data = new Float64Array(rows);
     this.valid = new Validity(rows);
   }
+  private grow(): void {
+    const cap = nextCapacity(this.data.length);
+    const next = new Float64Array(cap);
+    next.set(this.data);
+    this.data = next;
+    this.valid.grow(cap);
+  }
   push(v: number): void {
+    if (this.n === this.data.length) this.grow();
     this.valid.set(this.n);
     this.data[this.n++] = v;
   }
   pushNull(): void {
+    if (this.n === this.data.length) this.grow();
     this.valid.nulls++;
     this.n++;
   }
   vector(): Vector {
-    return makeVector(makeData({ type: new Float64(), length: this.n, data: this.data.subarray(0, this.n), nullBitmap: this.valid.bits, nullCount: this.valid.nulls }));
+    return makeVector(makeData({ type: new Float64(), length: this.n, data: this.data.subarray(0, this.n), nullBitmap: this.valid.of(this.n), nullCount: this.valid.nulls }));
   }
 }
 
 export class BoolColumn {
-  private readonly data: Uint8Array;
+  private data: Uint8Array;
   private readonly valid: Validity;
   private n = 0;
+  private cap: number;
   constructor(rows: number) {
+    this.cap = rows;
     this.data = new Uint8Array((rows + 7) >> 3);
     this.valid = new Validity(rows);
   }
+  private grow(): void {
+    this.cap = nextCapacity(this.cap);
+    this.data = grownBytes(this.data, (this.cap + 7) >> 3);
+    this.valid.grow(this.cap);
+  }
   push(v: boolean): void {
+    if (this.n === this.cap) this.grow();
     this.valid.set(this.n);
     if (v) this.data[this.n >> 3]! |= 1 << (this.n & 7);
     this.n++;
   }
   pushNull(): void {
+    if (this.n === this.cap) this.grow();
     this.valid.nulls++;
     this.n++;
   }
   vector(): Vector {
-    return makeVector(makeData({ type: new Bool(), length: this.n, data: this.data, nullBitmap: this.valid.bits, nullCount: this.valid.nulls }));
+    return makeVector(makeData({ type: new Bool(), length: this.n, data: this.data.subarray(0, (this.n + 7) >> 3), nullBitmap: this.valid.of(this.n), nullCount: this.valid.nulls }));
   }
 }
 
@@ -185,19 +224,29 @@ export class StringColumn {
   private readonly valid: Validity;
   private n = 0;
   private chars = 0;
+  private cap: number;
 
   constructor(rows: number) {
+    this.cap = rows;
     this.values = new Array<string>(rows);
     this.valid = new Validity(rows);
   }
 
+  private grow(): void {
+    // The values array grows by itself; only the bitmap is sized.
+    this.cap = nextCapacity(this.cap);
+    this.valid.grow(this.cap);
+  }
+
   push(s: string): void {
+    if (this.n === this.cap) this.grow();
     this.valid.set(this.n);
     this.values[this.n++] = s;
     this.chars += s.length;
   }
 
   pushNull(): void {
+    if (this.n === this.cap) this.grow();
     this.valid.nulls++;
     this.values[this.n++] = '';
   }
@@ -224,7 +273,7 @@ export class StringColumn {
       // Too long to join into one V8 string: encode value by value.
       const col = new Utf8Column(n, Math.min(this.chars * 3, 2 ** 30));
       for (let i = 0; i < n; i++) col.push(values[i]!);
-      return col.vectorWith(this.valid.bits, this.valid.nulls);
+      return col.vectorWith(this.valid.of(n), this.valid.nulls);
     }
     return makeVector(
       makeData({
@@ -232,7 +281,7 @@ export class StringColumn {
         length: n,
         valueOffsets: offsets,
         data: new Uint8Array(bytes.buffer, bytes.byteOffset, byteLength),
-        nullBitmap: this.valid.bits,
+        nullBitmap: this.valid.of(n),
         nullCount: this.valid.nulls,
       }),
     );
