@@ -37,8 +37,8 @@ export interface DecodedRows {
   bodies: Buffer[];
 }
 
-/** ASCII bodies up to this size are decoded to text in one go (V8 strings top out near 512 MB). */
-const MAX_WHOLE_BODY_DECODE = 64 * 1024 * 1024;
+/** Characters decoded at a time from an ASCII body (a young-generation string). */
+const DECODE_WINDOW = 32 * 1024;
 
 const NL = 10;
 const CR = 13;
@@ -164,14 +164,28 @@ export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (coun
     const e = entries[ei]!;
     const buf = rows.bodies[ei]!;
     const r = ranges[ei]!;
-    // One decode per body instead of one per record: when the body is ASCII, byte offsets are
-    // character offsets and records are cheap slices (latin1 is a plain copy; utf8 validates).
-    const ascii = buf.length <= MAX_WHOLE_BODY_DECODE && isAscii(buf);
-    const text = ascii ? buf.toString('latin1') : null;
+    // An ASCII body is decoded a window at a time (latin1: a plain copy, no validation) and its
+    // records are cheap slices of the window: one native call per window, not per record. Windows
+    // stay small enough for the young generation; a whole body as one string would be a large
+    // object, old at once, and push the heap towards full collections.
+    const ascii = isAscii(buf);
+    let window = '';
+    let windowStart = 0;
+    let windowEnd = 0;
     for (let k = 0; k < r.length; k += 2) {
       const s = r[k]!;
       const end = r[k + 1]!;
-      const record = parseJson(text !== null ? text.slice(s, end) : buf.toString('utf8', s, end));
+      let text: string;
+      if (!ascii) text = buf.toString('utf8', s, end);
+      else {
+        if (s < windowStart || end > windowEnd) {
+          windowStart = s;
+          windowEnd = Math.max(end, Math.min(buf.length, s + DECODE_WINDOW));
+          window = buf.toString('latin1', windowStart, windowEnd);
+        }
+        text = window.slice(s - windowStart, end - windowStart);
+      }
+      const record = parseJson(text);
       rows.entry[row] = ei;
       rows.ordinal[row] = k >> 1;
       rows.start[row] = s;

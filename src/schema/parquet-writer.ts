@@ -1,5 +1,5 @@
 import { DataType, tableToIPC, type Table } from 'apache-arrow';
-import { Compression, EnabledStatistics, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet, type WriterProperties } from 'parquet-wasm/node';
+import { Compression, EnabledStatistics, Encoding, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet, type WriterProperties } from 'parquet-wasm/node';
 import { ApiError } from '../errors.js';
 
 /**
@@ -33,6 +33,10 @@ function writerProperties(table: Table): WriterProperties {
   for (const c of ZSTD_COLUMNS) b = b.setColumnCompression(c, Compression.ZSTD);
   // String fields: min/max costs a comparison per value (~25% of their encode) and prunes little;
   // numbers, booleans and times keep theirs. A column path is the field name as one part.
+  // Version and shape ids are written PLAIN: measured on 5,000-row files, the delta encoding pages
+  // v2 default to costs 0.27 vs 0.24 µs per row for the two, for the same size once compressed.
+  // String fields keep delta: PLAIN halves their encode time but made whole files ~60% larger.
+  b = b.setColumnEncoding('_sluice_version', Encoding.PLAIN).setColumnEncoding('_sluice_shape', Encoding.PLAIN);
   for (const f of table.schema.fields) {
     if (DataType.isUtf8(f.type) && !ZSTD_COLUMNS.includes(f.name)) b = b.setColumnStatisticsEnabled(f.name, EnabledStatistics.None);
   }

@@ -29,6 +29,19 @@ test('decode: NDJSON lines, array elements and single objects keep their exact b
   assert.deepEqual([...rows.ordinal], [0, 1, 0, 1, 0]);
 });
 
+test('decode: a large body is read window by window; records across window edges and larger than a window parse whole', () => {
+  const lines: string[] = [];
+  for (let i = 0; i < 3000; i++) lines.push(JSON.stringify({ i, pad: 'x'.repeat(i % 97) }));
+  lines.splice(1500, 0, JSON.stringify({ big: 'y'.repeat(100_000) }));
+  // The same records with one non-ASCII character: decoded record by record as UTF-8.
+  const accented = lines.map((l, i) => (i === 2999 ? l.replace('"pad":"', '"pad":"é') : l));
+  for (const sent of [lines, accented]) {
+    const rows = decodeEntries([{ seq: 1, received_at: T0, format: 'ndjson', body: enc(sent.join('\n')) }]);
+    assert.equal(rows.count, sent.length);
+    for (let r = 0; r < rows.count; r++) assert.deepEqual(rows.records[r], JSON.parse(sent[r]!), `record ${r}`);
+  }
+});
+
 test('a batch becomes one Parquet file per version, documents as sent, readable by DuckDB', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-batch-'));
   const reader = await FileReader.open();
