@@ -32,6 +32,16 @@ class PathNode {
   readonly entryB = new Int32Array(6);
   children: Map<string, PathNode> | null = null;
   element: PathNode | null = null;
+  /**
+   * The sibling key that followed this node last time, and its node: records of one shape list
+   * their keys in the same order, so the next key is usually this one (a pointer comparison of
+   * two internalized strings instead of a map lookup).
+   */
+  nextKey: string | null = null;
+  nextNode: PathNode | null = null;
+  /** The same for the first key inside this node. */
+  firstKey: string | null = null;
+  firstNode: PathNode | null = null;
   /** Whether this node's own type takes part in identity (false for elements of an opaque array). */
   readonly recordSelf: boolean;
   /** Whether the walk goes inside an object or array found here. */
@@ -146,15 +156,31 @@ export class Fingerprinter {
 
   private walkObject(obj: Record<string, unknown>, node: PathNode): void {
     const only = node.onlyKeys;
+    let prev: PathNode | null = null;
     for (const key in obj) {
       if (only !== null && !only.has(key)) continue;
+      let child: PathNode;
+      if (prev === null) {
+        if (node.firstKey === key) child = node.firstNode!;
+        else {
+          child = this.child(node, key);
+          node.firstKey = key;
+          node.firstNode = child;
+        }
+      } else if (prev.nextKey === key) child = prev.nextNode!;
+      else {
+        child = this.child(node, key);
+        prev.nextKey = key;
+        prev.nextNode = child;
+      }
+      prev = child;
       if (key.length > MAX_KEY_CHARS) {
         // Keys truncated to the same path are one path: their entries are deduped like the elements
         // of an array (the path's types are the union), never added twice to the hash.
         this.arrayDepth++;
-        this.visit(obj[key], this.child(node, key));
+        this.visit(obj[key], child);
         this.arrayDepth--;
-      } else this.visit(obj[key], this.child(node, key));
+      } else this.visit(obj[key], child);
     }
   }
 

@@ -111,3 +111,38 @@ test('a fingerprinter stays right past its path cache', () => {
   const b = new Fingerprinter(base).describe({ z: 'y', k59999: 2 }) as Shape;
   assert.equal(a.hash, b.hash);
 });
+
+test('a fingerprinter that has seen many records (its sibling-order guesses warm) agrees with a fresh one on every record', () => {
+  // Deterministic pseudo-random records: keys from a small pool in shuffled orders and subsets,
+  // nested objects and arrays, long keys and values of every type.
+  let seed = 12345;
+  const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  const pool = ['a', 'b', 'c', 'd', 'e', 'x'.repeat(MAX_KEY_CHARS + 3), 'x'.repeat(MAX_KEY_CHARS) + 'y'];
+  const value = (depth: number): unknown => {
+    switch (rand(depth > 2 ? 4 : 6)) {
+      case 0: return rand(100);
+      case 1: return 's';
+      case 2: return rand(2) === 0;
+      case 3: return null;
+      case 4: return record(depth + 1);
+      default: return [value(depth + 1), value(depth + 1)];
+    }
+  };
+  const record = (depth: number): Record<string, unknown> => {
+    const keys = pool.filter(() => rand(3) > 0);
+    for (let i = keys.length - 1; i > 0; i--) {
+      const j = rand(i + 1);
+      [keys[i], keys[j]] = [keys[j]!, keys[i]!];
+    }
+    const out: Record<string, unknown> = {};
+    for (const k of keys) out[k] = value(depth);
+    return out;
+  };
+  for (const rules of [base, { ...base, opaquePaths: [['b']], trackedPaths: [['b', 'c']] }, { ...base, maxDepth: 2 }]) {
+    const warm = new Fingerprinter(rules);
+    for (let i = 0; i < 3000; i++) {
+      const r = JSON.parse(JSON.stringify(record(0))) as Record<string, unknown>;
+      assert.equal(warm.fingerprint(r), new Fingerprinter(rules).fingerprint(r), `record ${i}: ${JSON.stringify(r).slice(0, 200)}`);
+    }
+  }
+});
