@@ -5,7 +5,7 @@
  * Side by side in one run: typed field columns (the product) vs documents only, with 1 worker and
  * one per CPU; each scenario runs ROUNDS times (best and median shown; the machine may be shared).
  * Run: npx tsc -p . && node dist/bench/pipeline/pipeline.bench.js
- * (BENCH_ENTRIES spool entries of 1,000 records, default 600; BENCH_ROUNDS, default 3; BENCH_WORKERS
+ * (BENCH_ENTRIES spool entries of 1,000 records, default 2,000 — long enough for steady state; BENCH_ROUNDS, default 3; BENCH_WORKERS
  * e.g. `2` and BENCH_COLUMNS `typed` or `doc` run a subset).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -28,7 +28,7 @@ import { createBatchResolution } from '../../src/pipeline/resolver.js';
 import { makeNdjsonBodies } from './records.js';
 
 const RECORDS_PER_ENTRY = 1000;
-const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 600);
+const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 2000);
 const COLLECTIONS = 4;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** Warm-up per worker: WARM_ROUNDS batches of WARM_ENTRIES × 1,000 records (not timed). */

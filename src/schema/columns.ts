@@ -146,19 +146,32 @@ export class BoolColumn {
 
 /** UTF-8 strings: offsets plus one growing byte buffer; bytes can be copied in without decoding. */
 export class Utf8Column {
-  private readonly offsets: Int32Array;
-  private bytes: Buffer;
-  private readonly valid: Validity;
-  private n = 0;
-  private used = 0;
+  protected offsets: Int32Array;
+  protected bytes: Buffer;
+  protected readonly valid: Validity;
+  protected n = 0;
+  protected used = 0;
+  protected cap: number;
 
   constructor(rows: number, byteHint = rows * 16) {
-    this.offsets = new Int32Array(rows + 1);
+    this.cap = Math.max(1, rows);
+    this.offsets = new Int32Array(this.cap + 1);
     this.bytes = Buffer.allocUnsafe(Math.max(64, byteHint));
-    this.valid = new Validity(rows);
+    this.valid = new Validity(this.cap);
   }
 
-  private reserve(extra: number): void {
+  /** Room for one more row. */
+  protected addRow(): void {
+    if (this.n < this.cap) return;
+    this.cap = nextCapacity(this.cap);
+    const offsets = new Int32Array(this.cap + 1);
+    offsets.set(this.offsets);
+    this.offsets = offsets;
+    this.valid.grow(this.cap);
+  }
+
+  /** Room for `extra` more bytes. */
+  protected reserve(extra: number): void {
     if (this.used + extra <= this.bytes.length) return;
     let size = this.bytes.length * 2;
     while (size < this.used + extra) size *= 2;
@@ -169,6 +182,7 @@ export class Utf8Column {
 
   /** Append bytes already UTF-8 (a record as it arrived). */
   pushBytes(src: Buffer, start: number, end: number): void {
+    this.addRow();
     const len = end - start;
     this.reserve(len);
     // Buffer#copy is a native memcpy with no view object per row.
@@ -178,113 +192,88 @@ export class Utf8Column {
     this.offsets[++this.n] = this.used;
   }
 
-  push(s: string): void {
-    this.reserve(s.length * 3);
-    this.used += this.bytes.write(s, this.used, "utf8");
-    this.valid.set(this.n);
-    this.offsets[++this.n] = this.used;
-  }
-
   pushNull(): void {
+    this.addRow();
     this.valid.nulls++;
     this.offsets[this.n + 1] = this.used;
     this.n++;
   }
 
   vector(): Vector {
-    return this.vectorWith(this.valid.bits, this.valid.nulls);
-  }
-
-  /** The vector with another validity bitmap (a caller that tracked nulls itself). */
-  vectorWith(nullBitmap: Uint8Array, nullCount: number): Vector {
     return makeVector(
       makeData({
         type: new Utf8(),
         length: this.n,
         valueOffsets: this.offsets.subarray(0, this.n + 1),
         data: new Uint8Array(this.bytes.buffer, this.bytes.byteOffset, this.used),
-        nullBitmap,
-        nullCount,
+        nullBitmap: this.valid.of(this.n),
+        nullCount: this.valid.nulls,
       }),
     );
   }
 }
 
-/** Columns with more characters than this are encoded value by value (V8 strings top out near 2^29). */
-const MAX_JOINED_CHARS = 1 << 26;
+/** Values a StringColumn encodes at a time, and the most characters it lets wait. */
+const FLUSH_VALUES = 1024;
+const FLUSH_CHARS = 1 << 22;
 
 /**
- * Strings that are JS strings already (field values from the parsed record): collected as they
- * come and encoded in one go when the vector is built — one native UTF-8 encode per column instead
- * of one per value (per-value Buffer#write dominated building typed columns). Byte offsets come
- * from the string lengths when the column is ASCII, else from each string's UTF-8 length.
+ * Strings that are JS strings already (field values from the parsed record): collected a block at
+ * a time and encoded with one native UTF-8 write per block instead of one per value (per-value
+ * Buffer#write dominated building typed columns). Byte offsets come from the string lengths when a
+ * block is ASCII, else from each string's UTF-8 length. Blocks are small so the strings die young
+ * (a column holding every string of a 50,000-row batch kept them alive through scavenges).
  */
-export class StringColumn {
-  private readonly values: string[];
-  private readonly valid: Validity;
-  private n = 0;
-  private chars = 0;
-  private cap: number;
+export class StringColumn extends Utf8Column {
+  private readonly pending: string[] = [];
+  private pendingChars = 0;
+  /** Rows whose offsets are written (the rest wait in `pending`). */
+  private written = 0;
 
   constructor(rows: number) {
-    this.cap = rows;
-    this.values = new Array<string>(rows);
-    this.valid = new Validity(rows);
-  }
-
-  private grow(): void {
-    // The values array grows by itself; only the bitmap is sized.
-    this.cap = nextCapacity(this.cap);
-    this.valid.grow(this.cap);
+    super(rows, rows * 8);
   }
 
   push(s: string): void {
-    if (this.n === this.cap) this.grow();
-    this.valid.set(this.n);
-    this.values[this.n++] = s;
-    this.chars += s.length;
+    this.addRow();
+    this.valid.set(this.n++);
+    this.wait(s);
   }
 
-  pushNull(): void {
-    if (this.n === this.cap) this.grow();
+  override pushNull(): void {
+    this.addRow();
     this.valid.nulls++;
-    this.values[this.n++] = '';
+    this.n++;
+    this.wait('');
   }
 
-  vector(): Vector {
-    const n = this.n;
-    const values = n === this.values.length ? this.values : this.values.slice(0, n);
-    const offsets = new Int32Array(n + 1);
-    let bytes: Buffer;
-    let byteLength: number;
-    if (this.chars <= MAX_JOINED_CHARS) {
-      const joined = values.join('');
-      byteLength = Buffer.byteLength(joined, 'utf8');
-      if (byteLength === joined.length) {
-        let at = 0;
-        for (let i = 0; i < n; i++) offsets[i + 1] = at += values[i]!.length;
-      } else {
-        let at = 0;
-        for (let i = 0; i < n; i++) offsets[i + 1] = at += Buffer.byteLength(values[i]!, 'utf8');
-      }
-      bytes = Buffer.allocUnsafe(Math.max(1, byteLength));
-      bytes.write(joined, 0, 'utf8');
-    } else {
-      // Too long to join into one V8 string: encode value by value.
-      const col = new Utf8Column(n, Math.min(this.chars * 3, 2 ** 30));
-      for (let i = 0; i < n; i++) col.push(values[i]!);
-      return col.vectorWith(this.valid.of(n), this.valid.nulls);
-    }
-    return makeVector(
-      makeData({
-        type: new Utf8(),
-        length: n,
-        valueOffsets: offsets,
-        data: new Uint8Array(bytes.buffer, bytes.byteOffset, byteLength),
-        nullBitmap: this.valid.of(n),
-        nullCount: this.valid.nulls,
-      }),
-    );
+  private wait(s: string): void {
+    this.pending.push(s);
+    this.pendingChars += s.length;
+    if (this.pending.length === FLUSH_VALUES || this.pendingChars > FLUSH_CHARS) this.flush();
+  }
+
+  /** Encode the waiting values after the bytes written so far. */
+  private flush(): void {
+    const values = this.pending;
+    if (values.length === 0) return;
+    const joined = values.join('');
+    const byteLength = Buffer.byteLength(joined, 'utf8');
+    this.reserve(byteLength);
+    this.bytes.write(joined, this.used, 'utf8');
+    let at = this.used;
+    let row = this.written;
+    if (byteLength === joined.length) for (const v of values) this.offsets[++row] = at += v.length;
+    else for (const v of values) this.offsets[++row] = at += Buffer.byteLength(v, 'utf8');
+    this.used += byteLength;
+    this.written = row;
+    values.length = 0;
+    this.pendingChars = 0;
+  }
+
+  override vector(): Vector {
+    this.flush();
+    return super.vector();
   }
 }
 

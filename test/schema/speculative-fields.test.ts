@@ -117,7 +117,7 @@ test('speculative builders are used only for a file with exactly the rows, keys 
   assert.equal(fields.buildersFor({ ...spec, dir: 'sch_2' }), null, 'another file');
 });
 
-test('speculative builders grow past the size of the last batch', () => {
+test('speculative builders grow past the size of the last batch (strings encoded block by block, ASCII or not)', () => {
   const columns = [
     { name: 'n', segments: ['n'], type: 'number' as const },
     { name: 'b', segments: ['b'], type: 'boolean' as const },
@@ -127,14 +127,15 @@ test('speculative builders grow past the size of the last batch', () => {
   const layouts = new FieldLayouts();
   layouts.learn([spec]);
   const fields = new SpeculativeFields(layouts);
-  const n = 1000;
-  for (let i = 0; i < n; i++) fields.take(1, i % 7 === 0 ? {} : { n: i, b: i % 2 === 0, s: `s${i}` });
+  const n = 3000;
+  const str = (i: number) => (i > 2000 && i % 5 === 0 ? `é✓${i}` : `s${i}`);
+  for (let i = 0; i < n; i++) fields.take(1, i % 7 === 0 ? {} : { n: i, b: i % 2 === 0, s: str(i) });
   const builders = fields.buildersFor({ ...spec, rows: n })!;
   const [nums, bools, strs] = builders.map((b) => [...b.vector()]);
   for (let i = 0; i < n; i++) {
     const absent = i % 7 === 0;
     assert.equal(nums![i], absent ? null : i);
     assert.equal(bools![i], absent ? null : i % 2 === 0);
-    assert.equal(strs![i], absent ? null : `s${i}`);
+    assert.equal(strs![i], absent ? null : str(i));
   }
 });
