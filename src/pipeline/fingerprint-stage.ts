@@ -29,9 +29,9 @@ export const REFUSED_UNPARSABLE = -3;
 export const MAX_SAMPLE_BYTES = 64 * 1024;
 
 /**
- * `createFingerprintStage(rules)` returns `fingerprintStage(rows)`: every row's shape key under the
- * collection's rules, grouped. The fingerprinter (and its path cache) lives as long as the stage,
- * so a worker keeps one per collection and rule set.
+ * `createFingerprintStage(rules)`: `begin(rows)` takes every row's shape key under the collection's
+ * rules as the batch is decoded, grouped by shape. The fingerprinter (and its path cache) lives as
+ * long as the stage, so a worker keeps one per collection and rule set.
  */
 export function createFingerprintStage(rules: FingerprintRules) {
   const fp = new Fingerprinter(rules);
@@ -58,12 +58,6 @@ export function createFingerprintStage(rules: FingerprintRules) {
       result: (): FingerprintedRows => ({ keys, groups }),
     };
   }
-  /** Every row's shape key, for rows whose records are all held. */
-  function fingerprintStage(rows: DecodedRows): FingerprintedRows {
-    const batch = begin(rows.count);
-    for (let i = 0; i < rows.count; i++) batch.add(i, rows.records[i], rows.entries[rows.entry[i]!]!.received_at);
-    return batch.result();
-  }
   /** Full description of a group's shape, with its first record as the sample. */
   function describeGroup(rows: DecodedRows, g: ShapeGroup): { shape: Shape; sample: string | null } {
     const out = fp.describe(recordOf(rows, g.firstRow));
@@ -80,7 +74,7 @@ export function createFingerprintStage(rules: FingerprintRules) {
     for (const g of fr.groups.values()) if (g.key >= 0) out.push({ key: g.key, hash: g.hash, rows: g.rows, firstMs: g.firstMs, lastMs: g.lastMs });
     return out;
   }
-  return { begin, fingerprintStage, describeGroup, sightings, rulesKey: key };
+  return { begin, describeGroup, sightings, rulesKey: key };
 }
 
 export type FingerprintStage = ReturnType<typeof createFingerprintStage>;
