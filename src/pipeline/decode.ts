@@ -5,7 +5,7 @@
  * with `record` undefined (stored unclassified), never dropped and never thrown.
  */
 
-import { isAscii } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import { timestampMs } from '../timestamp.js';
 
 /** What the decode stage needs of a spool entry. */
@@ -127,18 +127,26 @@ export function eventTime(record: unknown, fallback: number): number {
 }
 
 /**
- * Called with each parsed record (undefined when it did not parse) as it is decoded; returning
- * true lets the rows keep it, false lets it go. Records that live through a whole batch of tens
- * of thousands are copied by every scavenge and promoted; records used once and dropped die young.
+ * What the decode stage hands each record to (process-batch.ts fuses the next stages into it).
+ * Records that live through a whole batch of tens of thousands are copied by every scavenge and
+ * promoted; records used once and dropped die young, and records never parsed cost nothing.
  */
-export type RecordVisitor = (row: number, record: unknown, receivedAt: number) => boolean;
+export interface RecordVisitor {
+  /**
+   * Offered each record's bytes first (bodies of valid UTF-8 only): true when it took the row
+   * itself, its event time (`rows.ts`) included, so the record is never parsed here.
+   */
+  bytes?(row: number, body: Buffer, start: number, end: number, receivedAt: number): boolean;
+  /** Each parsed record (undefined when it did not parse): true lets the rows keep it. */
+  record(row: number, record: unknown, receivedAt: number): boolean;
+}
 
 /**
  * Decode every entry of a batch into rows, in order (entry by entry, record by record). With
- * `visitorFor` (called once with the row count, before the first record), only the records its
- * visitor asks to keep are held in `records`.
+ * `visitorFor` (called once with the rows, before the first record), only the records its visitor
+ * asks to keep are held in `records`.
  */
-export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (count: number) => RecordVisitor): DecodedRows {
+export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (rows: DecodedRows) => RecordVisitor): DecodedRows {
   const ranges: number[][] = [];
   let count = 0;
   for (const e of entries) {
@@ -158,7 +166,8 @@ export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (coun
     entries,
     bodies: entries.map((e) => Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength)),
   };
-  const visit = visitorFor?.(count);
+  const visit = visitorFor?.(rows);
+  const bytes = visit?.bytes?.bind(visit);
   let row = 0;
   for (let ei = 0; ei < entries.length; ei++) {
     const e = entries[ei]!;
@@ -169,12 +178,18 @@ export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (coun
     // stay small enough for the young generation; a whole body as one string would be a large
     // object, old at once, and push the heap towards full collections.
     const ascii = isAscii(buf);
+    const offerBytes = bytes !== undefined && (ascii || isUtf8(buf));
     let window = '';
     let windowStart = 0;
     let windowEnd = 0;
-    for (let k = 0; k < r.length; k += 2) {
+    for (let k = 0; k < r.length; k += 2, row++) {
       const s = r[k]!;
       const end = r[k + 1]!;
+      rows.entry[row] = ei;
+      rows.ordinal[row] = k >> 1;
+      rows.start[row] = s;
+      rows.end[row] = end;
+      if (offerBytes && bytes!(row, buf, s, end, e.received_at)) continue;
       let text: string;
       if (!ascii) text = buf.toString('utf8', s, end);
       else {
@@ -186,13 +201,8 @@ export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (coun
         text = window.slice(s - windowStart, end - windowStart);
       }
       const record = parseJson(text);
-      rows.entry[row] = ei;
-      rows.ordinal[row] = k >> 1;
-      rows.start[row] = s;
-      rows.end[row] = end;
       rows.ts[row] = eventTime(record, e.received_at);
-      if (visit === undefined || visit(row, record, e.received_at)) rows.records[row] = record;
-      row++;
+      if (visit === undefined || visit.record(row, record, e.received_at)) rows.records[row] = record;
     }
   }
   return rows;

@@ -37,26 +37,35 @@ export function createFingerprintStage(rules: FingerprintRules) {
   const fp = new Fingerprinter(rules);
   const key = rulesKey(rules);
   /** A batch's fingerprints, row by row as records are decoded (`add`), then `result`. */
-  function begin(count: number) {
-    const keys = new Float64Array(count);
+  function begin(rowCount: number) {
+    const keys = new Float64Array(rowCount);
     const groups = new Map<number, ShapeGroup>();
     return {
       /** Shape key of `record` (row `row`, received at `received`), counted in its group. */
       add(row: number, record: unknown, received: number): number {
         const k = record === undefined ? REFUSED_UNPARSABLE : fp.fingerprint(record);
-        keys[row] = k;
-        const g = groups.get(k);
-        if (g) {
-          g.rows++;
-          if (received < g.firstMs) g.firstMs = received;
-          if (received > g.lastMs) g.lastMs = received;
-        } else {
-          groups.set(k, { key: k, hash: k < 0 ? '' : hashHex(fp.last.a, fp.last.b), rows: 1, firstMs: received, lastMs: received, firstRow: row });
-        }
+        count(row, k, null, received);
         return k;
       },
+      /** Count row `row` of a shape already known (key `k`, signature hash `hash`): a matched template. */
+      addKnown(row: number, k: number, hash: string, received: number): void {
+        count(row, k, hash, received);
+      },
+      /** Signature hash of the last record `add` fingerprinted. */
+      lastHash: (): string => hashHex(fp.last.a, fp.last.b),
       result: (): FingerprintedRows => ({ keys, groups }),
     };
+    function count(row: number, k: number, hash: string | null, received: number): void {
+      keys[row] = k;
+      const g = groups.get(k);
+      if (g) {
+        g.rows++;
+        if (received < g.firstMs) g.firstMs = received;
+        if (received > g.lastMs) g.lastMs = received;
+      } else {
+        groups.set(k, { key: k, hash: k < 0 ? '' : (hash ?? hashHex(fp.last.a, fp.last.b)), rows: 1, firstMs: received, lastMs: received, firstRow: row });
+      }
+    }
   }
   /** Full description of a group's shape, with its first record as the sample. */
   function describeGroup(rows: DecodedRows, g: ShapeGroup): { shape: Shape; sample: string | null } {

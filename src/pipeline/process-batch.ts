@@ -9,6 +9,7 @@ import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from './schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
+import { matchedEventTime, RecordTemplates } from './record-templates.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -69,31 +70,48 @@ export function fileName(dir: string, firstSeq: number): string {
  * survive across batches of the same collection. `speculate: false` builds every file from held
  * records (tests compare both ways).
  */
-export function createBatchProcessor(opts: { speculate?: boolean } = {}) {
+export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean } = {}) {
   const speculate = opts.speculate ?? true;
-  const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts }>();
+  const useTemplates = opts.templates ?? true;
+  const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts; templates: RecordTemplates }>();
   const stageFor = (task: BatchTask) => {
     const probe = createFingerprintStageKey(task);
     let entry = stages.get(probe);
     if (!entry) {
       if (stages.size >= 256) stages.clear();
-      entry = { stage: createFingerprintStage(task.rules), layouts: new FieldLayouts() };
+      entry = { stage: createFingerprintStage(task.rules), layouts: new FieldLayouts(), templates: new RecordTemplates() };
       stages.set(probe, entry);
     }
     return entry;
   };
 
   return async function processBatch(task: BatchTask, resolve: Resolver): Promise<BatchResult> {
-    const { stage, layouts } = stageFor(task);
+    const { stage, layouts, templates } = stageFor(task);
     // Decode, fingerprint and (for shapes whose file is known from the last plan) fill field
-    // columns record by record; only the records of other shapes are held until the plan.
+    // columns record by record; only the records of other shapes are held until the plan. A
+    // record matching a learned template is never parsed (record-templates.ts).
     const spec = speculate ? new SpeculativeFields(layouts) : null;
     let fingerprints: ReturnType<FingerprintStage['begin']> | undefined;
-    const rows = decodeEntries(task.entries, (count) => {
-      const batch = (fingerprints = stage.begin(count));
-      return (row, record, received) => {
-        const key = batch.add(row, record, received);
-        return spec === null || !spec.take(key, record);
+    const rows = decodeEntries(task.entries, (rows) => {
+      const batch = (fingerprints = stage.begin(rows.count));
+      const values = templates.values;
+      return {
+        bytes: useTemplates
+          ? (row, body, s, e, received) => {
+              const t = templates.match(body, s, e);
+              if (t === null) return false;
+              rows.ts[row] = matchedEventTime(t, values, body, received);
+              batch.addKnown(row, t.key, t.hash, received);
+              spec?.takeMatch(t, values, body, s, e);
+              // Not held either way: a record a file needs later is parsed from its bytes then.
+              return true;
+            }
+          : undefined,
+        record: (row, record, received) => {
+          const key = batch.add(row, record, received);
+          if (useTemplates && templates.wants(key)) templates.learn(rows.bodies[rows.entry[row]!]!, rows.start[row]!, rows.end[row]!, key, batch.lastHash());
+          return spec === null || !spec.take(key, record);
+        },
       };
     });
     const fr = fingerprints!.result();

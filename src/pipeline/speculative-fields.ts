@@ -1,5 +1,7 @@
 import { createFieldExtractor, type FieldBuilder, type FieldExtractor } from './field-extractor.js';
 import type { FieldColumn, FileSpec } from './file-plan.js';
+import type { SlotValues, Template } from './record-templates.js';
+import { applyPlan, fieldPlan } from './template-fields.js';
 
 /**
  * Typed field columns filled while a batch is decoded, before its plan is known, so each parsed
@@ -50,6 +52,7 @@ export class FieldLayouts {
 }
 
 interface Group {
+  layout: Layout;
   keys: Set<number>;
   rows: number;
   extractor: FieldExtractor;
@@ -66,17 +69,37 @@ export class SpeculativeFields {
    * True when done (the record is no longer needed), false for a shape without a layout.
    */
   take(key: number, record: unknown): boolean {
+    const group = this.groupOf(key);
+    if (group === null) return false;
+    group.extractor.extract(record);
+    return true;
+  }
+
+  /**
+   * The same for a record matched by template `t` (record-templates.ts): its values are read from
+   * `values` and its bytes `b[s, e)`, without parsing unless a column needs the parsed record.
+   */
+  takeMatch(t: Template, values: SlotValues, b: Buffer, s: number, e: number): boolean {
+    const group = this.groupOf(t.key);
+    if (group === null) return false;
+    const plan = fieldPlan(t, group.layout.id, group.layout.columns);
+    if (plan !== null) applyPlan(plan, group.extractor.builders, values, b);
+    else group.extractor.extract(JSON.parse(b.toString('utf8', s, e)));
+    return true;
+  }
+
+  /** The group a row of shape `key` is taken into (counted), or null without a layout. */
+  private groupOf(key: number): Group | null {
     const layout = key >= 0 ? this.layouts.get(key) : undefined;
-    if (layout === undefined) return false;
+    if (layout === undefined) return null;
     let group = this.groups.get(layout.id);
     if (group === undefined) {
-      group = { keys: new Set(), rows: 0, extractor: createFieldExtractor(layout.columns, layout.rows) };
+      group = { layout, keys: new Set(), rows: 0, extractor: createFieldExtractor(layout.columns, layout.rows) };
       this.groups.set(layout.id, group);
     }
     group.keys.add(key);
     group.rows++;
-    group.extractor.extract(record);
-    return true;
+    return group;
   }
 
   /** The builders holding exactly `spec`'s rows with its columns, or null (build it from the records). */

@@ -185,8 +185,12 @@ export class Utf8Column {
     this.addRow();
     const len = end - start;
     this.reserve(len);
-    // Buffer#copy is a native memcpy with no view object per row.
-    src.copy(this.bytes, this.used, start, end);
+    // Short values are copied by hand (a native call costs more); Buffer#copy is a native memcpy
+    // with no view object per row.
+    if (len <= 24) {
+      const dst = this.bytes;
+      for (let i = 0, at = this.used; i < len; i++) dst[at + i] = src[start + i]!;
+    } else src.copy(this.bytes, this.used, start, end);
     this.used += len;
     this.valid.set(this.n);
     this.offsets[++this.n] = this.used;
@@ -245,6 +249,13 @@ export class StringColumn extends Utf8Column {
     this.valid.nulls++;
     this.n++;
     this.wait('');
+  }
+
+  /** Append a value already UTF-8 (copied from a record's bytes): the waiting values go first. */
+  override pushBytes(src: Buffer, start: number, end: number): void {
+    this.flush();
+    super.pushBytes(src, start, end);
+    this.written = this.n;
   }
 
   private wait(s: string): void {

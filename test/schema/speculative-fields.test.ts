@@ -15,8 +15,8 @@ const T0 = Date.parse('2026-01-01T00:00:00Z');
 const RULES = { opaquePaths: [], trackedPaths: [], maxDepth: 6 };
 
 /** One collection's worker side (a processor kept across batches, as a worker keeps it) and main side (a book). */
-function pipeline(dir: string, speculate: boolean, settings: Partial<typeof DEFAULT_SCHEMA_SETTINGS>) {
-  const processBatch = createBatchProcessor({ speculate });
+function pipeline(dir: string, opts: { speculate: boolean; templates: boolean }, settings: Partial<typeof DEFAULT_SCHEMA_SETTINGS>) {
+  const processBatch = createBatchProcessor(opts);
   const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' });
   let ids = 0;
   return async (seq: number, lines: string[]): Promise<BatchResult> => {
@@ -47,20 +47,36 @@ async function readRows(paths: string[]): Promise<string[]> {
 
 const click = (i: number, x: unknown = i * 1.5) => JSON.stringify({ kind: 'click', x, user: { id: `u${i}` }, ok: i % 2 === 0 });
 const view = (i: number) => JSON.stringify({ kind: 'view', page: `/p/${i}`, tags: ['a', i] });
+/** Numbers JSON.parse reads exactly, by rounding, or as Infinity; a matched template must agree. */
+const NUMBERS = ['0', '-0', '-12', '3.25', '0.1', '1e3', '-2.5E-3', '123456789012345678', '9007199254740993', '0.30000000000000004', '1e400', '-1e-400', '12345.678901234567890', '5e-324'];
+/** Same shape each time (a template once learned), with values that exercise the matcher. */
+const metric = (i: number, pretty = false) => {
+  const raw = `{"name":"m${i % 3}","value":${NUMBERS[i % NUMBERS.length]},"ok":${i % 2 === 0},"note":${i % 4 === 0 ? null : `"n${i}"`},"at":{"host":"h\u00e9${i % 2}"}}`;
+  return pretty ? raw.replace(/:/g, ': ') : raw;
+};
+/** One shape with an event time given in the ways decode reads it (and ways it ignores). */
+const timed = (i: number) => JSON.stringify({ kind: 'timed', timestamp: [T0 + i * 1000, new Date(T0 + i * 7000).toISOString(), 'not a date', -5][i % 4] });
 
 /** Batches whose plans keep some layouts, change others, and add shapes, refusals and odd values. */
 const BATCHES: string[][] = [
-  [click(1), view(1), click(2), view(2)],
-  [click(3), view(3), click(4), click(5)],
+  [click(1), view(1), click(2), view(2), metric(0), metric(1), timed(0), timed(1)],
+  [click(3), view(3), click(4), click(5), metric(2), metric(3), metric(4), timed(2), timed(3), timed(4)],
   // A shape not seen before (a subset: `ok` missing) joins the click version: same file and
   // columns as last batch, but rows the speculation did not take, so that file is built again.
-  [click(12), JSON.stringify({ kind: 'click', x: 5, user: { id: 'u5' } }), view(8)],
-  // A superset shape opens a version of its own.
-  [click(6), JSON.stringify({ kind: 'click', x: 7, user: { id: 'u7' }, ok: true, extra: 'new' }), view(4)],
-  [click(8), view(5), '[1,2]', '"just a string"', JSON.stringify({ kind: 'view', page: 'héllo ✓ "q"', tags: [] })],
-  [click(9), click(10), view(6), JSON.stringify({ other: 1 }), JSON.stringify({ other: 2 }), JSON.stringify({ third: null })],
-  [click(11), view(7), JSON.stringify({ other: 3 }), JSON.stringify({ third: 'x' })],
+  [click(12), JSON.stringify({ kind: 'click', x: 5, user: { id: 'u5' } }), view(8), ...Array.from({ length: 20 }, (_, i) => metric(5 + i))],
+  // A superset shape opens a version of its own; whitespace and escapes the templates do not take.
+  [click(6), JSON.stringify({ kind: 'click', x: 7, user: { id: 'u7' }, ok: true, extra: 'new' }), view(4), metric(30, true), metric(31), '{"name":"m\u0031","value":1,"ok":true,"note":"a\"b","at":{"host":"x"}}'],
+  [click(8), view(5), '[1,2]', '"just a string"', JSON.stringify({ kind: 'view', page: 'héllo ✓ "q"', tags: [] }), metric(32), timed(5)],
+  // Fields of another type in the same versions' paths, duplicate keys (the last one counts).
+  [click(9), click(10, 'ten'), click(13, true), click(14, { deep: 1 }), view(6), JSON.stringify({ other: 1 }), JSON.stringify({ other: 2 }), JSON.stringify({ third: null }), '{"kind":"click","x":1,"x":"dup","user":{"id":"u1"},"ok":true}'],
+  [click(11), click(15, 'fifteen'), click(16, false), view(7), JSON.stringify({ other: 3 }), JSON.stringify({ third: 'x' }), metric(33), metric(34), timed(6), timed(7)],
 ];
+
+const VARIANTS = [
+  { label: 'speculative field columns and record templates', opts: { speculate: true, templates: true } },
+  { label: 'record templates alone', opts: { speculate: false, templates: true } },
+  { label: 'speculative field columns alone', opts: { speculate: true, templates: false } },
+] as const;
 
 for (const [label, settings] of [
   ['default settings', {}],
@@ -68,29 +84,31 @@ for (const [label, settings] of [
   // records the speculating processor already let go (they are parsed again from their bytes).
   ['an alias pool of one and a writer limit of two', { schema_alias_pool: 1, schema_writer_limit: 2 }],
 ] as const) {
-  test(`files are identical with and without speculative field columns (${label})`, async () => {
-    const dirA = mkdtempSync(join(tmpdir(), 'sluice-spec-a-'));
-    const dirB = mkdtempSync(join(tmpdir(), 'sluice-spec-b-'));
-    try {
-      const speculating = pipeline(dirA, true, settings);
-      const plain = pipeline(dirB, false, settings);
-      for (let b = 0; b < BATCHES.length; b++) {
-        const seq = b + 1;
-        const a = await speculating(seq, BATCHES[b]!);
-        const p = await plain(seq, BATCHES[b]!);
-        const summary = (r: BatchResult) => r.files.map((f) => ({ kind: f.kind, path: f.path, rows: f.rows, counts: f.counts, minTs: f.minTs, maxTs: f.maxTs }));
-        assert.deepEqual(summary(a), summary(p), `batch ${seq}: same files`);
-        assert.equal(a.rows, BATCHES[b]!.length);
-        const rowsA = await readRows(a.files.map((f) => join(dirA, f.path)));
-        const rowsB = await readRows(p.files.map((f) => join(dirB, f.path)));
-        assert.equal(rowsA.length, BATCHES[b]!.length);
-        assert.deepEqual(rowsA, rowsB, `batch ${seq}: same rows and columns`);
+  for (const variant of VARIANTS) {
+    test(`files are identical with ${variant.label} and without (${label})`, async () => {
+      const dirA = mkdtempSync(join(tmpdir(), 'sluice-spec-a-'));
+      const dirB = mkdtempSync(join(tmpdir(), 'sluice-spec-b-'));
+      try {
+        const fast = pipeline(dirA, variant.opts, settings);
+        const plain = pipeline(dirB, { speculate: false, templates: false }, settings);
+        for (let b = 0; b < BATCHES.length; b++) {
+          const seq = b + 1;
+          const a = await fast(seq, BATCHES[b]!);
+          const p = await plain(seq, BATCHES[b]!);
+          const summary = (r: BatchResult) => r.files.map((f) => ({ kind: f.kind, path: f.path, rows: f.rows, counts: f.counts, minTs: f.minTs, maxTs: f.maxTs }));
+          assert.deepEqual(summary(a), summary(p), `batch ${seq}: same files`);
+          assert.equal(a.rows, BATCHES[b]!.length);
+          const rowsA = await readRows(a.files.map((f) => join(dirA, f.path)));
+          const rowsB = await readRows(p.files.map((f) => join(dirB, f.path)));
+          assert.equal(rowsA.length, BATCHES[b]!.length);
+          assert.deepEqual(rowsA, rowsB, `batch ${seq}: same rows and columns`);
+        }
+      } finally {
+        rmSync(dirA, { recursive: true, force: true });
+        rmSync(dirB, { recursive: true, force: true });
       }
-    } finally {
-      rmSync(dirA, { recursive: true, force: true });
-      rmSync(dirB, { recursive: true, force: true });
-    }
-  });
+    });
+  }
 }
 
 test('speculative builders are used only for a file with exactly the rows, keys and columns they were filled for', () => {

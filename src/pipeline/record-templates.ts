@@ -1,0 +1,396 @@
+/**
+ * Record templates: records of one shape, written by one producer, are byte for byte the same
+ * apart from their scalar values — `{"event":"…","ts":…,"ctx":{"ip":"…"}}`. A template is that
+ * skeleton, learned from a record the slow path (JSON.parse + fingerprint) has already parsed and
+ * given a shape key: the literal bytes between values (braces, keys, colons, commas, `null`s,
+ * whitespace) and the kind of each value (string, number, boolean).
+ *
+ * A record that matches a template byte for byte outside its values, with values of the same
+ * kinds, parses to an object with the same keys, the same nesting and the same value types as the
+ * record the template was learned from, so it has the same shape key under any rules: matching
+ * replaces JSON.parse and the fingerprint walk, and allocates nothing. The value byte ranges (and
+ * numbers, read as JSON.parse reads them) are left in `values` for the field columns.
+ *
+ * Only what is cheap to check exactly is matched: strings without escapes or control characters,
+ * numbers by the JSON grammar, `true`/`false`. Anything else (an escape, an array, other
+ * whitespace, another key order) fails the match and the record takes the slow path.
+ * Templates are held in a trie of (literal, value kind) steps, so shapes that start alike share
+ * their first steps and a match reads each byte of the record once.
+ *
+ * Measured on 2 cores (bench/pipeline): see docs/schema.md "Pipeline performance".
+ */
+
+import { isUtf8 } from 'node:buffer';
+import { timestampMs } from '../timestamp.js';
+
+/** Kind of the value after a literal; END: the literal runs to the end of the record. */
+export const K_END = 0;
+export const K_STRING = 1;
+export const K_NUMBER = 2;
+export const K_BOOLEAN = 3;
+
+/** Templates learned per stage (collection and rule set); past it records take the slow path. */
+const MAX_TEMPLATES = 256;
+/** Templates per shape key (whitespace variants of one shape). */
+const MAX_TEMPLATES_PER_KEY = 4;
+/** Values per template, object nesting, record size and key length a template may have. */
+const MAX_SLOTS = 1024;
+const MAX_DEPTH = 32;
+const MAX_RECORD_BYTES = 64 * 1024;
+const MAX_KEY_BYTES = 256;
+/** Shape keys remembered as not templatable (arrays, escaped keys, duplicate keys). */
+const MAX_REFUSED_KEYS = 10_000;
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const LBRACE = 0x7b;
+const RBRACE = 0x7d;
+const MINUS = 0x2d;
+const PLUS = 0x2b;
+const DOT = 0x2e;
+const ZERO = 0x30;
+const NINE = 0x39;
+
+const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
+const isDigit = (c: number) => c >= ZERO && c <= NINE;
+
+/** A learned record skeleton. */
+export interface Template {
+  /** Shape key and signature hash of every record it matches. */
+  readonly key: number;
+  readonly hash: string;
+  /** Value kind per slot (K_STRING, K_NUMBER, K_BOOLEAN). */
+  readonly kinds: Uint8Array;
+  /** Path of each slot, keys joined by NUL. */
+  readonly paths: readonly string[];
+  /** Paths holding a `null` literal, and paths holding an object. */
+  readonly nulls: ReadonlySet<string>;
+  readonly objects: ReadonlySet<string>;
+  /** Slot of the top-level `timestamp` value, or -1. */
+  readonly timestampSlot: number;
+  /** Per-use caches (template-fields.ts keeps its column plans here). */
+  readonly plans: Map<string, unknown>;
+}
+
+/** Values of the last successful match, by slot. */
+export interface SlotValues {
+  /** Byte range of a string's contents (without quotes), a number's or a boolean's text. */
+  readonly starts: Int32Array;
+  readonly ends: Int32Array;
+  /** A number's value; 1 or 0 for a boolean. */
+  readonly nums: Float64Array;
+}
+
+interface Step {
+  lit: Uint8Array;
+  kind: number;
+  next: Step[];
+  template: Template | null;
+}
+
+export const pathKey = (segments: readonly string[]) => segments.join('\u0000');
+
+/** Powers of ten exact in float64 (Clinger's fast path). */
+const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
+
+/** Value of the last `numberEnd` scan. */
+let scannedNumber = 0;
+
+/**
+ * End of the JSON number starting at `i` (its value in `scannedNumber`), or -1 when the bytes are
+ * not a JSON number. Up to 15 significant digits and a power of ten within ±22, the value is one
+ * correctly rounded operation on exact operands (what JSON.parse returns); beyond that the text is
+ * read by Number(), which rounds as JSON.parse does.
+ */
+function numberEnd(b: Uint8Array, i: number, e: number): number {
+  const start = i;
+  const negative = b[i] === MINUS;
+  if (negative && ++i >= e) return -1;
+  let c = b[i]!;
+  let m = 0;
+  let digits = 0;
+  if (c === ZERO) c = b[++i]!;
+  else if (c > ZERO && c <= NINE) {
+    while (i < e && isDigit((c = b[i]!))) {
+      m = m * 10 + (c - ZERO);
+      digits++;
+      i++;
+    }
+  } else return -1;
+  let frac = 0;
+  if (i < e && c === DOT) {
+    i++;
+    if (i >= e || !isDigit(b[i]!)) return -1;
+    while (i < e && isDigit((c = b[i]!))) {
+      m = m * 10 + (c - ZERO);
+      if (m !== 0) digits++;
+      frac++;
+      i++;
+    }
+  }
+  let exp = 0;
+  if (i < e && (c === 0x65 || c === 0x45)) {
+    i++;
+    let sign = 1;
+    if (i < e && (b[i] === PLUS || b[i] === MINUS)) sign = b[i++] === MINUS ? -1 : 1;
+    if (i >= e || !isDigit(b[i]!)) return -1;
+    while (i < e && isDigit((c = b[i]!))) {
+      if (exp < 100_000) exp = exp * 10 + (c - ZERO);
+      i++;
+    }
+    exp *= sign;
+  }
+  const p = exp - frac;
+  if (digits <= 15 && p >= -22 && p <= 22) {
+    const v = p >= 0 ? m * POW10[p]! : m / POW10[-p]!;
+    scannedNumber = negative ? -v : v;
+  } else scannedNumber = Number(Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
+  return i;
+}
+
+/** End (after the closing quote) of a string without escapes or control characters at `i`, or -1. */
+function plainStringEnd(b: Uint8Array, i: number, e: number): number {
+  for (i++; i < e; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH || c < 0x20) return -1;
+  }
+  return -1;
+}
+
+/** End of any JSON string at `i` (escapes skipped), or -1. */
+function stringEnd(b: Uint8Array, i: number, e: number): number {
+  for (i++; i < e; i++) {
+    const c = b[i]!;
+    if (c === QUOTE) return i + 1;
+    if (c === BACKSLASH) i++;
+    else if (c < 0x20) return -1;
+  }
+  return -1;
+}
+
+function literalAt(b: Uint8Array, i: number, e: number, word: string): number {
+  if (i + word.length > e) return -1;
+  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return -1;
+  return i + word.length;
+}
+
+interface Skeleton {
+  lits: Uint8Array[];
+  kinds: number[];
+  paths: string[];
+  nulls: Set<string>;
+  objects: Set<string>;
+}
+
+/**
+ * The skeleton of the object record in `b[s, e)`, or null when it cannot be a template (not an
+ * object, arrays, escaped or duplicate keys, too deep or too many values).
+ */
+function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
+  const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set() };
+  let i = s;
+  let litStart = s;
+  const ws = () => {
+    while (i < e && isSpace(b[i]!)) i++;
+  };
+  const slot = (kind: number, path: string[]) => {
+    sk.lits.push(b.subarray(litStart, i).slice());
+    sk.kinds.push(kind);
+    sk.paths.push(pathKey(path));
+  };
+  const value = (path: string[], depth: number): boolean => {
+    ws();
+    const c = b[i];
+    let end: number;
+    if (c === LBRACE) {
+      sk.objects.add(pathKey(path));
+      return depth < MAX_DEPTH && object(path, depth + 1);
+    } else if (c === QUOTE) {
+      slot(K_STRING, path);
+      end = stringEnd(b, i, e);
+    } else if (c === MINUS || (c !== undefined && isDigit(c))) {
+      slot(K_NUMBER, path);
+      end = numberEnd(b, i, e);
+    } else if (c === 0x74 || c === 0x66) {
+      slot(K_BOOLEAN, path);
+      end = literalAt(b, i, e, c === 0x74 ? 'true' : 'false');
+    } else if (c === 0x6e) {
+      // null is part of the literal: it has no value to read.
+      sk.nulls.add(pathKey(path));
+      end = literalAt(b, i, e, 'null');
+      if (end < 0) return false;
+      i = end;
+      return true;
+    } else return false;
+    if (end < 0 || sk.kinds.length > MAX_SLOTS) return false;
+    i = litStart = end;
+    return true;
+  };
+  const object = (path: string[], depth: number): boolean => {
+    i++;
+    ws();
+    if (b[i] === RBRACE) {
+      i++;
+      return true;
+    }
+    const seen = new Set<string>();
+    for (;;) {
+      ws();
+      if (b[i] !== QUOTE) return false;
+      const ks = i + 1;
+      const ke = plainStringEnd(b, i, e) - 1;
+      if (ke < 0 || ke - ks > MAX_KEY_BYTES) return false;
+      const key = b.toString('utf8', ks, ke);
+      // JSON.parse keeps the last of duplicate keys; a template would read the first.
+      if (seen.has(key)) return false;
+      seen.add(key);
+      i = ke + 1;
+      ws();
+      if (b[i] !== COLON) return false;
+      i++;
+      if (!value([...path, key], depth)) return false;
+      ws();
+      if (b[i] === COMMA) {
+        i++;
+        continue;
+      }
+      if (b[i] !== RBRACE) return false;
+      i++;
+      return true;
+    }
+  };
+  ws();
+  if (b[i] !== LBRACE || !object([], 1)) return null;
+  ws();
+  if (i !== e) return null;
+  sk.lits.push(b.subarray(litStart, e).slice());
+  sk.kinds.push(K_END);
+  return sk;
+}
+
+/** One stage's templates: `learn` from records the slow path classified, `match` the rest. */
+export class RecordTemplates {
+  private readonly roots: Step[] = [];
+  private count = 0;
+  private readonly perKey = new Map<number, number>();
+  private readonly refused = new Set<number>();
+  readonly values: SlotValues = { starts: new Int32Array(MAX_SLOTS + 1), ends: new Int32Array(MAX_SLOTS + 1), nums: new Float64Array(MAX_SLOTS + 1) };
+
+  /** Whether a record of shape `key` would be learned (cheap: called for every slow-path record). */
+  wants(key: number): boolean {
+    return key >= 0 && this.count < MAX_TEMPLATES && (this.perKey.get(key) ?? 0) < MAX_TEMPLATES_PER_KEY && !this.refused.has(key);
+  }
+
+  /**
+   * Learn the template of the record in `b[s, e)`, which the slow path parsed and gave shape `key`
+   * (signature `hash`). The body must be valid UTF-8.
+   */
+  learn(b: Buffer, s: number, e: number, key: number, hash: string): Template | null {
+    // Keys are decoded from the bytes: only a valid UTF-8 record (as the matcher is only offered).
+    if (!this.wants(key) || !isUtf8(b.subarray(s, e))) return null;
+    const sk = e - s <= MAX_RECORD_BYTES ? skeletonOf(b, s, e) : null;
+    if (sk === null) {
+      if (this.refused.size >= MAX_REFUSED_KEYS) this.refused.clear();
+      this.refused.add(key);
+      return null;
+    }
+    const kinds = Uint8Array.from(sk.kinds.slice(0, -1));
+    const template: Template = {
+      key,
+      hash,
+      kinds,
+      paths: sk.paths,
+      nulls: sk.nulls,
+      objects: sk.objects,
+      timestampSlot: sk.paths.indexOf('timestamp'),
+      plans: new Map(),
+    };
+    let level = this.roots;
+    for (let k = 0; k < sk.kinds.length; k++) {
+      const lit = sk.lits[k]!;
+      const kind = sk.kinds[k]!;
+      let step = level.find((x) => x.kind === kind && Buffer.compare(x.lit, lit) === 0);
+      if (step === undefined) {
+        step = { lit, kind, next: [], template: null };
+        level.push(step);
+      }
+      if (kind === K_END) {
+        // The same skeleton again (a whitespace-identical record of the same shape).
+        if (step.template !== null) return step.template;
+        step.template = template;
+      }
+      level = step.next;
+    }
+    this.count++;
+    this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
+    return template;
+  }
+
+  /**
+   * The template the record in `b[s, e)` matches, its values in `values`; null when none does. The
+   * body must be valid UTF-8 (strings are kept as bytes).
+   */
+  match(b: Uint8Array, s: number, e: number): Template | null {
+    const { starts, ends, nums } = this.values;
+    let level = this.roots;
+    let pos = s;
+    for (let slot = 0; ; slot++) {
+      let step: Step | null = null;
+      for (let a = 0; a < level.length; a++) {
+        const x = level[a]!;
+        const lit = x.lit;
+        const len = lit.length;
+        if (pos + len > e) continue;
+        let k = 0;
+        while (k < len && b[pos + k] === lit[k]) k++;
+        if (k < len) continue;
+        if (x.kind === K_END) {
+          if (pos + len === e) return x.template;
+          continue;
+        }
+        const c = b[pos + len]!;
+        if (x.kind === K_STRING ? c === QUOTE : x.kind === K_NUMBER ? c === MINUS || isDigit(c) : c === 0x74 || c === 0x66) {
+          step = x;
+          break;
+        }
+      }
+      if (step === null) return null;
+      pos += step.lit.length;
+      let end: number;
+      if (step.kind === K_STRING) {
+        end = plainStringEnd(b, pos, e);
+        starts[slot] = pos + 1;
+        ends[slot] = end - 1;
+      } else if (step.kind === K_NUMBER) {
+        end = numberEnd(b, pos, e);
+        nums[slot] = scannedNumber;
+        starts[slot] = pos;
+        ends[slot] = end;
+      } else {
+        const t = b[pos] === 0x74;
+        end = t ? literalAt(b, pos, e, 'true') : literalAt(b, pos, e, 'false');
+        nums[slot] = t ? 1 : 0;
+        starts[slot] = pos;
+        ends[slot] = end;
+      }
+      if (end < 0) return null;
+      pos = end;
+      level = step.next;
+    }
+  }
+}
+
+/**
+ * Event time of a record matched by `t` (values in `v`, bytes in `b`): its top-level `timestamp`
+ * read as decode.ts `eventTime` reads it, else `fallback`.
+ */
+export function matchedEventTime(t: Template, v: SlotValues, b: Buffer, fallback: number): number {
+  const slot = t.timestampSlot;
+  if (slot < 0) return fallback;
+  const kind = t.kinds[slot];
+  const ms = kind === K_NUMBER ? timestampMs(v.nums[slot]!) : kind === K_STRING ? timestampMs(b.toString('utf8', v.starts[slot]!, v.ends[slot]!)) : NaN;
+  return Number.isNaN(ms) ? fallback : ms;
+}

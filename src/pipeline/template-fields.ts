@@ -1,0 +1,85 @@
+import { BoolColumn, Float64Column, StringColumn } from '../schema/columns.js';
+import type { FieldBuilder } from './field-extractor.js';
+import type { FieldColumn } from './file-plan.js';
+import { K_BOOLEAN, K_NUMBER, K_STRING, pathKey, type SlotValues, type Template } from './record-templates.js';
+
+/**
+ * Field columns filled straight from a matched record's bytes (record-templates.ts): per
+ * (template, column list) a plan says which slot each column reads and how, computed once. The
+ * values pushed are the ones the compiled extractor (field-extractor.ts) would push for the parsed
+ * record: the value when its type is the column's, else null.
+ */
+
+const OP_NULL = 0;
+const OP_NUMBER = 1;
+const OP_STRING = 2;
+const OP_BOOLEAN = 3;
+
+export interface FieldPlan {
+  ops: Uint8Array;
+  slots: Int32Array;
+}
+
+/**
+ * The plan for `columns` over `t`'s values, or null when a JSON column (an array, an object not
+ * entered, a field of several types) reads a value: its text is JSON.stringify's of the parsed
+ * value, not the bytes sent, so such records are parsed.
+ */
+function planOf(t: Template, columns: readonly FieldColumn[]): FieldPlan | null {
+  const slotOf = new Map<string, number>();
+  t.paths.forEach((p, slot) => slotOf.set(p, slot));
+  const ops = new Uint8Array(columns.length);
+  const slots = new Int32Array(columns.length).fill(-1);
+  for (let i = 0; i < columns.length; i++) {
+    const c = columns[i]!;
+    const path = pathKey(c.segments);
+    const slot = slotOf.get(path);
+    if (slot === undefined) {
+      // A null, an absent key, or a path through a scalar: null. An object is null too, except in
+      // a JSON column.
+      if (c.type === 'json' && t.objects.has(path)) return null;
+      ops[i] = OP_NULL;
+      continue;
+    }
+    if (c.type === 'json') return null;
+    const kind = t.kinds[slot]!;
+    slots[i] = slot;
+    if (c.type === 'number') ops[i] = kind === K_NUMBER ? OP_NUMBER : OP_NULL;
+    else if (c.type === 'string') ops[i] = kind === K_STRING ? OP_STRING : OP_NULL;
+    else ops[i] = kind === K_BOOLEAN ? OP_BOOLEAN : OP_NULL;
+  }
+  return { ops, slots };
+}
+
+const NO_PLAN = Symbol('no plan');
+
+/** The cached plan of `columns` (identified by `id`) over `t`, or null (see planOf). */
+export function fieldPlan(t: Template, id: string, columns: readonly FieldColumn[]): FieldPlan | null {
+  let plan = t.plans.get(id) as FieldPlan | typeof NO_PLAN | undefined;
+  if (plan === undefined) {
+    plan = planOf(t, columns) ?? NO_PLAN;
+    t.plans.set(id, plan);
+  }
+  return plan === NO_PLAN ? null : plan;
+}
+
+/** Append the matched record's row (its values in `v`, bytes in `b`) to `builders`. */
+export function applyPlan(plan: FieldPlan, builders: readonly FieldBuilder[], v: SlotValues, b: Buffer): void {
+  const { ops, slots } = plan;
+  for (let i = 0; i < ops.length; i++) {
+    const slot = slots[i]!;
+    switch (ops[i]) {
+      case OP_NUMBER:
+        (builders[i] as Float64Column).push(v.nums[slot]!);
+        break;
+      case OP_STRING:
+        (builders[i] as StringColumn).pushBytes(b, v.starts[slot]!, v.ends[slot]!);
+        break;
+      case OP_BOOLEAN:
+        (builders[i] as BoolColumn).push(v.nums[slot] === 1);
+        break;
+      default:
+        builders[i]!.pushNull();
+    }
+  }
+}
