@@ -26,6 +26,20 @@ import type { FileCounts } from './schema-store.js';
 
 export const ENVELOPE_COLUMNS = ['_sluice_seq', '_sluice_row', '_sluice_received_at', '_sluice_ts', '_sluice_version', '_sluice_shape', '_sluice_doc'] as const;
 
+/**
+ * Bytes of the documents column, reused file after file: the column lives only until its file is
+ * encoded (parquet-wasm copies it), and a new buffer per file was memory outside the JS heap that
+ * set off full collections in the workers. Buffers past KEEP_DOC_BYTES are not kept.
+ */
+let docScratch = Buffer.allocUnsafe(0);
+const KEEP_DOC_BYTES = 32 << 20;
+
+function docStorage(bytes: number): Buffer | undefined {
+  if (bytes > KEEP_DOC_BYTES) return undefined;
+  if (docScratch.length < bytes) docScratch = Buffer.allocUnsafeSlow(Math.min(KEEP_DOC_BYTES, Math.max(bytes, docScratch.length * 2, 1 << 20)));
+  return docScratch;
+}
+
 /** One encoded collection file and what its manifest needs. */
 export interface BuiltFile {
   spec: FileSpec;
@@ -90,7 +104,7 @@ function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds
   const ts = new Int64Column(n);
   const version = new DictColumn(n);
   const shape = new DictColumn(n);
-  const doc = new Utf8Column(n, docBytes);
+  const doc = new Utf8Column(n, docBytes, docStorage(docBytes));
   // Field columns: already filled, or filled here from the records (none to read without columns).
   const fields = prebuilt === null && spec.columns.length > 0 ? createFieldExtractor(spec.columns, n) : null;
   // Envelope values per key of the file: dictionary positions of its version and shape.

@@ -114,6 +114,7 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
         },
       };
     });
+    templates.release();
     const fr = fingerprints!.result();
     const refused: Array<[number, number]> = [];
     for (const g of fr.groups.values()) if (g.key < 0) refused.push([g.key, g.rows]);

@@ -85,9 +85,40 @@ export interface SlotValues {
 
 interface Step {
   lit: Uint8Array;
+  /** The literal's whole 4-byte groups, little-endian: compared a word at a time. */
+  words: Int32Array;
   kind: number;
-  next: Step[];
+  next: Level;
   template: Template | null;
+}
+
+/**
+ * The steps that can follow one step. Shapes that share a prefix part at a key, where their
+ * literals differ in one byte (`,"f0_0":` / `,"f1_0":`): `at` is that byte's position and
+ * `byByte` the steps by its value, so a match tries one step instead of every one.
+ */
+interface Level {
+  steps: Step[];
+  at: number;
+  byByte: Array<Step[] | undefined>;
+}
+
+const newLevel = (): Level => ({ steps: [], at: -1, byByte: [] });
+const NO_STEPS: Step[] = [];
+
+/** Index `level` by the first byte its literals do not share (none when one literal ends first). */
+function indexLevel(level: Level): void {
+  level.at = -1;
+  level.byByte = [];
+  const steps = level.steps;
+  if (steps.length < 3) return;
+  let min = Infinity;
+  for (const x of steps) min = Math.min(min, x.lit.length);
+  let at = 0;
+  while (at < min && steps.every((x) => x.lit[at] === steps[0]!.lit[at])) at++;
+  if (at >= min) return;
+  level.at = at;
+  for (const x of steps) (level.byByte[x.lit[at]!] ??= []).push(x);
 }
 
 export const pathKey = (segments: readonly string[]) => segments.join('\u0000');
@@ -95,16 +126,14 @@ export const pathKey = (segments: readonly string[]) => segments.join('\u0000');
 /** Powers of ten exact in float64 (Clinger's fast path). */
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
-/** Value of the last `numberEnd` scan. */
-let scannedNumber = 0;
-
 /**
- * End of the JSON number starting at `i` (its value in `scannedNumber`), or -1 when the bytes are
+ * End of the JSON number starting at `i` (its value in `out[slot]`: a typed array, as a double
+ * kept in a variable would be a heap allocation per number), or -1 when the bytes are
  * not a JSON number. Up to 15 significant digits and a power of ten within ±22, the value is one
  * correctly rounded operation on exact operands (what JSON.parse returns); beyond that the text is
  * read by Number(), which rounds as JSON.parse does.
  */
-function numberEnd(b: Uint8Array, i: number, e: number): number {
+function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot: number): number {
   const start = i;
   const negative = b[i] === MINUS;
   if (negative && ++i >= e) return -1;
@@ -145,8 +174,8 @@ function numberEnd(b: Uint8Array, i: number, e: number): number {
   const p = exp - frac;
   if (digits <= 15 && p >= -22 && p <= 22) {
     const v = p >= 0 ? m * POW10[p]! : m / POW10[-p]!;
-    scannedNumber = negative ? -v : v;
-  } else scannedNumber = Number(Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
+    out[slot] = negative ? -v : v;
+  } else out[slot] = Number(Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
   return i;
 }
 
@@ -177,6 +206,9 @@ function literalAt(b: Uint8Array, i: number, e: number, word: string): number {
   return i + word.length;
 }
 
+/** A copy of `b[s, e)` (Buffer#slice would be a view keeping the whole body alive). */
+const copyOf = (b: Uint8Array, s: number, e: number) => new Uint8Array(b.subarray(s, e));
+
 interface Skeleton {
   lits: Uint8Array[];
   kinds: number[];
@@ -190,6 +222,7 @@ interface Skeleton {
  * object, arrays, escaped or duplicate keys, too deep or too many values).
  */
 function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
+  const scratch = new Float64Array(1);
   const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set() };
   let i = s;
   let litStart = s;
@@ -197,7 +230,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     while (i < e && isSpace(b[i]!)) i++;
   };
   const slot = (kind: number, path: string[]) => {
-    sk.lits.push(b.subarray(litStart, i).slice());
+    sk.lits.push(copyOf(b, litStart, i));
     sk.kinds.push(kind);
     sk.paths.push(pathKey(path));
   };
@@ -213,7 +246,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       end = stringEnd(b, i, e);
     } else if (c === MINUS || (c !== undefined && isDigit(c))) {
       slot(K_NUMBER, path);
-      end = numberEnd(b, i, e);
+      end = numberEnd(b, i, e, scratch, 0);
     } else if (c === 0x74 || c === 0x66) {
       slot(K_BOOLEAN, path);
       end = literalAt(b, i, e, c === 0x74 ? 'true' : 'false');
@@ -266,14 +299,23 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   if (b[i] !== LBRACE || !object([], 1)) return null;
   ws();
   if (i !== e) return null;
-  sk.lits.push(b.subarray(litStart, e).slice());
+  sk.lits.push(copyOf(b, litStart, e));
   sk.kinds.push(K_END);
   return sk;
 }
 
 /** One stage's templates: `learn` from records the slow path classified, `match` the rest. */
 export class RecordTemplates {
-  private readonly roots: Step[] = [];
+  private readonly root: Level = newLevel();
+  /** The body last matched in, and a view of it for word reads. */
+  private viewed: Uint8Array | null = null;
+  private view: DataView = new DataView(new ArrayBuffer(0));
+
+  /** Let go of the last body matched in (called when a batch is decoded). */
+  release(): void {
+    this.viewed = null;
+    this.view = new DataView(new ArrayBuffer(0));
+  }
   private count = 0;
   private readonly perKey = new Map<number, number>();
   private readonly refused = new Set<number>();
@@ -308,14 +350,18 @@ export class RecordTemplates {
       timestampSlot: sk.paths.indexOf('timestamp'),
       plans: new Map(),
     };
-    let level = this.roots;
+    let level = this.root;
     for (let k = 0; k < sk.kinds.length; k++) {
       const lit = sk.lits[k]!;
       const kind = sk.kinds[k]!;
-      let step = level.find((x) => x.kind === kind && Buffer.compare(x.lit, lit) === 0);
+      let step = level.steps.find((x) => x.kind === kind && Buffer.compare(x.lit, lit) === 0);
       if (step === undefined) {
-        step = { lit, kind, next: [], template: null };
-        level.push(step);
+        const words = new Int32Array(lit.length >> 2);
+        const view = new DataView(lit.buffer, lit.byteOffset, lit.byteLength);
+        for (let w = 0; w < words.length; w++) words[w] = view.getInt32(w * 4, true);
+        step = { lit, words, kind, next: newLevel(), template: null };
+        level.steps.push(step);
+        indexLevel(level);
       }
       if (kind === K_END) {
         // The same skeleton again (a whitespace-identical record of the same shape).
@@ -335,16 +381,24 @@ export class RecordTemplates {
    */
   match(b: Uint8Array, s: number, e: number): Template | null {
     const { starts, ends, nums } = this.values;
-    let level = this.roots;
+    if (b !== this.viewed) {
+      this.viewed = b;
+      this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    }
+    const view = this.view;
+    let level = this.root;
     let pos = s;
     for (let slot = 0; ; slot++) {
       let step: Step | null = null;
-      for (let a = 0; a < level.length; a++) {
-        const x = level[a]!;
+      const steps = level.at < 0 ? level.steps : pos + level.at < e ? (level.byByte[b[pos + level.at]!] ?? NO_STEPS) : NO_STEPS;
+      steps: for (let a = 0; a < steps.length; a++) {
+        const x = steps[a]!;
         const lit = x.lit;
         const len = lit.length;
         if (pos + len > e) continue;
+        const words = x.words;
         let k = 0;
+        for (let w = 0; w < words.length; w++, k += 4) if (view.getInt32(pos + k, true) !== words[w]) continue steps;
         while (k < len && b[pos + k] === lit[k]) k++;
         if (k < len) continue;
         if (x.kind === K_END) {
@@ -365,8 +419,7 @@ export class RecordTemplates {
         starts[slot] = pos + 1;
         ends[slot] = end - 1;
       } else if (step.kind === K_NUMBER) {
-        end = numberEnd(b, pos, e);
-        nums[slot] = scannedNumber;
+        end = numberEnd(b, pos, e, nums, slot);
         starts[slot] = pos;
         ends[slot] = end;
       } else {

@@ -153,10 +153,11 @@ export class Utf8Column {
   protected used = 0;
   protected cap: number;
 
-  constructor(rows: number, byteHint = rows * 16) {
+  /** `storage`: a buffer to write into (at least `byteHint` bytes), owned by the caller. */
+  constructor(rows: number, byteHint = rows * 16, storage?: Buffer) {
     this.cap = Math.max(1, rows);
     this.offsets = new Int32Array(this.cap + 1);
-    this.bytes = Buffer.allocUnsafe(Math.max(64, byteHint));
+    this.bytes = storage !== undefined && storage.length >= byteHint ? storage : Buffer.allocUnsafe(Math.max(64, byteHint));
     this.valid = new Validity(this.cap);
   }
 
