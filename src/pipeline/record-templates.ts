@@ -11,9 +11,9 @@
  * replaces JSON.parse and the fingerprint walk, and allocates nothing. The value byte ranges (and
  * numbers, read as JSON.parse reads them) are left in `values` for the field columns.
  *
- * Only what is cheap to check exactly is matched: strings without escapes or control characters,
- * numbers by the JSON grammar, `true`/`false`. Anything else (an escape, an array, other
- * whitespace, another key order) fails the match and the record takes the slow path.
+ * Values are checked by the JSON grammar as they are read: strings (escapes validated, raw control
+ * characters refused), numbers, `true`/`false`. Anything else (an array, other whitespace, another
+ * key order, a key with an escape) fails the match and the record takes the slow path.
  * Templates are held in a trie of (literal, value kind) steps, so shapes that start alike share
  * their first steps and a match reads each byte of the record once.
  *
@@ -81,6 +81,14 @@ export interface SlotValues {
   readonly ends: Int32Array;
   /** A number's value; 1 or 0 for a boolean. */
   readonly nums: Float64Array;
+  /** 1 for a string with escapes (read it with `stringValue`), else 0. */
+  readonly escaped: Uint8Array;
+}
+
+/** The value of string slot `slot` of the last match. */
+export function stringValue(v: SlotValues, b: Buffer, slot: number): string {
+  // Escapes are rare: JSON.parse reads the quoted text exactly as it reads the whole record.
+  return v.escaped[slot] === 1 ? (JSON.parse(b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1)) as string) : b.toString('utf8', v.starts[slot]!, v.ends[slot]!);
 }
 
 interface Step {
@@ -189,13 +197,30 @@ function plainStringEnd(b: Uint8Array, i: number, e: number): number {
   return -1;
 }
 
-/** End of any JSON string at `i` (escapes skipped), or -1. */
+const isHex = (c: number) => (c >= ZERO && c <= NINE) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
+
+/** Whether the last string `stringEnd` read had an escape. */
+let escapedString = false;
+
+/**
+ * End (after the closing quote) of the JSON string at `i`, or -1 when it is not one (a raw control
+ * character, an escape JSON does not have, no closing quote). `escapedString` tells whether it has
+ * escapes (its bytes are then not its value).
+ */
 function stringEnd(b: Uint8Array, i: number, e: number): number {
+  escapedString = false;
   for (i++; i < e; i++) {
     const c = b[i]!;
     if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH) i++;
-    else if (c < 0x20) return -1;
+    if (c < 0x20) return -1;
+    if (c !== BACKSLASH) continue;
+    escapedString = true;
+    if (++i >= e) return -1;
+    const x = b[i]!;
+    if (x === 0x75) {
+      if (i + 4 >= e || !isHex(b[i + 1]!) || !isHex(b[i + 2]!) || !isHex(b[i + 3]!) || !isHex(b[i + 4]!)) return -1;
+      i += 4;
+    } else if (!(x === QUOTE || x === BACKSLASH || x === 0x2f || x === 0x62 || x === 0x66 || x === 0x6e || x === 0x72 || x === 0x74)) return -1;
   }
   return -1;
 }
@@ -319,7 +344,7 @@ export class RecordTemplates {
   private count = 0;
   private readonly perKey = new Map<number, number>();
   private readonly refused = new Set<number>();
-  readonly values: SlotValues = { starts: new Int32Array(MAX_SLOTS + 1), ends: new Int32Array(MAX_SLOTS + 1), nums: new Float64Array(MAX_SLOTS + 1) };
+  readonly values: SlotValues = { starts: new Int32Array(MAX_SLOTS + 1), ends: new Int32Array(MAX_SLOTS + 1), nums: new Float64Array(MAX_SLOTS + 1), escaped: new Uint8Array(MAX_SLOTS + 1) };
 
   /** Whether a record of shape `key` would be learned (cheap: called for every slow-path record). */
   wants(key: number): boolean {
@@ -380,7 +405,7 @@ export class RecordTemplates {
    * body must be valid UTF-8 (strings are kept as bytes).
    */
   match(b: Uint8Array, s: number, e: number): Template | null {
-    const { starts, ends, nums } = this.values;
+    const { starts, ends, nums, escaped } = this.values;
     if (b !== this.viewed) {
       this.viewed = b;
       this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -415,9 +440,10 @@ export class RecordTemplates {
       pos += step.lit.length;
       let end: number;
       if (step.kind === K_STRING) {
-        end = plainStringEnd(b, pos, e);
+        end = stringEnd(b, pos, e);
         starts[slot] = pos + 1;
         ends[slot] = end - 1;
+        escaped[slot] = escapedString ? 1 : 0;
       } else if (step.kind === K_NUMBER) {
         end = numberEnd(b, pos, e, nums, slot);
         starts[slot] = pos;
@@ -444,6 +470,6 @@ export function matchedEventTime(t: Template, v: SlotValues, b: Buffer, fallback
   const slot = t.timestampSlot;
   if (slot < 0) return fallback;
   const kind = t.kinds[slot];
-  const ms = kind === K_NUMBER ? timestampMs(v.nums[slot]!) : kind === K_STRING ? timestampMs(b.toString('utf8', v.starts[slot]!, v.ends[slot]!)) : NaN;
+  const ms = kind === K_NUMBER ? timestampMs(v.nums[slot]!) : kind === K_STRING ? timestampMs(stringValue(v, b, slot)) : NaN;
   return Number.isNaN(ms) ? fallback : ms;
 }

@@ -1,7 +1,7 @@
 import { BoolColumn, Float64Column, StringColumn } from '../schema/columns.js';
 import type { FieldBuilder } from './field-extractor.js';
 import type { FieldColumn } from './file-plan.js';
-import { K_BOOLEAN, K_NUMBER, K_STRING, pathKey, type SlotValues, type Template } from './record-templates.js';
+import { K_BOOLEAN, K_NUMBER, K_STRING, pathKey, stringValue, type SlotValues, type Template } from './record-templates.js';
 
 /**
  * Field columns filled straight from a matched record's bytes (record-templates.ts): per
@@ -73,7 +73,8 @@ export function applyPlan(plan: FieldPlan, builders: readonly FieldBuilder[], v:
         (builders[i] as Float64Column).push(v.nums[slot]!);
         break;
       case OP_STRING:
-        (builders[i] as StringColumn).pushBytes(b, v.starts[slot]!, v.ends[slot]!);
+        if (v.escaped[slot] === 0) (builders[i] as StringColumn).pushBytes(b, v.starts[slot]!, v.ends[slot]!);
+        else (builders[i] as StringColumn).push(stringValue(v, b, slot));
         break;
       case OP_BOOLEAN:
         (builders[i] as BoolColumn).push(v.nums[slot] === 1);

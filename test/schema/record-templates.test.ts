@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RecordTemplates, matchedEventTime, type Template } from '../../src/pipeline/record-templates.js';
+import { RecordTemplates, matchedEventTime, stringValue, type Template } from '../../src/pipeline/record-templates.js';
 import { FieldLayouts, SpeculativeFields } from '../../src/pipeline/speculative-fields.js';
 import type { FileSpec } from '../../src/pipeline/file-plan.js';
 
@@ -35,13 +35,14 @@ function numberText(r: () => number): string {
 }
 
 test('a record matching a template is read as JSON.parse reads it: numbers, strings and booleans', () => {
-  const skeleton = (s: string, n: string, b: boolean) => `{"s":"${s}","n":${n},"b":${b},"z":null,"o":{"t":"${s}x"}}`;
-  const { templates, template } = learned(skeleton('a', '1', true));
+  // `s` is the JSON text of a string: plain, or with the escapes JSON has.
+  const skeleton = (s: string, n: string, b: boolean) => `{"s":${s},"n":${n},"b":${b},"z":null,"o":{"t":${s}}}`;
+  const { templates, template } = learned(skeleton('"a"', '1', true));
   assert.deepEqual([...template.kinds], [1, 2, 3, 1]);
   assert.deepEqual(template.paths, ['s', 'n', 'b', 'o\u0000t']);
   assert.ok(template.nulls.has('z') && template.objects.has('o'));
   const r = rng(7);
-  const strings = ['', 'plain', 'héllo ✓', '日本語', 'emoji 🎉', "it's", 'tab-free/slash\u007f'];
+  const strings = ['""', '"plain"', '"héllo ✓"', '"日本語"', '"emoji 🎉"', `"it's"`, '"del\u007f"', JSON.stringify('quote " back \\ nl \n tab \t ctl \u0001'), '"\\u00e9\\u2713\\/\\b\\f\\r"', '"\\ud83c\\udf89 pair, \\udc00 lone"'];
   for (let i = 0; i < 5000; i++) {
     const s = strings[i % strings.length]!;
     const n = numberText(r);
@@ -50,10 +51,11 @@ test('a record matching a template is read as JSON.parse reads it: numbers, stri
     const b = buf(text);
     assert.equal(templates.match(b, 0, b.length), template, text);
     const v = templates.values;
-    assert.equal(b.toString('utf8', v.starts[0], v.ends[0]), parsed.s);
+    assert.equal(stringValue(v, b, 0), parsed.s);
+    assert.equal(v.escaped[0], s.includes('\\') ? 1 : 0);
     assert.ok(Object.is(v.nums[1], parsed.n), `${n}: ${v.nums[1]} vs ${parsed.n}`);
     assert.equal(v.nums[2] === 1, parsed.b);
-    assert.equal(b.toString('utf8', v.starts[3], v.ends[3]), parsed.o.t);
+    assert.equal(stringValue(v, b, 3), parsed.o.t);
   }
 });
 
@@ -61,7 +63,9 @@ test('records a template cannot read exactly are not matched (they take the slow
   const { templates, template } = learned('{"s":"a","n":1,"b":true,"o":{"t":null}}');
   assert.equal(match(templates, '{"s":"zz","n":-2.5e3,"b":false,"o":{"t":null}}'), template);
   for (const text of [
-    '{"s":"a\\"b","n":1,"b":true,"o":{"t":null}}', // an escape
+    '{"s":"a\\xb","n":1,"b":true,"o":{"t":null}}', // escapes JSON does not have
+    '{"s":"a\\u12G4","n":1,"b":true,"o":{"t":null}}',
+    '{"s":"a\\u12","n":1,"b":true,"o":{"t":null}}',
     '{"s":"a\tb","n":1,"b":true,"o":{"t":null}}', // a raw control character (invalid JSON)
     '{"s": "a","n":1,"b":true,"o":{"t":null}}', // other whitespace
     '{"n":1,"s":"a","b":true,"o":{"t":null}}', // another key order
