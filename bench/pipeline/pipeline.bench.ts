@@ -6,7 +6,8 @@
  * one per CPU; each scenario runs ROUNDS times (best and median shown; the machine may be shared).
  * Run: npx tsc -p . && node dist/bench/pipeline/pipeline.bench.js
  * (BENCH_ENTRIES spool entries of 1,000 records, default 2,000 — long enough for steady state; BENCH_ROUNDS, default 3; BENCH_WORKERS
- * e.g. `2` and BENCH_COLUMNS `typed` or `doc` run a subset).
+ * e.g. `2` and BENCH_COLUMNS `typed` or `doc` run a subset; BENCH_RECORDS `flat` (default) and/or
+ * `arrays`: records with a small array, which record templates leave to JSON.parse).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
@@ -25,7 +26,7 @@ import { Store } from '../../src/store/db.js';
 import { newId } from '../../src/ids.js';
 import { SchemaBook } from '../../src/schema/book.js';
 import { createBatchResolution } from '../../src/pipeline/resolver.js';
-import { makeNdjsonBodies } from './records.js';
+import { makeNdjsonBodies, type RecordStyle } from './records.js';
 
 const RECORDS_PER_ENTRY = 1000;
 const ENTRIES = Number(process.env.BENCH_ENTRIES ?? 2000);
@@ -35,7 +36,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARM_ENTRIES = 10;
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 8);
 
-async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Array[]): Promise<{ records: number; seconds: number; cpuSeconds: number; bytes: number; files: number; fileBytes: number; columns: number }> {
+async function scenario(workers: number, typedColumns: boolean, style: RecordStyle, bodies: Uint8Array[]): Promise<{ records: number; seconds: number; cpuSeconds: number; bytes: number; files: number; fileBytes: number; columns: number }> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-pipeline-'));
   const store = new Store(dir);
   try {
@@ -59,7 +60,7 @@ async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Arr
     const log = pino({ level: 'warn' });
     const schema = new SchemaService(store, systemClock, log, dir);
     const pool = new WorkerPool(workers);
-    await warmUp(pool, dir, typedColumns);
+    await warmUp(pool, dir, typedColumns, style);
     const runner = new PipelineRunner({ spool, collections: { byId: (id) => collections.get(id) }, schema, pool, clock: systemClock, log, typedColumns });
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
@@ -89,8 +90,8 @@ async function scenario(workers: number, typedColumns: boolean, bodies: Uint8Arr
  * the same kind for the JIT and wasm tiers to settle. A server keeps its pool for its lifetime, so
  * steady state is what it runs at; compiling code on fresh threads each round is not.
  */
-async function warmUp(pool: WorkerPool, dir: string, typedColumns: boolean): Promise<void> {
-  const bodies = makeNdjsonBodies(WARM_ENTRIES, RECORDS_PER_ENTRY, 1e9);
+async function warmUp(pool: WorkerPool, dir: string, typedColumns: boolean, style: RecordStyle): Promise<void> {
+  const bodies = makeNdjsonBodies(WARM_ENTRIES, RECORDS_PER_ENTRY, 1e9, style);
   for (let round = 0; round < WARM_ROUNDS; round++) {
     await Promise.all(
       Array.from({ length: pool.size }, (_, w) => {
@@ -111,49 +112,58 @@ function parquetMetadata(bytes: Uint8Array): { columns: number } {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+const STYLES = (process.env.BENCH_RECORDS ?? 'flat').split(',') as RecordStyle[];
 // Every record distinct (no repeated bodies for the compressor to find).
-const bodies = makeNdjsonBodies(ENTRIES, RECORDS_PER_ENTRY);
+const bodiesOf = new Map(STYLES.map((style) => [style, makeNdjsonBodies(ENTRIES, RECORDS_PER_ENTRY, 0, style)]));
 const auto = availableParallelism();
 const rows: Record<string, string | number>[] = [];
 const best = new Map<string, number>();
 console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const WORKERS = process.env.BENCH_WORKERS ? process.env.BENCH_WORKERS.split(',').map(Number) : [1, auto];
 const MODES = (process.env.BENCH_COLUMNS ?? 'typed,doc').split(',').map((m) => m === 'typed');
-for (const workers of WORKERS) {
-  for (const typed of MODES) {
-    const rates: number[] = [];
-    const cpuPerRecord: number[] = [];
-    let last: Awaited<ReturnType<typeof scenario>> | null = null;
-    // Alternate nothing within a scenario: rounds back to back, scenarios interleaved by loop order.
-    for (let round = 0; round < ROUNDS; round++) {
-      last = await scenario(workers, typed, bodies);
-      rates.push(last.records / last.seconds);
-      cpuPerRecord.push((last.cpuSeconds * 1e6) / last.records);
+for (const style of STYLES) {
+  const bodies = bodiesOf.get(style)!;
+  for (const workers of WORKERS) {
+    for (const typed of MODES) {
+      const rates: number[] = [];
+      const cpuPerRecord: number[] = [];
+      let last: Awaited<ReturnType<typeof scenario>> | null = null;
+      // Alternate nothing within a scenario: rounds back to back, scenarios interleaved by loop order.
+      for (let round = 0; round < ROUNDS; round++) {
+        last = await scenario(workers, typed, style, bodies);
+        rates.push(last.records / last.seconds);
+        cpuPerRecord.push((last.cpuSeconds * 1e6) / last.records);
+      }
+      const r = last!;
+      const top = Math.max(...rates);
+      best.set(`${style}:${workers}:${typed}`, top);
+      rows.push({
+        records: style,
+        columns: typed ? 'typed + doc' : 'doc only',
+        workers,
+        'rec/round': r.records,
+        'best rec/s': Math.round(top).toLocaleString('en-US'),
+        'median rec/s': Math.round(median(rates)).toLocaleString('en-US'),
+        'MB/s in': ((r.bytes / 1e6) * (top / r.records)).toFixed(1),
+        // CPU time of all threads per record: what the work costs, less sensitive to a shared machine.
+        'CPU µs/rec': Math.min(...cpuPerRecord).toFixed(2),
+        [`rec/s at ${auto} idle cores`]: Math.round((auto * 1e6) / Math.min(...cpuPerRecord)).toLocaleString('en-US'),
+        files: r.files,
+        'columns/file': r.columns,
+        'file B/rec': (r.fileBytes / r.records).toFixed(1),
+      });
     }
-    const r = last!;
-    const top = Math.max(...rates);
-    best.set(`${workers}:${typed}`, top);
-    rows.push({
-      columns: typed ? 'typed + doc' : 'doc only',
-      workers,
-      records: r.records,
-      'best rec/s': Math.round(top).toLocaleString('en-US'),
-      'median rec/s': Math.round(median(rates)).toLocaleString('en-US'),
-      'MB/s in': ((r.bytes / 1e6) * (top / r.records)).toFixed(1),
-      // CPU time of all threads per record: what the work costs, less sensitive to a shared machine.
-      'CPU µs/rec': Math.min(...cpuPerRecord).toFixed(2),
-      [`rec/s at ${auto} idle cores`]: Math.round((auto * 1e6) / Math.min(...cpuPerRecord)).toLocaleString('en-US'),
-      files: r.files,
-      'columns/file': r.columns,
-      'file B/rec': (r.fileBytes / r.records).toFixed(1),
-    });
   }
 }
+const bodies = bodiesOf.get(STYLES[0]!)!;
 console.log(`spool → Parquet: ${ENTRIES} spool entries × ${RECORDS_PER_ENTRY} records (~${Math.round(bodies[0]!.byteLength / RECORDS_PER_ENTRY)} B each, 10 shapes) over ${COLLECTIONS} collections, ${auto} CPUs, ${ROUNDS} rounds each`);
 console.table(rows);
-for (const workers of WORKERS) {
-  if (!best.has(`${workers}:true`) || !best.has(`${workers}:false`)) continue;
-  const ratio = best.get(`${workers}:true`)! / best.get(`${workers}:false`)!;
-  console.log(`${workers} worker(s): typed columns run at ${(ratio * 100).toFixed(0)}% of documents-only throughput (best vs best)`);
+for (const style of STYLES) {
+  for (const workers of WORKERS) {
+    const typed = best.get(`${style}:${workers}:true`);
+    const doc = best.get(`${style}:${workers}:false`);
+    if (typed === undefined || doc === undefined) continue;
+    console.log(`${style} records, ${workers} worker(s): typed columns run at ${((typed / doc) * 100).toFixed(0)}% of documents-only throughput (best vs best)`);
+  }
 }
 console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
