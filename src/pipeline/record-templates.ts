@@ -12,8 +12,9 @@
  * numbers, read as JSON.parse reads them) are left in `values` for the field columns.
  *
  * Values are checked by the JSON grammar as they are read: strings (escapes validated, raw control
- * characters refused), numbers, `true`/`false`. Anything else (an array, other whitespace, another
- * key order, a key with an escape) fails the match and the record takes the slow path.
+ * characters refused), numbers, `true`/`false`; the elements of an array of scalars are values too
+ * (its length is part of the skeleton). Anything else (an array holding objects or arrays, other
+ * whitespace, another key order, a key with an escape) fails the match: the slow path.
  * Templates are held in a trie of (literal, value kind) steps, so shapes that start alike share
  * their first steps and a match reads each byte of the record once.
  *
@@ -47,6 +48,10 @@ const COMMA = 0x2c;
 const COLON = 0x3a;
 const LBRACE = 0x7b;
 const RBRACE = 0x7d;
+const LBRACKET = 0x5b;
+const RBRACKET = 0x5d;
+/** Path segment of an array's elements: a control character, which no template key can hold. */
+const ELEMENT = '\u0001';
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
@@ -68,6 +73,8 @@ export interface Template {
   /** Paths holding a `null` literal, and paths holding an object. */
   readonly nulls: ReadonlySet<string>;
   readonly objects: ReadonlySet<string>;
+  /** Paths holding an array (of scalars): each element's slot in order, -1 for a `null`. */
+  readonly arrays: ReadonlyMap<string, readonly number[]>;
   /** Slot of the top-level `timestamp` value, or -1. */
   readonly timestampSlot: number;
   /** Per-use caches (template-fields.ts keeps its column plans here). */
@@ -240,15 +247,16 @@ interface Skeleton {
   paths: string[];
   nulls: Set<string>;
   objects: Set<string>;
+  arrays: Map<string, number[]>;
 }
 
 /**
  * The skeleton of the object record in `b[s, e)`, or null when it cannot be a template (not an
- * object, arrays, escaped or duplicate keys, too deep or too many values).
+ * object, arrays holding objects or arrays, escaped or duplicate keys, too deep or too many values).
  */
 function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   const scratch = new Float64Array(1);
-  const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set() };
+  const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set(), arrays: new Map() };
   let i = s;
   let litStart = s;
   const ws = () => {
@@ -266,6 +274,8 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     if (c === LBRACE) {
       sk.objects.add(pathKey(path));
       return depth < MAX_DEPTH && object(path, depth + 1);
+    } else if (c === LBRACKET) {
+      return depth < MAX_DEPTH && array(path, depth + 1);
     } else if (c === QUOTE) {
       slot(K_STRING, path);
       end = stringEnd(b, i, e);
@@ -286,6 +296,33 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     if (end < 0 || sk.kinds.length > MAX_SLOTS) return false;
     i = litStart = end;
     return true;
+  };
+  // Arrays of scalars only: an array's elements are slots (their count is part of the skeleton).
+  const array = (path: string[], depth: number): boolean => {
+    const items: number[] = [];
+    sk.arrays.set(pathKey(path), items);
+    const element = [...path, ELEMENT];
+    i++;
+    ws();
+    if (b[i] === RBRACKET) {
+      i++;
+      return true;
+    }
+    for (;;) {
+      ws();
+      const c = b[i];
+      if (c === LBRACE || c === LBRACKET) return false;
+      items.push(c === 0x6e ? -1 : sk.kinds.length);
+      if (!value(element, depth)) return false;
+      ws();
+      if (b[i] === COMMA) {
+        i++;
+        continue;
+      }
+      if (b[i] !== RBRACKET) return false;
+      i++;
+      return true;
+    }
   };
   const object = (path: string[], depth: number): boolean => {
     i++;
@@ -372,6 +409,7 @@ export class RecordTemplates {
       paths: sk.paths,
       nulls: sk.nulls,
       objects: sk.objects,
+      arrays: sk.arrays,
       timestampSlot: sk.paths.indexOf('timestamp'),
       plans: new Map(),
     };

@@ -14,26 +14,39 @@ const OP_NULL = 0;
 const OP_NUMBER = 1;
 const OP_STRING = 2;
 const OP_BOOLEAN = 3;
+/** A JSON column over an array of scalars: its JSON.stringify text, rebuilt from the values. */
+const OP_ARRAY = 4;
 
 export interface FieldPlan {
   ops: Uint8Array;
   slots: Int32Array;
+  /** OP_ARRAY columns: the array's element slots (-1: null). */
+  arrays: Array<readonly number[] | null>;
+  kinds: Uint8Array;
 }
 
 /**
- * The plan for `columns` over `t`'s values, or null when a JSON column (an array, an object not
- * entered, a field of several types) reads a value: its text is JSON.stringify's of the parsed
- * value, not the bytes sent, so such records are parsed.
+ * The plan for `columns` over `t`'s values, or null when a JSON column reads an object or a scalar
+ * (an object not entered, a field of several types): its text is JSON.stringify's of the parsed
+ * value, not the bytes sent, so such records are parsed. Arrays of scalars are rebuilt.
  */
 function planOf(t: Template, columns: readonly FieldColumn[]): FieldPlan | null {
   const slotOf = new Map<string, number>();
   t.paths.forEach((p, slot) => slotOf.set(p, slot));
   const ops = new Uint8Array(columns.length);
   const slots = new Int32Array(columns.length).fill(-1);
+  const arrays: Array<readonly number[] | null> = columns.map(() => null);
   for (let i = 0; i < columns.length; i++) {
     const c = columns[i]!;
     const path = pathKey(c.segments);
     const slot = slotOf.get(path);
+    const items = t.arrays.get(path);
+    if (items !== undefined) {
+      // Any other column type reads an array as null.
+      ops[i] = c.type === 'json' ? OP_ARRAY : OP_NULL;
+      arrays[i] = items;
+      continue;
+    }
     if (slot === undefined) {
       // A null, an absent key, or a path through a scalar: null. An object is null too, except in
       // a JSON column.
@@ -48,7 +61,7 @@ function planOf(t: Template, columns: readonly FieldColumn[]): FieldPlan | null 
     else if (c.type === 'string') ops[i] = kind === K_STRING ? OP_STRING : OP_NULL;
     else ops[i] = kind === K_BOOLEAN ? OP_BOOLEAN : OP_NULL;
   }
-  return { ops, slots };
+  return { ops, slots, arrays, kinds: t.kinds };
 }
 
 const NO_PLAN = Symbol('no plan');
@@ -79,8 +92,27 @@ export function applyPlan(plan: FieldPlan, builders: readonly FieldBuilder[], v:
       case OP_BOOLEAN:
         (builders[i] as BoolColumn).push(v.nums[slot] === 1);
         break;
+      case OP_ARRAY:
+        (builders[i] as StringColumn).push(arrayText(plan.arrays[i]!, plan.kinds, v, b));
+        break;
       default:
         builders[i]!.pushNull();
     }
   }
+}
+
+/** JSON.stringify's text of an array of scalars from its element slots (-1: null). */
+function arrayText(items: readonly number[], kinds: Uint8Array, v: SlotValues, b: Buffer): string {
+  let out = '[';
+  for (let k = 0; k < items.length; k++) {
+    if (k > 0) out += ',';
+    const slot = items[k]!;
+    const kind = slot < 0 ? -1 : kinds[slot];
+    // A string without escapes is its own JSON text (nothing in it JSON.stringify would escape).
+    if (kind === K_STRING) out += v.escaped[slot] === 1 ? JSON.stringify(stringValue(v, b, slot)) : b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1);
+    else if (kind === K_NUMBER) out += JSON.stringify(v.nums[slot]);
+    else if (kind === K_BOOLEAN) out += v.nums[slot] === 1 ? 'true' : 'false';
+    else out += 'null';
+  }
+  return out + ']';
 }

@@ -95,14 +95,14 @@ test('records a template cannot read exactly are not matched (they take the slow
 test('templates are not learned from records they could misread', () => {
   const templates = new RecordTemplates();
   const deep = '{"a":'.repeat(40) + '1' + '}'.repeat(40);
-  for (const [i, text] of ['{"a":[1,2]}', '{"a":1,"a":"x"}', '{"a\\u0062":1}', '[{"a":1}]', '"text"', '{"a":1} {"a":2}', deep].entries()) {
+  for (const [i, text] of ['{"a":[{"b":1}]}', '{"a":[[1]]}', '{"a":1,"a":"x"}', '{"a\\u0062":1}', '[{"a":1}]', '"text"', '{"a":1} {"a":2}', deep].entries()) {
     const b = buf(text);
     assert.equal(templates.learn(b, 0, b.length, 100 + i, 'h'), null, text);
     assert.equal(templates.wants(100 + i), false, `shape of ${text} is not tried again`);
   }
   const invalid = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]);
   assert.equal(templates.learn(invalid, 0, invalid.length, 200, 'h'), null, 'not valid UTF-8');
-  const ok = buf('{"a":1}');
+  const ok = buf('{"a":1,"l":[1,"x",null,true]}');
   assert.ok(templates.learn(ok, 0, ok.length, 1, 'h'));
   assert.equal(templates.wants(-1), false, 'refused rows have no shape to learn');
 });
@@ -121,6 +121,20 @@ test('shapes that start alike share steps of the trie and each record finds its 
     assert.equal(match(templates, text)?.key, key, text);
   }
   assert.equal(match(templates, '{"x":1,"y":"s"}'), null);
+});
+
+test('arrays of scalars are part of a skeleton: elements are values, the length is fixed', () => {
+  const { templates, template } = learned('{"tags":["a",1,null,true],"none":[],"n":1}');
+  assert.deepEqual(template.arrays.get('tags'), [0, 1, -1, 2]);
+  assert.deepEqual(template.arrays.get('none'), []);
+  const b = buf('{"tags":["\\u00e9",-2.5e1,null,false],"none":[],"n":7}');
+  assert.equal(templates.match(b, 0, b.length), template);
+  assert.equal(stringValue(templates.values, b, 0), 'é');
+  assert.equal(templates.values.nums[1], -25);
+  assert.equal(templates.values.nums[2], 0);
+  for (const text of ['{"tags":["a",1,null],"none":[],"n":1}', '{"tags":["a",1,null,true,1],"none":[],"n":1}', '{"tags":["a",1,1,true],"none":[],"n":1}', '{"tags":["a",1,null,true],"none":[1],"n":1}', '{"tags":["a",1,null,true],"none":[],"n":1']) {
+    assert.equal(match(templates, text), null, text);
+  }
 });
 
 test('the event time of a matched record is its timestamp, as decode reads it', () => {
@@ -181,6 +195,22 @@ test('matched records fill speculative field columns as parsed records do; a JSO
       ['{"t":"x"}', '{"t":"✓"}'],
       [1.5, -2],
     ],
+  );
+  // A JSON column over an array of scalars: JSON.stringify's text, rebuilt from the values.
+  const arrayTexts = ['{"l":["a\\"b",1.50,-0,1e400,null,true,"é"],"n":1}', '{"l":["",2,3,4,null,false,"\\ud800"],"n":2}'];
+  const arrays = learned(arrayTexts[0]!, 2);
+  const arraySpec: FileSpec = { kind: 'version', dir: 'a', versionId: 'a', shapeHash: null, keys: [2], rows: 2, columns: [{ name: 'l', segments: ['l'], type: 'json' }, { name: 'n', segments: ['n'], type: 'number' }] };
+  const arrayLayouts = new FieldLayouts();
+  arrayLayouts.learn([arraySpec]);
+  const arrayFields = new SpeculativeFields(arrayLayouts);
+  for (const text of arrayTexts) {
+    const b = buf(text);
+    assert.equal(arrays.templates.match(b, 0, b.length), arrays.template, text);
+    arrayFields.takeMatch(arrays.template, arrays.templates.values, b, 0, b.length);
+  }
+  assert.deepEqual(
+    arrayFields.buildersFor(arraySpec)!.map((c) => [...c.vector()]),
+    [arrayTexts.map((t) => JSON.stringify((JSON.parse(t) as { l: unknown }).l)), [1, 2]],
   );
   assert.equal(new SpeculativeFields(new FieldLayouts()).takeMatch(template, templates.values, buf(texts[0]!), 0, 10), false, 'no layout: not taken');
 });

@@ -70,6 +70,10 @@ const BATCHES: string[][] = [
   // Fields of another type in the same versions' paths, duplicate keys (the last one counts).
   [click(9), click(10, 'ten'), click(13, true), click(14, { deep: 1 }), view(6), JSON.stringify({ other: 1 }), JSON.stringify({ other: 2 }), JSON.stringify({ third: null }), '{"kind":"click","x":1,"x":"dup","user":{"id":"u1"},"ok":true}'],
   [click(11), click(15, 'fifteen'), click(16, false), view(7), JSON.stringify({ other: 3 }), JSON.stringify({ third: 'x' }), metric(33), metric(34), timed(6), timed(7)],
+  // Arrays: of scalars (written as JSON.stringify writes them, whatever the bytes), empty, holding
+  // objects or arrays (the parse path).
+  [...[1, 2, 3].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), '{"kind":"list","items":[{"a":1}],"empty":[]}', '{"kind":"list","items":[[1]],"empty":[]}', '{"kind":"list","items":[ "spaced" ],"empty":[]}', view(9), view(10)],
+  [...[4, 5].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), view(11)],
 ];
 
 const VARIANTS = [
