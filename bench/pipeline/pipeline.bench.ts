@@ -7,7 +7,7 @@
  * Run: npx tsc -p . && node dist/bench/pipeline/pipeline.bench.js
  * (BENCH_ENTRIES spool entries of 1,000 records, default 2,000 — long enough for steady state; BENCH_ROUNDS, default 3; BENCH_WORKERS
  * e.g. `2` and BENCH_COLUMNS `typed` or `doc` run a subset; BENCH_RECORDS `flat` (default) and/or
- * `arrays`: records with a small array, which record templates leave to JSON.parse).
+ * `arrays`: records with a small array and its JSON column).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';

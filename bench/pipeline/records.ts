@@ -1,6 +1,6 @@
 /**
- * Record styles: `flat` (scalars and one small object: the records record templates take) and
- * `arrays` (the same plus a two-element array, which templates leave to JSON.parse).
+ * Record styles: `flat` (scalars and one small object) and `arrays` (the same plus a two-element
+ * array, which gets a JSON column).
  */
 export type RecordStyle = 'flat' | 'arrays';
 
