@@ -149,6 +149,7 @@ const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
  * read by Number(), which rounds as JSON.parse does.
  */
 function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot: number): number {
+  if (i >= e) return -1;
   const start = i;
   const negative = b[i] === MINUS;
   if (negative && ++i >= e) return -1;

@@ -65,11 +65,14 @@ function planOf(t: Template, columns: readonly FieldColumn[]): FieldPlan | null 
 }
 
 const NO_PLAN = Symbol('no plan');
+const MAX_PLANS = 64;
 
 /** The cached plan of `columns` (identified by `id`) over `t`, or null (see planOf). */
 export function fieldPlan(t: Template, id: string, columns: readonly FieldColumn[]): FieldPlan | null {
   let plan = t.plans.get(id) as FieldPlan | typeof NO_PLAN | undefined;
   if (plan === undefined) {
+    // Column lists change only when versions do; a bound in case they change batch after batch.
+    if (t.plans.size >= MAX_PLANS) t.plans.clear();
     plan = planOf(t, columns) ?? NO_PLAN;
     t.plans.set(id, plan);
   }

@@ -72,8 +72,8 @@ const BATCHES: string[][] = [
   [click(11), click(15, 'fifteen'), click(16, false), view(7), JSON.stringify({ other: 3 }), JSON.stringify({ third: 'x' }), metric(33), metric(34), timed(6), timed(7)],
   // Arrays: of scalars (written as JSON.stringify writes them, whatever the bytes), empty, holding
   // objects or arrays (the parse path).
-  [...[1, 2, 3].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), '{"kind":"list","items":[{"a":1}],"empty":[]}', '{"kind":"list","items":[[1]],"empty":[]}', '{"kind":"list","items":[ "spaced" ],"empty":[]}', view(9), view(10)],
-  [...[4, 5].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), view(11)],
+  [...[1, 2, 3].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), '{"kind":"list","items":[{"a":1}],"empty":[]}', '{"kind":"list","items":[[1]],"empty":[]}', '{"kind":"list","items":[ "spaced" ],"empty":[]}', view(9), view(10), '{"kind":"proto","__proto__":{"x":1},"constructor":"c","toString":0}'],
+  [...[4, 5].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), view(11), '{"kind":"proto","__proto__":{"x":2},"constructor":"c2","toString":1}'],
 ];
 
 const VARIANTS = [
