@@ -65,10 +65,11 @@ export function fileName(dir: string, firstSeq: number): string {
 }
 
 /**
- * `createBatchProcessor()` returns `processBatch(task, resolve)`. It keeps one fingerprint stage
- * and one set of field layouts per (collection, rules), so path caches and the last plan's layout
- * survive across batches of the same collection. `speculate: false` builds every file from held
- * records (tests compare both ways).
+ * `createBatchProcessor()` returns `processBatch(task, resolve)`. It keeps one fingerprint stage,
+ * one set of field layouts and one set of record templates per (collection, rules), so path caches,
+ * the last plan's layout and learned templates survive across batches of the same collection.
+ * `speculate: false` builds every file from held records and `templates: false` parses every
+ * record (tests compare the ways).
  */
 export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean } = {}) {
   const speculate = opts.speculate ?? true;

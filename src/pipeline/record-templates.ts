@@ -39,7 +39,7 @@ const MAX_SLOTS = 1024;
 const MAX_DEPTH = 32;
 const MAX_RECORD_BYTES = 64 * 1024;
 const MAX_KEY_BYTES = 256;
-/** Shape keys remembered as not templatable (arrays, escaped keys, duplicate keys). */
+/** Shape keys remembered as not templatable (arrays of objects, escaped or duplicate keys). */
 const MAX_REFUSED_KEYS = 10_000;
 
 const QUOTE = 0x22;
@@ -395,8 +395,9 @@ export class RecordTemplates {
    */
   learn(b: Buffer, s: number, e: number, key: number, hash: string): Template | null {
     // Keys are decoded from the bytes: only a valid UTF-8 record (as the matcher is only offered).
-    if (!this.wants(key) || !isUtf8(b.subarray(s, e))) return null;
-    const sk = e - s <= MAX_RECORD_BYTES ? skeletonOf(b, s, e) : null;
+    // A large record is skipped, not held against its shape (the next one may be small).
+    if (!this.wants(key) || e - s > MAX_RECORD_BYTES || !isUtf8(b.subarray(s, e))) return null;
+    const sk = skeletonOf(b, s, e);
     if (sk === null) {
       if (this.refused.size >= MAX_REFUSED_KEYS) this.refused.clear();
       this.refused.add(key);
