@@ -263,6 +263,25 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   const ws = () => {
     while (i < e && isSpace(b[i]!)) i++;
   };
+  /** Past the opening bracket at `i`: true (and past `close`) when the container is empty. */
+  const empty = (close: number): boolean => {
+    i++;
+    ws();
+    if (b[i] !== close) return false;
+    i++;
+    return true;
+  };
+  /** After a member or element: true past a comma, false past `close`, null for anything else. */
+  const more = (close: number): boolean | null => {
+    ws();
+    if (b[i] === COMMA) {
+      i++;
+      return true;
+    }
+    if (b[i] !== close) return null;
+    i++;
+    return false;
+  };
   const slot = (kind: number, path: string[]) => {
     sk.lits.push(copyOf(b, litStart, i));
     sk.kinds.push(kind);
@@ -303,35 +322,19 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     const items: number[] = [];
     sk.arrays.set(pathKey(path), items);
     const element = [...path, ELEMENT];
-    i++;
-    ws();
-    if (b[i] === RBRACKET) {
-      i++;
-      return true;
-    }
+    if (empty(RBRACKET)) return true;
     for (;;) {
       ws();
       const c = b[i];
       if (c === LBRACE || c === LBRACKET) return false;
       items.push(c === 0x6e ? -1 : sk.kinds.length);
       if (!value(element, depth)) return false;
-      ws();
-      if (b[i] === COMMA) {
-        i++;
-        continue;
-      }
-      if (b[i] !== RBRACKET) return false;
-      i++;
-      return true;
+      const next = more(RBRACKET);
+      if (next !== true) return next === false;
     }
   };
   const object = (path: string[], depth: number): boolean => {
-    i++;
-    ws();
-    if (b[i] === RBRACE) {
-      i++;
-      return true;
-    }
+    if (empty(RBRACE)) return true;
     const seen = new Set<string>();
     for (;;) {
       ws();
@@ -348,14 +351,8 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       if (b[i] !== COLON) return false;
       i++;
       if (!value([...path, key], depth)) return false;
-      ws();
-      if (b[i] === COMMA) {
-        i++;
-        continue;
-      }
-      if (b[i] !== RBRACE) return false;
-      i++;
-      return true;
+      const next = more(RBRACE);
+      if (next !== true) return next === false;
     }
   };
   ws();
