@@ -9,7 +9,7 @@ import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from './schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
-import { matchedEventTime, RecordTemplates } from './record-templates.js';
+import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -75,12 +75,17 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
   const speculate = opts.speculate ?? true;
   const useTemplates = opts.templates ?? true;
   const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts; templates: RecordTemplates }>();
+  // Memory the templates of every stage may take together (given back when the stages go).
+  const budget = { bytes: TEMPLATE_BUDGET_BYTES };
   const stageFor = (task: BatchTask) => {
     const probe = createFingerprintStageKey(task);
     let entry = stages.get(probe);
     if (!entry) {
-      if (stages.size >= 256) stages.clear();
-      entry = { stage: createFingerprintStage(task.rules), layouts: new FieldLayouts(), templates: new RecordTemplates() };
+      if (stages.size >= 256) {
+        stages.clear();
+        budget.bytes = TEMPLATE_BUDGET_BYTES;
+      }
+      entry = { stage: createFingerprintStage(task.rules), layouts: new FieldLayouts(), templates: new RecordTemplates(budget) };
       stages.set(probe, entry);
     }
     return entry;

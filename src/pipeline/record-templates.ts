@@ -39,8 +39,15 @@ const MAX_SLOTS = 1024;
 const MAX_DEPTH = 32;
 const MAX_RECORD_BYTES = 64 * 1024;
 const MAX_KEY_BYTES = 256;
-/** Shape keys remembered as not templatable (arrays of objects, escaped or duplicate keys). */
-const MAX_REFUSED_KEYS = 10_000;
+/** Literal bytes and path text (characters) per template: keys and structure, not values. */
+const MAX_LITERAL_BYTES = 16 * 1024;
+const MAX_PATH_TEXT = 64 * 1024;
+/** Records of one shape a template could not be learned from before the shape is given up. */
+const MAX_FAILURES_PER_KEY = 8;
+/** Shapes whose failures are remembered (past it the count starts over). */
+const MAX_FAILED_KEYS = 10_000;
+/** Memory all the templates of one processor may hold, estimated (see `costOf`). */
+export const TEMPLATE_BUDGET_BYTES = 64 << 20;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
@@ -50,8 +57,8 @@ const LBRACE = 0x7b;
 const RBRACE = 0x7d;
 const LBRACKET = 0x5b;
 const RBRACKET = 0x5d;
-/** Path segment of an array's elements: a control character, which no template key can hold. */
-const ELEMENT = '\u0001';
+/** Path segment of an array's elements (no key is null). */
+const ELEMENT = null;
 const MINUS = 0x2d;
 const PLUS = 0x2b;
 const DOT = 0x2e;
@@ -68,7 +75,7 @@ export interface Template {
   readonly hash: string;
   /** Value kind per slot (K_STRING, K_NUMBER, K_BOOLEAN). */
   readonly kinds: Uint8Array;
-  /** Path of each slot, keys joined by NUL. */
+  /** Path of each slot (`pathKey`: its segments as JSON, null for an array's elements). */
   readonly paths: readonly string[];
   /** Paths holding a `null` literal, and paths holding an object. */
   readonly nulls: ReadonlySet<string>;
@@ -136,7 +143,9 @@ function indexLevel(level: Level): void {
   for (const x of steps) (level.byByte[x.lit[at]!] ??= []).push(x);
 }
 
-export const pathKey = (segments: readonly string[]) => segments.join('\u0000');
+/** A path as one string, one to one (a key may hold any character, NUL included). */
+export const pathKey = (segments: readonly (string | null)[]) => JSON.stringify(segments);
+const TIMESTAMP = pathKey(['timestamp']);
 
 /** Powers of ten exact in float64 (Clinger's fast path). */
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
@@ -182,13 +191,14 @@ function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot:
     if (i < e && (b[i] === PLUS || b[i] === MINUS)) sign = b[i++] === MINUS ? -1 : 1;
     if (i >= e || !isDigit(b[i]!)) return -1;
     while (i < e && isDigit((c = b[i]!))) {
+      // Past this the exponent is not kept exactly: the value is left to Number() below.
       if (exp < 100_000) exp = exp * 10 + (c - ZERO);
       i++;
     }
     exp *= sign;
   }
   const p = exp - frac;
-  if (digits <= 15 && p >= -22 && p <= 22) {
+  if (digits <= 15 && p >= -22 && p <= 22 && exp > -100_000 && exp < 100_000) {
     const v = p >= 0 ? m * POW10[p]! : m / POW10[-p]!;
     out[slot] = negative ? -v : v;
   } else out[slot] = Number(Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
@@ -242,6 +252,8 @@ function literalAt(b: Uint8Array, i: number, e: number, word: string): number {
 /** A copy of `b[s, e)` (Buffer#slice would be a view keeping the whole body alive). */
 const copyOf = (b: Uint8Array, s: number, e: number) => new Uint8Array(b.subarray(s, e));
 
+type Path = readonly (string | null)[];
+
 interface Skeleton {
   lits: Uint8Array[];
   kinds: number[];
@@ -249,6 +261,8 @@ interface Skeleton {
   nulls: Set<string>;
   objects: Set<string>;
   arrays: Map<string, number[]>;
+  /** Characters of every path kept. */
+  pathText: number;
 }
 
 /**
@@ -257,7 +271,7 @@ interface Skeleton {
  */
 function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   const scratch = new Float64Array(1);
-  const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set(), arrays: new Map() };
+  const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set(), arrays: new Map(), pathText: 0 };
   let i = s;
   let litStart = s;
   const ws = () => {
@@ -282,45 +296,63 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     i++;
     return false;
   };
-  const slot = (kind: number, path: string[]) => {
+  // Every path kept costs its text: bounded, as nesting under long keys would make it quadratic.
+  let entries = 0;
+  let literalBytes = 0;
+  const keep = (path: Path): string | null => {
+    const key = pathKey(path);
+    sk.pathText += key.length;
+    return ++entries > MAX_SLOTS || sk.pathText > MAX_PATH_TEXT ? null : key;
+  };
+  const slot = (kind: number, path: Path): boolean => {
+    const key = keep(path);
+    literalBytes += i - litStart;
+    if (key === null || literalBytes > MAX_LITERAL_BYTES) return false;
     sk.lits.push(copyOf(b, litStart, i));
     sk.kinds.push(kind);
-    sk.paths.push(pathKey(path));
+    sk.paths.push(key);
+    return true;
   };
-  const value = (path: string[], depth: number): boolean => {
+  const value = (path: Path, depth: number): boolean => {
     ws();
     const c = b[i];
     let end: number;
     if (c === LBRACE) {
-      sk.objects.add(pathKey(path));
+      const key = keep(path);
+      if (key === null) return false;
+      sk.objects.add(key);
       return depth < MAX_DEPTH && object(path, depth + 1);
     } else if (c === LBRACKET) {
       return depth < MAX_DEPTH && array(path, depth + 1);
     } else if (c === QUOTE) {
-      slot(K_STRING, path);
+      if (!slot(K_STRING, path)) return false;
       end = stringEnd(b, i, e);
     } else if (c === MINUS || (c !== undefined && isDigit(c))) {
-      slot(K_NUMBER, path);
+      if (!slot(K_NUMBER, path)) return false;
       end = numberEnd(b, i, e, scratch, 0);
     } else if (c === 0x74 || c === 0x66) {
-      slot(K_BOOLEAN, path);
+      if (!slot(K_BOOLEAN, path)) return false;
       end = literalAt(b, i, e, c === 0x74 ? 'true' : 'false');
     } else if (c === 0x6e) {
       // null is part of the literal: it has no value to read.
-      sk.nulls.add(pathKey(path));
+      const key = keep(path);
+      if (key === null) return false;
+      sk.nulls.add(key);
       end = literalAt(b, i, e, 'null');
       if (end < 0) return false;
       i = end;
       return true;
     } else return false;
-    if (end < 0 || sk.kinds.length > MAX_SLOTS) return false;
+    if (end < 0) return false;
     i = litStart = end;
     return true;
   };
   // Arrays of scalars only: an array's elements are slots (their count is part of the skeleton).
-  const array = (path: string[], depth: number): boolean => {
+  const array = (path: Path, depth: number): boolean => {
     const items: number[] = [];
-    sk.arrays.set(pathKey(path), items);
+    const key = keep(path);
+    if (key === null) return false;
+    sk.arrays.set(key, items);
     const element = [...path, ELEMENT];
     if (empty(RBRACKET)) return true;
     for (;;) {
@@ -333,7 +365,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       if (next !== true) return next === false;
     }
   };
-  const object = (path: string[], depth: number): boolean => {
+  const object = (path: Path, depth: number): boolean => {
     if (empty(RBRACE)) return true;
     const seen = new Set<string>();
     for (;;) {
@@ -359,9 +391,22 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   if (b[i] !== LBRACE || !object([], 1)) return null;
   ws();
   if (i !== e) return null;
+  if (literalBytes + (e - litStart) > MAX_LITERAL_BYTES) return null;
   sk.lits.push(copyOf(b, litStart, e));
   sk.kinds.push(K_END);
   return sk;
+}
+
+/** Memory templates may still take (bytes, estimated). */
+export interface TemplateBudget {
+  bytes: number;
+}
+
+/** Estimated memory of a template: its literals, its path strings and a share per entry. */
+function costOf(sk: Skeleton): number {
+  let bytes = 2 * sk.pathText + 96 * (sk.kinds.length + sk.nulls.size + sk.objects.size + sk.arrays.size);
+  for (const lit of sk.lits) bytes += lit.length;
+  return bytes;
 }
 
 /** One stage's templates: `learn` from records the slow path classified, `match` the rest. */
@@ -378,12 +423,16 @@ export class RecordTemplates {
   }
   private count = 0;
   private readonly perKey = new Map<number, number>();
-  private readonly refused = new Set<number>();
+  /** Records of a shape a template could not be learned from. */
+  private readonly failures = new Map<number, number>();
+
+  /** `budget`: memory left for templates, shared by the stages of one processor. */
+  constructor(private readonly budget: TemplateBudget = { bytes: TEMPLATE_BUDGET_BYTES }) {}
   readonly values: SlotValues = { starts: new Int32Array(MAX_SLOTS + 1), ends: new Int32Array(MAX_SLOTS + 1), nums: new Float64Array(MAX_SLOTS + 1), escaped: new Uint8Array(MAX_SLOTS + 1) };
 
   /** Whether a record of shape `key` would be learned (cheap: called for every slow-path record). */
   wants(key: number): boolean {
-    return key >= 0 && this.count < MAX_TEMPLATES && (this.perKey.get(key) ?? 0) < MAX_TEMPLATES_PER_KEY && !this.refused.has(key);
+    return key >= 0 && this.count < MAX_TEMPLATES && (this.perKey.get(key) ?? 0) < MAX_TEMPLATES_PER_KEY && (this.failures.get(key) ?? 0) < MAX_FAILURES_PER_KEY;
   }
 
   /**
@@ -396,10 +445,15 @@ export class RecordTemplates {
     if (!this.wants(key) || e - s > MAX_RECORD_BYTES || !isUtf8(b.subarray(s, e))) return null;
     const sk = skeletonOf(b, s, e);
     if (sk === null) {
-      if (this.refused.size >= MAX_REFUSED_KEYS) this.refused.clear();
-      this.refused.add(key);
+      // One odd record (an escaped key, an array of objects) need not stop its shape from being
+      // learned; a shape that keeps failing is given up.
+      if (this.failures.size >= MAX_FAILED_KEYS) this.failures.clear();
+      this.failures.set(key, (this.failures.get(key) ?? 0) + 1);
       return null;
     }
+    const cost = costOf(sk);
+    if (cost > this.budget.bytes) return null;
+    this.budget.bytes -= cost;
     const kinds = Uint8Array.from(sk.kinds.slice(0, -1));
     const template: Template = {
       key,
@@ -409,7 +463,7 @@ export class RecordTemplates {
       nulls: sk.nulls,
       objects: sk.objects,
       arrays: sk.arrays,
-      timestampSlot: sk.paths.indexOf('timestamp'),
+      timestampSlot: sk.paths.indexOf(TIMESTAMP),
       plans: new Map(),
     };
     let level = this.root;
@@ -427,7 +481,10 @@ export class RecordTemplates {
       }
       if (kind === K_END) {
         // The same skeleton again (a whitespace-identical record of the same shape).
-        if (step.template !== null) return step.template;
+        if (step.template !== null) {
+          this.budget.bytes += cost;
+          return step.template;
+        }
         step.template = template;
       }
       level = step.next;

@@ -270,13 +270,24 @@ export class StringColumn extends Utf8Column {
     const values = this.pending;
     if (values.length === 0) return;
     const joined = values.join('');
-    const byteLength = Buffer.byteLength(joined, 'utf8');
-    this.reserve(byteLength);
-    this.bytes.write(joined, this.used, 'utf8');
+    let byteLength = Buffer.byteLength(joined, 'utf8');
     let at = this.used;
     let row = this.written;
-    if (byteLength === joined.length) for (const v of values) this.offsets[++row] = at += v.length;
-    else for (const v of values) this.offsets[++row] = at += Buffer.byteLength(v, 'utf8');
+    if (byteLength === joined.length) {
+      this.reserve(byteLength);
+      this.bytes.write(joined, this.used, 'latin1');
+      for (const v of values) this.offsets[++row] = at += v.length;
+    } else {
+      // Each value's own UTF-8 length: a value ending in a lone high surrogate joined to one
+      // starting with a lone low surrogate would make a pair, not two replacement characters.
+      let sum = 0;
+      for (const v of values) sum += Buffer.byteLength(v, 'utf8');
+      this.reserve(sum);
+      if (sum === byteLength) this.bytes.write(joined, this.used, 'utf8');
+      else for (let k = 0, to = this.used; k < values.length; k++) to += this.bytes.write(values[k]!, to, 'utf8');
+      for (const v of values) this.offsets[++row] = at += Buffer.byteLength(v, 'utf8');
+      byteLength = sum;
+    }
     this.used += byteLength;
     this.written = row;
     values.length = 0;

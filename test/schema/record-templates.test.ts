@@ -39,8 +39,8 @@ test('a record matching a template is read as JSON.parse reads it: numbers, stri
   const skeleton = (s: string, n: string, b: boolean) => `{"s":${s},"n":${n},"b":${b},"z":null,"o":{"t":${s}}}`;
   const { templates, template } = learned(skeleton('"a"', '1', true));
   assert.deepEqual([...template.kinds], [1, 2, 3, 1]);
-  assert.deepEqual(template.paths, ['s', 'n', 'b', 'o\u0000t']);
-  assert.ok(template.nulls.has('z') && template.objects.has('o'));
+  assert.deepEqual(template.paths, ['["s"]', '["n"]', '["b"]', '["o","t"]']);
+  assert.ok(template.nulls.has('["z"]') && template.objects.has('["o"]'));
   const r = rng(7);
   const strings = ['""', '"plain"', '"héllo ✓"', '"日本語"', '"emoji 🎉"', `"it's"`, '"del\u007f"', JSON.stringify('quote " back \\ nl \n tab \t ctl \u0001'), '"\\u00e9\\u2713\\/\\b\\f\\r"', '"\\ud83c\\udf89 pair, \\udc00 lone"'];
   for (let i = 0; i < 5000; i++) {
@@ -98,13 +98,49 @@ test('templates are not learned from records they could misread', () => {
   for (const [i, text] of ['{"a":[{"b":1}]}', '{"a":[[1]]}', '{"a":1,"a":"x"}', '{"a\\u0062":1}', '[{"a":1}]', '"text"', '{"a":1} {"a":2}', deep].entries()) {
     const b = buf(text);
     assert.equal(templates.learn(b, 0, b.length, 100 + i, 'h'), null, text);
-    assert.equal(templates.wants(100 + i), false, `shape of ${text} is not tried again`);
   }
   const invalid = Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]);
   assert.equal(templates.learn(invalid, 0, invalid.length, 200, 'h'), null, 'not valid UTF-8');
   const ok = buf('{"a":1,"l":[1,"x",null,true]}');
   assert.ok(templates.learn(ok, 0, ok.length, 1, 'h'));
   assert.equal(templates.wants(-1), false, 'refused rows have no shape to learn');
+});
+
+test('what a template may hold is bounded: path text, entries, literal bytes, and memory per processor', () => {
+  const templates = new RecordTemplates();
+  // Nesting under long keys makes every path longer than the last (the text grows quadratically).
+  const long = (d: number) => `k${d}`.padEnd(250, 'x');
+  const deep = Array.from({ length: 29 }, (_, d) => `{"${long(d)}":`).join('') + '{' + Array.from({ length: 2000 }, (_, k) => `"${k}":null`).join(',') + '}' + '}'.repeat(29);
+  const record = `{"x":1,"d":${deep}}`;
+  const b = buf(record);
+  assert.equal(templates.learn(b, 0, b.length, 1, 'h'), null, 'too much path text');
+  const wide = buf(`{${Array.from({ length: 1100 }, (_, k) => `"${k}":null`).join(',')}}`);
+  assert.equal(templates.learn(wide, 0, wide.length, 2, 'h'), null, 'too many entries (nulls count)');
+  const keys = buf(`{${Array.from({ length: 80 }, (_, k) => `"${String(k).padEnd(250, 'k')}":1`).join(',')}}`);
+  assert.equal(templates.learn(keys, 0, keys.length, 3, 'h'), null, 'too many literal bytes');
+
+  const budget = { bytes: 2000 };
+  const small = new RecordTemplates(budget);
+  const one = buf('{"a":1,"b":"x"}');
+  assert.ok(small.learn(one, 0, one.length, 1, 'h'));
+  const spent = 2000 - budget.bytes;
+  assert.ok(spent > 0 && spent < 1000, `a small template costs little (${spent})`);
+  assert.equal(small.learn(one, 0, one.length, 1, 'h'), small.match(one, 0, one.length), 'the same skeleton again costs nothing');
+  assert.equal(2000 - budget.bytes, spent);
+  const big = buf(`{${Array.from({ length: 40 }, (_, k) => `"field_${k}":${k}`).join(',')}}`);
+  assert.equal(small.learn(big, 0, big.length, 2, 'h'), null, 'past the budget');
+  assert.equal(small.wants(2), true, 'a shape past the budget is not given up');
+});
+
+test('a record a template cannot be learned from does not stop its shape from being learned', () => {
+  const templates = new RecordTemplates();
+  const odd = buf('{"\\u0061":1}');
+  assert.equal(templates.learn(odd, 0, odd.length, 5, 'h'), null);
+  assert.equal(templates.wants(5), true);
+  const plain = buf('{"a":1}');
+  assert.ok(templates.learn(plain, 0, plain.length, 5, 'h'));
+  for (let k = 0; k < 8; k++) templates.learn(odd, 0, odd.length, 6, 'h');
+  assert.equal(templates.wants(6), false, 'a shape that keeps failing is given up');
 });
 
 test('shapes that start alike share steps of the trie and each record finds its own template', () => {
@@ -125,8 +161,9 @@ test('shapes that start alike share steps of the trie and each record finds its 
 
 test('arrays of scalars are part of a skeleton: elements are values, the length is fixed', () => {
   const { templates, template } = learned('{"tags":["a",1,null,true],"none":[],"n":1}');
-  assert.deepEqual(template.arrays.get('tags'), [0, 1, -1, 2]);
-  assert.deepEqual(template.arrays.get('none'), []);
+  assert.deepEqual(template.arrays.get('["tags"]'), [0, 1, -1, 2]);
+  assert.deepEqual(template.arrays.get('["none"]'), []);
+  assert.deepEqual(template.paths, ['["tags",null]', '["tags",null]', '["tags",null]', '["n"]']);
   const b = buf('{"tags":["\\u00e9",-2.5e1,null,false],"none":[],"n":7}');
   assert.equal(templates.match(b, 0, b.length), template);
   assert.equal(stringValue(templates.values, b, 0), 'é');

@@ -10,6 +10,7 @@ import { createBatchProcessor, type BatchResult } from '../../src/pipeline/proce
 import { createBatchResolution } from '../../src/pipeline/resolver.js';
 import { FieldLayouts, SpeculativeFields } from '../../src/pipeline/speculative-fields.js';
 import type { FileSpec } from '../../src/pipeline/file-plan.js';
+import { StringColumn } from '../../src/schema/columns.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const RULES = { opaquePaths: [], trackedPaths: [], maxDepth: 6 };
@@ -73,7 +74,7 @@ const BATCHES: string[][] = [
   // Arrays: of scalars (written as JSON.stringify writes them, whatever the bytes), empty, holding
   // objects or arrays (the parse path).
   [...[1, 2, 3].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), '{"kind":"list","items":[{"a":1}],"empty":[]}', '{"kind":"list","items":[[1]],"empty":[]}', '{"kind":"list","items":[ "spaced" ],"empty":[]}', view(9), view(10), '{"kind":"proto","__proto__":{"x":1},"constructor":"c","toString":0}'],
-  [...[4, 5].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), view(11), '{"kind":"proto","__proto__":{"x":2},"constructor":"c2","toString":1}'],
+  [...[4, 5].map((i) => `{"kind":"list","items":["x\\"${i}",${i}.50,-0,1e400,null,${i % 2 === 0},"é"],"empty":[]}`), view(11), '{"kind":"proto","__proto__":{"x":2},"constructor":"c2","toString":1}', '{"kind":"sur","s":"a\\ud800"}', '{"kind":"sur","s":"\\udc00b"}'],
 ];
 
 const VARIANTS = [
@@ -137,6 +138,12 @@ test('speculative builders are used only for a file with exactly the rows, keys 
   assert.equal(fields.buildersFor({ ...spec, rows: 4 }), null, 'another row count');
   assert.equal(fields.buildersFor({ ...spec, columns: columns.slice(0, 1) }), null, 'other columns');
   assert.equal(fields.buildersFor({ ...spec, dir: 'sch_2' }), null, 'another file');
+});
+
+test('string columns keep lone surrogates of neighbouring values apart (each its own replacement character)', () => {
+  const column = new StringColumn(4);
+  for (const v of ['a\ud800', '\udc00b', 'plain', '\ud83c\udf89']) column.push(v);
+  assert.deepEqual([...column.vector()], ['a\ufffd', '\ufffdb', 'plain', '🎉']);
 });
 
 test('speculative builders grow past the size of the last batch (strings encoded block by block, ASCII or not)', () => {
