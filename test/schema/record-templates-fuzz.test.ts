@@ -1,10 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance } from '@duckdb/node-api';
 import { DEFAULT_SCHEMA_SETTINGS } from '../../src/catalog/collections.js';
 import { SchemaBook } from '../../src/schema/book.js';
 import { Fingerprinter } from '../../src/schema/fingerprint.js';
@@ -14,6 +13,7 @@ import type { BatchEntry } from '../../src/pipeline/decode.js';
 import { createBatchProcessor, type BatchResult } from '../../src/pipeline/process-batch.js';
 import { RecordTemplates } from '../../src/pipeline/record-templates.js';
 import { createBatchResolution } from '../../src/pipeline/resolver.js';
+import { fileSummary, readFileRows } from '../helpers/batch-files.js';
 
 /**
  * Differential fuzz of record templates (record-templates.ts, template-fields.ts): a processor with
@@ -409,30 +409,6 @@ function pipeline(dir: string, opts: { speculate: boolean; templates: boolean },
   };
 }
 
-/**
- * A DuckDB value as text that tells -0 from 0, a null from the string "null", a number from a
- * string. Long strings are shown by their start, length and SHA-256 (exact, but a failure stays readable).
- */
-function cell(x: unknown): string {
-  if (x === null) return 'NULL';
-  if (typeof x === 'string') return x.length <= 160 ? 's:' + x : `s:${x.slice(0, 80)}… (${x.length} chars, sha256 ${createHash('sha256').update(x).digest('hex')})`;
-  if (typeof x === 'number') return 'n:' + (Object.is(x, -0) ? '-0' : String(x));
-  if (typeof x === 'boolean') return 'b:' + String(x);
-  if (typeof x === 'bigint') return 'i:' + String(x);
-  return 'o:' + String(x);
-}
-
-async function readRows(conn: DuckDBConnection, paths: string[]): Promise<string[]> {
-  const out: string[] = [];
-  for (const p of paths) {
-    const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet('${p.replace(/'/g, "''")}') ORDER BY _sluice_seq, _sluice_row`);
-    const names = reader.columnNames();
-    for (const row of reader.getRows()) out.push(JSON.stringify(names.map((n, i) => [n, cell(row[i])])));
-  }
-  return out;
-}
-
-const summary = (r: BatchResult) => r.files.map((f) => ({ kind: f.kind, path: f.path, rows: f.rows, docBytes: f.docBytes, counts: f.counts, minTs: f.minTs, maxTs: f.maxTs }));
 
 /**
  * A stand-in for the worker's decode loop over the offered records, with the real classes: how
@@ -497,9 +473,9 @@ async function differential(cfg: Pick<Config, 'rules' | 'settings'>, body: (batc
     });
     async function compare(a: BatchResult, p: BatchResult, where: string): Promise<number> {
       assert.equal(a.rows, p.rows, `${where}: rows decoded`);
-      assert.deepEqual(summary(a), summary(p), `${where}: same files`);
-      const rowsA = await readRows(conn, a.files.map((f) => join(dirA, f.path)));
-      const rowsB = await readRows(conn, p.files.map((f) => join(dirB, f.path)));
+      assert.deepEqual(fileSummary(a), fileSummary(p), `${where}: same files`);
+      const rowsA = await readFileRows(conn, a.files.map((f) => join(dirA, f.path)));
+      const rowsB = await readFileRows(conn, p.files.map((f) => join(dirB, f.path)));
       assert.equal(rowsB.length, p.rows, `${where}: every row in a file`);
       // Row by row first: a failure names the row (the document is in it) instead of a 300-row diff.
       for (let i = 0; i < rowsB.length; i++) assert.equal(rowsA[i], rowsB[i], `${where}: row ${i} differs`);

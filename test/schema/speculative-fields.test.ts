@@ -11,6 +11,7 @@ import { createBatchResolution } from '../../src/pipeline/resolver.js';
 import { FieldLayouts, SpeculativeFields } from '../../src/pipeline/speculative-fields.js';
 import type { FileSpec } from '../../src/pipeline/file-plan.js';
 import { StringColumn } from '../../src/schema/columns.js';
+import { fileSummary, readFileRows } from '../helpers/batch-files.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 const RULES = { opaquePaths: [], trackedPaths: [], maxDepth: 6 };
@@ -33,13 +34,7 @@ async function readRows(paths: string[]): Promise<string[]> {
   const instance = await DuckDBInstance.create(':memory:');
   const conn = await instance.connect();
   try {
-    const out: string[] = [];
-    for (const p of paths) {
-      const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet('${p.replace(/'/g, "''")}') ORDER BY _sluice_seq, _sluice_row`);
-      const names = reader.columnNames();
-      for (const row of reader.getRows()) out.push(JSON.stringify(names.map((n, i) => [n, String(row[i])])));
-    }
-    return out;
+    return await readFileRows(conn, paths);
   } finally {
     conn.closeSync();
     instance.closeSync();
@@ -100,8 +95,7 @@ for (const [label, settings] of [
           const seq = b + 1;
           const a = await fast(seq, BATCHES[b]!);
           const p = await plain(seq, BATCHES[b]!);
-          const summary = (r: BatchResult) => r.files.map((f) => ({ kind: f.kind, path: f.path, rows: f.rows, counts: f.counts, minTs: f.minTs, maxTs: f.maxTs }));
-          assert.deepEqual(summary(a), summary(p), `batch ${seq}: same files`);
+          assert.deepEqual(fileSummary(a), fileSummary(p), `batch ${seq}: same files`);
           assert.equal(a.rows, BATCHES[b]!.length);
           const rowsA = await readRows(a.files.map((f) => join(dirA, f.path)));
           const rowsB = await readRows(p.files.map((f) => join(dirB, f.path)));
