@@ -18,7 +18,7 @@
  * Templates are held in a trie of (literal, value kind) steps, so shapes that start alike share
  * their first steps and a match reads each byte of the record once.
  *
- * Measured on 2 cores (bench/pipeline): see docs/schema.md "Pipeline performance".
+ * docs/schema.md ("Collection files", "Benchmarks") has what it takes and what it saved.
  */
 
 import { isUtf8 } from 'node:buffer';
@@ -34,7 +34,7 @@ export const K_BOOLEAN = 3;
 const MAX_TEMPLATES = 256;
 /** Templates per shape key (whitespace variants of one shape). */
 const MAX_TEMPLATES_PER_KEY = 4;
-/** Values per template, object nesting, record size and key length a template may have. */
+/** Entries (values, nulls, objects, arrays), nesting, record size and key length of a template. */
 const MAX_SLOTS = 1024;
 const MAX_DEPTH = 32;
 const MAX_RECORD_BYTES = 64 * 1024;
