@@ -112,7 +112,13 @@ function parquetMetadata(bytes: Uint8Array): { columns: number } {
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-const STYLES = (process.env.BENCH_RECORDS ?? 'flat').split(',') as RecordStyle[];
+/** A comma-separated bench option, each value one of `allowed` (a typo stops the run, not a silent default). */
+function listOption<T extends string>(name: string, fallback: string, allowed: readonly T[]): T[] {
+  const values = (process.env[name] ?? fallback).split(',');
+  for (const v of values) if (!(allowed as readonly string[]).includes(v)) throw new Error(`${name}: "${v}" is not one of ${allowed.join(', ')}`);
+  return values as T[];
+}
+const STYLES = listOption<RecordStyle>('BENCH_RECORDS', 'flat', ['flat', 'arrays']);
 // Every record distinct (no repeated bodies for the compressor to find).
 const bodiesOf = new Map(STYLES.map((style) => [style, makeNdjsonBodies(ENTRIES, RECORDS_PER_ENTRY, 0, style)]));
 const auto = availableParallelism();
@@ -120,7 +126,7 @@ const rows: Record<string, string | number>[] = [];
 const best = new Map<string, number>();
 console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const WORKERS = process.env.BENCH_WORKERS ? process.env.BENCH_WORKERS.split(',').map(Number) : [1, auto];
-const MODES = (process.env.BENCH_COLUMNS ?? 'typed,doc').split(',').map((m) => m === 'typed');
+const MODES = listOption('BENCH_COLUMNS', 'typed,doc', ['typed', 'doc']).map((m) => m === 'typed');
 for (const style of STYLES) {
   const bodies = bodiesOf.get(style)!;
   for (const workers of WORKERS) {
