@@ -44,7 +44,8 @@ interface CollectionQueue {
   /** Durable records and entries not yet completed (leased ones included). */
   records: number;
   entries: number;
-  lease: SpoolLease | null;
+  /** Active leases in sequence order: each starts after the one before (see `lease`). */
+  leases: SpoolLease[];
 }
 
 interface ProjectCounters {
@@ -187,24 +188,29 @@ export class Spool {
   }
 
   /**
-   * Lease the oldest entries of one collection that has no lease (collections take turns), up to
-   * `maxRecords` records but always at least one entry. Null when nothing is waiting. Different
-   * collections can be leased in parallel; one collection has at most one lease at a time, so a
-   * consumer sees each collection's entries in sequence order. `limitOf` narrows one collection's
-   * batches (the pipeline isolates a batch that keeps failing).
+   * Lease the oldest unleased entries of one collection (collections take turns), up to
+   * `maxRecords` records but always at least one entry. Null when nothing is waiting. A collection
+   * may hold up to `aheadOf(id)` leases at once (default 1): each starts after the last one active,
+   * so leases of one collection cover consecutive ranges in sequence order, and the consumer
+   * commits them in that order (docs/architecture.md, "Ordering"). A consumer that gives a lease
+   * back must give back every later one of the collection before leasing it again. `limitOf`
+   * narrows one collection's batches (the pipeline isolates a batch that keeps failing).
    */
-  lease(maxRecords: number, limitOf?: (collectionId: string) => number | undefined): SpoolLease | null {
+  lease(maxRecords: number, limitOf?: (collectionId: string) => number | undefined, aheadOf?: (collectionId: string) => number): SpoolLease | null {
     // Each collection at most once per call: a re-added (sent to the back) entry is visited again by
     // a live Map iteration, so walk a bounded number of steps.
     let budget = this.queues.size;
     for (const [collectionId, q] of this.queues) {
       if (budget-- <= 0) break;
-      if (q.lease || q.entries === 0) continue;
+      if (q.entries === 0 || q.leases.length >= (aheadOf?.(collectionId) ?? 1)) continue;
+      const leased = q.leases.reduce((n, l) => n + l.entries.length, 0);
+      if (leased >= q.entries) continue;
       const lease = this.leaseFrom(collectionId, q, Math.min(maxRecords, limitOf?.(collectionId) ?? maxRecords));
       // Take turns: the collection just served goes to the back.
       this.queues.delete(collectionId);
       if (!lease) {
         // The counters promised entries the index does not have: rebuild them from the index.
+        if (q.leases.length > 0) continue;
         this.recount(collectionId, q);
         if (q.entries > 0) this.queues.set(collectionId, q);
         continue;
@@ -248,7 +254,8 @@ export class Spool {
   private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number): SpoolLease | null {
     const entries: LeasedEntry[] = [];
     let records = 0;
-    for (const { key, value } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+    const after = q.leases.length > 0 ? q.leases[q.leases.length - 1]!.lastSeq + 1 : 0;
+    for (const { key, value } of this.index.getRange({ start: [collectionId, after], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
       const entry = this.entryOf(key, value);
       if (!entry) continue;
       entries.push(entry);
@@ -265,7 +272,7 @@ export class Spool {
       firstSeq: entries[0]!.seq,
       lastSeq: entries[entries.length - 1]!.seq,
     };
-    q.lease = lease;
+    q.leases.push(lease);
     this.project(q.projectId).processing += records;
     this.totalProcessing += records;
     return lease;
@@ -277,7 +284,7 @@ export class Spool {
    */
   async complete(lease: SpoolLease, stageWithin?: () => void): Promise<void> {
     const q = this.queues.get(lease.collectionId);
-    if (!q || q.lease !== lease) throw new Error(`lease ${lease.id} is not active`);
+    if (!q || !q.leases.includes(lease)) throw new Error(`lease ${lease.id} is not active`);
     await this.store.transaction(() => {
       // Checked inside the transaction (they are serialised): once a drop has begun, no batch of
       // the collection commits outputs any more.
@@ -291,7 +298,7 @@ export class Spool {
     });
     await this.store.root.flushed;
     // The collection was dropped meanwhile: the drop already ended the lease and took its records out.
-    if (this.queues.get(lease.collectionId) !== q || q.lease !== lease) return;
+    if (this.queues.get(lease.collectionId) !== q || !q.leases.includes(lease)) return;
     this.endLease(q, lease);
     q.records -= lease.records;
     q.entries -= lease.entries.length;
@@ -304,11 +311,16 @@ export class Spool {
   /** Give the lease back untouched: its entries are leased again, first, by a later `lease`. */
   release(lease: SpoolLease): void {
     const q = this.queues.get(lease.collectionId);
-    if (q && q.lease === lease) this.endLease(q, lease);
+    if (q && q.leases.includes(lease)) this.endLease(q, lease);
+  }
+
+  /** Active leases of a collection (the pipeline's in-flight batches of it). */
+  leasesOf(collectionId: string): number {
+    return this.queues.get(collectionId)?.leases.length ?? 0;
   }
 
   private endLease(q: CollectionQueue, lease: SpoolLease): void {
-    q.lease = null;
+    q.leases = q.leases.filter((l) => l !== lease);
     this.project(lease.projectId).processing -= lease.records;
     this.totalProcessing -= lease.records;
   }
@@ -327,7 +339,7 @@ export class Spool {
       this.markDeleted(highest);
     });
     if (!q) return;
-    if (q.lease) this.endLease(q, q.lease);
+    for (const l of q.leases) this.endLease(q, l);
     this.project(q.projectId).pending -= q.records;
     this.totalPending -= q.records;
     this.queues.delete(collectionId);
@@ -394,7 +406,7 @@ export class Spool {
   private queue(collectionId: string, projectId: string): CollectionQueue {
     let q = this.queues.get(collectionId);
     if (!q) {
-      q = { projectId, records: 0, entries: 0, lease: null };
+      q = { projectId, records: 0, entries: 0, leases: [] };
       this.queues.set(collectionId, q);
     }
     return q;

@@ -2,6 +2,7 @@ import { MessageChannel } from 'node:worker_threads';
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
 import { ApiError } from '../errors.js';
+import { BatchError, type BatchFailure } from './failures.js';
 import type { BatchResult, BatchTask, ResolveRequest, Resolver } from './process-batch.js';
 
 /**
@@ -35,14 +36,18 @@ export class WorkerPool {
         (err: unknown) => port1.postMessage({ type: 'error', message: (err as Error)?.message ?? String(err) }),
       );
     });
+    let out: BatchResult | BatchFailure;
     try {
-      return (await this.piscina.run({ task, port: port2 }, { transferList: [port2, ...transfer] as never })) as BatchResult;
+      out = (await this.piscina.run({ task, port: port2 }, { transferList: [port2, ...transfer] as never })) as BatchResult | BatchFailure;
     } catch (err) {
+      // The thread itself died (or piscina failed): not classified by the worker.
       if (err instanceof ApiError) throw err;
       throw new ApiError('server_error', `pipeline worker failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
     } finally {
       port1.close();
     }
+    if ('failed' in out) throw new BatchError(out.kind, out.message);
+    return out;
   }
 
   async destroy(): Promise<void> {

@@ -13,13 +13,24 @@ export interface BatchResolution {
   plan(): BatchPlan | null;
 }
 
-export function createBatchResolution(args: { book: SchemaBook; settings: BookSettings & { schema_writer_limit: number }; nowMs: () => number; newVersionId: () => string; typedColumns?: boolean }): BatchResolution {
+export function createBatchResolution(args: {
+  book: SchemaBook;
+  settings: BookSettings & { schema_writer_limit: number };
+  nowMs: () => number;
+  newVersionId: () => string;
+  typedColumns?: boolean;
+  /** Awaited before the plan is made: the batch's turn to plan (collection-lane.ts). */
+  planTurn?: () => Promise<void>;
+  /** Called with the plan as soon as it is made (the runner applies it to the book ahead of the commit). */
+  onPlan?: (plan: BatchPlan) => void;
+}): BatchResolution {
   const { book, settings } = args;
   let sightings: Sighting[] = [];
   let refused: Array<[number, number]> = [];
   let plan: BatchPlan | null = null;
 
-  const answer = (): ResolveReply => {
+  const answer = async (): Promise<ResolveReply> => {
+    await args.planTurn?.();
     plan = book.planBatch(sightings, args.nowMs(), settings, args.newVersionId);
     // Rows refused classification (not an object, too many fields) have no signature either:
     // they count with the unrecorded shapes' rows in the report's `unclassified.rows`.
@@ -39,7 +50,9 @@ export function createBatchResolution(args: { book: SchemaBook; settings: BookSe
         return s ? s.entries.map((e) => ({ path: e.path, type: e.type })) : [];
       },
     });
-    return { type: 'plan', assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]), files };
+    const reply: ResolveReply = { type: 'plan', assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]), files };
+    args.onPlan?.(plan);
+    return reply;
   };
 
   return {

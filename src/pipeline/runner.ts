@@ -1,5 +1,3 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { CollectionRecord } from '../catalog/records.js';
 import { ApiError } from '../errors.js';
@@ -14,6 +12,12 @@ import type { BatchEntry } from './decode.js';
 import type { BatchResult } from './process-batch.js';
 import { createBatchResolution } from './resolver.js';
 import { StaleBatchError, type SchemaService } from './schema-service.js';
+import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js';
+import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
+import { isEnvironmental } from './failures.js';
+import { schemaCommitParticipant } from '../schema/schema-commit.js';
+
+export { isEnvironmental } from './failures.js';
 
 /**
  * The lease's bodies copied into one buffer that is transferred to the worker (one memcpy here,
@@ -63,14 +67,17 @@ export interface RunnerDeps {
   telemetry?: { recordError(projectId: string | null, reason: PipelineErrorReason): void };
   /** Typed field columns in collection files (default true; false: documents only — benchmarks compare). */
   typedColumns?: boolean;
+  /** Stages that join each batch's commit after schema (views, rollups), in order. */
+  participants?: CommitParticipant[];
 }
 
 /**
- * The pipeline's main-thread loop (DESIGN §1): lease spool batches (in order per collection, one
- * lease per collection at a time), run each on a worker, then commit versions, shapes and file
- * manifests in the same LMDB transaction that deletes the spool range. A crash before that commit
- * replays the batch; the files it had written are orphans the start-up sweep removes, so each
- * acknowledged record lands in the collection files exactly once.
+ * The pipeline's main-thread loop (docs/architecture.md): lease spool batches — several of one
+ * collection at once, one per free worker — run each on a worker, then commit what it produced
+ * (schema, files, and every participant of the commit seam) in the LMDB transaction that deletes
+ * its spool range, in spool order per collection. A crash before that commit replays the batch;
+ * the files it had written are orphans the start-up sweep removes, so each acknowledged record
+ * lands exactly once.
  */
 export class PipelineRunner {
   private inFlight = new Set<Promise<void>>();
@@ -88,8 +95,14 @@ export class PipelineRunner {
   private processedBatches = 0;
   private readonly detectedAt = new Map<string, number>();
   private retentionTimer: ReturnType<typeof setInterval> | null = null;
+  /** Per collection with batches in flight: their plan and commit order. */
+  private readonly lanes = new Map<string, CollectionLane>();
+  /** Everything a batch commits, schema first. */
+  private readonly participants: CommitParticipant[];
 
-  constructor(private readonly d: RunnerDeps) {}
+  constructor(private readonly d: RunnerDeps) {
+    this.participants = [schemaCommitParticipant(d.schema) as CommitParticipant, ...(d.participants ?? [])];
+  }
 
   start(): void {
     const removed = this.d.schema.sweepOrphans();
@@ -168,18 +181,30 @@ export class PipelineRunner {
     return this.processedBatches;
   }
 
+  /**
+   * How many leases a collection may hold: every worker while it flows (docs/architecture.md,
+   * "Ordering"), one while a failing batch is being narrowed, none while backing off or while
+   * batches of an ended epoch are still coming back.
+   */
+  private aheadOf(collectionId: string): number {
+    const lane = this.lanes.get(collectionId);
+    if (lane?.draining()) return 0;
+    const b = this.backoff.get(collectionId);
+    if (b && b.until > Date.now()) return 0;
+    if (this.narrow.has(collectionId)) return 1;
+    return this.d.pool.size;
+  }
+
   /** Start as many batches as there are idle workers. */
   pump(): void {
     if (this.stopped) return;
-    const skipped: SpoolLease[] = [];
     while (this.busy < this.d.pool.size) {
-      const lease = this.d.spool.lease(LEASE_MAX_RECORDS, (id) => this.narrow.get(id)?.limit);
+      const lease = this.d.spool.lease(
+        LEASE_MAX_RECORDS,
+        (id) => this.narrow.get(id)?.limit,
+        (id) => this.aheadOf(id),
+      );
       if (!lease) break;
-      const b = this.backoff.get(lease.collectionId);
-      if (b && b.until > Date.now()) {
-        skipped.push(lease);
-        continue;
-      }
       this.busy++;
       let freed = false;
       const free = () => {
@@ -195,8 +220,13 @@ export class PipelineRunner {
       });
       this.inFlight.add(p);
     }
-    for (const l of skipped) this.d.spool.release(l);
-    if (skipped.length > 0 || this.backoff.size > 0) this.schedule(RETRY_MIN_MS);
+    if (this.backoff.size > 0) this.schedule(RETRY_MIN_MS);
+  }
+
+  private laneOf(collectionId: string): CollectionLane {
+    let lane = this.lanes.get(collectionId);
+    if (!lane) this.lanes.set(collectionId, (lane = new CollectionLane(collectionId)));
+    return lane;
   }
 
   private schedule(ms: number): void {
@@ -208,7 +238,11 @@ export class PipelineRunner {
     this.wake.unref();
   }
 
-  /** Run one lease; `free` is called as soon as its worker is done (before the commit). */
+  /**
+   * Run one lease; `free` is called as soon as its worker is done (before the commit). The batch
+   * plans and commits in its lane's order; everything it produced joins the commit through the
+   * seam (commit-seam.ts), or is abandoned if it does not commit.
+   */
   private async runLease(lease: SpoolLease, free: () => void): Promise<void> {
     const { spool, schema, pool, clock, log } = this.d;
     const collection = this.d.collections.byId(lease.collectionId);
@@ -217,28 +251,47 @@ export class PipelineRunner {
       await spool.complete(lease).catch((err: unknown) => log.error({ err }, 'dropping a destroyed collection batch failed'));
       return;
     }
+    const lane = this.laneOf(collection.id);
+    const slot = lane.enter();
     let result: BatchResult | null = null;
-    const filesDir = schema.filesDir(collection);
+    let ok = false;
     try {
       const book = await schema.book(collection);
-      const resolution = createBatchResolution({ book, settings: collection, nowMs: () => clock.now(), newVersionId: () => newId('schemaVersion'), typedColumns: this.d.typedColumns ?? true });
+      let brought = false;
+      const resolution = createBatchResolution({
+        book,
+        settings: collection,
+        nowMs: () => clock.now(),
+        newVersionId: () => newId('schemaVersion'),
+        typedColumns: this.d.typedColumns ?? true,
+        planTurn: async () => {
+          await lane.planTurn(slot);
+          // The book was replaced while this batch waited (re-key, purge, an earlier plan that
+          // did not commit as made): planning against the held one would be stale.
+          if (book.generation !== schema.generation(collection.id)) throw new StaleBatchError(collection.id);
+        },
+        onPlan: (plan) => {
+          brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
+          // Applied ahead: the next batch of the collection plans against this one's decisions.
+          book.apply(plan);
+          slot.appliedAhead = true;
+          lane.markPlanned(slot);
+        },
+      });
       const { entries, buffer } = packEntries(lease);
       result = await pool.run(
-        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir },
+        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection) },
         resolution.resolve,
         [buffer],
       );
       free();
       const plan = resolution.plan();
       if (!plan) throw new Error('the batch finished without a plan');
-      const brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
-      let manifests: ReturnType<SchemaService['stageCommit']> = [];
+      await lane.commitTurn(slot);
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
-      await spool.complete(lease, () => {
-        manifests = schema.stageCommit(collection, plan, result!.files, { first: lease.firstSeq, last: lease.lastSeq }, book);
-      });
-      schema.applyCommitted(collection, plan, manifests, book);
+      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage));
+      ok = true;
       this.backoff.delete(collection.id);
       this.failing.delete(collection.id);
       const n = this.narrow.get(collection.id);
@@ -248,30 +301,43 @@ export class PipelineRunner {
         await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
       }
     } catch (err) {
-      if (result) for (const f of result.files) rmSync(join(filesDir, f.path), { force: true });
-      if (err instanceof StaleBatchError) {
-        // Not a failure: released, it is leased again at once (pump) under the new rules.
-        spool.release(lease);
-        return;
-      }
-      if ((err instanceof ApiError && err.code === 'source_deleted') || !this.d.collections.byId(lease.collectionId)) {
-        // The collection is being destroyed (its spool drop fenced this batch off): nothing to retry.
-        spool.release(lease);
-        this.backoff.delete(lease.collectionId);
-        this.failing.delete(lease.collectionId);
-        this.narrow.delete(lease.collectionId);
-        return;
-      }
-      // A full disk, too many open files, an I/O error: the machine's trouble, not the records'.
-      // Such a batch is retried (with back-off) until it passes, never set aside.
-      if (!isEnvironmental(err) && (await this.isolate(lease, err)) === 'set_aside') return;
-      spool.release(lease);
-      const prev = this.backoff.get(lease.collectionId)?.delay ?? 0;
-      const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
-      this.backoff.set(lease.collectionId, { until: Date.now() + delay, delay });
-      if (!this.stopped) log.error({ err, collection_id: lease.collectionId, first_seq: lease.firstSeq, retry_in_ms: delay }, 'pipeline batch failed; it will be retried');
-      this.schedule(delay);
+      await this.notCommitted(lease, collection, slot, result, err);
+    } finally {
+      // A plan applied ahead that did not commit leaves the book ahead of LMDB: reload it.
+      if (!ok && slot.appliedAhead && lane.live(slot)) schema.invalidate(collection.id);
+      lane.leave(slot, ok);
+      if (lane.size === 0) this.lanes.delete(collection.id);
     }
+  }
+
+  /** A batch that did not commit: abandon its output, then retry, re-run or isolate it. */
+  private async notCommitted(lease: SpoolLease, collection: CollectionRecord, slot: LaneSlot, result: BatchResult | null, err: unknown): Promise<void> {
+    const { spool, log } = this.d;
+    for (const p of this.participants) p.abandon?.({ collection, lease, result });
+    const lane = this.laneOf(collection.id);
+    if (err instanceof StaleBatchError || err instanceof LaneAborted || !lane.live(slot)) {
+      // Not a failure: an earlier batch did not commit, or the book changed. Given back, the
+      // batch is leased again (once the lane has drained) under the current book.
+      spool.release(lease);
+      return;
+    }
+    if ((err instanceof ApiError && err.code === 'source_deleted') || !this.d.collections.byId(lease.collectionId)) {
+      // The collection is being destroyed (its spool drop fenced this batch off): nothing to retry.
+      spool.release(lease);
+      this.backoff.delete(lease.collectionId);
+      this.failing.delete(lease.collectionId);
+      this.narrow.delete(lease.collectionId);
+      return;
+    }
+    // A full disk, too many open files, an I/O error: the machine's trouble, not the records'.
+    // Such a batch is retried (with back-off) until it passes, never set aside.
+    if (!isEnvironmental(err) && (await this.isolate(lease, err)) === 'set_aside') return;
+    spool.release(lease);
+    const prev = this.backoff.get(lease.collectionId)?.delay ?? 0;
+    const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
+    this.backoff.set(lease.collectionId, { until: Date.now() + delay, delay });
+    if (!this.stopped) log.error({ err, collection_id: lease.collectionId, first_seq: lease.firstSeq, retry_in_ms: delay }, 'pipeline batch failed; it will be retried');
+    this.schedule(delay);
   }
 
   /**
@@ -335,23 +401,4 @@ export class PipelineRunner {
     await Promise.allSettled([...this.inFlight]);
     await this.d.pool.destroy();
   }
-}
-
-/** errno codes (and LMDB conditions) that say the environment failed, not the input. */
-const ENVIRONMENTAL_CODE = /\b(ENOSPC|EDQUOT|EIO|EMFILE|ENFILE|EROFS|ENOMEM|EAGAIN|EBUSY|MDB_MAP_FULL|MDB_TXN_FULL)\b/;
-/** Codes are matched in capitals only (a path or key spelling `eio` says nothing); these phrases in any case. */
-const ENVIRONMENTAL_TEXT = /no space left on device|too many open files/i;
-
-/**
- * Whether `err` (or an error it wraps) comes from the machine rather than the batch: such a
- * failure clears when space or descriptors are freed, so the batch must wait, not be set aside.
- * Worker errors cross the thread boundary as messages, so the text is checked too.
- */
-export function isEnvironmental(err: unknown): boolean {
-  for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) {
-    const { code, message } = e as { code?: unknown; message?: unknown };
-    if (typeof code === 'string' && ENVIRONMENTAL_CODE.test(code)) return true;
-    if (typeof message === 'string' && (ENVIRONMENTAL_CODE.test(message) || ENVIRONMENTAL_TEXT.test(message))) return true;
-  }
-  return false;
 }

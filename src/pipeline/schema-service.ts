@@ -148,6 +148,16 @@ export class SchemaService {
     }
   }
 
+  /**
+   * Forget the collection's book: the next use loads it from LMDB, and every batch planned against
+   * the one held now is stale at its commit. For a plan applied ahead that did not commit as made.
+   */
+  invalidate(collectionId: string): void {
+    this.generations.set(collectionId, this.generation(collectionId) + 1);
+    this.books.delete(collectionId);
+    this.reportCache.delete(collectionId);
+  }
+
   /** The generation of the collection's current book (0 before its first load). */
   generation(collectionId: string): number {
     return this.generations.get(collectionId) ?? 0;
@@ -232,13 +242,17 @@ export class SchemaService {
     return manifests;
   }
 
-  /** After the commit is durable: the in-memory book and totals follow. */
-  applyCommitted(c: CollectionRecord, plan: BatchPlan, manifests: readonly FileManifest[], book: SchemaBook): void {
+  /**
+   * After the commit is durable: the in-memory book and totals follow. `appliedAhead`: the plan was
+   * applied when it was made (so the next batch could plan against it); applying it again puts the
+   * records as committed, but must not add its overflow twice.
+   */
+  applyCommitted(c: CollectionRecord, plan: BatchPlan, manifests: readonly FileManifest[], book: SchemaBook, appliedAhead = false): void {
     const st = this.statsOf(c.id);
     for (const m of manifests) st.docBytes += m.doc_bytes;
     // A book replaced since the commit was built from LMDB, which already holds this batch.
     if (book.generation !== this.generation(c.id)) return;
-    book.apply(plan);
+    book.apply(appliedAhead ? { ...plan, overflow: undefined } : plan);
     st.schemaCount = book.live().length;
   }
 

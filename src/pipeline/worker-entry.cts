@@ -7,12 +7,13 @@
  */
 import type { WorkerInput } from './worker.js';
 import type { BatchResult } from './process-batch.js';
+import type { BatchFailure } from './failures.js';
 
-type Handler = (input: WorkerInput) => Promise<BatchResult>;
+type Handler = (input: WorkerInput) => Promise<BatchResult | BatchFailure>;
 
 let handler: Promise<Handler> | undefined;
 
-module.exports = function runBatchEntry(input: WorkerInput): Promise<BatchResult> {
+module.exports = function runBatchEntry(input: WorkerInput): Promise<BatchResult | BatchFailure> {
   handler ??= import('./worker.js').then((m) => m.default);
   return handler.then((run) => run(input));
 };

@@ -1,4 +1,5 @@
 import type { MessagePort } from 'node:worker_threads';
+import { failureOf, type BatchFailure } from './failures.js';
 import { createBatchProcessor, type BatchResult, type BatchTask, type ResolveReply, type ResolveRequest } from './process-batch.js';
 
 /**
@@ -12,7 +13,8 @@ export interface WorkerInput {
   port: MessagePort;
 }
 
-export default async function runBatch({ task, port }: WorkerInput): Promise<BatchResult> {
+/** Never throws for the batch's own errors: they come back as a classified value (failures.ts). */
+export default async function runBatch({ task, port }: WorkerInput): Promise<BatchResult | BatchFailure> {
   const resolve = (req: ResolveRequest) =>
     new Promise<ResolveReply>((ok, fail) => {
       const onMessage = (reply: ResolveReply | { type: 'error'; message: string }) => {
@@ -27,6 +29,8 @@ export default async function runBatch({ task, port }: WorkerInput): Promise<Bat
     });
   try {
     return await processBatch(task, resolve);
+  } catch (err) {
+    return failureOf(err);
   } finally {
     port.close();
   }

@@ -1,0 +1,39 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { SchemaService } from '../pipeline/schema-service.js';
+import type { FileManifest } from '../pipeline/schema-store.js';
+
+interface SchemaStaged {
+  manifests: FileManifest[];
+  /** The commit changed the plan (identity limit reached, a hand settle, unclassified rows counted). */
+  adjusted: boolean;
+}
+
+/**
+ * Schema on the commit seam: versions, shapes and collection-file manifests are staged in the
+ * spool's transaction. Plans are applied to the book ahead of the commit (the next batch of the
+ * collection plans against them); when the commit had to change the plan, the book no longer
+ * matches what is committed, so it is reloaded and batches planned meanwhile run again.
+ */
+export function schemaCommitParticipant(schema: SchemaService): CommitParticipant<SchemaStaged> {
+  return {
+    name: 'schema',
+    stage({ collection, plan, result, lease, book }) {
+      const versions = [...plan.versions];
+      const shapes = [...plan.shapes];
+      const manifests = schema.stageCommit(collection, plan, result.files, { first: lease.firstSeq, last: lease.lastSeq }, book);
+      const adjusted = plan.versions.some((v, i) => v !== versions[i]) || plan.shapes.some((s, i) => s !== shapes[i]);
+      return { manifests, adjusted };
+    },
+    applyCommitted({ collection, plan, book }, staged) {
+      schema.applyCommitted(collection, plan, staged.manifests, book, true);
+      if (staged.adjusted) schema.invalidate(collection.id);
+    },
+    abandon({ collection, result }) {
+      if (!result) return;
+      const dir = schema.filesDir(collection);
+      for (const f of result.files) rmSync(join(dir, f.path), { force: true });
+    },
+  };
+}
