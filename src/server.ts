@@ -110,8 +110,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     res.onAborted(() => (state.aborted = true));
     const started = performance.now();
     const fallbackEndpoint = `${head.method} ${head.path}`;
-    const respond = (status: number, body: unknown, endpoint: string, headers: Record<string, string> = {}) => {
-      sendJson(res, state, status, body, headers);
+    const respond = (status: number, body: unknown, endpoint: string, headers: Record<string, string> = {}, close = false) => {
+      sendJson(res, state, status, body, headers, close);
       log.info({ method: head.method, route: endpoint, status, duration_ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
       finished();
     };
@@ -131,7 +131,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     const limit = match.route.def.maxBodyBytes ?? config.maxBodyBytes;
     readBody(res, state, head, limit, (err, body) => {
       if (err) {
-        respond(err.status, errorEnvelope(match.route.endpoint, err), match.route.endpoint, { connection: 'close' });
+        // Refused for its size, after the rest of the body was read (uws-transport.ts): not kept alive.
+        respond(err.status, errorEnvelope(match.route.endpoint, err), match.route.endpoint, {}, true);
         return;
       }
       dispatch(deps, match, { ...head, body })
