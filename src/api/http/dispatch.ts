@@ -1,4 +1,5 @@
-import { ApiError, toApiError, type FieldIssue } from '../../errors.js';
+import { ApiError, notFound, toApiError, type FieldIssue } from '../../errors.js';
+import { idLabel, isId } from '../../ids.js';
 import { hasScope } from '../../auth/scopes.js';
 import type { Envelope } from './envelope.js';
 import { errorEnvelope, successEnvelope } from './envelope.js';
@@ -34,7 +35,7 @@ export interface DispatchDeps {
 
 /**
  * Runs one matched request through the fixed order: authenticate → authorise → parse →
- * validate params, query, body → handler → envelope. Every failure becomes an error envelope.
+ * validate params, query, body → path ids → handler → envelope. Every failure becomes an error envelope.
  */
 export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRequest): Promise<DispatchResult> {
   const { route, params } = match;
@@ -71,6 +72,12 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
       issues.push({ field: 'body', message: 'must be empty: this endpoint takes no body' });
     }
     assertValid(issues);
+    // A path id of another shape names nothing: 404 like an id that does not exist, checked after
+    // the other parameters as a lookup would be, so the two cannot be told apart.
+    for (const { name, kind } of route.ids) {
+      const value = params[name]!;
+      if (!isId(kind, value)) throw notFound(`${idLabel(kind)} ${value}`);
+    }
 
     const ctx: RequestContext = {
       method: def.method as Method,
