@@ -107,14 +107,15 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
  * The one place a control-plane failure becomes its answer: the error envelope for `err` (anything
  * not an ApiError is a `server_error`). Every answer of status 500 or more is logged here at error
  * level with the error thrown — message and stack with its `cause` chain — so that the first bug in
- * an endpoint can be found from the log. `endpoint` is the route pattern (no ids or secrets from
- * the query string). 4xx answers are the caller's mistake and only appear in the request log.
+ * an endpoint can be found from the log. `endpoint` is the envelope's: the route pattern, or method
+ * and path when no route matched (never the query string, which may carry secrets). 4xx answers are
+ * the caller's mistake and only appear in the request log.
  */
 export function failure(log: Logger, method: string, endpoint: string, err: unknown): DispatchResult {
   const apiErr = toApiError(err);
   if (apiErr.status >= 500) {
     // A wrapped error is logged as thrown; an ApiError thrown as such carries its own cause.
-    log.error({ err: apiErr === err ? apiErr : err, method, route: endpoint, status: apiErr.status, code: apiErr.code }, `${method} ${endpoint} answered ${apiErr.status} ${apiErr.code}`);
+    log.error({ err: apiErr === err ? apiErr : err, method, route: endpoint, status: apiErr.status, code: apiErr.code }, `${endpoint} answered ${apiErr.status} ${apiErr.code}`);
   }
   return { status: apiErr.status, envelope: errorEnvelope(endpoint, apiErr), headers: apiErr.headers };
 }
