@@ -49,13 +49,50 @@ export function newId(kind: IdKind): string {
   return idPrefix[kind] + randomToken(ID_BODY);
 }
 
-/** JSON Schema for a path parameter holding an id of `kind`, with a message that says what to fix. */
+/** JSON Schema for an id of `kind` in a body or query, with a message that says what to fix. */
 export function idSchema(kind: IdKind): Record<string, unknown> {
   return {
     type: 'string',
     pattern: `^${idPrefix[kind]}[0-9a-z]{${ID_BODY}}$`,
     errorHint: `must be ${/^[aeiou]/i.test(ID_NAMES[kind]) ? 'an' : 'a'} ${ID_NAMES[kind]} id: "${idPrefix[kind]}" followed by ${ID_BODY} lowercase letters or digits`,
   };
+}
+
+/** Longest path parameter looked up as an id; a longer one is refused as invalid input (400). */
+export const MAX_PATH_ID_LENGTH = 256;
+
+/**
+ * JSON Schema for a path parameter naming a resource of `kind`. Only its length is validated: a
+ * value that is not an id of that kind names nothing and answers 404 like an id that does not exist
+ * (dispatch checks it with `isId`), so callers never need to know the shape of our ids. `pathId`
+ * marks the parameter for that check.
+ */
+export function pathIdSchema(kind: IdKind): Record<string, unknown> {
+  return {
+    type: 'string',
+    maxLength: MAX_PATH_ID_LENGTH,
+    pathId: kind,
+    description: `${idLabel(kind)} id ("${idPrefix[kind]}…"); any other value names nothing (404)`,
+    errorHint: `must be at most ${MAX_PATH_ID_LENGTH} characters`,
+  };
+}
+
+/** Whether `value` has the shape of an id of `kind` (it may still name nothing). */
+export function isId(kind: IdKind, value: string): boolean {
+  const prefix = idPrefix[kind];
+  return value.length === prefix.length + ID_BODY && value.startsWith(prefix) && ID_BODY_PATTERN.test(value.slice(prefix.length));
+}
+
+const ID_BODY_PATTERN = /^[0-9a-z]+$/;
+
+/** The kind as the start of a message: "Project", "API key", "Ingest key". */
+export function idLabel(kind: IdKind): string {
+  const name = ID_NAMES[kind];
+  return name[0]!.toUpperCase() + name.slice(1);
+}
+
+export function isIdKind(value: unknown): value is IdKind {
+  return typeof value === 'string' && Object.hasOwn(idPrefix, value);
 }
 
 /** Secrets are high-entropy random strings, so a plain SHA-256 is a safe lookup hash for them. */

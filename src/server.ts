@@ -22,7 +22,8 @@ import { Store } from './store/db.js';
 import type { Services } from './services.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
-import { dispatch } from './api/http/dispatch.js';
+import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
+import type { RouteMatch } from './api/http/router.js';
 import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
 
@@ -89,9 +90,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     inFlight--;
     if (inFlight === 0 && idle) idle();
   };
-  const deps = {
+  const deps: DispatchDeps = {
     authenticate: (headers: Record<string, string>) => authenticate(services.accounts, headers),
     team: (teamId: string) => services.accounts.teams.get(GLOBAL, teamId),
+    log,
   };
 
   app.get('/healthz', (res) => {
@@ -110,36 +112,34 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     res.onAborted(() => (state.aborted = true));
     const started = performance.now();
     const fallbackEndpoint = `${head.method} ${head.path}`;
-    const respond = (status: number, body: unknown, endpoint: string, headers: Record<string, string> = {}) => {
-      sendJson(res, state, status, body, headers);
-      log.info({ method: head.method, route: endpoint, status, duration_ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+    const respond = (r: DispatchResult, endpoint: string, close = false) => {
+      sendJson(res, state, r.status, r.envelope, r.headers, close);
+      log.info({ method: head.method, route: endpoint, status: r.status, duration_ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
       finished();
     };
+    // Every failure is answered through `failure` (dispatch.ts), which logs the 5xx ones.
+    const fail = (err: unknown, endpoint: string, close = false) => respond(failure(log, head.method, endpoint, err), endpoint, close);
     inFlight++;
     if (stopping) {
-      respond(503, errorEnvelope(fallbackEndpoint, new ApiError('service_unavailable')), fallbackEndpoint, { connection: 'close' });
+      fail(new ApiError('service_unavailable', undefined, { headers: { connection: 'close' } }), fallbackEndpoint);
       return;
     }
-    let match;
+    let match: RouteMatch;
     try {
       match = router.match(head.method, head.path);
     } catch (err) {
-      const e = err as ApiError;
-      respond(e.status, errorEnvelope(fallbackEndpoint, e), fallbackEndpoint, e.headers);
+      fail(err, fallbackEndpoint);
       return;
     }
+    const endpoint = match.route.endpoint;
     const limit = match.route.def.maxBodyBytes ?? config.maxBodyBytes;
     readBody(res, state, head, limit, (err, body) => {
-      if (err) {
-        respond(err.status, errorEnvelope(match.route.endpoint, err), match.route.endpoint, { connection: 'close' });
-        return;
-      }
-      dispatch(deps, match, { ...head, body })
-        .then((r) => respond(r.status, r.envelope, match.route.endpoint, r.headers))
-        .catch((e: unknown) => {
-          log.error({ err: e, route: match.route.endpoint }, 'dispatch failed');
-          respond(500, errorEnvelope(match.route.endpoint, new ApiError('server_error')), match.route.endpoint);
-        });
+      // Refused for its size, after the rest of the body was read (uws-transport.ts): not kept alive.
+      if (err) return fail(err, endpoint, true);
+      dispatch(deps, match, { ...head, body }).then(
+        (r) => respond(r, endpoint),
+        (e: unknown) => fail(e, endpoint),
+      );
     });
   });
 

@@ -1,11 +1,8 @@
 import { isUtf8 } from 'node:buffer';
 import { ApiError } from '../errors.js';
-import { recordRanges } from '../pipeline/decode.js';
+import { recordRanges, type BatchFormat } from '../records/split.js';
 import { timestampMs } from '../timestamp.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
-
-/** How a batch's records are laid out in its body (kept with the spool entry so it is parsed once more, not re-encoded). */
-export type BatchFormat = 'ndjson' | 'array' | 'object';
 
 export interface ParsedBatch {
   format: BatchFormat;

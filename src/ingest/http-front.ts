@@ -1,6 +1,7 @@
 import type { HttpResponse, TemplatedApp } from 'uws-pack';
 import { ApiError, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../api/http/body-drain.js';
 import { bodiesFull } from './backpressure.js';
 import { checkIdempotencyKey, type IngestCore, type IngestOutcome, type IngestTarget } from './ingest-core.js';
 import { decode, parseQuery, PREFLIGHT_HEADERS, readBody, sendAccepted, sendError, tooLarge, type ResponseState } from './transport.js';
@@ -53,9 +54,7 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
       ctx.core.admit(target, declared, idempotencyKey);
     } catch (err) {
       const e = ctx.core.countError(target?.projectId ?? null, toApiError(err));
-      // The body was not read: close so it is not taken for the next request.
-      sendError(res, state, e, declared > 0);
-      done();
+      refuseUnread(res, state, e, declared, declared === 0 && req.getHeader('transfer-encoding') !== '', ctx.bodyTimeoutMs, done);
       return;
     }
 
@@ -106,4 +105,26 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
     sendError(res, state, new ApiError('method_not_allowed', 'Ingest takes POST (HTTP) or a WebSocket upgrade (GET with Upgrade: websocket)'), false);
   };
   app.any('/ingest', (res) => notAllowed(res));
+}
+
+/**
+ * Answer a request refused before its body was read. A body still arriving is read and thrown away
+ * first (within the body time limit, at most DRAIN_MAX_BYTES), so the client can read the answer;
+ * then the connection is closed, as it is at once when the declared body is larger than that.
+ */
+function refuseUnread(res: HttpResponse, state: ResponseState, err: ApiError, declared: number, chunked: boolean, timeoutMs: number, done: () => void): void {
+  if (!shouldDrain(declared, chunked)) {
+    sendError(res, state, err, declared > 0);
+    done();
+    return;
+  }
+  const drain = new BodyDrain(0, { maxBytes: DRAIN_MAX_BYTES, timeoutMs }, () => {
+    sendError(res, state, err, true);
+    done();
+  });
+  state.onAbort = () => {
+    drain.cancel();
+    done();
+  };
+  res.onData((chunk, isLast) => drain.chunk(chunk.byteLength, isLast));
 }

@@ -1,7 +1,7 @@
 import type { Database, DatabaseOptions, Key } from 'lmdb';
 import { ApiError } from '../errors.js';
+import type { BatchFormat } from '../records/split.js';
 import type { Store } from '../store/db.js';
-import type { BatchFormat } from './framing.js';
 
 /** One accepted request (or WebSocket frame) as stored: its records stay in the bytes they arrived in. */
 export interface SpoolEntry {

@@ -3,6 +3,7 @@ import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from 'uws-pack';
 import { ApiError, invalidField } from '../errors.js';
 import { errorEnvelope } from '../api/http/envelope.js';
+import { BodyDrain, DRAIN_MAX_BYTES } from '../api/http/body-drain.js';
 
 /** The endpoint name ingest responses carry in the envelope. */
 export const INGEST_ENDPOINT = 'POST /ingest';
@@ -76,7 +77,9 @@ export function parseQuery(raw: string, allowed: readonly string[]): { values: R
 
 /**
  * Read a body of at most `limit` bytes: into a buffer sized from Content-Length when it is small,
- * else collected in chunks. Over the limit: `payload_too_large`, and the rest is ignored.
+ * else collected in chunks. Over the limit: `payload_too_large`, reported once the rest of the body
+ * was read and thrown away (`BodyDrain`: so that the client can read the answer), within the same
+ * time limit and at most DRAIN_MAX_BYTES in all; the caller answers and closes the connection.
  *
  * Memory is counted from the start: a small declared length at once (it is allocated now), other
  * bytes as they arrive; past the budget the read fails with `opts.full()`. A body not complete
@@ -87,44 +90,70 @@ export function parseQuery(raw: string, allowed: readonly string[]): { values: R
 export function readBody(res: HttpResponse, state: ResponseState, declared: number, limit: number, done: (err: ApiError | null, body: Buffer, release: () => void) => void, opts: ReadBodyOptions): void {
   let size = 0;
   let failed = false;
+  let finished = false;
   let held = 0;
+  const chunks: Buffer[] = [];
   const release = () => {
     if (held > 0) opts.budget.release(held);
     held = 0;
   };
   const watch: ReadWatch = { deadline: Date.now() + opts.timeoutMs, expire: () => fail(bodyTimeout(opts.timeoutMs)) };
-  const fail = (err: ApiError) => {
+  /** Set while the rest of a refused body is read; `refusal` is reported when it ends. */
+  let drain: BodyDrain | null = null;
+  let refusal: ApiError | null = null;
+  /** `drainRest`: the client is still sending; read the rest before reporting `err` (see body-drain.ts). */
+  const fail = (err: ApiError, drainRest = false) => {
     failed = true;
     unwatchRead(watch);
     release();
-    done(err, EMPTY, release);
+    chunks.length = 0;
+    if (!drainRest) return done(err, EMPTY, release);
+    refusal = err;
+    drain = new BodyDrain(size, { maxBytes: DRAIN_MAX_BYTES, timeoutMs: Math.max(0, watch.deadline - Date.now()) }, () => {
+      drain = null;
+      done(err, EMPTY, release);
+    });
+  };
+  state.onAbort = () => {
+    // Gone mid-body: end the request (its in-flight count, its bytes); no answer can be sent.
+    if (!failed && !finished) fail(new ApiError('request_validation_failed', 'The client closed the connection before sending the whole body'));
+    else if (drain && refusal) {
+      // Gone while a refused body was being read: report the refusal now (nobody gets the answer).
+      drain.cancel();
+      drain = null;
+      done(refusal, EMPTY, release);
+    } else release();
   };
   // A small body is held for its declared length at once (one buffer, one copy); a large one is
   // counted as its bytes arrive, so clients that declare big bodies and then stall cannot take
   // the memory budget from everybody else.
   const fixedSize = declared > 0 && declared <= FIXED_BODY_MAX;
-  if (fixedSize) {
-    if (!opts.budget.tryHold(declared)) return fail(opts.full());
-    held = declared;
-  }
-  let finished = false;
-  state.onAbort = () => {
-    // Gone mid-body: end the request (its in-flight count, its bytes); no answer can be sent.
-    if (!failed && !finished) fail(new ApiError('request_validation_failed', 'The client closed the connection before sending the whole body'));
-    else release();
-  };
+  let fixed: Buffer | null = null;
   watchRead(watch);
-  const fixed = fixedSize ? Buffer.allocUnsafe(declared) : null;
-  const chunks: Buffer[] = [];
+  if (fixedSize) {
+    if (opts.budget.tryHold(declared)) {
+      held = declared;
+      fixed = Buffer.allocUnsafe(declared);
+    } else fail(opts.full(), true);
+  }
   res.onData((chunk, isLast) => {
-    if (failed || state.aborted) return;
+    if (state.aborted) return;
     const n = chunk.byteLength;
+    if (failed) {
+      drain?.chunk(n, isLast);
+      return;
+    }
     if (size + n > limit || (declared > 0 && size + n > declared)) {
-      fail(size + n > limit ? tooLarge(limit) : new ApiError('request_validation_failed', 'The body is longer than its Content-Length'));
+      size += n;
+      if (size > limit) fail(tooLarge(limit), !isLast);
+      else fail(new ApiError('request_validation_failed', 'The body is longer than its Content-Length'));
       return;
     }
     if (!fixed && n > 0) {
-      if (!opts.budget.tryHold(n)) return fail(opts.full());
+      if (!opts.budget.tryHold(n)) {
+        size += n;
+        return fail(opts.full(), !isLast);
+      }
       held += n;
     }
     // uWS neuters the chunk after this callback returns: copy it now.

@@ -86,8 +86,8 @@ test('API keys: validation edges', async (t) => {
   assertError(await srv.post('/v1/keys', { name: 'ok', scopes: { everything: ['read'] } }), 400, 'request_validation_failed', 'body.scopes');
   assertError(await srv.post('/v1/keys', { name: 'ok', scopes: { projects: ['admin'] } }), 400, 'request_validation_failed', 'body.scopes.projects[0]');
   assertError(await srv.post('/v1/keys', { name: 'ok', scopes: ['projects:read'] }), 400, 'request_validation_failed', 'body.scopes');
-  assertError(await srv.get('/v1/keys/nope'), 400, 'request_validation_failed', 'params.key_id');
-  assertError(await srv.get('/v1/keys/team_aaaaaaaaaaaaaaaaaaaa'), 400, 'request_validation_failed', 'params.key_id');
+  assertError(await srv.get('/v1/keys/nope'), 404, 'not_found');
+  assertError(await srv.get('/v1/keys/team_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
   assertError(await srv.get('/v1/keys/key_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
   assertError(await srv.post('/v1/keys/key_aaaaaaaaaaaaaaaaaaaa', { name: 'renamed' }), 404, 'not_found');
   const { id } = await createKey(srv, {});

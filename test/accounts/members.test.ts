@@ -94,7 +94,7 @@ test('team members: permissions, foreign team and validation', async (t) => {
   assertError(await srv.post(`/v1/teams/${teamId}/users`, { email: 'a@example.com', role_id: 'owner' }), 400, 'request_validation_failed', 'body.role_id');
   assertError(await srv.post(`/v1/teams/${teamId}/users`, { email: 'a@example.com', role_id: 'rol_aaaaaaaaaaaaaaaaaaaa' }), 400, 'request_validation_failed', 'body.role_id');
   assertError(await srv.post(`/v1/teams/${teamId}/users`, { email: 'a@example.com', name: '' }), 400, 'request_validation_failed', 'body.name');
-  assertError(await srv.get(`/v1/teams/${teamId}/users/key_aaaaaaaaaaaaaaaaaaaa`), 400, 'request_validation_failed', 'params.user_id');
+  assertError(await srv.get(`/v1/teams/${teamId}/users/key_aaaaaaaaaaaaaaaaaaaa`), 404, 'not_found');
   assertError(await srv.get(`/v1/teams/${teamId}/users/usr_aaaaaaaaaaaaaaaaaaaa`), 404, 'not_found');
 
   // A Member (users:read only) may list, but not invite or remove others; may leave.

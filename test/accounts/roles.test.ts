@@ -60,7 +60,7 @@ test('roles: validation edges', async (t) => {
   assertError(await srv.post('/v1/roles', { name: 'x', scopes: {}, description: 'd'.repeat(501) }), 400, 'request_validation_failed', 'body.description');
   assertError(await srv.post('/v1/roles', { name: 'OWNER', scopes: {} }), 409, 'conflict');
   assertError(await srv.post('/v1/roles', { name: 'A', scopes: {} }), 409, 'conflict');
-  assertError(await srv.get('/v1/roles/usr_aaaaaaaaaaaaaaaaaaaa'), 400, 'request_validation_failed', 'params.role_id');
+  assertError(await srv.get('/v1/roles/usr_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
   assertError(await srv.get('/v1/roles/rol_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
   const some = (await srv.get('/v1/roles?order_by=created_at&sort=desc&limit=1')).body.data[0];
   assertError(await srv.post(`/v1/roles/${some.id}`, {}), 400, 'request_validation_failed', 'body');

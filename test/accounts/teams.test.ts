@@ -83,7 +83,7 @@ test('team create validation edges', async (t) => {
   assertError(await post({ logo_url: 'data:image/gif;base64,R0lGODlhAQABAAAAACw=' }), 400, 'request_validation_failed', 'body.logo_url');
   assertError(await post({ logo_url: JPEG_DATA_URI.replace('jpeg', 'png') }), 400, 'request_validation_failed', 'body.logo_url');
   assertError(await post({ logo_url: 'https://example.com/logo.png' }), 400, 'request_validation_failed', 'body.logo_url');
-  assertError(await srv.get('/v1/teams/prj_aaaaaaaaaaaaaaaaaaaa', { token: admin }), 400, 'request_validation_failed', 'params.team_id');
+  assertError(await srv.get('/v1/teams/prj_aaaaaaaaaaaaaaaaaaaa', { token: admin }), 404, 'not_found');
   assertError(await srv.get('/v1/teams/team_aaaaaaaaaaaaaaaaaaaa', { token: admin }), 404, 'not_found');
 });
 

@@ -67,8 +67,8 @@ test('projects: create, get, list order rules, update, validation edges', async 
   assert.equal(missingName.body.error?.details[0].field, 'body.name');
 
   const wrongPrefix = await srv.get('/v1/projects/src_aaaaaaaaaaaaaaaaaaaa');
-  assert.equal(wrongPrefix.status, 400);
-  assert.equal(wrongPrefix.body.error?.details[0].field, 'params.project_id');
+  assert.equal(wrongPrefix.status, 404);
+  assert.equal(wrongPrefix.body.error?.code, 'not_found');
   const absent = await srv.get('/v1/projects/prj_aaaaaaaaaaaaaaaaaaaa');
   assert.equal(absent.status, 404);
   assert.equal(absent.body.error?.code, 'not_found');

@@ -251,7 +251,8 @@ test('collections: list order, filters, pagination, other teams', async (t) => {
   assert.deepEqual(ok(back).map((c: any) => c.name), ['Alpha', 'bravo', 'charlie']);
   fails(await srv.get(`${base}?source_id=bad`), 400, 'request_validation_failed', 'query.source_id');
   fails(await srv.get(`${base}?order_by=slug`), 400, 'request_validation_failed', 'query.order_by');
-  fails(await srv.get(`${base}/src_${'a'.repeat(20)}`), 400, 'request_validation_failed', 'params.collection_id');
+  // A path id of another kind or shape names nothing, like an id that does not exist.
+  fails(await srv.get(`${base}/src_${'a'.repeat(20)}`), 404, 'not_found');
   fails(await srv.get(`${base}/col_${'a'.repeat(20)}`), 404, 'not_found');
 
   const token = await otherTeamToken(srv);

@@ -83,7 +83,7 @@ test('ingest keys: list order, filters, validation, scopes and ownership', async
   fails(await srv.get(`${base}?source_id=prj_${'a'.repeat(20)}`), 400, 'request_validation_failed', 'query.source_id');
   fails(await srv.post(base, { name: 'x' }), 400, 'request_validation_failed', 'body.name');
   fails(await srv.post(base, { source_id: 1 }), 400, 'request_validation_failed', 'body.source_id');
-  fails(await srv.get(`${base}/key_${'a'.repeat(20)}`), 400, 'request_validation_failed', 'params.ingest_key_id');
+  fails(await srv.get(`${base}/key_${'a'.repeat(20)}`), 404, 'not_found');
   fails(await srv.get(`${base}/ik_${'a'.repeat(20)}`), 404, 'not_found');
   // A key is reachable only under its own source.
   fails(await srv.get(`/v1/projects/${project.id}/sources/${otherSource.id}/ingest_keys/${keys[0]}`), 404, 'not_found');

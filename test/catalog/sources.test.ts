@@ -91,9 +91,10 @@ test('sources: name length edges, unknown fields, bad ids and body types', async
     else fails(res, c.status, 'request_validation_failed', c.field);
   }
 
-  fails(await srv.get('/v1/projects/prj_bad/sources'), 400, 'request_validation_failed', 'params.project_id');
-  fails(await srv.get(`${base}/col_${'a'.repeat(20)}`), 400, 'request_validation_failed', 'params.source_id');
-  fails(await srv.get(`${base}/src_${'a'.repeat(19)}`), 400, 'request_validation_failed', 'params.source_id');
+  fails(await srv.get('/v1/projects/prj_bad/sources'), 404, 'not_found');
+  fails(await srv.get(`${base}/col_${'a'.repeat(20)}`), 404, 'not_found');
+  fails(await srv.get(`${base}/src_${'a'.repeat(19)}`), 404, 'not_found');
+  fails(await srv.get(`${base}/src_${'a'.repeat(257)}`), 400, 'request_validation_failed', 'params.source_id');
   fails(await srv.get(`${base}/src_${'a'.repeat(20)}`), 404, 'not_found');
   fails(await srv.get(`/v1/projects/prj_${'b'.repeat(20)}/sources`), 404, 'not_found');
   fails(await srv.get(`${base}?order_by=colour`), 400, 'request_validation_failed', 'query.order_by');

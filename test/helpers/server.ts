@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { loadConfig, type Config } from '../../src/config.js';
 import { startSluice, type Sluice } from '../../src/server.js';
 import type { Clock } from '../../src/clock.js';
+import type { Logger } from '../../src/log.js';
 
 export const BOOTSTRAP_KEY = 'slk_test_bootstrap_key_0000000000000000000';
 
@@ -35,13 +36,14 @@ export class TestServer {
   readonly dataDir: string;
   readonly env: Record<string, string>;
 
-  private constructor(readonly clock: Clock | undefined, env: Record<string, string>) {
+  private constructor(readonly clock: Clock | undefined, env: Record<string, string>, readonly log?: Logger) {
     this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
     this.env = { SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'silent', SLUICE_BOOTSTRAP_KEY: BOOTSTRAP_KEY, SLUICE_ADMIN_PASSWORD: 'admin-password', ...env, SLUICE_DATA_DIR: this.dataDir };
   }
 
-  static async start(opts: { clock?: Clock; env?: Record<string, string> } = {}): Promise<TestServer> {
-    const t = new TestServer(opts.clock, opts.env ?? {});
+  /** `log` replaces the logger SLUICE_LOG_LEVEL would make (tests that read what was logged). */
+  static async start(opts: { clock?: Clock; env?: Record<string, string>; log?: Logger } = {}): Promise<TestServer> {
+    const t = new TestServer(opts.clock, opts.env ?? {}, opts.log);
     await t.boot();
     return t;
   }
@@ -56,7 +58,7 @@ export class TestServer {
 
   private async boot(): Promise<void> {
     const config = loadConfig(this.env);
-    this.sluice = await startSluice({ config, ...(this.clock ? { clock: this.clock } : {}) });
+    this.sluice = await startSluice({ config, ...(this.clock ? { clock: this.clock } : {}), ...(this.log ? { log: this.log } : {}) });
   }
 
   /** Stop and start again on the same data dir (a new port). */

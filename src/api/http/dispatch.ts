@@ -1,5 +1,7 @@
-import { ApiError, toApiError, type FieldIssue } from '../../errors.js';
+import { ApiError, notFound, toApiError, type FieldIssue } from '../../errors.js';
+import { idLabel, isId } from '../../ids.js';
 import { hasScope } from '../../auth/scopes.js';
+import type { Logger } from '../../log.js';
 import type { Envelope } from './envelope.js';
 import { errorEnvelope, successEnvelope } from './envelope.js';
 import type { RouteMatch } from './router.js';
@@ -30,11 +32,13 @@ export interface TeamState {
 export interface DispatchDeps {
   authenticate(headers: Record<string, string>): Principal;
   team(teamId: string): TeamState | undefined;
+  /** Where `failure` logs every 5xx with its cause. */
+  log: Logger;
 }
 
 /**
  * Runs one matched request through the fixed order: authenticate → authorise → parse →
- * validate params, query, body → handler → envelope. Every failure becomes an error envelope.
+ * validate params, query, body → path ids → handler → envelope. Every failure becomes an error envelope.
  */
 export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRequest): Promise<DispatchResult> {
   const { route, params } = match;
@@ -71,6 +75,12 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
       issues.push({ field: 'body', message: 'must be empty: this endpoint takes no body' });
     }
     assertValid(issues);
+    // A path id of another shape names nothing: 404 like an id that does not exist, checked after
+    // the other parameters as a lookup would be, so the two cannot be told apart.
+    for (const { name, kind } of route.ids) {
+      const value = params[name]!;
+      if (!isId(kind, value)) throw notFound(`${idLabel(kind)} ${value}`);
+    }
 
     const ctx: RequestContext = {
       method: def.method as Method,
@@ -89,9 +99,25 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
       headers: reply.headers ?? {},
     };
   } catch (err) {
-    const apiErr = toApiError(err);
-    return { status: apiErr.status, envelope: errorEnvelope(route.endpoint, apiErr), headers: apiErr.headers };
+    return failure(deps.log, raw.method, route.endpoint, err);
   }
+}
+
+/**
+ * The one place a control-plane failure becomes its answer: the error envelope for `err` (anything
+ * not an ApiError is a `server_error`). Every answer of status 500 or more is logged here at error
+ * level with the error thrown — message and stack with its `cause` chain — so that the first bug in
+ * an endpoint can be found from the log. `endpoint` is the envelope's: the route pattern, or method
+ * and path when no route matched (never the query string, which may carry secrets). 4xx answers are
+ * the caller's mistake and only appear in the request log.
+ */
+export function failure(log: Logger, method: string, endpoint: string, err: unknown): DispatchResult {
+  const apiErr = toApiError(err);
+  if (apiErr.status >= 500) {
+    // A wrapped error is logged as thrown; an ApiError thrown as such carries its own cause.
+    log.error({ err: apiErr === err ? apiErr : err, method, route: endpoint, status: apiErr.status, code: apiErr.code }, `${endpoint} answered ${apiErr.status} ${apiErr.code}`);
+  }
+  return { status: apiErr.status, envelope: errorEnvelope(endpoint, apiErr), headers: apiErr.headers };
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

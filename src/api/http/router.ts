@@ -1,5 +1,6 @@
 import { ApiError } from '../../errors.js';
-import type { Method, RouteDef } from './route.js';
+import { isIdKind, type IdKind } from '../../ids.js';
+import type { JsonSchema, Method, RouteDef } from './route.js';
 import { compileValidator, type Validator } from './validation.js';
 
 /** A route with its validators compiled and its path split into segments. */
@@ -8,6 +9,8 @@ export interface CompiledRoute {
   endpoint: string;
   segments: string[];
   validate: { params?: Validator; query?: Validator; body?: Validator };
+  /** Path parameters that name a resource (`pathIdSchema`), in path order, with the kind of id each takes. */
+  ids: { name: string; kind: IdKind }[];
 }
 
 export interface RouteMatch {
@@ -32,7 +35,8 @@ export class Router {
       if (def.schema?.params) validate.params = compileValidator('params', def.schema.params);
       if (def.schema?.query) validate.query = compileValidator('query', def.schema.query);
       if (def.schema?.body) validate.body = compileValidator('body', def.schema.body);
-      this.routes.push({ def, endpoint, segments: split(def.path), validate });
+      const segments = split(def.path);
+      this.routes.push({ def, endpoint, segments, validate, ids: pathIds(segments, def.schema?.params) });
     }
     // Most literal first: at each position a literal beats a parameter.
     this.routes.sort((a, b) => specificity(b.segments).localeCompare(specificity(a.segments)));
@@ -61,6 +65,19 @@ export class Router {
   methods(): Method[] {
     return [...new Set(this.routes.map((r) => r.def.method))];
   }
+}
+
+function pathIds(segments: string[], schema: JsonSchema | undefined): CompiledRoute['ids'] {
+  const properties = (schema?.properties ?? {}) as Record<string, { pathId?: unknown }>;
+  const ids: CompiledRoute['ids'] = [];
+  for (const s of segments) {
+    if (!s.startsWith(':')) continue;
+    const kind = properties[s.slice(1)]?.pathId;
+    if (kind === undefined) continue;
+    if (!isIdKind(kind)) throw new Error(`path parameter ${s} names an unknown kind of id: ${String(kind)}`);
+    ids.push({ name: s.slice(1), kind });
+  }
+  return ids;
 }
 
 function split(path: string): string[] {

@@ -1,5 +1,5 @@
 import type { JsonSchema } from './route.js';
-import { idSchema, type IdKind } from '../../ids.js';
+import { pathIdSchema, type IdKind } from '../../ids.js';
 
 /** Shared JSON Schema pieces for route declarations. */
 
@@ -18,10 +18,13 @@ export function object(properties: Record<string, JsonSchema>, required: string[
   return { type: 'object', additionalProperties: false, properties, ...(required.length ? { required } : {}) };
 }
 
-/** Path parameters: each named parameter must be an id of the given kind. */
+/**
+ * Path parameters, each naming a resource of the given kind. A value that is not an id of that
+ * kind answers 404 `not_found`, as an id that does not exist does (`pathIdSchema`).
+ */
 export function params(ids: Record<string, IdKind>): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
-  for (const [name, kind] of Object.entries(ids)) properties[name] = idSchema(kind);
+  for (const [name, kind] of Object.entries(ids)) properties[name] = pathIdSchema(kind);
   return { type: 'object', properties, required: Object.keys(ids) };
 }
 

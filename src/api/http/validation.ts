@@ -11,6 +11,8 @@ function makeAjv(coerce: boolean): Ajv {
   addFormats(ajv);
   // A sentence that replaces ajv's generic message for this schema node ("must be a project id: …").
   ajv.addKeyword({ keyword: 'errorHint', schemaType: 'string' });
+  // The kind of id a path parameter names (ids.ts `pathIdSchema`); checked by dispatch, not by ajv.
+  ajv.addKeyword({ keyword: 'pathId', schemaType: 'string' });
   return ajv;
 }
 

@@ -1,6 +1,6 @@
 import { iso } from '../../clock.js';
 import { ApiError, notFound } from '../../errors.js';
-import { idSchema } from '../../ids.js';
+import { pathIdSchema } from '../../ids.js';
 import { isLocalServer, localServerId } from '../../ingest/local-server.js';
 import { minuteOf } from '../../ingest/telemetry.js';
 import type { Services } from '../../services.js';
@@ -22,7 +22,7 @@ const rangeQuery = object({
 const serverParams = {
   type: 'object',
   properties: {
-    project_id: idSchema('project'),
+    project_id: pathIdSchema('project'),
     server_id: { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a server id of this project' },
   },
   required: ['project_id', 'server_id'],

@@ -1,6 +1,6 @@
 import type { RouteDef, JsonSchema } from '../http/route.js';
 
-/** Strip our ajv-only keywords so the document is plain JSON Schema 2020-12. */
+/** Strip our ajv-only keywords (`errorHint`, `pathId`) so the document is plain JSON Schema 2020-12. */
 function clean(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(clean);
   if (typeof schema !== 'object' || schema === null) return schema;
@@ -10,6 +10,7 @@ function clean(schema: unknown): unknown {
       if (!('description' in schema)) out.description = v;
       continue;
     }
+    if (k === 'pathId') continue;
     out[k] = clean(v);
   }
   return out;
