@@ -40,6 +40,8 @@ export const errorCatalogue = {
   spool_full_storage_write: { status: 503, message: 'Ingest is paused: the spool could not be written' },
   spool_full_ingest_queue: { status: 503, message: 'Ingest is paused: too many records are waiting to be written' },
   spool_full_wal_unavailable: { status: 503, message: 'Ingest is paused: the spool is unavailable' },
+  // ── Views ─────────────────────────────────────────────────────────────────
+  view_script_invalid: { status: 400, message: 'The transform script does not compile; error.details gives the message, line and column' },
   // ── Server ────────────────────────────────────────────────────────────────
   server_error: { status: 500, message: 'Something went wrong on the server' },
   service_unavailable: { status: 503, message: 'The server is shutting down or not ready' },

@@ -25,6 +25,10 @@ export const idPrefix = {
   collection: 'col_',
   ingestKey: 'ik_',
   schemaVersion: 'sch_',
+  view: 'viw_',
+  viewTransform: 'vtr_',
+  viewVersion: 'vta_',
+  viewDeferral: 'vsd_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -41,6 +45,10 @@ const ID_NAMES: Record<IdKind, string> = {
   collection: 'collection',
   ingestKey: 'ingest key',
   schemaVersion: 'schema version',
+  view: 'view',
+  viewTransform: 'view transform',
+  viewVersion: 'view version',
+  viewDeferral: 'waiting shape',
 };
 
 const ID_BODY = 20;

@@ -9,6 +9,7 @@ import { startPurgeScheduler } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
 import { SchemaService } from './pipeline/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
+import { ViewCatalog } from './transform/view-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -68,11 +69,14 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     ...createIngestServices(store, clock),
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
+    views: new ViewCatalog(store, clock, log, config.dataDir),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
-  // then the files and schema that batch would have added to.
+  // then the views it feeds (with every view reading them), then the files and schema that batch
+  // would have added to.
   services.collectionDestroyers.push(
     (svc, collection) => svc.spool.dropCollection(collection.id),
+    (svc, collection) => svc.views.destroyReading(collection),
     (svc, collection) => svc.schema.destroyCollection(collection),
   );
   // Files are named by sequence number: a data directory from before the spool kept its high-water

@@ -13,6 +13,7 @@ import type { Spool } from './ingest/spool.js';
 import type { PipelineTelemetry } from './ingest/telemetry.js';
 import type { SchemaService } from './pipeline/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
+import type { ViewCatalog } from './transform/view-catalog.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -37,4 +38,6 @@ export interface Services {
   schema: SchemaService;
   /** The pipeline loop (spool → collection files); null when `config.pipeline` is off. */
   pipeline: PipelineRunner | null;
+  /** Views: records, transforms, versions, waiting shapes, output manifests (src/transform/view-catalog.ts). */
+  views: ViewCatalog;
 }

@@ -14,6 +14,7 @@ import { memberRoutes } from './members/routes.js';
 import { pipelineRoutes } from './pipeline/routes.js';
 import { schemaRoutes } from './schemas/routes.js';
 import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
+import { viewRoutes } from './views/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -23,6 +24,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...pipelineRoutes(s));
   table.push(...schemaRoutes(s));
   table.push(...unprocessableRoutes(s));
+  table.push(...viewRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

@@ -30,8 +30,9 @@ export function serializeCollection(s: Services, c: CollectionRecord) {
     slug: c.slug,
     name: c.name,
     ...collectionTotals(s, c.id),
-    // Views and drains do not exist yet: nothing reads from or exports a collection.
-    views_count: 0,
+    // Live views reading the collection directly (views of those views read the view, not it).
+    views_count: s.views.list(c.project_id).filter((v) => v.collection_id === c.id && v.deleted_at === null).length,
+    // Drains do not exist yet: nothing exports a collection.
     drains_count: 0,
     schema_opaque_paths: c.schema_opaque_paths,
     schema_tracked_paths: c.schema_tracked_paths,
