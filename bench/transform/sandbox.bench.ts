@@ -9,6 +9,7 @@
  *
  * Per input, three ways, each an op over all the records:
  * - sandbox: `TransformSandbox.run`, outputs decoded to objects in this thread (what a worker gets);
+ * - sandbox in a child process: `TransformProcess.run` (records over IPC, the answer decoded here);
  * - direct, same harness: the harness source evaluated in a node:vm context of this isolate and
  *   its answer decoded the same way — identical code, so the ratio is the cost of the isolate
  *   boundary and of the isolate's smaller heap;
@@ -23,6 +24,7 @@ import { createContext, runInContext } from 'node:vm';
 import { Bench } from 'tinybench';
 import { decodeRunResult, HARNESS_SOURCE } from '../../src/transform/harness.js';
 import { TransformSandbox } from '../../src/transform/sandbox.js';
+import { TransformProcess } from '../../src/transform/sandbox-process.js';
 import { makeRecords } from '../pipeline/records.js';
 import { makeNestedRecords } from './nested-records.js';
 
@@ -79,6 +81,7 @@ let sink = 0;
 
 function scenario(name: string, script: string, data: Batch[], records: number) {
   const sandbox = new TransformSandbox({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
+  const child = new TransformProcess({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
   // The harness in a node:vm context of this isolate: same code, no isolate boundary.
   const vmContext = createContext({});
   const install = runInContext(HARNESS_SOURCE, vmContext) as (t: Transform, progress: SharedArrayBuffer, max: number) => (...args: unknown[]) => string;
@@ -94,6 +97,13 @@ function scenario(name: string, script: string, data: Batch[], records: number) 
       sandbox: () => {
         for (const b of data) {
           const o = sandbox.run({ scriptHash: name, script, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          if (o.status !== 'ok') throw new Error(o.message);
+          sink += o.rows;
+        }
+      },
+      'sandbox in a child process': async () => {
+        for (const b of data) {
+          const o = await child.run({ scriptHash: name, script, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
@@ -116,8 +126,11 @@ function scenario(name: string, script: string, data: Batch[], records: number) 
           sink += JSON.stringify(out).length;
         }
       },
-    } as Record<string, () => void>,
-    dispose: () => sandbox.dispose(),
+    } as Record<string, () => void | Promise<void>>,
+    dispose: async () => {
+      sandbox.dispose();
+      await child.close();
+    },
   };
 }
 
@@ -141,7 +154,7 @@ for (const sc of scenarios) {
     const rate = perSec(t);
     rows.push({ task: t.name, 'records/s': Math.round(rate).toLocaleString('en-US'), 'sandbox time ÷ this': (rate / sandboxRate).toFixed(2) });
   }
-  sc.dispose();
+  await sc.dispose();
 }
 console.table(rows);
 if (sink === 42) console.log('');

@@ -172,6 +172,8 @@ export const HARNESS_SOURCE = String.raw`(function () {
         // promoted with the whole batch (the young generation is small; see the file comment).
         let out = [], done = 0, chars = 0;
         const parts = [];
+        // Record index of each output; null while output k came from record k.
+        let src = null;
         const flush = (i) => {
           progress[1] = src === null ? done : src[done];
           progress[2] = i;
@@ -200,14 +202,13 @@ export const HARNESS_SOURCE = String.raw`(function () {
           out = [];
           return null;
         };
-        // Record index of each output; null while output k came from record k.
-        let src = null;
         const len = text.length;
         let p = 0, i = 0;
         while (p < len) {
           if (i === n) return 'xthe records text holds more than the ' + n + ' records of the ctx';
           let e = indexOf(text, RS, p);
           if (e < 0) e = len;
+          progress[0] = i;
           let record;
           try {
             record = parse(slice(text, p, e));
@@ -216,7 +217,6 @@ export const HARNESS_SOURCE = String.raw`(function () {
           }
           p = e + 1;
           const ctx = { view_id: viewId, schema_version: svPer ? sv[i] : sv, received_at: isoOf(receivedAt[i]), timestamp: isoOf(timestamps[i]) };
-          progress[0] = i;
           let r;
           try {
             r = transform(record, ctx);
@@ -263,9 +263,22 @@ export const HARNESS_SOURCE = String.raw`(function () {
 /** What a failed run reports. */
 export type FailureReason = 'syntax' | 'no_transform_function' | 'threw' | 'bad_output' | 'timeout' | 'memory' | 'output_too_large';
 
-export type RunResult =
-  | { status: 'ok'; outputs: Record<string, unknown>[]; sources: Uint32Array; rows: number }
-  | { status: 'failed'; reason: FailureReason; recordIndex: number | null; message: string };
+export interface TransformFailure {
+  status: 'failed';
+  reason: FailureReason;
+  recordIndex: number | null;
+  message: string;
+}
+
+export type RunResult = { status: 'ok'; outputs: Record<string, unknown>[]; sources: Uint32Array; rows: number } | TransformFailure;
+
+/** The harness's answer before decoding (what crosses a process boundary cheaply: one string). */
+export interface RawAnswer {
+  status: 'answer';
+  answer: string;
+  /** Records of the batch (the answer's record indexes are checked against it). */
+  records: number;
+}
 
 const REASONS = new Set<string>(['threw', 'bad_output', 'output_too_large']);
 

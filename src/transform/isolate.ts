@@ -1,5 +1,5 @@
 import ivm from 'isolated-vm';
-import { decodeRunResult, HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, type RunResult } from './harness.js';
+import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, type RawAnswer, type TransformFailure } from './harness.js';
 
 /**
  * The one boundary to isolated-vm. A `TransformIsolate` owns one V8 isolate with the harness
@@ -30,15 +30,14 @@ export interface LoadedScript {
 }
 
 /**
- * One batch for one script. `recordsText` is the records' JSON texts joined by U+001E (RS; no
- * JSON text holds it raw, so it is built from spool bytes by joining byte ranges with 0x1E and
- * decoding once). Record i's ctx is `{ view_id: viewId, schema_version, received_at, timestamp }`
- * with the times given here as epoch ms and seen by the script as ISO-8601 strings (null when not
- * a valid time).
+ * One batch of records, the same for every view run over it. `recordsText` is the records' JSON
+ * texts joined by U+001E (RS; no JSON text holds it raw, so it is built from spool bytes by
+ * joining byte ranges with 0x1E and decoding once). Record i's ctx is `{ view_id, schema_version,
+ * received_at, timestamp }` with the times given here as epoch ms and seen by the script as
+ * ISO-8601 strings (null when not a valid time).
  */
 export interface BatchInput {
   recordsText: string;
-  viewId: string;
   /** One for every record, or one per record. */
   schemaVersion: string | null | ReadonlyArray<string | null>;
   /** Epoch ms per record: when Sluice received it. */
@@ -75,14 +74,17 @@ export class TransformIsolate {
     return this.isolate.isDisposed;
   }
 
-  /**
-   * Compiles `script`, runs its top-level code in a new context (within `timeoutMs`) and binds its
-   * `transform` to the harness.
-   */
-  load(script: string, timeoutMs: number, maxOutputChars: number): LoadedScript | LoadFailure {
-    let compiled: ivm.Script;
+  /** Compiles `script` without running it: null, or the syntax error (safe on any thread). */
+  checkSyntax(script: string): LoadFailure | null {
+    const compiled = this.compile(script);
+    if (!(compiled instanceof ivm.Script)) return compiled;
+    compiled.release();
+    return null;
+  }
+
+  private compile(script: string): ivm.Script | LoadFailure {
     try {
-      compiled = this.isolate.compileScriptSync(script, { filename: SCRIPT_FILENAME });
+      return this.isolate.compileScriptSync(script, { filename: SCRIPT_FILENAME });
     } catch (err) {
       const f = this.classify(err);
       if (f.kind !== 'error') return loadFailure(f.kind, f.message);
@@ -92,6 +94,15 @@ export class TransformIsolate {
       const message = text.replace(/\s*\[view-transform\.js:\d+:\d+\]\s*$/, '');
       return { status: 'failed', reason: 'syntax', message, line: at?.line ?? null, column: at?.column ?? null };
     }
+  }
+
+  /**
+   * Compiles `script`, runs its top-level code in a new context (within `timeoutMs`) and binds its
+   * `transform` to the harness.
+   */
+  load(script: string, timeoutMs: number, maxOutputChars: number): LoadedScript | LoadFailure {
+    const compiled = this.compile(script);
+    if (!(compiled instanceof ivm.Script)) return compiled;
     const context = this.isolate.createContextSync();
     let install: ivm.Reference<unknown> | undefined;
     let fn: ivm.Reference<unknown> | undefined;
@@ -127,15 +138,16 @@ export class TransformIsolate {
   }
 
   /**
-   * One batch: one synchronous isolate call (see `BatchInput`). After a `timeout` the context may
+   * One batch: one synchronous isolate call (see `BatchInput`), answering the harness's string
+   * (decoded by `decodeRunResult`) or a failure. After a `timeout` the context may
    * hold half-done state of the script: the caller drops it. After `memory` the isolate is
    * disposed: the caller builds a new one.
    */
-  call(loaded: LoadedScript, batch: BatchInput, timeoutMs: number): RunResult {
+  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number): RawAnswer | TransformFailure {
     const n = batch.receivedAt.length;
     if (batch.timestamp.length !== n) throw new Error(`transform sandbox: receivedAt has ${n} entries, timestamp ${batch.timestamp.length}`);
     this.progress[0] = PROGRESS_IDLE;
-    let answer: unknown;
+    let answer: string;
     try {
       answer = loaded.run.applySync(
         undefined,
@@ -143,7 +155,7 @@ export class TransformIsolate {
           // Measured: ExternalCopy beats a plain string argument for the records text, and the
           // time columns go over as typed-array copies (a memcpy).
           new ivm.ExternalCopy(batch.recordsText).copyInto({ release: true }),
-          batch.viewId,
+          viewId,
           JSON.stringify(batch.schemaVersion),
           new ivm.ExternalCopy(batch.receivedAt).copyInto({ release: true }),
           new ivm.ExternalCopy(batch.timestamp).copyInto({ release: true }),
@@ -166,7 +178,7 @@ export class TransformIsolate {
       if (f.kind === 'memory') return { status: 'failed', reason: 'memory', recordIndex, message: `transform ran out of memory ${where} (limit ${this.memoryLimitMb} MB)` };
       return { status: 'failed', reason: 'threw', recordIndex, message: `transform failed ${where}: ${errorText(f.error)}` };
     }
-    return decodeRunResult(answer, n);
+    return { status: 'answer', answer, records: n };
   }
 
   /** Frees a loaded script's context. */

@@ -1,5 +1,5 @@
 import { TransformIsolate, type BatchInput, type LoadedScript } from './isolate.js';
-import type { FailureReason, RunResult } from './harness.js';
+import { decodeRunResult, type FailureReason, type RawAnswer, type RunResult, type TransformFailure } from './harness.js';
 
 /**
  * Runs view transform scripts: `function transform(record, ctx)` returning an object, an array of
@@ -14,6 +14,13 @@ import type { FailureReason, RunResult } from './harness.js';
  * Each script runs in its own context, created on first use and kept in an LRU keyed by script
  * hash (`maxCachedScripts`). Global state a script keeps between calls is not guaranteed: the
  * context is recreated after eviction, a timeout or a rebuild of the isolate.
+ *
+ * Output values JSON cannot represent are dropped as JSON.stringify drops them (functions,
+ * undefined, symbols: the key is missing, the column reads null); cycles and BigInt fail the batch.
+ *
+ * Not contained here: some allocations abort the whole process with a V8 fatal error before
+ * isolated-vm's limit applies (see sandbox-process.ts). `TransformProcess` runs this class in a
+ * child process for that reason.
  */
 
 export interface TransformSandboxOptions {
@@ -30,12 +37,17 @@ export interface TransformSandboxOptions {
   maxOutputChars?: number;
 }
 
-/** One batch of one view: the script and the records with their ctx columns (see `BatchInput`). */
-export interface TransformInput extends BatchInput {
+/** A view's script. */
+export interface ViewScript {
+  /** ctx.view_id */
+  viewId: string;
   /** Stable hash of `script`; the cache key. */
   scriptHash: string;
   script: string;
 }
+
+/** One batch of one view: the script and the records with their ctx columns (see `BatchInput`). */
+export interface TransformInput extends BatchInput, ViewScript {}
 
 /**
  * A value, never a throw (`run` throws only when the caller breaks `BatchInput`: a record that is
@@ -45,6 +57,7 @@ export interface TransformInput extends BatchInput {
  */
 export type TransformOutcome = RunResult;
 export type TransformFailureReason = FailureReason;
+export type { RawAnswer, TransformFailure };
 export type { BatchInput };
 
 export const DEFAULT_MEMORY_LIMIT_MB = 128;
@@ -71,6 +84,15 @@ export class TransformSandbox {
 
   /** Runs `input.script`'s transform over every record of the batch. */
   run(input: TransformInput): TransformOutcome {
+    const r = this.runRaw(input);
+    return r.status === 'answer' ? decodeRunResult(r.answer, r.records) : r;
+  }
+
+  /**
+   * `run` without decoding the answer: for a host process that passes the one string on (see
+   * sandbox-process.ts) and decodes it where the outputs are used.
+   */
+  runRaw(input: TransformInput): RawAnswer | TransformFailure {
     const iso = this.currentIsolate();
     let loaded = this.scripts.get(input.scriptHash);
     if (loaded !== undefined && loaded.script === input.script) {
@@ -88,7 +110,7 @@ export class TransformSandbox {
       this.scripts.set(input.scriptHash, loaded);
       while (this.scripts.size > this.maxCachedScripts) this.forget(this.scripts.keys().next().value as string);
     }
-    const outcome = iso.call(loaded, input, this.timeoutMs);
+    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs);
     if (outcome.status === 'failed') {
       if (iso.disposed) this.drop();
       // The call was cut off mid-script: its globals may be half-updated.

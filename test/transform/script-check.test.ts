@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkScript, MAX_SCRIPT_CHARS } from '../../src/transform/script-check.js';
+import { checkScript, checkScriptAsync, MAX_SCRIPT_CHARS } from '../../src/transform/script-check.js';
 
 describe('checkScript', () => {
   it('accepts a script that defines transform, however declared', () => {
@@ -40,6 +40,21 @@ describe('checkScript', () => {
     assert.equal(mem.ok, false);
     if (!mem.ok) assert.match(mem.message, /ran out of memory/);
     assert.deepEqual(checkScript('function transform() { return {} }'), { ok: true });
+  });
+
+  it('survives top-level code that aborts V8 (it runs in a child process)', () => {
+    const r = checkScript('const a = [];\na.length = 1e8;\na.fill(1);\nfunction transform() { return {} }');
+    assert.equal(r.ok, false);
+    if (!r.ok) assert.match(r.message, /crashed the checking process \(SIGABRT\)/);
+    assert.deepEqual(checkScript('function transform() { return {} }'), { ok: true });
+  });
+
+  it('has an asynchronous twin with the same answers', async () => {
+    assert.deepEqual(await checkScriptAsync('function transform(r) { return r }'), { ok: true });
+    assert.deepEqual(await checkScriptAsync('function transform(r) {\n  return r +;\n}'), { ok: false, message: "SyntaxError: Unexpected token ';'", line: 2, column: 13 });
+    const r = await checkScriptAsync('const transform = 1;');
+    assert.equal(r.ok, false);
+    assert.equal((await checkScriptAsync(' ')).ok, false);
   });
 
   it(`refuses more than ${MAX_SCRIPT_CHARS} characters and whitespace-only scripts`, () => {
