@@ -6,16 +6,8 @@ import type { VersionField } from '../schema/versions.js';
  * transform script, or one question for the user). User-facing meaning: docs/views-auto-mapping.md.
  */
 
-/** Types an output field may declare (spec: ViewOutputField.type). */
-export const OUTPUT_FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'array', 'null'] as const;
-export type OutputFieldType = (typeof OUTPUT_FIELD_TYPES)[number];
-
-/** One declared output field of a view (spec: View.output_schema entries). */
-export interface OutputField {
-  name: string;
-  type: OutputFieldType;
-  description?: string;
-}
+export { OUTPUT_FIELD_TYPES, type OutputField, type OutputFieldType } from './output-schema.js';
+import type { OutputField } from './output-schema.js';
 
 /**
  * The view's mapping policy (spec: View.mapping_policy_*). Paths are written `$.user.id`,

@@ -1,3 +1,4 @@
+import { RESERVED_OUTPUT_NAMES } from './output-schema.js';
 import type { Segment } from '../schema/shape.js';
 import type { VersionField } from '../schema/versions.js';
 import type { OutputField, OutputFieldType } from './mapping-types.js';
@@ -14,14 +15,8 @@ export const MAX_PROPOSED_FIELDS = 64;
 /** Longest output field name (spec: Limits, output field name). */
 export const MAX_OUTPUT_NAME = 128;
 
-/**
- * Query keys an output field may not be named (spec: Create view rules). The same list as the view
- * API's output-schema check; a proposed name that would take one gets `_value` appended.
- */
-export const RESERVED_QUERY_KEYS: readonly string[] = [
-  'limit', 'cursor', 'after', 'before', 'sort', 'order_by', 'start_at', 'end_at', 'interval', 'timezone', 'series',
-  'max_series', 'time_range', 'page_id', 'normalize', 'coverage_mode', 'forecast_at',
-];
+/** Query keys an output field may not be named: the view API's list (output-schema.ts); a proposed name that would take one gets `_value` appended. */
+export const RESERVED_QUERY_KEYS: readonly string[] = [...RESERVED_OUTPUT_NAMES];
 
 /** A proposed field and the path it was made from. */
 export interface ProposedField {

@@ -4,16 +4,8 @@
  * documented in docs/views.md; the pipeline and the API both read these constants.
  */
 
-/** Types an output field may declare (spec: ViewOutputField.type). */
-export const OUTPUT_FIELD_TYPES = ['string', 'number', 'boolean', 'date', 'array', 'null'] as const;
-export type OutputFieldType = (typeof OUTPUT_FIELD_TYPES)[number];
-
-/** One declared output field of a view. */
-export interface OutputField {
-  name: string;
-  type: OutputFieldType;
-  description?: string;
-}
+export { OUTPUT_FIELD_TYPES, type OutputField, type OutputFieldType } from './output-schema.js';
+import type { OutputField } from './output-schema.js';
 
 /** What a view reads: a collection, another view, or a base view joined with lookup views. */
 export const VIEW_MODES = ['collection', 'view', 'join'] as const;

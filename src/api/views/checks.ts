@@ -46,7 +46,7 @@ export function assertScript(script: string | undefined, field = 'body.transform
 /** Output field names unique, types consistent, no reserved query keys (400 naming each entry). */
 export function assertOutputSchema(fields: readonly OutputField[] | undefined, field = 'body.output_schema'): void {
   if (fields === undefined) return;
-  assertValid(validateOutputSchema([...fields]).map((i): FieldIssue => ({ field: `${field}[${i.index}].${i.field}`, message: i.message })));
+  assertValid(validateOutputSchema([...fields]).map((i): FieldIssue => ({ field: i.key ? `${field}[${i.index}].${i.key}` : `${field}[${i.index}]`, message: i.message })));
 }
 
 /** The join key must be an output field of the view it is read from. */

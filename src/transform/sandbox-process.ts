@@ -1,0 +1,206 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { decodeRunResult, type TransformFailure } from './harness.js';
+import type { BatchInput, TransformInput, TransformOutcome, TransformSandboxOptions, ViewScript } from './sandbox.js';
+import type { ChildMessage, ChildRequest } from './sandbox-child.js';
+
+/**
+ * A `TransformSandbox` in a child process: the same outcomes, asynchronous, and a script that
+ * crashes V8 ends the child, not Sluice.
+ *
+ * Why a process: isolated-vm's memory limit covers growth it can see coming, but some allocations
+ * abort the whole process with a V8 fatal error before the limit is checked (measured with
+ * isolated-vm 5.0.4 / Node 20, 128 MB limit: `a = []; a.length = 1e8; a.fill(1)`,
+ * `new Array(1e8).fill(0)`, a Map grown without bound, `'x'.repeat(2 ** 28).split('')`; see
+ * isolated-vm issues #107, #527 and its README: "v8 is not resilient to out of memory
+ * conditions"). In a pipeline worker thread that would be the server's process.
+ *
+ * Requests are queued, one at a time per child. The child is forked on first use and again after
+ * it ends; a child that does not answer within the call's time limit + `graceMs` is killed. A
+ * batch's records cross the process boundary once for all its views (`runViews`; IPC with V8
+ * serialization, ~30 ms per 18 MB measured) and each answer comes back as the harness's one
+ * string, decoded here.
+ */
+
+export interface TransformProcessOptions extends TransformSandboxOptions {
+  /** Time past `cpuTimeMsPerCall` before a silent child is killed; default 5000. */
+  graceMs?: number;
+}
+
+/** The child's entry (compiled next to this file). */
+export const SANDBOX_CHILD_PATH = fileURLToPath(new URL('./sandbox-child.js', import.meta.url));
+
+const STDERR_TAIL = 4096;
+
+export class TransformProcess {
+  private readonly opts: TransformProcessOptions;
+  private child: ChildProcess | null = null;
+  private stderrTail = '';
+  private queue: Promise<unknown> = Promise.resolve();
+  private forks = 0;
+  private closed = false;
+
+  constructor(opts: TransformProcessOptions = {}) {
+    this.opts = opts;
+  }
+
+  /** Runs one view over one batch (see `TransformSandbox.run`). */
+  async run(input: TransformInput): Promise<TransformOutcome> {
+    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script }]);
+    return outcome!;
+  }
+
+  /**
+   * Runs each view's script over one batch, in order; the records cross to the child once. A view
+   * that crashes the child gets a `memory` (or `timeout`) failure and the views after it run in a
+   * new child. Rejects only when the input breaks the contract (see `TransformSandbox.run`).
+   */
+  runViews(batch: BatchInput, views: readonly ViewScript[]): Promise<TransformOutcome[]> {
+    const result = this.queue.then(() => this.runNow(batch, views));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  /** Child processes started so far (1 + restarts after a crash or a kill). */
+  get processStarts(): number {
+    return this.forks;
+  }
+
+  /** Ends the child. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue;
+    const child = this.child;
+    this.child = null;
+    if (child !== null && child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      child.ref();
+      child.disconnect();
+      await exited;
+    }
+  }
+
+  private async runNow(batch: BatchInput, views: readonly ViewScript[]): Promise<TransformOutcome[]> {
+    if (this.closed) throw new Error('transform process: closed');
+    const outcomes: TransformOutcome[] = [];
+    let error: Error | null = null;
+    while (outcomes.length < views.length) {
+      const r = await this.exchange(batch, views.slice(outcomes.length));
+      outcomes.push(...r.outcomes);
+      error ??= r.error;
+    }
+    if (error !== null) throw error;
+    return outcomes;
+  }
+
+  /** One child, as many views as it answers before it ends (at least one: the one it died on). */
+  private exchange(batch: BatchInput, views: readonly ViewScript[]): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
+    const child = this.ensureChild();
+    const limitMs = (this.opts.cpuTimeMsPerCall ?? 2000) + (this.opts.graceMs ?? 5000);
+    const records = batch.receivedAt.length;
+    return new Promise((resolve) => {
+      const outcomes: TransformOutcome[] = [];
+      let error: Error | null = null;
+      let running: number | null = null;
+      let killedForTime = false;
+      let timer: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => {
+          killedForTime = true;
+          child.kill('SIGKILL');
+        }, limitMs);
+      };
+      const finish = () => {
+        clearTimeout(timer);
+        child.off('message', onMessage);
+        child.off('close', onClose);
+        // Idle: the child must not keep this thread or process alive.
+        child.unref();
+        child.channel?.unref();
+        resolve({ outcomes, error });
+      };
+      const onMessage = (m: ChildMessage) => {
+        if (m.type === 'start') {
+          running = m.view;
+          arm();
+          return;
+        }
+        running = null;
+        const reply = m.reply;
+        if (reply.status === 'error') {
+          error ??= new Error(reply.message);
+          outcomes.push({ status: 'failed', reason: 'bad_output', recordIndex: null, message: reply.message });
+        } else if (reply.status === 'answer') {
+          try {
+            outcomes.push(decodeRunResult(reply.answer, records));
+          } catch (err) {
+            error ??= err as Error;
+            outcomes.push({ status: 'failed', reason: 'bad_output', recordIndex: null, message: (err as Error).message });
+          }
+        } else {
+          outcomes.push(reply);
+        }
+        if (outcomes.length === views.length) finish();
+        else arm();
+      };
+      // 'close', not 'exit': stderr (V8's fatal report) has been read by then.
+      const onClose = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (this.child === child) this.child = null;
+        // The view that was running (or the first one, if the child died before starting it).
+        if (running !== null || outcomes.length === 0) {
+          outcomes.push(
+            killedForTime
+              ? { status: 'failed', reason: 'timeout', recordIndex: null, message: `transform did not finish within ${limitMs} ms; its process was stopped` }
+              : crashOutcome(code, signal, this.stderrTail),
+          );
+        }
+        finish();
+      };
+      child.on('message', onMessage);
+      child.once('close', onClose);
+      child.ref();
+      child.channel?.ref();
+      arm();
+      const { recordsText, schemaVersion } = batch;
+      const request: ChildRequest = { batch: { recordsText, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) }, views: views.map(({ viewId, scriptHash, script }) => ({ viewId, scriptHash, script })) };
+      child.send(request);
+    });
+  }
+
+  private ensureChild(): ChildProcess {
+    if (this.child !== null) return this.child;
+    const { graceMs: _grace, ...sandboxOptions } = this.opts;
+    const child = fork(SANDBOX_CHILD_PATH, [], {
+      serialization: 'advanced',
+      execArgv: [],
+      env: { ...process.env, SLUICE_TRANSFORM_OPTIONS: JSON.stringify(sandboxOptions) },
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+    });
+    this.stderrTail = '';
+    child.stderr!.setEncoding('utf8');
+    child.stderr!.on('data', (d: string) => {
+      this.stderrTail = (this.stderrTail + d).slice(-STDERR_TAIL);
+    });
+    (child.stderr as Socket).unref();
+    child.on('error', () => {
+      // 'close' follows; the outcome is reported there.
+    });
+    this.child = child;
+    this.forks++;
+    return child;
+  }
+}
+
+/** A typed array that owns exactly its buffer (a view would send its whole buffer). */
+function compact(a: Float64Array): Float64Array {
+  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : a.slice();
+}
+
+function crashOutcome(code: number | null, signal: NodeJS.Signals | null, stderr: string): TransformFailure {
+  const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
+  const oom = /heap out of memory|CALL_AND_RETRY_LAST|is_heap_oom|invalid size error|Allocation failed/i.test(stderr);
+  const why = oom ? 'V8 could not allocate memory for it (e.g. one huge array or string)' : 'V8 failed';
+  return { status: 'failed', reason: 'memory', recordIndex: null, message: `transform crashed its sandbox process, which ${how}: ${why}` };
+}
