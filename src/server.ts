@@ -7,7 +7,7 @@ import { IngestKeysRepo } from './catalog/ingest-keys.js';
 import { CollectionsRepo } from './catalog/collections.js';
 import { startPurgeScheduler } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
-import { SchemaService } from './pipeline/schema-service.js';
+import { SchemaService } from './schema/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';

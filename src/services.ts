@@ -11,7 +11,7 @@ import type { CollectionsRepo } from './catalog/collections.js';
 import type { CollectionDestroyer } from './catalog/purge.js';
 import type { Spool } from './ingest/spool.js';
 import type { PipelineTelemetry } from './ingest/telemetry.js';
-import type { SchemaService } from './pipeline/schema-service.js';
+import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
 import type { ViewCatalog } from './transform/view-catalog.js';
 
@@ -34,7 +34,7 @@ export interface Services {
   spool: Spool;
   /** Per-minute pipeline counters behind the pipeline endpoints. */
   telemetry: PipelineTelemetry;
-  /** Collection schemas: versions, shapes, file manifests, reports, docs (src/pipeline/schema-service.ts). */
+  /** Collection schemas: versions, shapes, file manifests, reports, docs (src/schema/schema-service.ts). */
   schema: SchemaService;
   /** The pipeline loop (spool → collection files); null when `config.pipeline` is off. */
   pipeline: PipelineRunner | null;

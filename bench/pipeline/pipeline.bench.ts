@@ -21,7 +21,7 @@ import type { CollectionRecord } from '../../src/catalog/records.js';
 import { Spool } from '../../src/ingest/spool.js';
 import { WorkerPool } from '../../src/pipeline/pool.js';
 import { PipelineRunner } from '../../src/pipeline/runner.js';
-import { SchemaService } from '../../src/pipeline/schema-service.js';
+import { SchemaService } from '../../src/schema/schema-service.js';
 import { Store } from '../../src/store/db.js';
 import { newId } from '../../src/ids.js';
 import { SchemaBook } from '../../src/schema/book.js';

@@ -6,7 +6,7 @@ import { recordOf, type DecodedRows } from './decode.js';
 import { createFieldExtractor, type FieldBuilder } from './field-extractor.js';
 import type { FileSpec } from './file-plan.js';
 import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';
-import type { FileCounts } from './schema-store.js';
+import type { FileCounts } from '../schema/schema-store.js';
 
 /**
  * Columns stage: one Arrow table per planned file, built column by column from typed arrays, then

@@ -11,7 +11,7 @@ import type { WorkerPool } from './pool.js';
 import type { BatchEntry } from './decode.js';
 import type { BatchResult } from './process-batch.js';
 import { createBatchResolution } from './resolver.js';
-import { StaleBatchError, type SchemaService } from './schema-service.js';
+import { StaleBatchError, type SchemaService } from '../schema/schema-service.js';
 import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js';
 import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
 import { isEnvironmental } from './failures.js';

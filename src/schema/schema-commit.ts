@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
-import type { SchemaService } from '../pipeline/schema-service.js';
-import type { FileManifest } from '../pipeline/schema-store.js';
+import type { SchemaService } from './schema-service.js';
+import type { FileManifest } from './schema-store.js';
 
 interface SchemaStaged {
   manifests: FileManifest[];

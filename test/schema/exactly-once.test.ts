@@ -8,7 +8,7 @@ import { childApi, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
 import { Spool } from '../../src/ingest/spool.js';
 import { systemClock } from '../../src/clock.js';
-import { SchemaService } from '../../src/pipeline/schema-service.js';
+import { SchemaService } from '../../src/schema/schema-service.js';
 
 const KEY = 'slk_schema_crash_test_key_000000000000000000';
 

@@ -1,6 +1,6 @@
 import { ApiError, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
-import type { UnprocessableEntry } from '../../pipeline/schema-store.js';
+import type { UnprocessableEntry } from '../../schema/schema-store.js';
 import { iso } from '../../clock.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { listQuerySchema, paginate, type ListQuery } from '../http/pagination.js';
