@@ -1,11 +1,10 @@
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { CollectionRecord } from '../catalog/records.js';
-import { ApiError, notFound } from '../errors.js';
+import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
-import { addOverflow, SchemaBook, type BatchPlan, type ShapeRecord } from './book.js';
+import { addOverflow, SchemaBook, type BatchPlan } from './book.js';
 import { FileReader } from './file-reader.js';
 import { countShapesUnder, rekey } from './rekey.js';
 import { buildReport, type SchemaReport } from './report.js';
@@ -14,16 +13,17 @@ import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from './
 import type { WrittenFile } from '../pipeline/process-batch.js';
 import type { Spool } from '../ingest/spool.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
-
-/** Suffix of a destroyed collection's files directory while it is being removed (start-up removes leftovers). */
-const DELETING_SUFFIX = '.deleting-';
+import { removeCollectionFiles, sweepOrphans } from './file-sweep.js';
+import { purgeUnclassified } from './retention.js';
+import { SetAside } from './set-aside.js';
 
 /** Reports (distinct rule sets: the current ones and previews) cached per collection. */
 const REPORTS_CACHED = 4;
 
 /**
- * A batch planned against a book the collection no longer holds (its rules changed and it was
- * re-keyed meanwhile): nothing of it may be committed; the caller releases it and runs it again.
+ * A batch planned against a book the collection no longer holds (re-keyed after a rules change,
+ * purged, or reloaded because a plan applied ahead did not commit as made): nothing of it may be
+ * committed; the caller releases it and runs it again (docs/architecture.md, "Failures").
  */
 export class StaleBatchError extends Error {
   constructor(collectionId: string) {
@@ -44,10 +44,15 @@ export interface CollectionSchemaStats {
  * The main thread's owner of collection schemas: one `SchemaBook` per collection loaded from LMDB
  * on first use, re-keyed when the collection's identity rules changed, the file manifests, and the
  * reads behind the schema routes. Writes happen only in `stageCommit` (inside the spool's
- * completion transaction), `settle`, and re-keying.
+ * completion transaction, see schema-commit.ts), `settle`, and re-keying.
+ *
+ * The jobs beside the books live in their own modules, reached through this surface: retention
+ * (retention.ts), set-aside entries (set-aside.ts), and files on disk no commit names
+ * (file-sweep.ts).
  */
 export class SchemaService {
   readonly db: SchemaStore;
+  private readonly setAside: SetAside;
   private readonly books = new Map<string, { book: Promise<SchemaBook>; rulesKey: string }>();
   /** Per collection: the generation of the book being loaded or held (bumped synchronously when a load or re-key starts). */
   private readonly generations = new Map<string, number>();
@@ -66,15 +71,13 @@ export class SchemaService {
     readonly dataDir: string,
   ) {
     this.db = new SchemaStore(store);
+    this.setAside = new SetAside(this.db.unprocessable, clock);
     for (const { scope, value } of this.db.files.all()) {
       this.statsOf(scope).docBytes += value.doc_bytes;
       if (value.last_seq > this.highestFileSeq) this.highestFileSeq = value.last_seq;
     }
     for (const { scope, value } of this.db.versions.all()) if (value.merged_into === null) this.statsOf(scope).schemaCount++;
   }
-
-  /** Set-aside entries being put back in the spool right now (`collection:seq`). */
-  private readonly retrying = new Set<string>();
 
   /** The highest spool sequence number any committed file was written from (at start-up). */
   readonly highestFileSeq: number = 0;
@@ -256,35 +259,19 @@ export class SchemaService {
     st.schemaCount = book.live().length;
   }
 
-  /**
-   * Stage setting a spool entry aside as unprocessable (inside the spool's completion
-   * transaction, so the entry leaves the spool exactly when its copy is stored).
-   */
+  /** Stage setting a spool entry aside as unprocessable (set-aside.ts), inside the spool's completion transaction. */
   stageUnprocessable(entry: Omit<UnprocessableEntry, 'id' | 'set_aside_at'>): void {
-    void this.db.unprocessable.put(entry.collection_id, { ...entry, id: String(entry.seq), set_aside_at: new Date(this.clock.now()).toISOString() });
+    this.setAside.stage(entry);
   }
 
-  /**
-   * Put a set-aside entry back in the spool (a new sequence number; its body, receive time and
-   * format as they were), removing it from the set-aside list in the same transaction.
-   */
-  async retryUnprocessable(e: UnprocessableEntry, spool: Spool): Promise<number> {
-    // Claimed synchronously: a second retry arriving before the first one's commit finds it taken.
-    const claim = `${e.collection_id}:${e.id}`;
-    if (this.retrying.has(claim) || !this.db.unprocessable.get(e.collection_id, e.id)) throw notFound(`Set-aside entry ${e.seq} of collection ${e.collection_id}`);
-    this.retrying.add(claim);
-    try {
-      return await spool.append({ collection_id: e.collection_id, project_id: e.project_id, received_at: e.received_at, records: e.records, format: e.format, body: e.body }, () => {
-        void this.db.unprocessable.remove(e.collection_id, e.id);
-      });
-    } finally {
-      this.retrying.delete(claim);
-    }
+  /** Put a set-aside entry back in the spool (set-aside.ts); returns its new sequence number. */
+  retryUnprocessable(e: UnprocessableEntry, spool: Spool): Promise<number> {
+    return this.setAside.retry(e, spool);
   }
 
   /** Entries of a collection set aside as unprocessable, in sequence order. */
   unprocessable(collectionId: string): UnprocessableEntry[] {
-    return this.db.unprocessable.list(collectionId).sort((a, b) => a.seq - b.seq);
+    return this.setAside.list(collectionId);
   }
 
   /** Versions of a collection as the API lists them (effective state at `now`). */
@@ -390,198 +377,35 @@ export class SchemaService {
     return this.reader;
   }
 
-  /**
-   * Remove files under the collection directories that no committed manifest names: the partial
-   * output of a batch interrupted by a crash (its spool entries replay), `.tmp` leftovers, and the
-   * directories of destroyed collections a crash left half removed.
-   */
+  /** Remove files no committed manifest names (file-sweep.ts): run at start, before the pipeline. */
   sweepOrphans(): number {
-    const root = join(this.dataDir, 'files');
-    if (!existsSync(root)) return 0;
-    let removed = 0;
-    for (const project of readdirSync(root)) {
-      for (const collection of safeList(join(root, project))) {
-        const dir = join(root, project, collection);
-        if (collection.includes(DELETING_SUFFIX)) {
-          // A destroyed collection's directory a crash left behind.
-          rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
-          removed++;
-          continue;
-        }
-        const known = new Set(this.db.files.list(collection).map((m) => m.id));
-        for (const file of walk(dir)) {
-          const rel = relative(dir, file);
-          if (!known.has(rel)) {
-            rmSync(file, { force: true });
-            removed++;
-          }
-        }
-      }
-    }
-    return removed;
+    return sweepOrphans(join(this.dataDir, 'files'), (collectionId) => new Set(this.db.files.list(collectionId).map((m) => m.id)));
   }
 
   /** Remove everything of a destroyed collection: files, versions, shapes, manifests. */
   async destroyCollection(c: Pick<CollectionRecord, 'project_id' | 'id'>): Promise<void> {
     await this.db.store.transaction(() => this.db.removeCollection(c.id));
-    // Moved aside first: a worker finishing a fenced-off batch may still write into the directory.
-    const dir = this.filesDir(c);
-    const aside = `${dir}${DELETING_SUFFIX}${Date.now()}`;
-    try {
-      renameSync(dir, aside);
-    } catch {
-      // No files yet (or already moved): nothing to move.
-    }
-    rmSync(aside, { recursive: true, force: true, maxRetries: 5 });
-    try {
-      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
-    } catch (err) {
-      // A fenced-off batch still writing: its commit aborts and removes its files; the start-up
-      // sweep removes whatever is left.
-      this.log.warn({ err, collection_id: c.id }, 'files of a destroyed collection were still being written; left for the sweep');
-    }
+    removeCollectionFiles(this.filesDir(c), this.log, c.id);
     this.books.delete(c.id);
     this.stats.delete(c.id);
     this.reportCache.delete(c.id);
   }
 
   /**
-   * Remove files of rows without a settled version older than the retention (spec:
-   * schema_unclassified_retention_days), and take their rows back out of the counts (version
-   * `row_count`, shape rows, the report's unclassified rows). A `_mixed` file goes when none of
-   * its versions is settled.
-   *
-   * Which files go is decided inside the write transaction, on what is committed: a version
-   * settled (by hand or by a batch) just before is seen, a file another purge removed is skipped.
-   * Batches planned before the purge cannot commit (they run again on the book reloaded after it).
+   * Remove files of rows without a settled version past schema_unclassified_retention_days and
+   * take their rows back out of the counts (retention.ts). Returns how many files went.
    */
   async purgeUnclassified(c: CollectionRecord): Promise<number> {
-    const days = c.schema_unclassified_retention_days;
-    if (days === null) return 0;
-    const cutoff = this.clock.now() - days * 86_400_000;
-    // Age by arrival (the commit of the batch, just after it), not by the records' own
-    // timestamps: a backfill of old events is kept the full retention like any other rows.
-    const old = this.manifests(c.id).filter((m) => Date.parse(m.created_at) < cutoff);
-    if (old.length === 0) return 0;
-    // From here on, a batch planned against the held book cannot commit (stageCommit checks).
-    this.generations.set(c.id, this.generation(c.id) + 1);
-    let due: FileManifest[];
-    try {
-      due = await this.db.store.transaction(() => {
-        const committed = new CommittedSchema(this.db, c.id);
-        const out = old.filter((m) => this.db.files.get(c.id, m.id) !== undefined && committed.withoutSettledVersion(m));
-        for (const m of out) void this.db.files.remove(c.id, m.id);
-        this.uncount(c.id, out, committed);
-        return out;
-      });
-    } finally {
-      // The next use loads the book from LMDB, purge included.
-      this.books.delete(c.id);
-    }
-    for (const m of due) {
-      rmSync(join(this.filesDir(c), m.id), { force: true });
-      this.statsOf(c.id).docBytes -= m.doc_bytes;
-    }
+    const due = await purgeUnclassified(this.db, c, this.clock.now(), this.filesDir(c), {
+      fence: () => this.generations.set(c.id, this.generation(c.id) + 1),
+      reload: () => this.books.delete(c.id),
+    });
+    for (const m of due) this.statsOf(c.id).docBytes -= m.doc_bytes;
     return due.length;
-  }
-
-  /** Inside the purge transaction: subtract the removed files' rows from what is committed. */
-  private uncount(collectionId: string, removed: readonly FileManifest[], committed: CommittedSchema): void {
-    const versions = new Map<string, SchemaVersionRecord>();
-    const shapes = new Map<string, ShapeRecord>();
-    const takeRows = (versionId: string, n: number) => {
-      const v = committed.version(versionId, versions);
-      if (v) versions.set(v.id, { ...v, row_count: Math.max(0, v.row_count - n) });
-    };
-    let overflow = 0;
-    for (const m of removed) {
-      if (!m.counts) continue;
-      for (const [id, n] of Object.entries(m.counts.versions)) takeRows(id, n);
-      for (const [hash, n] of Object.entries(m.counts.shapes)) {
-        const found = committed.shape(hash);
-        if (!found) continue;
-        const s = shapes.get(found.id) ?? found;
-        let next: ShapeRecord = { ...s, rows: Math.max(0, s.rows - n) };
-        if (m.kind === 'unclassified') {
-          // Rows stored unclassified count in the shape until it is linked, then in its version.
-          if (s.version_id === null) next = { ...next, unclassified_rows: Math.max(0, (s.unclassified_rows ?? 0) - n) };
-          else takeRows(s.version_id, n);
-        }
-        shapes.set(s.id, next);
-      }
-      overflow += m.counts.overflow;
-    }
-    for (const v of versions.values()) void this.db.versions.put(collectionId, v);
-    for (const s of shapes.values()) void this.db.shapes.put(collectionId, s);
-    const meta = this.db.meta.get(collectionId);
-    if (overflow > 0 && meta?.unclassified_overflow) {
-      void this.db.meta.put(collectionId, { ...meta, unclassified_overflow: { ...meta.unclassified_overflow, rows: Math.max(0, meta.unclassified_overflow.rows - overflow) } });
-    }
   }
 
   close(): void {
     void this.reader?.then((r) => r.close()).catch(() => undefined);
     this.reader = null;
-  }
-}
-
-/** A collection's versions and shapes as committed, read inside a transaction (retention decides on these). */
-class CommittedSchema {
-  private shapesByHash: Map<string, ShapeRecord> | null = null;
-
-  constructor(
-    private readonly db: SchemaStore,
-    private readonly collectionId: string,
-  ) {}
-
-  /** The version rows of `id` count in now (a re-key may have merged it), preferring `pending` updates. */
-  version(id: string, pending?: ReadonlyMap<string, SchemaVersionRecord>): SchemaVersionRecord | undefined {
-    let v = pending?.get(id) ?? this.db.versions.get(this.collectionId, id);
-    for (let hops = 0; v?.merged_into && hops < 64; hops++) v = pending?.get(v.merged_into) ?? this.db.versions.get(this.collectionId, v.merged_into);
-    return v;
-  }
-
-  /** The shape record a signature hash names now (its own id, or one it had before a re-key). */
-  shape(hash: string): ShapeRecord | undefined {
-    if (!this.shapesByHash) {
-      this.shapesByHash = new Map();
-      for (const s of this.db.shapes.list(this.collectionId)) {
-        this.shapesByHash.set(s.id, s);
-        for (const f of s.former_ids ?? []) if (!this.shapesByHash.has(f)) this.shapesByHash.set(f, s);
-      }
-    }
-    return this.shapesByHash.get(hash);
-  }
-
-  private settled(versionId: string): boolean {
-    return this.version(versionId)?.state === 'settled';
-  }
-
-  /** Whether none of a file's rows has a settled version (retention may remove it). */
-  withoutSettledVersion(m: FileManifest): boolean {
-    if (m.kind === 'version') return !this.settled(m.version_id!);
-    // A file of an earlier release does not say which versions it mixes: kept.
-    if (m.kind === 'mixed') return m.counts !== undefined && !Object.keys(m.counts.versions).some((id) => this.settled(id));
-    if (m.kind === 'unclassified') {
-      const linked = this.shape(m.shape_hash!)?.version_id;
-      return !linked || !this.settled(linked);
-    }
-    return true;
-  }
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return statSync(dir).isDirectory() ? readdirSync(dir) : [];
-  } catch {
-    return [];
-  }
-}
-
-function* walk(dir: string): Iterable<string> {
-  for (const name of safeList(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* walk(p);
-    else yield p;
   }
 }
