@@ -4,9 +4,10 @@
  * has planned, and commits only after it has committed — so the schema book decides exactly what a
  * sequential run would, and the spool is deleted in order.
  *
- * A batch that fails (or is found stale) ends its lane's epoch: every later batch of the lane then
+ * A batch that fails (or is found stale) ends the epoch of every batch behind it: each of those
  * aborts at its next turn (its work is thrown away, its lease given back), and the collection is
- * leased again only once the lane has drained, starting from the failed batch's entries.
+ * leased again only once they are all back, starting from the failed batch's entries. The batches
+ * before it are untouched: they plan and commit as they would have.
  */
 
 /** A turn was refused: an earlier batch of the collection failed or went stale. */
@@ -30,8 +31,10 @@ function gate(): Gate {
 
 /** One batch's place in its lane. */
 export interface LaneSlot {
-  readonly epoch: number;
-  readonly prev: LaneSlot | null;
+  /** The lane's epoch when the batch entered; a failure ahead of it moves it to an ended one. */
+  epoch: number;
+  /** The batch before it in the lane (cut once this one has left, so slots do not chain forever). */
+  prev: LaneSlot | null;
   readonly planned: Gate;
   readonly committed: Gate;
   /** The plan was applied to the book ahead of the commit (a failure must then reload the book). */
@@ -40,15 +43,16 @@ export interface LaneSlot {
 
 export class CollectionLane {
   private epoch = 0;
-  private tail: LaneSlot | null = null;
+  /** Batches in flight, in lane (spool) order. */
   private readonly slots = new Set<LaneSlot>();
 
   constructor(readonly collectionId: string) {}
 
   /** A new batch joins the lane behind the ones in flight. */
   enter(): LaneSlot {
-    const slot: LaneSlot = { epoch: this.epoch, prev: this.tail, planned: gate(), committed: gate(), appliedAhead: false };
-    this.tail = slot;
+    let tail: LaneSlot | null = null;
+    for (const s of this.slots) tail = s;
+    const slot: LaneSlot = { epoch: this.epoch, prev: tail, planned: gate(), committed: gate(), appliedAhead: false };
     this.slots.add(slot);
     return slot;
   }
@@ -76,15 +80,25 @@ export class CollectionLane {
   }
 
   /**
-   * The batch is done. `ok` false (failed, stale or aborted) ends the epoch when the slot was
-   * still live, so every later batch aborts. Gates open either way: waiters then check the epoch.
+   * The batch is done. `ok` false (failed, stale or aborted) ends the epoch of every batch behind
+   * it when the slot was still live, so they abort; the batches before it stay live. Gates open
+   * either way: waiters then check their epoch.
    */
   leave(slot: LaneSlot, ok: boolean): void {
-    if (!ok && slot.epoch === this.epoch) this.epoch++;
+    if (!ok && slot.epoch === this.epoch) {
+      // The batches behind it keep their (now ended) epoch; the ones before it and the ones to
+      // come move to the new one.
+      const ended = this.epoch++;
+      let behind = false;
+      for (const s of this.slots) {
+        if (s === slot) behind = true;
+        else if (!behind && s.epoch === ended) s.epoch = this.epoch;
+      }
+    }
     slot.planned.open();
     slot.committed.open();
+    slot.prev = null;
     this.slots.delete(slot);
-    if (this.tail === slot) this.tail = null;
   }
 
   /** Batches of the lane in flight. */
