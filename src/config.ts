@@ -17,6 +17,8 @@ export interface Config {
   maxIngestBytes: number;
   /** Pipeline worker threads. */
   workers: number;
+  /** Records per pipeline batch (spool lease); 0 = the default (runner.ts LEASE_MAX_RECORDS). */
+  leaseMaxRecords: number;
   /** Run the schema pipeline (spool → collection files). `SLUICE_PIPELINE=0` leaves the spool untouched (ingest tests). */
   pipeline: boolean;
   /** Ingest refuses with spool_full_disk_gate below this many free bytes on the data volume. */
@@ -54,6 +56,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxBodyBytes: int(env, 'SLUICE_MAX_BODY_BYTES', 1024 * 1024),
     maxIngestBytes: int(env, 'SLUICE_MAX_INGEST_BYTES', 10 * 1024 * 1024),
     workers: int(env, 'SLUICE_WORKERS', 0),
+    leaseMaxRecords: int(env, 'SLUICE_LEASE_MAX_RECORDS', 0),
     pipeline: env.SLUICE_PIPELINE !== '0',
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),

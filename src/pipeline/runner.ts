@@ -60,7 +60,8 @@ export interface RunnerDeps {
     update?(sourceId: string, id: string, patch: (c: CollectionRecord) => Partial<CollectionRecord>): Promise<CollectionRecord | undefined>;
   };
   schema: SchemaService;
-  pool: WorkerPool;
+  /** The worker threads (pool.ts); tests pass a scripted stand-in. */
+  pool: Pick<WorkerPool, 'size' | 'run' | 'destroy'>;
   clock: Clock;
   log: Logger;
   /** Counts entries set aside as unprocessable (reason `server_error`). */
@@ -69,6 +70,8 @@ export interface RunnerDeps {
   typedColumns?: boolean;
   /** Stages that join each batch's commit after schema (views, rollups), in order. */
   participants?: CommitParticipant[];
+  /** Records per lease (default LEASE_MAX_RECORDS; `SLUICE_LEASE_MAX_RECORDS`, for tests of many small batches). */
+  leaseMaxRecords?: number;
 }
 
 /**
@@ -181,6 +184,11 @@ export class PipelineRunner {
     return this.processedBatches;
   }
 
+  /** Batches on a worker right now (one committing no longer counts). */
+  running(): number {
+    return this.busy;
+  }
+
   /**
    * How many leases a collection may hold: every worker while it flows (docs/architecture.md,
    * "Ordering"), one while a failing batch is being narrowed, none while backing off or while
@@ -200,7 +208,7 @@ export class PipelineRunner {
     if (this.stopped) return;
     while (this.busy < this.d.pool.size) {
       const lease = this.d.spool.lease(
-        LEASE_MAX_RECORDS,
+        this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
         (id) => this.narrow.get(id)?.limit,
         (id) => this.aheadOf(id),
       );
