@@ -46,6 +46,16 @@ export function isEnvironmental(err: unknown): boolean {
   return false;
 }
 
+/**
+ * `err` itself or an error it wraps (`cause`) of class `type`. The store turns whatever a
+ * transaction callback throws into a catalogue error carrying it as `cause`, so a participant's
+ * StaleBatchError reaches the runner wrapped.
+ */
+export function causeOf<T>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {
+  for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof type) return e;
+  return undefined;
+}
+
 /** A worker's thrown error as a value. */
 export function failureOf(err: unknown): BatchFailure {
   return { failed: true, kind: isEnvironmental(err) ? 'environmental' : 'batch', message: (err as Error)?.message ?? String(err) };

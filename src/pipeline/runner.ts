@@ -14,7 +14,7 @@ import { createBatchResolution } from './resolver.js';
 import { StaleBatchError, type SchemaService } from '../schema/schema-service.js';
 import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js';
 import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
-import { isEnvironmental } from './failures.js';
+import { causeOf, isEnvironmental } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
 
 export { isEnvironmental } from './failures.js';
@@ -263,6 +263,8 @@ export class PipelineRunner {
     const slot = lane.enter();
     let result: BatchResult | null = null;
     let ok = false;
+    // Why the plan was refused: the worker only hears "error" and fails with a plain message.
+    let refused: unknown = null;
     try {
       const book = await schema.book(collection);
       let brought = false;
@@ -273,10 +275,15 @@ export class PipelineRunner {
         newVersionId: () => newId('schemaVersion'),
         typedColumns: this.d.typedColumns ?? true,
         planTurn: async () => {
-          await lane.planTurn(slot);
-          // The book was replaced while this batch waited (re-key, purge, an earlier plan that
-          // did not commit as made): planning against the held one would be stale.
-          if (book.generation !== schema.generation(collection.id)) throw new StaleBatchError(collection.id);
+          try {
+            await lane.planTurn(slot);
+            // The book was replaced while this batch waited (re-key, purge, an earlier plan that
+            // did not commit as made): planning against the held one would be stale.
+            if (book.generation !== schema.generation(collection.id)) throw new StaleBatchError(collection.id);
+          } catch (err) {
+            refused = err;
+            throw err;
+          }
         },
         onPlan: (plan) => {
           brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
@@ -309,7 +316,7 @@ export class PipelineRunner {
         await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
       }
     } catch (err) {
-      await this.notCommitted(lease, collection, slot, result, err);
+      await this.notCommitted(lease, collection, slot, result, refused ?? err);
     } finally {
       // A plan applied ahead that did not commit leaves the book ahead of LMDB: reload it.
       if (!ok && slot.appliedAhead && lane.live(slot)) schema.invalidate(collection.id);
@@ -323,7 +330,9 @@ export class PipelineRunner {
     const { spool, log } = this.d;
     for (const p of this.participants) p.abandon?.({ collection, lease, result });
     const lane = this.laneOf(collection.id);
-    if (err instanceof StaleBatchError || err instanceof LaneAborted || !lane.live(slot)) {
+    // Stale at the commit, the error comes wrapped by the store (the participant threw it inside
+    // the spool's transaction).
+    if (causeOf(err, StaleBatchError) || causeOf(err, LaneAborted) || !lane.live(slot)) {
       // Not a failure: an earlier batch did not commit, or the book changed. Given back, the
       // batch is leased again (once the lane has drained) under the current book.
       spool.release(lease);
