@@ -247,15 +247,18 @@ export class SchemaService {
 
   /**
    * After the commit is durable: the in-memory book and totals follow. `appliedAhead`: the plan was
-   * applied when it was made (so the next batch could plan against it); applying it again puts the
-   * records as committed, but must not add its overflow twice.
+   * applied when it was made (so the next batch could plan against it), and the book already holds
+   * it — with the plans of later batches on top. Applying it again would put this batch's version
+   * and shape records back over theirs (a version's row_count would lose their rows, and the next
+   * plan would commit that). A commit that changed the plan reloads the book instead
+   * (schema-commit.ts).
    */
   applyCommitted(c: CollectionRecord, plan: BatchPlan, manifests: readonly FileManifest[], book: SchemaBook, appliedAhead = false): void {
     const st = this.statsOf(c.id);
     for (const m of manifests) st.docBytes += m.doc_bytes;
     // A book replaced since the commit was built from LMDB, which already holds this batch.
     if (book.generation !== this.generation(c.id)) return;
-    book.apply(appliedAhead ? { ...plan, overflow: undefined } : plan);
+    if (!appliedAhead) book.apply(plan);
     st.schemaCount = book.live().length;
   }
 
