@@ -17,7 +17,7 @@ const BOOTSTRAPPED = 'bootstrapped_at';
 
 /**
  * On first start (no owner yet) create the owner user, a team named `Team` and an all-scope API
- * key (DESIGN §3). Returns the credentials once; later starts return null and change nothing.
+ * key (docs/architecture.md, "Fixed contracts"). Returns the credentials once; later starts return null and change nothing.
  */
 export async function bootstrap(s: Services): Promise<BootstrapCredentials | null> {
   const meta = s.store.db<string, string>(META_DB);

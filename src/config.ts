@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 
-/** Runtime configuration, read once from the `SLUICE_*` environment (DESIGN §3). */
+/** Runtime configuration, read once from the `SLUICE_*` environment (docs/architecture.md, "Fixed contracts"). */
 export interface Config {
   host: string;
   port: number;

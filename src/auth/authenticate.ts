@@ -3,9 +3,9 @@ import { SESSION_PREFIX, type AccountsRepo } from '../accounts/repo.js';
 import type { Principal } from '../api/http/route.js';
 
 /**
- * Resolve `Authorization: Bearer <secret>` to a Principal (DESIGN §3 Auth). A session acts in the
- * team named by `X-Team-Id` (default: the user's first team not scheduled for deletion); a team it is
- * not a member of is 403.
+ * Resolve `Authorization: Bearer <secret>` to a Principal (docs/architecture.md, "Fixed contracts",
+ * Auth). A session acts in the team named by `X-Team-Id` (default: the user's first team not
+ * scheduled for deletion); a team it is not a member of is 403.
  */
 export function authenticate(accounts: AccountsRepo, headers: Record<string, string>): Principal {
   const header = headers['authorization'];

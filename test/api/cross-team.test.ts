@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { otherTeamToken } from '../catalog/helpers.js';
 
-/** DESIGN §3: another team's resources answer 404, never their data — on every route that names one. */
+/** docs/architecture.md, "Fixed contracts": another team's resources answer 404, never their data — on every route that names one. */
 test("every route naming another team's resource answers 404 not_found", async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());

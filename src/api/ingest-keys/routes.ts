@@ -17,7 +17,7 @@ type KeyListQuery = ListQuery & { status?: string; project_id?: string; source_i
 
 const createBody = object({ source_id: { type: 'string', errorHint: 'is ignored (the path names the source) but must be a string' } });
 
-/** The ingest address for a secret (DESIGN §3: `<public base>/ingest?key=<secret>`). */
+/** The ingest address for a secret (docs/architecture.md, "Fixed contracts": `<public base>/ingest?key=<secret>`). */
 export function ingestUrl(s: Services, secret: string): string {
   return `${s.config.publicUrl}/ingest?key=${secret}`;
 }
