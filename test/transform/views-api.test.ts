@@ -83,7 +83,7 @@ test('views: create validation answers 400 / 404 naming the field', async (t) =>
   assert.match(syntax.body.error!.message, /line 2, column \d+/);
 
   fails(await srv.post(views, { ...body, transform_script: 'x'.repeat(65_537) }), 400, 'request_validation_failed', 'body.transform_script');
-  ok(await srv.post(views, { ...body, transform_script: `//${'x'.repeat(65_534)}` }), 201);
+  ok(await srv.post(views, { ...body, transform_script: `function transform(r) { return r; }//`.padEnd(65_536, 'x') }), 201);
   fails(await srv.post(views, { ...body, transform_script: '  \n\t ' }), 400, 'request_validation_failed', 'body.transform_script');
   fails(await srv.post(views, { ...body, transform_script: '' }), 400, 'request_validation_failed', 'body.transform_script');
   fails(await srv.post(views, { name: 'V' }), 400, 'request_validation_failed', 'body.collection_id');
