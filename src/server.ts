@@ -1,4 +1,13 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
+
+/** Names in a directory; none when it does not exist. */
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uws-pack';
 import { AccountsRepo } from './accounts/repo.js';
 import { ProjectsRepo } from './catalog/projects.js';
@@ -9,6 +18,7 @@ import { startPurgeScheduler } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
 import { SchemaService } from './pipeline/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
+import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transform/view-commit.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -155,7 +165,11 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   if (config.port === 0 && config.publicUrl === `http://${hostForUrl}:0`) services.config = { ...config, publicUrl: `http://${hostForUrl}:${port}` };
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
   if (config.pipeline) {
-    services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry });
+    services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
+      viewTasks: (collectionId) => viewTasksFor(services.views, collectionId),
+      participants: [viewCommitParticipant(services.views, clock)],
+      sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
+    });
     services.pipeline.start();
   }
 

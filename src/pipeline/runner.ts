@@ -16,6 +16,7 @@ import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js
 import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
 import { isEnvironmental } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
+import type { ViewTask } from '../transform/view-stage.js';
 
 export { isEnvironmental } from './failures.js';
 
@@ -69,6 +70,10 @@ export interface RunnerDeps {
   typedColumns?: boolean;
   /** Stages that join each batch's commit after schema (views, rollups), in order. */
   participants?: CommitParticipant[];
+  /** The views a batch of the collection feeds (none when absent). */
+  viewTasks?: (collectionId: string) => ViewTask[];
+  /** At start: remove the partial output of interrupted batches that the participants own; returns files removed. */
+  sweep?: () => number;
 }
 
 /**
@@ -105,7 +110,7 @@ export class PipelineRunner {
   }
 
   start(): void {
-    const removed = this.d.schema.sweepOrphans();
+    const removed = this.d.schema.sweepOrphans() + (this.d.sweep?.() ?? 0);
     if (removed > 0) this.d.log.info({ files: removed }, 'removed partial output of interrupted batches');
     this.unsubscribe = this.d.spool.onAppend(() => this.pump());
     this.retentionTimer = setInterval(() => void this.sweepRetention(), RETENTION_SWEEP_MS);
@@ -280,7 +285,7 @@ export class PipelineRunner {
       });
       const { entries, buffer } = packEntries(lease);
       result = await pool.run(
-        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection) },
+        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection), views: this.d.viewTasks?.(collection.id) ?? [] },
         resolution.resolve,
         [buffer],
       );

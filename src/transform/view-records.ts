@@ -163,6 +163,13 @@ export interface ViewTransformRecord {
   backfill_files_done: number;
   backfill_error: string | null;
   assignments: ViewTransformAssignment[];
+  /**
+   * Per output field: values the script returned that did not fit the field's type, stored as
+   * null (docs/views.md, "Output schema"). Absent on records written before it was counted.
+   */
+  coercion_failures?: Record<string, number>;
+  /** Output rows written by live batches (backfill not included). */
+  rows_written?: number;
   created_at: string;
   updated_at: string;
 }
