@@ -19,6 +19,7 @@ import { ActivityTracker } from './ingest/activity.js';
 import { SchemaService } from './pipeline/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
 import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transform/view-commit.js';
+import { ViewBackfiller } from './transform/view-backfill.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -79,6 +80,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     ...createIngestServices(store, clock),
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
+    viewBackfill: null,
     views: new ViewCatalog(store, clock, log, config.dataDir),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
@@ -171,6 +173,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
     });
     services.pipeline.start();
+    services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
+    services.viewBackfill.start();
   }
 
   return {
@@ -192,6 +196,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // A purge pass in progress finishes while the schema store and spool it cleans are still open.
       await purge.stop();
       // Batches in flight commit (or are released to replay) before the store closes.
+      await services.viewBackfill?.stop();
       await services.pipeline?.stop();
       services.schema.close();
       // Last: counts what the pipeline drained while stopping.

@@ -1,3 +1,4 @@
+import type { ViewBackfiller } from './transform/view-backfill.js';
 import type { AccountsRepo } from './accounts/repo.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -38,6 +39,8 @@ export interface Services {
   schema: SchemaService;
   /** The pipeline loop (spool → collection files); null when `config.pipeline` is off. */
   pipeline: PipelineRunner | null;
+  /** Background backfill of view transforms (null when the pipeline is off). */
+  viewBackfill: ViewBackfiller | null;
   /** Views: records, transforms, versions, waiting shapes, output manifests (src/transform/view-catalog.ts). */
   views: ViewCatalog;
 }

@@ -33,7 +33,7 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
           }
           const failures = { ...(transform.coercion_failures ?? {}) };
           for (const [k, n] of Object.entries(o.counts.failed)) failures[k] = (failures[k] ?? 0) + n;
-          void views.store.transforms.put(view.id, { ...transform, coercion_failures: failures, rows_written: (transform.rows_written ?? 0) + o.rows, updated_at: now });
+          void views.store.transforms.put(view.id, { ...transform, coercion_failures: failures, rows_written: (transform.rows_written ?? 0) + o.rows, live_from_seq: Math.min(transform.live_from_seq ?? Infinity, lease.firstSeq), updated_at: now });
           if (o.inferredSchema && view.output_schema.length === 0 && o.inferredSchema.length > 0) {
             views.stagePatch(view.id, () => ({ output_schema: o.inferredSchema! }));
             changed.push(view.id);

@@ -170,6 +170,13 @@ export interface ViewTransformRecord {
   coercion_failures?: Record<string, number>;
   /** Output rows written by live batches (backfill not included). */
   rows_written?: number;
+  /**
+   * The first spool sequence of a batch that ran this transform live: collection files from before
+   * it are the backfill's (docs/views.md, "Backfill"). Absent until a live batch commits with it.
+   */
+  live_from_seq?: number;
+  /** Collection files the backfill has processed (manifest ids), so a restart resumes instead of starting over. */
+  backfill_done_files?: string[];
   created_at: string;
   updated_at: string;
 }

@@ -40,7 +40,7 @@ export type ViewOutcome =
   | { viewId: string; transformId: string; status: 'failed'; reason: TransformFailureReason | 'parent_failed' | 'write_failed'; message: string; recordIndex: number | null };
 
 /** Records a view reads, column-wise: JSON texts joined by U+001E (the sandbox's input form). */
-interface ViewInput {
+export interface ViewInput {
   texts: string[];
   ts: Float64Array;
   received: Float64Array;
@@ -72,7 +72,7 @@ export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) =
 }
 
 /** Run every view of the batch and write its file; outcomes in task order. */
-export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript }): Promise<ViewOutcome[]> {
+export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }): Promise<ViewOutcome[]> {
   const inputs = new Map<string, ViewInput>();
   const outcomes: ViewOutcome[] = [];
   for (const v of args.views) {
@@ -104,7 +104,7 @@ export async function transformViewsStage(args: { base: ViewInput; views: readon
     let file: ViewWrittenFile | null = null;
     if (m > 0) {
       try {
-        file = writeViewFile(v.dir, `b${args.firstSeq}.parquet`, viewFileBytes(ts, seq, columns), ts);
+        file = writeViewFile(v.dir, args.fileName ?? `b${args.firstSeq}.parquet`, viewFileBytes(ts, seq, columns), ts);
       } catch (err) {
         outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'failed', reason: 'write_failed', message: `writing the view's file failed: ${(err as Error)?.message ?? String(err)}`, recordIndex: null });
         continue;

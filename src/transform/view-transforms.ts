@@ -146,9 +146,13 @@ export class ViewTransforms {
         backfill_file_count: 0,
         backfill_files_done: 0,
         backfill_error: null,
+        // From scratch: what earlier backfills wrote goes (files removed from disk by the
+        // start-up sweep or right after the commit), then every file before live_from_seq runs again.
+        backfill_done_files: [],
         updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at),
       };
       void this.store.transforms.put(view.id, next);
+      for (const f of this.store.filesOf(view.id)) if (f.origin === 'backfill') void this.store.files.remove(view.id, f.id);
       return next;
     });
   }

@@ -101,3 +101,34 @@ test('a script that loops or exhausts memory fails its view, not the worker pool
   const dir = srv.sluice.services.views.viewDir(fine);
   assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
 });
+
+test('a view created on a collection with data backfills it in the background, and live records keep flowing; rebackfill runs it again without duplicates', async (t) => {
+  const srv = await TestServer.start({ env: { SLUICE_WORKERS: '2' } });
+  t.after(() => srv.stop());
+  const { q, collection, views } = await setup(srv);
+  for (let i = 1; i <= 60; i += 20) {
+    const batch = Array.from({ length: 20 }, (_, k) => ({ id: i + k, amount: i + k, region: 'eu', timestamp: new Date(Date.UTC(2026, 0, 3, 0, i + k)).toISOString() }));
+    assert.equal((await ingest(srv.url, q, ndjson(batch), { 'content-type': 'application/x-ndjson' })).status, 202);
+    assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
+  }
+  const view = ok(await srv.post(views, { name: 'Orders', collection_id: collection.id, transform_mode: 'manual', transform_script: PROJECT, output_schema: OUT }), 201);
+  assert.equal((await ingest(srv.url, q, ndjson([{ id: 61, amount: 61, region: 'us', timestamp: '2026-01-04T00:00:00Z' }]), { 'content-type': 'application/x-ndjson' })).status, 202);
+  assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
+  const ids = async () => {
+    await srv.sluice.services.viewBackfill!.idle();
+    return ok(await srv.get(`${views}/${view.id}/records?limit=200`)).map((r: any) => r.order_id).sort((a: number, b: number) => a - b);
+  };
+  const all = Array.from({ length: 62 }, (_, i) => i);
+  // Wait for the backfill (it may still be starting when the first idle() returns).
+  for (let i = 0; i < 100 && (await ids()).length < 62; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(await ids(), all, 'every record once: the earlier ones by backfill, the later one live');
+  const [tr] = ok(await srv.get(`${views}/${view.id}/transforms`));
+  assert.equal(tr.backfill_status, 'completed');
+  assert.ok(tr.backfill_file_count >= 4 && tr.backfill_files_done === tr.backfill_file_count, JSON.stringify(tr));
+  const v = ok(await srv.get(`${views}/${view.id}`));
+  assert.equal(v.backfill_files_done, v.backfill_file_count);
+
+  ok(await srv.post(`${views}/${view.id}/transforms/${tr.id}/rebackfill`, {}));
+  for (let i = 0; i < 100 && ok(await srv.get(`${views}/${view.id}/transforms/${tr.id}`)).backfill_status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 50));
+  assert.deepEqual(await ids(), all, 'a rebackfill replaces what the backfill wrote');
+});
