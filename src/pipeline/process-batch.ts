@@ -10,7 +10,7 @@ import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from './schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
-import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
+import { collectionInput, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
 
 /**
@@ -146,13 +146,13 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     const written = writeCollectionFilesStage(task, built);
     const views = task.views ?? [];
     if (views.length === 0 || !opts.runScript) return { rows: rows.count, files: written, views: [] };
-    let outcomes: ViewOutcome[] = [];
+    let outcomes: ViewOutcome[];
     try {
       const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
       outcomes = await transformViewsStage({ base, views, firstSeq: task.firstSeq, run: opts.runScript });
     } catch (err) {
-      // Only the sandbox breaking its own contract gets here (a view's failure is an outcome).
-      removeViewFiles(views, outcomes);
+      // Only the sandbox breaking its own contract gets here (a view's failure is an outcome);
+      // the stage removed its view files.
       for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
       throw err;
     }

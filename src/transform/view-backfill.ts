@@ -93,8 +93,8 @@ export class ViewBackfiller {
       const due = this.d.schema.manifests(view.root_collection_id).filter((m) => m.first_seq < cutoff);
       const next = due.find((m) => !done.has(m.id));
       if (!next) {
-        await this.patch(view, t.id, () => ({ backfill_status: 'completed', backfill_completed_at: now(), backfill_file_count: due.length, backfill_files_done: due.length }));
-        return;
+        if (await this.complete(view, cur)) return;
+        continue;
       }
       await this.file(view, cur, next, join(dir, next.id), due.length);
     }
@@ -140,6 +140,30 @@ export class ViewBackfiller {
     });
     if (!committed) removeViewFiles([task], [o!]);
     views.store.reindex(view.id);
+  }
+
+  /**
+   * Mark the backfill completed if, inside the transaction, every due file is done: a batch may
+   * have committed a file the backfill must take since the loop looked (view-commit.ts reopens a
+   * completed backfill for such a file; this closes the window before completion). Returns
+   * whether it completed (false: look again).
+   */
+  private async complete(view: ViewRecord, seen: ViewTransformRecord): Promise<boolean> {
+    const { views, clock } = this.d;
+    const at = new Date(clock.now()).toISOString();
+    const done = await views.store.store.transaction(() => {
+      const cur = views.store.transforms.get(view.id, seen.id);
+      if (!cur || cur.status !== 'active' || cur.backfill_status !== 'running' || cur.script_hash !== seen.script_hash) return true;
+      const cutoff = cur.live_from_seq ?? Infinity;
+      const finished = new Set(cur.backfill_done_files ?? []);
+      const due = this.d.schema.manifests(view.root_collection_id).filter((m) => m.first_seq < cutoff);
+      if (due.some((m) => !finished.has(m.id))) return false;
+      void views.store.transforms.put(view.id, { ...cur, backfill_status: 'completed', backfill_completed_at: at, backfill_file_count: due.length, backfill_files_done: due.length, updated_at: at });
+      if (cur.backfill_started_at) views.stagePatch(view.id, (v) => ({ backfill_started_at: v.backfill_started_at ?? cur.backfill_started_at }));
+      return true;
+    });
+    views.store.reindex(view.id);
+    return done;
   }
 
   private async patch(view: ViewRecord, transformId: string, fn: (t: ViewTransformRecord) => Partial<ViewTransformRecord>): Promise<ViewTransformRecord | undefined> {

@@ -11,13 +11,14 @@ import { removeViewFiles, type ViewOutcome, type ViewTask } from './view-stage.j
  * committed with the batch — a file manifest for its output, or the error state of its transform
  * and view — in the spool's transaction. A view's failure never fails the batch.
  */
-export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitParticipant<{ gone: ViewOutcome[]; changed: string[] }> {
+export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitParticipant<{ gone: ViewOutcome[]; changed: string[]; reopened: string[] }> {
   return {
     name: 'views',
-    stage({ lease, result }) {
+    stage({ collection, lease, result }) {
       const now = new Date(clock.now()).toISOString();
       const gone: ViewOutcome[] = [];
       const changed: string[] = [];
+      const reopened = stageReopenedBackfills(views, collection.id, result.views, now);
       for (const o of result.views) {
         const view = views.store.byId(o.viewId);
         const transform = view ? views.store.transforms.get(view.id, o.transformId) : undefined;
@@ -45,16 +46,38 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
         views.stagePatch(view.id, () => ({ status: 'error', error_message: message }));
         changed.push(view.id);
       }
-      return { gone, changed };
+      return { gone, changed, reopened };
     },
     applyCommitted({ collection }, staged) {
       if (staged.gone.length > 0) removeViewFiles(tasksOf(views, collection.project_id, staged.gone), staged.gone);
       for (const id of staged.changed) views.store.reindex(id);
+      // The backfiller hears of it and takes the new file.
+      if (staged.reopened.length > 0) views.notify(staged.reopened);
     },
     abandon({ collection, result }) {
       if (result) removeViewFiles(tasksOf(views, collection.project_id, result.views), result.views);
     },
   };
+}
+
+/**
+ * A batch that ran without a view (it was on a worker before the view existed) commits files that
+ * only the view's backfill can transform. While no live batch has run the transform
+ * (`live_from_seq` unset) every collection file is the backfill's; one that already completed is
+ * reopened (its done list kept, so only the new files run). Returns the views reopened.
+ */
+function stageReopenedBackfills(views: ViewCatalog, collectionId: string, ran: readonly ViewOutcome[], now: string): string[] {
+  const reopened: string[] = [];
+  const inBatch = new Set(ran.map((o) => o.viewId));
+  for (const v of views.liveViewsOf(collectionId)) {
+    if (inBatch.has(v.id) || v.view_mode === 'join' || v.parent_view_id !== null) continue;
+    for (const t of views.store.transformsOf(v.id)) {
+      if (t.status !== 'active' || t.transform_script === null || (t.live_from_seq ?? null) !== null || t.backfill_status !== 'completed') continue;
+      void views.store.transforms.put(v.id, { ...t, backfill_status: 'running', backfill_completed_at: null, updated_at: now });
+      reopened.push(v.id);
+    }
+  }
+  return reopened;
 }
 
 /** Enough of each outcome's task to find its files (the directory is fixed by project and view). */

@@ -71,10 +71,23 @@ export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) =
   return { texts, ts: rows.ts.slice(0, n), received, seq, versions };
 }
 
-/** Run every view of the batch and write its file; outcomes in task order. */
+/**
+ * Run every view of the batch and write its file; outcomes in task order. Rejects only when the
+ * sandbox breaks its contract, after removing the files it wrote for earlier views (the caller
+ * has no outcomes to remove them by).
+ */
 export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }): Promise<ViewOutcome[]> {
-  const inputs = new Map<string, ViewInput>();
   const outcomes: ViewOutcome[] = [];
+  try {
+    return await transformEach(args, outcomes);
+  } catch (err) {
+    removeViewFiles(args.views, outcomes);
+    throw err;
+  }
+}
+
+async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
+  const inputs = new Map<string, ViewInput>();
   for (const v of args.views) {
     const input = v.parentViewId === null ? args.base : inputs.get(v.parentViewId);
     if (!input) {
