@@ -295,7 +295,9 @@ export class PipelineRunner {
       await lane.commitTurn(slot);
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
-      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage));
+      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage), (err, participant) =>
+        log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
+      );
       ok = true;
       this.backoff.delete(collection.id);
       this.failing.delete(collection.id);
