@@ -43,6 +43,7 @@ test('a manual view turns every acknowledged record into its output rows exactly
     assert.equal(r.status, 202);
   }
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000), 'the pipeline drains the spool');
+  await srv.sluice.services.viewBackfill!.idle();
 
   // Newest first, every record once, values coerced to the output schema.
   const rows: any[] = [];
@@ -53,14 +54,14 @@ test('a manual view turns every acknowledged record into its output rows exactly
     rows.push(...page.body.data);
     after = page.body.pagination?.next_cursor ?? null;
   } while (after);
-  assert.deepEqual(rows.map((r) => r.order_id), Array.from({ length: 100 }, (_, i) => 100 - i), 'records of this view: the 100 sent after it was created, newest first');
+  assert.deepEqual(rows.map((r) => r.order_id), Array.from({ length: 101 }, (_, i) => 100 - i), 'every record, newest first: the 100 sent after the view was created, and the one before it (backfilled)');
   assert.equal(rows[0].when, '2026-01-02T01:40:00.000Z');
   assert.equal(rows[0].region, null, 'a missing key is null');
   assert.equal(rows[1].region, 'eu');
   assert.match(rows[1].version, /^sch_/, 'ctx.schema_version names the record\'s schema version');
 
   const lineRows = ok(await srv.get(`${views}/${lines.id}/records?limit=200`));
-  assert.equal(lineRows.length, 180, 'two outputs per record with a region, none for the 10 without');
+  assert.equal(lineRows.length, 182, 'two outputs per record with a region, none for the 10 without');
   const detail = ok(await srv.get(`${views}/${lines.id}`));
   assert.deepEqual(detail.output_schema.map((f: any) => [f.name, f.type]), [['k', 'number'], ['half', 'number']], 'inferred from the first outputs');
 
@@ -86,17 +87,18 @@ test('a script that loops or exhausts memory fails its view, not the worker pool
   const fine = ok(await srv.post(views, { name: 'Fine', collection_id: collection.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { id: r.id }; }' }), 201);
   assert.equal((await ingest(srv.url, q, ndjson([{ id: 1 }, { id: 2 }]), { 'content-type': 'application/x-ndjson' })).status, 202);
   assert.ok(await srv.sluice.services.pipeline!.idle(60_000));
+  await srv.sluice.services.viewBackfill!.idle();
   const l = ok(await srv.get(`${views}/${loop.id}`));
   assert.equal(l.status, 'error');
   assert.match(l.error_message, /time|timeout/i);
   const m = ok(await srv.get(`${views}/${bomb.id}`));
   assert.equal(m.status, 'error');
   assert.match(m.error_message, /memory/i);
-  assert.deepEqual(ok(await srv.get(`${views}/${fine.id}/records`)).map((r: any) => r.id), [2, 1]);
+  assert.deepEqual(ok(await srv.get(`${views}/${fine.id}/records`)).map((r: any) => r.id), [2, 1, 0]);
   // Later batches flow; the failed views are skipped until their script changes.
   assert.equal((await ingest(srv.url, q, ndjson([{ id: 3 }]), { 'content-type': 'application/x-ndjson' })).status, 202);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
-  assert.deepEqual(ok(await srv.get(`${views}/${fine.id}/records`)).map((r: any) => r.id), [3, 2, 1]);
+  assert.deepEqual(ok(await srv.get(`${views}/${fine.id}/records`)).map((r: any) => r.id), [3, 2, 1, 0]);
   fails(await srv.get(`${views}/${fine.id}/records?limit=0`), 400, 'request_validation_failed');
   const dir = srv.sluice.services.views.viewDir(fine);
   assert.deepEqual(readdirSync(dir).filter((f) => f.endsWith('.tmp')), []);
