@@ -20,6 +20,7 @@ import { SchemaService } from './pipeline/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
 import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transform/view-commit.js';
 import { ViewBackfiller } from './transform/view-backfill.js';
+import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -81,6 +82,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
     viewBackfill: null,
+    viewGeneration: null,
     views: new ViewCatalog(store, clock, log, config.dataDir),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
@@ -169,12 +171,18 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   if (config.pipeline) {
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
       viewTasks: (collectionId) => viewTasksFor(services.views, collectionId),
-      participants: [viewCommitParticipant(services.views, clock)],
+      participants: [
+        viewCommitParticipant(services.views, clock),
+        // A batch may settle a schema version an auto view waits for: generation looks (debounced).
+        { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
+      ],
       sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
     });
     services.pipeline.start();
     services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
     services.viewBackfill.start();
+    services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
+    services.viewGeneration.start();
   }
 
   return {
@@ -196,6 +204,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // A purge pass in progress finishes while the schema store and spool it cleans are still open.
       await purge.stop();
       // Batches in flight commit (or are released to replay) before the store closes.
+      await services.viewGeneration?.stop();
       await services.viewBackfill?.stop();
       await services.pipeline?.stop();
       services.schema.close();

@@ -87,7 +87,7 @@ function tasksOf(views: ViewCatalog, projectId: string, outcomes: readonly ViewO
 
 /**
  * The views a batch of `collectionId` feeds, parents first: each view's transform that serves
- * records now (manual: the adopting transform; auto: the active one with a script). Views in
+ * records now (manual: the adopting transform; auto: the first with a script, active or queued for a new one). Views in
  * error, join views (processed on their own), and views whose parent is not fed are left out.
  */
 export function viewTasksFor(views: ViewCatalog, collectionId: string): ViewTask[] {
@@ -96,7 +96,8 @@ export function viewTasksFor(views: ViewCatalog, collectionId: string): ViewTask
   for (const v of views.liveViewsOf(collectionId)) {
     if (v.view_mode === 'join' || v.status === 'error') continue;
     if (v.parent_view_id !== null && !fed.has(v.parent_view_id)) continue;
-    const ts = views.store.transformsOf(v.id).filter((t) => t.transform_script !== null && t.status === 'active');
+    // A queued transform with a script keeps serving it until generation replaces it (docs/views.md, Transforms).
+    const ts = views.store.transformsOf(v.id).filter((t) => t.transform_script !== null && (t.status === 'active' || t.status === 'queued'));
     const t = ts.find((x) => x.id === v.adopting_transform_id) ?? ts[0];
     if (!t || t.transform_script === null || t.script_hash === null) continue;
     fed.add(v.id);

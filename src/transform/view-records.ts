@@ -175,6 +175,11 @@ export interface ViewTransformRecord {
    * it are the backfill's (docs/views.md, "Backfill"). Absent until a live batch commits with it.
    */
   live_from_seq?: number;
+  /**
+   * Internal: when a person last asked for generation (POST .../generate, .../regenerate). In
+   * `manual` mode only such a request makes the generator write a script.
+   */
+  generation_requested_at?: string;
   /** Collection files the backfill has processed (manifest ids), so a restart resumes instead of starting over. */
   backfill_done_files?: string[];
   created_at: string;
