@@ -1,4 +1,13 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync } from 'node:fs';
+
+/** Names in a directory; none when it does not exist. */
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
 import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uws-pack';
 import { AccountsRepo } from './accounts/repo.js';
 import { ProjectsRepo } from './catalog/projects.js';
@@ -9,6 +18,9 @@ import { startPurgeScheduler } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
 import { SchemaService } from './schema/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
+import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transform/view-commit.js';
+import { ViewBackfiller } from './transform/view-backfill.js';
+import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -69,6 +81,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     ...createIngestServices(store, clock),
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
+    viewBackfill: null,
+    viewGeneration: null,
     views: new ViewCatalog(store, clock, log, config.dataDir),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
@@ -155,8 +169,21 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   if (config.port === 0 && config.publicUrl === `http://${hostForUrl}:0`) services.config = { ...config, publicUrl: `http://${hostForUrl}:${port}` };
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
   if (config.pipeline) {
-    services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry, leaseMaxRecords: config.leaseMaxRecords });
+    services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
+      viewTasks: (collectionId) => viewTasksFor(services.views, collectionId),
+      participants: [
+        viewCommitParticipant(services.views, clock),
+        // A batch may settle a schema version an auto view waits for: generation looks (debounced).
+        { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
+      ],
+      sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
+      leaseMaxRecords: config.leaseMaxRecords,
+    });
     services.pipeline.start();
+    services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
+    services.viewBackfill.start();
+    services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
+    services.viewGeneration.start();
   }
 
   return {
@@ -178,6 +205,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // A purge pass in progress finishes while the schema store and spool it cleans are still open.
       await purge.stop();
       // Batches in flight commit (or are released to replay) before the store closes.
+      await services.viewGeneration?.stop();
+      await services.viewBackfill?.stop();
       await services.pipeline?.stop();
       services.schema.close();
       // Last: counts what the pipeline drained while stopping.

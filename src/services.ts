@@ -1,3 +1,5 @@
+import type { ViewBackfiller } from './transform/view-backfill.js';
+import type { ViewGenerator } from './transform/view-generation.js';
 import type { AccountsRepo } from './accounts/repo.js';
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
@@ -38,6 +40,10 @@ export interface Services {
   schema: SchemaService;
   /** The pipeline loop (spool → collection files); null when `config.pipeline` is off. */
   pipeline: PipelineRunner | null;
+  /** Background backfill of view transforms (null when the pipeline is off). */
+  viewBackfill: ViewBackfiller | null;
+  /** Script generation for auto views (src/transform/view-generation.ts); null when `config.pipeline` is off. */
+  viewGeneration: ViewGenerator | null;
   /** Views: records, transforms, versions, waiting shapes, output manifests (src/transform/view-catalog.ts). */
   views: ViewCatalog;
 }

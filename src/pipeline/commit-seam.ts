@@ -49,6 +49,7 @@ export async function commitThroughSeam(
   participants: readonly CommitParticipant[],
   batch: CommittingBatch,
   withinTransaction: (stage: () => void) => Promise<void>,
+  onApplyError: (err: unknown, participant: string) => void,
 ): Promise<void> {
   const staged: unknown[] = [];
   await withinTransaction(() => {
@@ -56,5 +57,13 @@ export async function commitThroughSeam(
     staged.length = 0;
     for (const p of participants) staged.push(p.stage(batch));
   });
-  participants.forEach((p, i) => p.applyCommitted(batch, staged[i]));
+  // Committed from here on: an apply that throws must not make the batch look uncommitted (its
+  // output would be abandoned and the batch run again).
+  participants.forEach((p, i) => {
+    try {
+      p.applyCommitted(batch, staged[i]);
+    } catch (err) {
+      onApplyError(err, p.name);
+    }
+  });
 }

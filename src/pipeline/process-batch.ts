@@ -10,6 +10,8 @@ import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from './schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
+import { collectionInput, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
+import type { BuiltFile } from './build-files.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -27,6 +29,8 @@ export interface BatchTask {
   lastSeq: number;
   /** Absolute directory of the collection's files. */
   filesDir: string;
+  /** Views the collection feeds, parents first (none: the view stage is skipped). */
+  views?: ViewTask[];
 }
 
 /** Messages from a task to the resolver. */
@@ -57,6 +61,8 @@ export interface WrittenFile {
 export interface BatchResult {
   rows: number;
   files: WrittenFile[];
+  /** One per task view, in task order. */
+  views: ViewOutcome[];
 }
 
 /** Path of a batch's file within the collection directory. */
@@ -71,7 +77,7 @@ export function fileName(dir: string, firstSeq: number): string {
  * `speculate: false` builds every file from held records and `templates: false` parses every
  * record (tests compare the ways).
  */
-export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean } = {}) {
+export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean; runScript?: RunScript } = {}) {
   const speculate = opts.speculate ?? true;
   const useTemplates = opts.templates ?? true;
   const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts; templates: RecordTemplates }>();
@@ -137,22 +143,40 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     const assign = new Map<number, Assignment>(reply.assign.map(([k, versionId, shapeHash]) => [k, { versionId, shapeHash }]));
     const built = buildFiles(rows, fr, reply.files, assign, (f) => spec?.buildersFor(f) ?? null);
     layouts.learn(reply.files);
-    const written: WrittenFile[] = [];
+    const written = writeCollectionFilesStage(task, built);
+    const views = task.views ?? [];
+    if (views.length === 0 || !opts.runScript) return { rows: rows.count, files: written, views: [] };
+    let outcomes: ViewOutcome[];
     try {
-      for (const b of built) {
-        const rel = fileName(b.spec.dir, task.firstSeq);
-        const abs = join(task.filesDir, rel);
-        mkdirSync(join(task.filesDir, b.spec.dir), { recursive: true });
-        writeFileSync(abs + '.tmp', b.bytes);
-        renameSync(abs + '.tmp', abs);
-        written.push({ kind: b.spec.kind, dir: b.spec.dir, versionId: b.spec.versionId, shapeHash: b.spec.shapeHash, path: rel, rows: b.rows, bytes: b.bytes.byteLength, docBytes: b.docBytes, minTs: b.minTs, maxTs: b.maxTs, counts: b.counts });
-      }
+      const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
+      outcomes = await transformViewsStage({ base, views, firstSeq: task.firstSeq, run: opts.runScript });
     } catch (err) {
+      // Only the sandbox breaking its own contract gets here (a view's failure is an outcome);
+      // the stage removed its view files.
       for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
       throw err;
     }
-    return { rows: rows.count, files: written };
+    return { rows: rows.count, files: written, views: outcomes };
   };
+}
+
+/** Write the built collection files (temporary name, then rename); on failure remove what was written. */
+function writeCollectionFilesStage(task: BatchTask, built: readonly BuiltFile[]): WrittenFile[] {
+  const written: WrittenFile[] = [];
+  try {
+    for (const b of built) {
+      const rel = fileName(b.spec.dir, task.firstSeq);
+      const abs = join(task.filesDir, rel);
+      mkdirSync(join(task.filesDir, b.spec.dir), { recursive: true });
+      writeFileSync(abs + '.tmp', b.bytes);
+      renameSync(abs + '.tmp', abs);
+      written.push({ kind: b.spec.kind, dir: b.spec.dir, versionId: b.spec.versionId, shapeHash: b.spec.shapeHash, path: rel, rows: b.rows, bytes: b.bytes.byteLength, docBytes: b.docBytes, minTs: b.minTs, maxTs: b.maxTs, counts: b.counts });
+    }
+  } catch (err) {
+    for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
+    throw err;
+  }
+  return written;
 }
 
 function createFingerprintStageKey(task: BatchTask): string {

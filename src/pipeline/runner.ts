@@ -16,6 +16,7 @@ import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js
 import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
 import { causeOf, isEnvironmental } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
+import type { ViewTask } from '../transform/view-stage.js';
 
 export { isEnvironmental } from './failures.js';
 
@@ -70,6 +71,10 @@ export interface RunnerDeps {
   typedColumns?: boolean;
   /** Stages that join each batch's commit after schema (views, rollups), in order. */
   participants?: CommitParticipant[];
+  /** The views a batch of the collection feeds (none when absent). */
+  viewTasks?: (collectionId: string) => ViewTask[];
+  /** At start: remove the partial output of interrupted batches that the participants own; returns files removed. */
+  sweep?: () => number;
   /** Records per lease (default LEASE_MAX_RECORDS; `SLUICE_LEASE_MAX_RECORDS`, for tests of many small batches). */
   leaseMaxRecords?: number;
 }
@@ -108,7 +113,7 @@ export class PipelineRunner {
   }
 
   start(): void {
-    const removed = this.d.schema.sweepOrphans();
+    const removed = this.d.schema.sweepOrphans() + (this.d.sweep?.() ?? 0);
     if (removed > 0) this.d.log.info({ files: removed }, 'removed partial output of interrupted batches');
     this.unsubscribe = this.d.spool.onAppend(() => this.pump());
     this.retentionTimer = setInterval(() => void this.sweepRetention(), RETENTION_SWEEP_MS);
@@ -295,7 +300,7 @@ export class PipelineRunner {
       });
       const { entries, buffer } = packEntries(lease);
       result = await pool.run(
-        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection) },
+        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection), views: this.d.viewTasks?.(collection.id) ?? [] },
         resolution.resolve,
         [buffer],
       );
@@ -305,7 +310,9 @@ export class PipelineRunner {
       await lane.commitTurn(slot);
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
-      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage));
+      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage), (err, participant) =>
+        log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
+      );
       ok = true;
       this.backoff.delete(collection.id);
       this.failing.delete(collection.id);

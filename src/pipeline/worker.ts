@@ -1,12 +1,19 @@
 import type { MessagePort } from 'node:worker_threads';
 import { failureOf, type BatchFailure } from './failures.js';
+import { TransformProcess } from '../transform/sandbox-process.js';
 import { createBatchProcessor, type BatchResult, type BatchTask, type ResolveReply, type ResolveRequest } from './process-batch.js';
 
 /**
  * Piscina worker entry: runs one batch, asking the main thread to resolve shapes over `port` (the
  * main thread owns schema versions; one round trip per batch, two when there are new shapes).
  */
-const processBatch = createBatchProcessor();
+// User scripts run in a child process of this thread (sandbox-process.ts): isolated-vm cannot
+// contain every out-of-memory (V8 aborts the whole process), so a script that exhausts memory
+// ends only the child, which is started again; the server and the pool go on.
+let scripts: TransformProcess | null = null;
+const processBatch = createBatchProcessor({
+  runScript: (batch, view) => (scripts ??= new TransformProcess()).run({ ...batch, ...view }),
+});
 
 export interface WorkerInput {
   task: BatchTask;

@@ -163,6 +163,25 @@ export interface ViewTransformRecord {
   backfill_files_done: number;
   backfill_error: string | null;
   assignments: ViewTransformAssignment[];
+  /**
+   * Per output field: values the script returned that did not fit the field's type, stored as
+   * null (docs/views.md, "Output schema"). Absent on records written before it was counted.
+   */
+  coercion_failures?: Record<string, number>;
+  /** Output rows written by live batches (backfill not included). */
+  rows_written?: number;
+  /**
+   * The first spool sequence of a batch that ran this transform live: collection files from before
+   * it are the backfill's (docs/views.md, "Backfill"). Absent until a live batch commits with it.
+   */
+  live_from_seq?: number;
+  /**
+   * Internal: when a person last asked for generation (POST .../generate, .../regenerate). In
+   * `manual` mode only such a request makes the generator write a script.
+   */
+  generation_requested_at?: string;
+  /** Collection files the backfill has processed (manifest ids), so a restart resumes instead of starting over. */
+  backfill_done_files?: string[];
   created_at: string;
   updated_at: string;
 }

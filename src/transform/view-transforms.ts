@@ -123,7 +123,7 @@ export class ViewTransforms {
     return this.write(view, () => {
       const cur = this.require(view.id, id);
       if (cur.status === 'disabled') throw new ApiError('conflict', `Transform ${id} is disabled; enable it with POST .../transforms/${id} {"status": "active"} (or send a script) first`);
-      const next: ViewTransformRecord = { ...cur, status: 'queued', error_message: null, tgl_retry_count: 0, evidence_notice: null, updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at) };
+      const next: ViewTransformRecord = { ...cur, status: 'queued', error_message: null, tgl_retry_count: 0, evidence_notice: null, generation_requested_at: iso(this.catalog.clock.now()), updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at) };
       void this.store.transforms.put(view.id, next);
       return next;
     });
@@ -146,9 +146,13 @@ export class ViewTransforms {
         backfill_file_count: 0,
         backfill_files_done: 0,
         backfill_error: null,
+        // From scratch: what earlier backfills wrote goes (files removed from disk by the
+        // start-up sweep or right after the commit), then every file before live_from_seq runs again.
+        backfill_done_files: [],
         updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at),
       };
       void this.store.transforms.put(view.id, next);
+      for (const f of this.store.filesOf(view.id)) if (f.origin === 'backfill') void this.store.files.remove(view.id, f.id);
       return next;
     });
   }
@@ -161,7 +165,7 @@ export class ViewTransforms {
     await this.write(view, (now) => {
       for (const t of this.store.transformsOf(view.id)) {
         if (t.status === 'disabled') continue;
-        void this.store.transforms.put(view.id, { ...t, status: 'queued', error_message: null, tgl_retry_count: 0, evidence_notice: null, updated_at: nextUpdatedAt(this.catalog.clock, t.updated_at) });
+        void this.store.transforms.put(view.id, { ...t, status: 'queued', error_message: null, tgl_retry_count: 0, evidence_notice: null, generation_requested_at: now, updated_at: nextUpdatedAt(this.catalog.clock, t.updated_at) });
       }
       this.stageRetryUndecided(view.id, now, { transforms: false });
       this.catalog.stagePatch(view.id, (cur) => ({ mapping_generation: cur.mapping_generation + 1 }));

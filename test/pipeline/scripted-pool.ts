@@ -77,7 +77,7 @@ export class ScriptedPool {
       planned.resolve();
       await script.beforeReturn?.();
       if (script.fail === 'after-plan') throw new BatchError('batch', `scripted failure of batch ${task.firstSeq} after its plan`);
-      return { rows, files: [] };
+      return { rows, files: [], views: [] };
     } finally {
       this.running--;
     }

@@ -74,7 +74,10 @@ export function schemaRoutes(s: Services): RouteDef[] {
       schema: { params: params({ project_id: 'project', collection_id: 'collection', schema_version_id: 'schemaVersion' }), body: settleBody },
       handler: async (ctx) => {
         const c = collectionOf(s, ctx.principal.teamId, ctx.params);
-        return { data: serializeSchemaVersion(await s.schema.settle(c, ctx.params.schema_version_id)) };
+        const settled = await s.schema.settle(c, ctx.params.schema_version_id);
+        // Auto views may be waiting for this version to settle.
+        s.viewGeneration?.kick();
+        return { data: serializeSchemaVersion(settled) };
       },
     }),
     defineRoute<unknown, unknown, CollectionParams>({

@@ -190,6 +190,8 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
       handler: (ctx) => {
         const d = deferralOf(viewOf(ctx), ctx.params.deferral_id);
         if (d.hint_question === null) throw new ApiError('not_found', `Waiting shape ${d.id} has no question pending; hints are asked when generation cannot decide a mapping alone`);
+        // The question stays on the shape as history; once it no longer waits, nothing is asked.
+        if (d.resolved_at !== null) throw new ApiError('not_found', `Waiting shape ${d.id} no longer waits (resolved at ${d.resolved_at}, reason ${d.reason}); its question was answered`);
         return { data: serializeHint(d) };
       },
     }),

@@ -1,0 +1,131 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../clock.js';
+import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { ViewCatalog } from './view-catalog.js';
+import type { ViewFileManifest } from './view-records.js';
+import { removeViewFiles, type ViewOutcome, type ViewTask } from './view-stage.js';
+
+/**
+ * Views on the commit seam (docs/architecture.md, "The commit"): each view's outcome of a batch is
+ * committed with the batch — a file manifest for its output, or the error state of its transform
+ * and view — in the spool's transaction. A view's failure never fails the batch.
+ */
+export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitParticipant<{ gone: ViewOutcome[]; changed: string[]; reopened: string[] }> {
+  return {
+    name: 'views',
+    stage({ collection, lease, result }) {
+      const now = new Date(clock.now()).toISOString();
+      const gone: ViewOutcome[] = [];
+      const changed: string[] = [];
+      const reopened = stageReopenedBackfills(views, collection.id, result.views, now);
+      for (const o of result.views) {
+        const view = views.store.byId(o.viewId);
+        const transform = view ? views.store.transforms.get(view.id, o.transformId) : undefined;
+        // Deleted (or its transform replaced) while the batch ran: its output goes with it.
+        if (!view || view.deleted_at !== null || views.destroying.has(view.id) || !transform) {
+          gone.push(o);
+          continue;
+        }
+        if (o.status === 'ok') {
+          if (o.file) {
+            const m: ViewFileManifest = { id: o.file.path, view_id: view.id, first_seq: lease.firstSeq, last_seq: lease.lastSeq, rows: o.file.rows, bytes: o.file.bytes, min_ts: o.file.minTs, max_ts: o.file.maxTs, created_at: now, origin: 'batch' };
+            void views.store.files.put(view.id, m);
+          }
+          const failures = { ...(transform.coercion_failures ?? {}) };
+          for (const [k, n] of Object.entries(o.counts.failed)) failures[k] = (failures[k] ?? 0) + n;
+          void views.store.transforms.put(view.id, { ...transform, coercion_failures: failures, rows_written: (transform.rows_written ?? 0) + o.rows, live_from_seq: Math.min(transform.live_from_seq ?? Infinity, lease.firstSeq), updated_at: now });
+          if (o.inferredSchema && view.output_schema.length === 0 && o.inferredSchema.length > 0) {
+            views.stagePatch(view.id, () => ({ output_schema: o.inferredSchema! }));
+            changed.push(view.id);
+          }
+          continue;
+        }
+        const message = `transform ${transform.id} failed on the batch of spool entries ${lease.firstSeq}–${lease.lastSeq}: ${o.message}`;
+        void views.store.transforms.put(view.id, { ...transform, status: 'error', error_message: message, updated_at: now });
+        views.stagePatch(view.id, () => ({ status: 'error', error_message: message }));
+        changed.push(view.id);
+      }
+      return { gone, changed, reopened };
+    },
+    applyCommitted({ collection }, staged) {
+      if (staged.gone.length > 0) removeViewFiles(tasksOf(views, collection.project_id, staged.gone), staged.gone);
+      for (const id of staged.changed) views.store.reindex(id);
+      // The backfiller hears of it and takes the new file.
+      if (staged.reopened.length > 0) views.notify(staged.reopened);
+    },
+    abandon({ collection, result }) {
+      if (result) removeViewFiles(tasksOf(views, collection.project_id, result.views), result.views);
+    },
+  };
+}
+
+/**
+ * A batch that ran without a view (it was on a worker before the view existed) commits files that
+ * only the view's backfill can transform. While no live batch has run the transform
+ * (`live_from_seq` unset) every collection file is the backfill's; one that already completed is
+ * reopened (its done list kept, so only the new files run). Returns the views reopened.
+ */
+function stageReopenedBackfills(views: ViewCatalog, collectionId: string, ran: readonly ViewOutcome[], now: string): string[] {
+  const reopened: string[] = [];
+  const inBatch = new Set(ran.map((o) => o.viewId));
+  for (const v of views.liveViewsOf(collectionId)) {
+    if (inBatch.has(v.id) || v.view_mode === 'join' || v.parent_view_id !== null) continue;
+    for (const t of views.store.transformsOf(v.id)) {
+      if (t.status !== 'active' || t.transform_script === null || (t.live_from_seq ?? null) !== null || t.backfill_status !== 'completed') continue;
+      void views.store.transforms.put(v.id, { ...t, backfill_status: 'running', backfill_completed_at: null, updated_at: now });
+      reopened.push(v.id);
+    }
+  }
+  return reopened;
+}
+
+/** Enough of each outcome's task to find its files (the directory is fixed by project and view). */
+function tasksOf(views: ViewCatalog, projectId: string, outcomes: readonly ViewOutcome[]): ViewTask[] {
+  return outcomes.map((o) => ({ viewId: o.viewId, parentViewId: null, transformId: o.transformId, scriptHash: '', script: '', outputSchema: [], dir: views.viewDir({ project_id: projectId, id: o.viewId }) }));
+}
+
+/**
+ * The views a batch of `collectionId` feeds, parents first: each view's transform that serves
+ * records now (manual: the adopting transform; auto: the first with a script, active or queued for a new one). Views in
+ * error, join views (processed on their own), and views whose parent is not fed are left out.
+ */
+export function viewTasksFor(views: ViewCatalog, collectionId: string): ViewTask[] {
+  const tasks: ViewTask[] = [];
+  const fed = new Set<string>();
+  for (const v of views.liveViewsOf(collectionId)) {
+    if (v.view_mode === 'join' || v.status === 'error') continue;
+    if (v.parent_view_id !== null && !fed.has(v.parent_view_id)) continue;
+    // A queued transform with a script keeps serving it until generation replaces it (docs/views.md, Transforms).
+    const ts = views.store.transformsOf(v.id).filter((t) => t.transform_script !== null && (t.status === 'active' || t.status === 'queued'));
+    const t = ts.find((x) => x.id === v.adopting_transform_id) ?? ts[0];
+    if (!t || t.transform_script === null || t.script_hash === null) continue;
+    fed.add(v.id);
+    tasks.push({ viewId: v.id, parentViewId: v.parent_view_id, transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, outputSchema: v.output_schema, dir: views.viewDir(v) });
+  }
+  return tasks;
+}
+
+/** Remove view files no committed manifest names, and directories of views that no longer exist (start-up). */
+export function sweepViewOrphans(views: ViewCatalog, dataDir: string, list: (dir: string) => string[]): number {
+  let removed = 0;
+  const root = join(dataDir, 'views');
+  for (const project of list(root)) {
+    for (const viewId of list(join(root, project))) {
+      const dir = join(root, project, viewId);
+      const view = views.store.byId(viewId);
+      if (!view) {
+        rmSync(dir, { recursive: true, force: true });
+        removed++;
+        continue;
+      }
+      const known = new Set(views.store.filesOf(viewId).map((m) => m.id));
+      for (const f of list(dir)) {
+        if (known.has(f)) continue;
+        rmSync(join(dir, f), { force: true });
+        removed++;
+      }
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,187 @@
+import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DecodedRows } from '../pipeline/decode.js';
+import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputField } from './output-schema.js';
+import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
+import type { BatchInput, ViewScript } from './sandbox.js';
+import { viewFileBytes } from './view-file.js';
+
+/**
+ * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
+ * view in the sandbox, then build each view's output file. A view's failure is its outcome — a
+ * value the commit records as that view's state — never an exception through the batch.
+ */
+
+/** One view the batch feeds, in an order where a parent comes before the views reading it. */
+export interface ViewTask {
+  viewId: string;
+  /** null: reads the collection's records; else the view (earlier in the list) whose outputs it reads. */
+  parentViewId: string | null;
+  transformId: string;
+  scriptHash: string;
+  script: string;
+  /** Declared output fields; empty: inferred from the first outputs (and saved by the commit). */
+  outputSchema: OutputField[];
+  /** Absolute directory of the view's files. */
+  dir: string;
+}
+
+export interface ViewWrittenFile {
+  /** Relative to the view's directory. */
+  path: string;
+  rows: number;
+  bytes: number;
+  minTs: number;
+  maxTs: number;
+}
+
+export type ViewOutcome =
+  | { viewId: string; transformId: string; status: 'ok'; file: ViewWrittenFile | null; rows: number; counts: CoercionCounts; inferredSchema: OutputField[] | null }
+  | { viewId: string; transformId: string; status: 'failed'; reason: TransformFailureReason | 'parent_failed' | 'write_failed'; message: string; recordIndex: number | null };
+
+/** Records a view reads, column-wise: JSON texts joined by U+001E (the sandbox's input form). */
+export interface ViewInput {
+  texts: string[];
+  ts: Float64Array;
+  received: Float64Array;
+  seq: Float64Array;
+  versions: (string | null)[];
+}
+
+/** Runs one view's script over one batch input (a `TransformProcess` or `TransformSandbox`). */
+export type RunScript = (batch: BatchInput, view: ViewScript) => Promise<TransformOutcome> | TransformOutcome;
+
+/** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
+export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
+
+/** The collection's records of a batch as a view input: each record's bytes as sent (no re-serialising). */
+export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) => string | null): ViewInput {
+  const n = rows.count;
+  const texts = new Array<string>(n);
+  const received = new Float64Array(n);
+  const seq = new Float64Array(n);
+  const versions = new Array<string | null>(n);
+  for (let r = 0; r < n; r++) {
+    const e = rows.entry[r]!;
+    texts[r] = rows.bodies[e]!.toString('utf8', rows.start[r]!, rows.end[r]!);
+    received[r] = rows.entries[e]!.received_at;
+    seq[r] = rows.entries[e]!.seq;
+    versions[r] = versionOfRow(r);
+  }
+  return { texts, ts: rows.ts.slice(0, n), received, seq, versions };
+}
+
+/**
+ * Run every view of the batch and write its file; outcomes in task order. Rejects only when the
+ * sandbox breaks its contract, after removing the files it wrote for earlier views (the caller
+ * has no outcomes to remove them by).
+ */
+export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }): Promise<ViewOutcome[]> {
+  const outcomes: ViewOutcome[] = [];
+  try {
+    return await transformEach(args, outcomes);
+  } catch (err) {
+    removeViewFiles(args.views, outcomes);
+    throw err;
+  }
+}
+
+async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
+  const inputs = new Map<string, ViewInput>();
+  for (const v of args.views) {
+    const input = v.parentViewId === null ? args.base : inputs.get(v.parentViewId);
+    if (!input) {
+      outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'failed', reason: 'parent_failed', message: `its parent view ${v.parentViewId} produced no output for this batch`, recordIndex: null });
+      continue;
+    }
+    const ran = await runChunked(input, v, args.run);
+    if (ran.status === 'failed') {
+      outcomes.push({ viewId: v.viewId, transformId: v.transformId, ...ran });
+      continue;
+    }
+    const { outputs, sources } = ran;
+    const schema = v.outputSchema.length > 0 ? v.outputSchema : inferOutputSchema(outputs);
+    const { columns, counts } = coerceOutputs(outputs, schema);
+    const m = outputs.length;
+    const ts = new Float64Array(m);
+    const seq = new Float64Array(m);
+    const received = new Float64Array(m);
+    const versions = new Array<string | null>(m);
+    for (let i = 0; i < m; i++) {
+      const s = sources[i]!;
+      ts[i] = input.ts[s]!;
+      seq[i] = input.seq[s]!;
+      received[i] = input.received[s]!;
+      versions[i] = input.versions[s]!;
+    }
+    let file: ViewWrittenFile | null = null;
+    if (m > 0) {
+      try {
+        file = writeViewFile(v.dir, args.fileName ?? `b${args.firstSeq}.parquet`, viewFileBytes(ts, seq, columns), ts);
+      } catch (err) {
+        outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'failed', reason: 'write_failed', message: `writing the view's file failed: ${(err as Error)?.message ?? String(err)}`, recordIndex: null });
+        continue;
+      }
+    }
+    // Views reading this one get its outputs as their records.
+    inputs.set(v.viewId, { texts: outputs.map((o) => JSON.stringify(o)), ts, received, seq, versions });
+    outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'ok', file, rows: m, counts, inferredSchema: v.outputSchema.length > 0 ? null : schema });
+  }
+  return outcomes;
+}
+
+/** Remove the files a batch's view stage wrote (the batch did not commit). */
+export function removeViewFiles(views: readonly ViewTask[], outcomes: readonly ViewOutcome[]): void {
+  const dirs = new Map(views.map((v) => [v.viewId, v.dir]));
+  for (const o of outcomes) if (o.status === 'ok' && o.file) rmSync(join(dirs.get(o.viewId)!, o.file.path), { force: true });
+}
+
+type Ran = { status: 'ok'; outputs: Record<string, unknown>[]; sources: number[] } | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
+
+/** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
+async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
+  const outputs: Record<string, unknown>[] = [];
+  const sources: number[] = [];
+  const n = input.texts.length;
+  for (let from = 0; from < n; ) {
+    let to = from;
+    let chars = 0;
+    do chars += input.texts[to++]!.length + 1;
+    while (to < n && chars + input.texts[to]!.length < SANDBOX_CALL_CHARS);
+    const out = await run(
+      {
+        recordsText: input.texts.slice(from, to).join('\u001e'),
+        schemaVersion: input.versions.slice(from, to),
+        receivedAt: input.received.subarray(from, to),
+        timestamp: input.ts.subarray(from, to),
+      },
+      { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script },
+    );
+    if (out.status !== 'ok') {
+      const recordIndex = out.recordIndex === null ? null : out.recordIndex + from;
+      // The sandbox names the record by its index in the call; name it by the batch's.
+      const message = out.recordIndex === null ? out.message : out.message.replace(`record ${out.recordIndex}`, `record ${recordIndex}`);
+      return { status: 'failed', reason: out.reason, message, recordIndex };
+    }
+    for (let i = 0; i < out.outputs.length; i++) {
+      outputs.push(out.outputs[i]!);
+      sources.push(out.sources[i]! + from);
+    }
+    from = to;
+  }
+  return { status: 'ok', outputs, sources };
+}
+
+function writeViewFile(dir: string, name: string, bytes: Uint8Array, ts: Float64Array): ViewWrittenFile {
+  mkdirSync(dir, { recursive: true });
+  const abs = join(dir, name);
+  writeFileSync(abs + '.tmp', bytes);
+  renameSync(abs + '.tmp', abs);
+  let minTs = Infinity;
+  let maxTs = -Infinity;
+  for (const t of ts) {
+    if (t < minTs) minTs = t;
+    if (t > maxTs) maxTs = t;
+  }
+  return { path: name, rows: ts.length, bytes: bytes.byteLength, minTs, maxTs };
+}
