@@ -145,6 +145,9 @@ test('metrics: create with defaults, get, list, update, and the status a new met
   fails(await srv.get(`${metrics}/${m.id}`, { token: await otherTeamToken(srv) }), 404, 'not_found');
   fails(await srv.get(`${metrics}/met_${'z'.repeat(20)}`), 404, 'not_found');
   fails(await srv.get(`${metrics}/nope`), 404, 'not_found');
+  // Served later, with the rollups.
+  fails(await srv.get(`${metrics}/${m.id}/aggregation`), 404, 'route_not_found');
+  fails(await srv.post(`${metrics}/${m.id}/backfill`, {}), 404, 'route_not_found');
 });
 
 test('metrics: series list is empty until rollups register series; changing one answers 404', async (t) => {
