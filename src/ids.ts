@@ -29,6 +29,9 @@ export const idPrefix = {
   viewTransform: 'vtr_',
   viewVersion: 'vta_',
   viewDeferral: 'vsd_',
+  // The spec gives no prefix for metrics or their series: ours (docs/metrics.md).
+  metric: 'met_',
+  metricSeries: 'mse_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -49,6 +52,8 @@ const ID_NAMES: Record<IdKind, string> = {
   viewTransform: 'view transform',
   viewVersion: 'view version',
   viewDeferral: 'waiting shape',
+  metric: 'metric',
+  metricSeries: 'metric series',
 };
 
 const ID_BODY = 20;

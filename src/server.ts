@@ -22,6 +22,7 @@ import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transfo
 import { ViewBackfiller } from './transform/view-backfill.js';
 import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
+import { MetricCatalog } from './rollup/metric-catalog.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -66,6 +67,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const clock = opts.clock ?? systemClock;
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
+  const views = new ViewCatalog(store, clock, log, config.dataDir);
   const services: Services = {
     config,
     clock,
@@ -83,7 +85,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     pipeline: null,
     viewBackfill: null,
     viewGeneration: null,
-    views: new ViewCatalog(store, clock, log, config.dataDir),
+    views,
+    // Registers with the views: a view's live metrics block its deletion and die with it.
+    metrics: new MetricCatalog(store, clock, log, views),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch

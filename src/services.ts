@@ -16,6 +16,7 @@ import type { PipelineTelemetry } from './ingest/telemetry.js';
 import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
 import type { ViewCatalog } from './transform/view-catalog.js';
+import type { MetricCatalog } from './rollup/metric-catalog.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -46,4 +47,6 @@ export interface Services {
   viewGeneration: ViewGenerator | null;
   /** Views: records, transforms, versions, waiting shapes, output manifests (src/transform/view-catalog.ts). */
   views: ViewCatalog;
+  /** Metrics and their series (src/rollup/metric-catalog.ts). */
+  metrics: MetricCatalog;
 }

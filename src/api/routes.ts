@@ -15,6 +15,7 @@ import { pipelineRoutes } from './pipeline/routes.js';
 import { schemaRoutes } from './schemas/routes.js';
 import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
 import { viewRoutes } from './views/routes.js';
+import { metricRoutes } from './metrics/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -25,6 +26,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...schemaRoutes(s));
   table.push(...unprocessableRoutes(s));
   table.push(...viewRoutes(s));
+  table.push(...metricRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

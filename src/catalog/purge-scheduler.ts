@@ -9,6 +9,7 @@ export interface PurgeResult {
   sources: string[];
   collections: string[];
   views: string[];
+  metrics: string[];
 }
 
 function expired(deletedAt: string | null, now: number, retentionMs = DELETION_RETENTION_MS): boolean {
@@ -17,11 +18,11 @@ function expired(deletedAt: string | null, now: number, retentionMs = DELETION_R
 
 /**
  * Permanently remove every team scheduled for deletion at least 30 days before `now`, and every
- * project, source, collection and view scheduled at least 7 days before (spec: scheduled deletion),
+ * project, source, collection, view and metric scheduled at least 7 days before (spec: scheduled deletion),
  * with everything beneath. Bigger things first, so what lies beneath goes with them instead of one by one.
  */
 export async function purgeExpired(s: Services, now: number = s.clock.now()): Promise<PurgeResult> {
-  const result: PurgeResult = { teams: [], projects: [], sources: [], collections: [], views: [] };
+  const result: PurgeResult = { teams: [], projects: [], sources: [], collections: [], views: [], metrics: [] };
   const teams = [...s.accounts.teams.all()].map((r) => r.value).filter((t) => expired(t.deleted_at, now, TEAM_DELETION_RETENTION_MS));
   for (const team of teams) {
     await destroyTeam(s, team);
@@ -43,6 +44,7 @@ export async function purgeExpired(s: Services, now: number = s.clock.now()): Pr
     result.collections.push(collection.id);
   }
   result.views.push(...(await s.views.purgeExpired(now)));
+  result.metrics.push(...(await s.metrics.purgeExpired(now)));
   return result;
 }
 
@@ -58,7 +60,7 @@ export function startPurgeScheduler(s: Services, intervalMs = 60_000): PurgeSche
     if (running) return;
     running = purgeExpired(s)
       .then((r) => {
-        const n = r.teams.length + r.projects.length + r.sources.length + r.collections.length + r.views.length;
+        const n = r.teams.length + r.projects.length + r.sources.length + r.collections.length + r.views.length + r.metrics.length;
         if (n > 0) s.log.info({ purged: r }, 'purged scheduled deletions');
       })
       .catch((err: unknown) => s.log.error({ err }, 'purge failed; retrying next interval'))

@@ -50,6 +50,18 @@ export interface ViewChange {
 const DELETING_SUFFIX = '.deleting-';
 
 /**
+ * Something above views that depends on them (metrics; later drains), registered with
+ * `addDependants` so this module needs nothing from above it. Both calls run inside the write
+ * transaction that deletes or destroys views.
+ */
+export interface ViewDependants {
+  /** Live dependants that keep `view` from being deleted; each one is named in the 409. */
+  blocking(view: ViewRecord): Array<{ id: string; description: string }>;
+  /** Stage the destruction of everything depending on `views`; answers what to do after the commit. */
+  stageDestroy(views: readonly ViewRecord[]): () => void;
+}
+
+/**
  * Views: create, update, scheduled deletion, destruction, and (through `transforms`) their
  * transforms, versions and waiting shapes. Every write is one LMDB transaction; `onChange`
  * listeners hear the id of each view a committed write touched (the pipeline starts backfills and
@@ -62,10 +74,16 @@ export class ViewCatalog {
   /** Views being destroyed right now: the API and the pipeline treat them as gone. */
   readonly destroying = new Set<string>();
   private readonly listeners = new Set<(viewId: string) => void>();
+  private readonly dependants: ViewDependants[] = [];
 
   constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly dataDir: string) {
     this.store = new ViewStore(store);
     this.transforms = new ViewTransforms(this, this.store);
+  }
+
+  /** Register what depends on views: it blocks their deletion while live and is destroyed with them. */
+  addDependants(d: ViewDependants): void {
+    this.dependants.push(d);
   }
 
   /** Hear the id of every view changed by a committed write; returns the unsubscribe function. */
@@ -307,16 +325,18 @@ export class ViewCatalog {
    * then their directories. Answers the views destroyed.
    */
   private async destroyTree(projectId: string, pick: (all: ViewRecord[]) => ViewRecord[]): Promise<ViewRecord[]> {
-    const doomed = await this.store.store.transaction(() => {
+    const { doomed, after } = await this.store.store.transaction(() => {
       const all = this.store.list(projectId);
       const seeds = pick(all);
       // Children first, so no moment has a view whose input is gone.
       const out = topologicalOrder(withDependants(seeds, all)).reverse();
+      const after = out.length ? this.dependants.map((d) => d.stageDestroy(out)) : [];
       for (const v of out) this.store.stageRemoval(v);
-      return out;
+      return { doomed: out, after };
     });
     for (const v of doomed) this.destroying.add(v.id);
     try {
+      for (const done of after) done();
       for (const v of doomed) this.removeDir(v);
       this.notify(doomed.map((v) => v.id));
     } finally {
@@ -354,11 +374,14 @@ export class ViewCatalog {
   }
 
   private assertNoLiveDependants(view: ViewRecord): void {
-    const deps = this.liveDependants(view);
+    const deps = [
+      ...this.liveDependants(view).map((d) => ({ id: d.id, description: `${d.view_mode === 'join' ? 'join view' : 'derived view'} ${d.id} ("${d.name}")` })),
+      ...this.dependants.flatMap((d) => d.blocking(view)),
+    ];
     if (deps.length === 0) return;
-    const names = deps.map((d) => `${d.id} ("${d.name}", ${d.view_mode === 'join' ? 'join view' : 'derived view'})`).join(', ');
-    throw new ApiError('conflict', `View ${view.id} is read by ${names}; delete ${deps.length === 1 ? 'it' : 'them'} first`, {
-      details: deps.map((d) => ({ field: 'params.view_id', message: `is read by view ${d.id}` })),
+    const names = deps.map((d) => d.description).join(', ');
+    throw new ApiError('conflict', `View ${view.id} is used by ${names}; delete ${deps.length === 1 ? 'it' : 'them'} first`, {
+      details: deps.map((d) => ({ field: 'params.view_id', message: `is used by ${d.description}` })),
     });
   }
 

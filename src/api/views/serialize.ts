@@ -45,11 +45,11 @@ export function serializeView(s: Services, v: ViewRecord) {
     join_created_at: v.join_created_at,
     join_updated_at: v.join_updated_at,
     joins: v.joins,
-    // Metrics and drains do not exist yet: nothing aggregates or exports a view.
-    metrics_count: 0,
+    metrics_count: s.metrics.liveOfView(v).length,
     derived_views_count: readers.filter((r) => r.parent_view_id === v.id).length,
     join_views_count: readers.filter((r) => r.view_mode === 'join').length,
     transform_count: s.views.transforms.list(v.id).length,
+    // Drains do not exist yet: nothing exports a view.
     drains_count: 0,
     backfill_file_count: v.backfill_file_count,
     backfill_files_done: v.backfill_files_done,
