@@ -7,7 +7,7 @@ import { buildFiles } from './build-files.js';
 import { decodeEntries, type BatchEntry } from './decode.js';
 import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileKind, FileSpec } from './file-plan.js';
-import type { FileCounts } from './schema-store.js';
+import type { FileCounts } from '../schema/schema-store.js';
 import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
 import { collectionInput, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
