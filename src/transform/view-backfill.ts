@@ -1,3 +1,4 @@
+import { RerunJob } from './rerun-job.js';
 import { join } from 'node:path';
 import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
@@ -19,13 +20,14 @@ import { removeViewFiles, transformViewsStage, type ViewInput, type ViewTask } f
  * it: they run the transform from the moment it is active.
  */
 export class ViewBackfiller {
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly job: RerunJob;
   private stopped = false;
   private scripts: TransformProcess | null = null;
   private unsubscribe: (() => void) | null = null;
 
-  constructor(private readonly d: { views: ViewCatalog; schema: SchemaService; clock: Clock; log: Logger }) {}
+  constructor(private readonly d: { views: ViewCatalog; schema: SchemaService; clock: Clock; log: Logger }) {
+    this.job = new RerunJob(() => this.runPending(), d.log, 'view backfill');
+  }
 
   start(): void {
     this.unsubscribe = this.d.views.onChange(() => this.kick());
@@ -34,32 +36,18 @@ export class ViewBackfiller {
 
   /** Look for work now (a view changed, or at start). */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.runPending();
-        } catch (err) {
-          this.d.log.error({ err }, 'view backfill failed; retried on the next change');
-        }
-      } while (this.again && !this.stopped);
-    })().finally(() => (this.running = null));
+    this.job.request();
   }
 
   /** Resolves once no backfill is running (tests). */
-  async idle(): Promise<void> {
-    while (this.running) await this.running;
+  idle(): Promise<void> {
+    return this.job.idle();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
     this.unsubscribe?.();
-    await this.running;
+    await this.job.stop();
     await this.scripts?.close();
   }
 

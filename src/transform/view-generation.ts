@@ -1,3 +1,4 @@
+import { RerunJob } from './rerun-job.js';
 import type { Clock } from '../clock.js';
 import type { CollectionRecord } from '../catalog/records.js';
 import type { Logger } from '../log.js';
@@ -29,13 +30,14 @@ export interface GenerationDeps {
  * nothing, so it reaches a fixed point.
  */
 export class ViewGenerator {
-  private running: Promise<void> | null = null;
-  private again = false;
+  private readonly job: RerunJob;
   private stopped = false;
   private timer: NodeJS.Timeout | null = null;
   private unsubscribe: (() => void) | null = null;
 
-  constructor(private readonly d: GenerationDeps) {}
+  constructor(private readonly d: GenerationDeps) {
+    this.job = new RerunJob(() => this.pass(), d.log, 'view script generation');
+  }
 
   start(): void {
     this.unsubscribe = this.d.views.onChange(() => this.kick());
@@ -47,16 +49,17 @@ export class ViewGenerator {
     if (this.stopped || this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = null;
-      this.run();
+      this.job.request();
     }, this.d.debounceMs ?? 50);
     this.timer.unref();
   }
 
   /** Resolves once no pass is running or due (tests). */
   async idle(): Promise<void> {
-    while (this.running || this.timer) {
-      if (this.running) await this.running;
-      else await new Promise((r) => setTimeout(r, 10));
+    await this.job.idle();
+    while (this.timer) {
+      await new Promise((r) => setTimeout(r, 10));
+      await this.job.idle();
     }
   }
 
@@ -65,25 +68,7 @@ export class ViewGenerator {
     this.unsubscribe?.();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.running;
-  }
-
-  private run(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.pass();
-        } catch (err) {
-          this.d.log.error({ err }, 'view script generation failed; retried on the next change');
-        }
-      } while (this.again && !this.stopped);
-    })().finally(() => (this.running = null));
+    await this.job.stop();
   }
 
   private async pass(): Promise<void> {

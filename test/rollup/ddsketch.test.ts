@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { MIN_INDEXABLE, QuantileSketch, RELATIVE_ACCURACY, SketchDecodeError } from '../../src/rollup/ddsketch.js';
 import { ByteWriter } from '../../src/rollup/sketch-bytes.js';
-import { mulberry32, normal, shuffled } from './seeded-random.js';
+import { mulberry32, normal, shuffled } from '../helpers/seeded-random.js';
 
 const QS = [0, 0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1];
 const N = 20_000;

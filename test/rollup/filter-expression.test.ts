@@ -1,3 +1,4 @@
+import { mulberry32 } from '../helpers/seeded-random.js';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -285,16 +286,6 @@ test('compiling an unchecked tree is a programming error', () => {
 
 // ── Differential: the predicate and DuckDB running the SQL select the same rows ───────────────────
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const DIFF_FIELDS: FilterField[] = [
   { name: 's', type: 'string' },

@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DistinctSketch, SketchDecodeError, hashValue, loadHasher } from '../../src/rollup/hll.js';
-import { mulberry32 } from './seeded-random.js';
+import { mulberry32 } from '../helpers/seeded-random.js';
 import xxhash from 'xxhash-wasm';
 
 /** Distinct values of mixed types, in a seeded order: strings of ~20 chars, integers and floats. */

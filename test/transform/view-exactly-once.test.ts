@@ -1,3 +1,4 @@
+import { mulberry32 } from '../helpers/seeded-random.js';
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -21,17 +22,8 @@ const KEY = 'slk_view_crash_test_key_00000000000000000000';
 const api = (base: string, method: string, path: string, body?: unknown) => childApi(base, KEY, method, path, body);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** mulberry32: the kill moments follow from the seed (printed, and settable with SLUICE_TEST_SEED). */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The kill moments follow from the seed (printed, and settable with SLUICE_TEST_SEED). */
+const seeded = mulberry32;
 
 const ONE_ROW = 'function transform(r) { return { rid: r.id }; }';
 const TWO_ROWS = 'function transform(r) { return [{ rid: r.id, k: 0 }, { rid: r.id, k: 1 }]; }';

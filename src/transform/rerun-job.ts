@@ -1,0 +1,49 @@
+import type { Logger } from '../log.js';
+
+/**
+ * A background pass that runs one at a time: a request while it runs makes it run once more after
+ * (never two at once, never a request lost). Used by the view backfill and script generation,
+ * which both react to view changes.
+ */
+export class RerunJob {
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = false;
+
+  constructor(
+    private readonly pass: () => Promise<void>,
+    private readonly log: Logger,
+    /** Logged with a failed pass; the next request runs it again. */
+    private readonly what: string,
+  ) {}
+
+  /** Run the pass now, or once more after the one running. */
+  request(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = (async () => {
+      do {
+        this.again = false;
+        try {
+          await this.pass();
+        } catch (err) {
+          this.log.error({ err }, `${this.what} failed; retried on the next change`);
+        }
+      } while (this.again && !this.stopped);
+    })().finally(() => (this.running = null));
+  }
+
+  /** Resolves once no pass is running. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** No more passes; resolves when the one running has ended. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.idle();
+  }
+}
