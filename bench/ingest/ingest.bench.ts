@@ -41,6 +41,12 @@ const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 0);
 /** Keep-alive connections of the open-loop generator (a request waits in the generator when all are busy). */
 const OPEN_CONNECTIONS = Number(process.env.BENCH_OPEN_CONNECTIONS ?? 512);
 const OPEN_LOOP = 'HTTP single record open-loop';
+/**
+ * Node options Sluice runs with, as `npm start` starts it (package.json): a 64 MB semi-space keeps
+ * requests awaiting their commit in the young generation (default: p99 ~20–35 ms at 30k req/s open
+ * loop, from promotion and scavenges; with it 6–9 ms). BENCH_SLUICE_NODE_FLAGS='' runs without.
+ */
+const SLUICE_NODE_FLAGS = (process.env.BENCH_SLUICE_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
 const KEY = 'slk_bench_bootstrap_key_000000000000000000';
 
 /** A ~200-byte event record. */
@@ -97,7 +103,7 @@ async function startReference(): Promise<Target> {
 async function startSluice(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   // Ingest only (the pipeline has its own benchmark): nothing drains the spool, so lift the queue limit.
-  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' });
+  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' }, 20_000, SLUICE_NODE_FLAGS);
   const call = async (path: string, body: unknown) => {
     const res = await fetch(child.url + path, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return ((await res.json()) as { data: { id: string; key: string } }).data;
@@ -192,7 +198,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 async function main(): Promise<void> {
   const loadgen = USE_WRK ? 'wrk (HTTP) + Node (WebSocket)' : 'Node raw sockets (install wrk for HTTP: apt-get install wrk)';
-  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}\n`);
+  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}; Sluice node flags: ${SLUICE_NODE_FLAGS.join(' ') || 'none'}\n`);
   const rows: Row[] = [];
   const ratios: string[] = [];
   /** The reference's closed-loop single-record req/s of each round (the open loop offers half their median). */
