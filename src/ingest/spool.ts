@@ -214,7 +214,16 @@ export class Spool {
     }
     // Counters first, then the answers: whoever is answered sees every append of the commit.
     if (stored > 0) for (const fn of this.appendListeners) fn();
-    for (const a of appends) a.done(err, err === null ? a.seq : 0);
+    // One callback that throws must not leave the later appends of the commit unanswered.
+    let thrown: { error: unknown } | null = null;
+    for (const a of appends) {
+      try {
+        a.done(err, err === null ? a.seq : 0);
+      } catch (error) {
+        thrown ??= { error };
+      }
+    }
+    if (thrown) throw thrown.error;
   }
 
   /**
