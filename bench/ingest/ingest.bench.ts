@@ -10,6 +10,11 @@
  * BENCH_SECONDS (default 5) per measured run; BENCH_ROUNDS (default 1) interleaved reference/Sluice
  * rounds, median ratio reported; BENCH_ONLY=single,ws… runs only matching scenarios;
  * BENCH_SOAK_SECONDS=60 adds a sustained-load memory soak of Sluice alone.
+ *
+ * Open loop (scenario `HTTP single record open-loop`, BENCH_ONLY=open): single-record POSTs at a
+ * fixed offered rate — half the reference's closed-loop maximum measured in the same run, or
+ * BENCH_OPEN_RATE req/s — against both servers; p50/p99/max counted from each request's scheduled
+ * send time (open-loop.ts), so queueing shows instead of being hidden by a client that waits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -18,6 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startChild } from '../../test/helpers/child.js';
 import { httpLoad, quantile, wsLoad, type HttpLoad, type LoadResult } from './load.js';
+import { openLoopLoad } from './open-loop.js';
 import { hasWrk, wrkLoad } from './wrk.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -30,6 +36,17 @@ const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 1));
 /** wrk when installed (`apt-get install wrk`) unless BENCH_LOADGEN=node. */
 const USE_WRK = process.env.BENCH_LOADGEN !== 'node' && hasWrk();
 const WARMUP_MS = 1000;
+/** Offered rate of the open-loop scenario, req/s (default: half the reference's closed-loop single-record maximum). */
+const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 0);
+/** Keep-alive connections of the open-loop generator (a request waits in the generator when all are busy). */
+const OPEN_CONNECTIONS = Number(process.env.BENCH_OPEN_CONNECTIONS ?? 512);
+const OPEN_LOOP = 'HTTP single record open-loop';
+/**
+ * Node options Sluice runs with, as `npm start` starts it (package.json): a 64 MB semi-space keeps
+ * requests awaiting their commit in the young generation (default: p99 ~20–35 ms at 30k req/s open
+ * loop, from promotion and scavenges; with it 6–9 ms). BENCH_SLUICE_NODE_FLAGS='' runs without.
+ */
+const SLUICE_NODE_FLAGS = (process.env.BENCH_SLUICE_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
 const KEY = 'slk_bench_bootstrap_key_000000000000000000';
 
 /** A ~200-byte event record. */
@@ -86,7 +103,7 @@ async function startReference(): Promise<Target> {
 async function startSluice(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   // Ingest only (the pipeline has its own benchmark): nothing drains the spool, so lift the queue limit.
-  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' });
+  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' }, 20_000, SLUICE_NODE_FLAGS);
   const call = async (path: string, body: unknown) => {
     const res = await fetch(child.url + path, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     return ((await res.json()) as { data: { id: string; key: string } }).data;
@@ -181,11 +198,13 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 async function main(): Promise<void> {
   const loadgen = USE_WRK ? 'wrk (HTTP) + Node (WebSocket)' : 'Node raw sockets (install wrk for HTTP: apt-get install wrk)';
-  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}\n`);
+  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}; Sluice node flags: ${SLUICE_NODE_FLAGS.join(' ') || 'none'}\n`);
   const rows: Row[] = [];
   const ratios: string[] = [];
+  /** The reference's closed-loop single-record req/s of each round (the open loop offers half their median). */
+  const referenceSingle: number[] = [];
   for (const scenario of scenarios) {
-    if (ONLY.length > 0 && !ONLY.some((o) => scenario.name.toLowerCase().includes(o))) continue;
+    if (!selected(scenario.name)) continue;
     const roundRatios: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const perServer: Record<string, number> = {};
@@ -217,6 +236,7 @@ async function main(): Promise<void> {
         }
       }
       roundRatios.push(perServer.sluice! / perServer.reference!);
+      if (scenario.recordsPer === 1 && scenario.name.startsWith('HTTP')) referenceSingle.push(perServer.reference!);
     }
     const sorted = [...roundRatios].sort((a, b) => a - b);
     const mid = sorted.length >> 1;
@@ -225,7 +245,76 @@ async function main(): Promise<void> {
   }
   if (rows.length > 0) console.table(rows);
   for (const line of ratios) process.stdout.write(`${line}\n`);
+  if (selected(OPEN_LOOP)) await openLoop(referenceSingle);
   if (SOAK_SECONDS > 0) await soak(SOAK_SECONDS);
+}
+
+function selected(name: string): boolean {
+  return ONLY.length === 0 || ONLY.some((o) => name.toLowerCase().includes(o));
+}
+
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/**
+ * Single-record POSTs at a fixed offered rate against the reference and Sluice, interleaved per
+ * round: latency from each request's scheduled send time (p50/p99/max), achieved answer rate. The
+ * rate is BENCH_OPEN_RATE, else half the median of the reference's closed-loop maxima measured
+ * above (measured here first when that scenario was not run).
+ */
+async function openLoop(referenceSingle: number[]): Promise<void> {
+  let rate = OPEN_RATE;
+  if (!(rate > 0)) {
+    if (referenceSingle.length === 0) {
+      const ref = await startReference();
+      try {
+        const single1 = scenarios.find((s) => s.name === 'HTTP single record')!;
+        await single1.run(ref, WARMUP_MS);
+        const r = await single1.run(ref, SECONDS * 1000);
+        referenceSingle.push(r.ok / r.seconds);
+      } finally {
+        await ref.stop();
+      }
+    }
+    rate = Math.round(median(referenceSingle) / 2);
+  }
+  process.stdout.write(`\n${OPEN_LOOP}: ${rate} req/s offered (${OPEN_RATE > 0 ? 'BENCH_OPEN_RATE' : "half the reference's closed-loop maximum"}), ${OPEN_CONNECTIONS} connections, ${SECONDS} s per run\n`);
+  const rows: Record<string, string | number>[] = [];
+  const p99s: Record<string, number[]> = { reference: [], sluice: [] };
+  for (let round = 1; round <= ROUNDS; round++) {
+    for (const start of [startReference, startSluice]) {
+      const target = await start();
+      try {
+        const load = (ms: number) => openLoopLoad({ port: target.port, path: target.path, body: single, contentType: 'application/json', rate, connections: OPEN_CONNECTIONS, durationMs: ms });
+        await load(WARMUP_MS);
+        const cpuBefore = cpuSeconds(target.pid);
+        const r = await load(SECONDS * 1000);
+        const cpu = cpuSeconds(target.pid) - cpuBefore;
+        const p99 = quantile(r.latencies, 0.99);
+        p99s[target.name]!.push(p99);
+        rows.push({
+          scenario: ROUNDS > 1 ? `${OPEN_LOOP} #${round}` : OPEN_LOOP,
+          server: target.name,
+          'offered/s': rate,
+          'answered/s': Math.round(r.achievedRate),
+          'p50 ms': round2(quantile(r.latencies, 0.5)),
+          'p99 ms': round2(p99),
+          'max ms': round2(r.latencies.length > 0 ? r.latencies.reduce((a, b) => Math.max(a, b), 0) : NaN),
+          'cpu µs/req': r.ok > 0 ? Math.round((cpu * 1e6) / (r.ok + r.failed)) : NaN,
+          failed: r.failed,
+          unanswered: r.unanswered,
+          'max backlog': r.maxBacklog,
+        });
+      } finally {
+        await target.stop();
+      }
+    }
+  }
+  console.table(rows);
+  process.stdout.write(`${OPEN_LOOP}: p99 at ${rate} req/s: reference ${round2(median(p99s.reference!))} ms, Sluice ${round2(median(p99s.sluice!))} ms (median of ${ROUNDS})\n`);
 }
 
 /**

@@ -7,6 +7,7 @@ import { checkIdempotencyKey, type IngestCore, type IngestOutcome, type IngestTa
 import { decode, parseQuery, PREFLIGHT_HEADERS, readBody, sendAccepted, sendError, tooLarge, type ResponseState } from './transport.js';
 
 const HTTP_QUERY = ['key', 'collection'] as const;
+const MAX_REMEMBERED_QUERIES = 10_000;
 
 /** What the HTTP and WebSocket fronts share with the server. */
 export interface FrontContext {
@@ -27,6 +28,22 @@ export interface FrontContext {
  * OPTIONS answers the CORS preflight; other methods 405.
  */
 export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
+  /**
+   * Query strings parsed without error → their values (a browser beacon repeats the same
+   * `key=…&collection=…` on every request). Bounded: cleared when full; only a shortcut.
+   */
+  const queries = new Map<string, { values: Record<string, string>; error: null }>();
+  const queryOf = (raw: string): { values: Record<string, string>; error: ApiError | null } => {
+    const known = queries.get(raw);
+    if (known) return known;
+    const parsed = parseQuery(raw, HTTP_QUERY);
+    if (parsed.error === null) {
+      if (queries.size >= MAX_REMEMBERED_QUERIES) queries.clear();
+      queries.set(raw, { values: parsed.values, error: null });
+    }
+    return parsed;
+  };
+
   app.post('/ingest', (res, req) => {
     const rawQuery = req.getQuery() ?? '';
     const rawEncoding = req.getHeader('content-encoding');
@@ -45,7 +62,7 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
     let idempotencyKey: string | undefined;
     try {
       if (ctx.stopping()) throw new ApiError('service_unavailable', 'The server is shutting down; retry against it in a moment', { headers: { 'retry-after': '5' } });
-      const query = parseQuery(rawQuery, HTTP_QUERY);
+      const query = queryOf(rawQuery);
       target = ctx.core.resolve(query.values.key, query.values.collection);
       if (query.error) throw query.error;
       if (idemHeader) idempotencyKey = checkIdempotencyKey(idemHeader, 'headers.idempotency-key');
@@ -67,22 +84,27 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
         done();
         return;
       }
+      const refuse = (e: unknown) => {
+        sendError(res, state, toApiError(e));
+        done();
+      };
+      // Uncompressed (the usual case): straight to the core, no promise per request.
+      if (encoding === '' || encoding === 'identity') {
+        // `acceptThen` counts the body from here on.
+        release();
+        ctx.core.acceptThen(t, raw, { ndjson, idempotencyKey: idem }, (e, accepted, replayed) => {
+          if (e !== null) return refuse(e);
+          sendAccepted(res, state, accepted, replayed);
+          if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ project_id: t.projectId, accepted, replayed }, 'ingest accepted');
+          done();
+        });
+        return;
+      }
       const answer = (outcome: IngestOutcome) => {
         sendAccepted(res, state, outcome.accepted, outcome.replayed);
         if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ project_id: t.projectId, accepted: outcome.accepted, replayed: outcome.replayed }, 'ingest accepted');
         done();
       };
-      const refuse = (e: unknown) => {
-        sendError(res, state, toApiError(e));
-        done();
-      };
-      // Uncompressed (the usual case): straight to the core, no extra promise in between.
-      if (encoding === '' || encoding === 'identity') {
-        // `accept` counts the body from here on.
-        release();
-        ctx.core.accept(t, raw, { ndjson, idempotencyKey: idem }).then(answer, refuse);
-        return;
-      }
       decode(encoding, raw, ctx.maxBytes)
         .finally(release)
         .catch((e: unknown) => {

@@ -138,9 +138,10 @@ export class IngestCore {
       } else {
         outcome = { accepted: (await run()).accepted, replayed: false };
       }
-      this.s.activity.touch(target.projectId, receivedAt);
-      this.s.activity.touch(target.keyId, receivedAt);
-      if (!outcome.replayed) this.s.telemetry.recordAccepted(target.projectId, outcome.accepted);
+      if (outcome.replayed) {
+        this.s.activity.touch(target.projectId, receivedAt);
+        this.s.activity.touch(target.keyId, receivedAt);
+      } else this.accepted(target, receivedAt, outcome.accepted);
       return outcome;
     } catch (err) {
       throw this.refuse(target.projectId, toApiError(err));
@@ -148,6 +149,49 @@ export class IngestCore {
       this.gate.release(body.length);
       opts.queued?.();
     }
+  }
+
+  /**
+   * `accept` for the common single-request case, without a promise per request: `done(null,
+   * accepted)` once the spool commit is flushed, `done(refusal)` (already counted) otherwise. Takes
+   * the callback path when there is no idempotency key and the collection is known; else it runs
+   * `accept`. Same checks, same order of effects, same refusals.
+   */
+  acceptThen(target: IngestTarget, body: Buffer, opts: AcceptOptions, done: (err: ApiError | null, accepted: number, replayed: boolean) => void): void {
+    const known = opts.idempotencyKey === undefined && !opts.after && !opts.queued ? this.knownCollection(target) : undefined;
+    if (!known) {
+      this.accept(target, body, opts).then(
+        (outcome) => done(null, outcome.accepted, outcome.replayed),
+        (err: unknown) => done(toApiError(err), 0, false),
+      );
+      return;
+    }
+    body = stripBom(body);
+    const receivedAt = this.s.clock.now();
+    const held = body.length;
+    this.gate.hold(held);
+    let parsed: ParsedBatch;
+    try {
+      parsed = parseBatch(body, opts.ndjson);
+      this.gate.check(parsed.records, 0);
+    } catch (err) {
+      this.gate.release(held);
+      return done(this.refuse(target.projectId, toApiError(err)), 0, false);
+    }
+    const records = parsed.records;
+    this.s.spool.appendThen({ collection_id: known.id, project_id: target.projectId, received_at: receivedAt, records, format: parsed.format, body }, undefined, (err) => {
+      this.gate.release(held);
+      if (err !== null) return done(this.refuse(target.projectId, this.storageFailure(target, err)), 0, false);
+      this.accepted(target, receivedAt, records);
+      done(null, records, false);
+    });
+  }
+
+  /** Activity and telemetry of a request whose records were stored (not replayed). */
+  private accepted(target: IngestTarget, receivedAt: number, records: number): void {
+    this.s.activity.touch(target.projectId, receivedAt);
+    this.s.activity.touch(target.keyId, receivedAt);
+    this.s.telemetry.recordAccepted(target.projectId, records);
   }
 
   /**

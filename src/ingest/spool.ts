@@ -59,6 +59,15 @@ interface ProjectCounters {
  */
 type IndexValue = [records: number, projectId: string, receivedAt: number, format: BatchFormat];
 
+/** Called once an append is durable (`err` null, with its sequence number) or has failed. */
+export type AppendDone = (err: unknown, seq: number) => void;
+
+interface PendingAppend {
+  input: SpoolInput;
+  seq: number;
+  done: AppendDone;
+}
+
 /** Called after a lease's entries are deleted: throughput telemetry counts drained records. */
 export type DrainListener = (projectId: string, records: number) => void;
 
@@ -95,9 +104,9 @@ export class Spool {
   private totalProcessing = 0;
   private readonly drainListeners: DrainListener[] = [];
   private readonly appendListeners: (() => void)[] = [];
-  /** The last commit promise lmdb returned for a put, and its commit-and-flush promise. */
+  /** The last commit promise lmdb returned for a put, and the appends waiting for that transaction. */
   private lastWritten: Promise<unknown> | null = null;
-  private lastDurable: Promise<unknown> | null = null;
+  private lastAppends: PendingAppend[] | null = null;
 
   constructor(private readonly store: Store) {
     this.entries = store.root.openDB<Uint8Array, number>({ name: 'spool_body', encoding: 'binary' });
@@ -131,60 +140,90 @@ export class Spool {
    * inside a `store.transaction` callback (its puts return no per-transaction commit promise).
    */
   append(input: SpoolInput, stageWithin?: () => void): Promise<number> {
-    if (this.dropped.has(input.collection_id)) return Promise.reject(new ApiError('source_deleted', `Collection ${input.collection_id} is deleted`));
-    const seq = this.nextSeq++;
-    const records = input.records;
-    this.inFlight += records;
-    let durable: Promise<unknown>;
-    try {
-      const written = this.entries.put(seq, input.body);
-      this.index.put([input.collection_id, seq], [records, input.project_id, input.received_at, input.format]);
-      stageWithin?.();
-      durable = this.durable(written);
-    } catch (err) {
-      this.inFlight -= records;
-      return Promise.reject(err);
-    }
-    return durable.then(
-      () => {
-        this.inFlight -= records;
-        if (this.dropped.has(input.collection_id)) {
-          // Dropped while this put was in flight: the drop may have run before it landed, so remove
-          // it here (idempotent) and count nothing.
-          void this.store.transaction(() => {
-            this.entries.remove(seq);
-            this.index.remove([input.collection_id, seq]);
-            this.markDeleted(seq);
-          });
-          return seq;
-        }
-        const q = this.queue(input.collection_id, input.project_id);
-        q.records += records;
-        q.entries++;
-        this.project(input.project_id).pending += records;
-        this.totalPending += records;
-        for (const fn of this.appendListeners) fn();
-        return seq;
-      },
-      (err: unknown) => {
-        this.inFlight -= records;
-        throw err;
-      },
-    );
+    return new Promise((resolve, reject) => {
+      this.appendThen(input, stageWithin, (err, seq) => (err === null ? resolve(seq) : reject(err)));
+    });
   }
 
   /**
-   * Resolves once the write transaction `written` belongs to is committed and flushed to disk.
-   * lmdb-js hands every unconditional put of one transaction the same commit promise, and the
-   * transaction's flush promise is the environment's `flushed` right after the put: both are
-   * shared, so one combined promise per transaction serves all of its appends.
+   * `append` with a callback instead of a promise (the single-record hot path adds no promise per
+   * request): `done(null, seq)` once the commit is flushed, `done(err)` when it failed. A refusal
+   * or a failing put is reported through `done` before this returns; otherwise `done` is called
+   * later, in append order, together with the other appends of the same transaction.
    */
-  private durable(written: Promise<unknown>): Promise<unknown> {
-    if (written !== this.lastWritten || !this.lastDurable) {
-      this.lastWritten = written;
-      this.lastDurable = Promise.all([written, new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject))]);
+  appendThen(input: SpoolInput, stageWithin: (() => void) | undefined, done: AppendDone): void {
+    if (this.dropped.has(input.collection_id)) return done(new ApiError('source_deleted', `Collection ${input.collection_id} is deleted`), 0);
+    const seq = this.nextSeq++;
+    let written: Promise<unknown>;
+    try {
+      written = this.entries.put(seq, input.body);
+      this.index.put([input.collection_id, seq], [input.records, input.project_id, input.received_at, input.format]);
+      stageWithin?.();
+    } catch (err) {
+      return done(err, 0);
     }
-    return this.lastDurable;
+    this.inFlight += input.records;
+    this.transactionOf(written).push({ input, seq, done });
+  }
+
+  /**
+   * The appends waiting for the write transaction `written` belongs to. lmdb-js hands every
+   * unconditional put of one transaction the same commit promise, and the transaction's flush
+   * promise is the environment's `flushed` right after the put: one combined promise per
+   * transaction settles all of its appends (no promise per append).
+   */
+  private transactionOf(written: Promise<unknown>): PendingAppend[] {
+    if (written === this.lastWritten && this.lastAppends) return this.lastAppends;
+    const appends: PendingAppend[] = [];
+    this.lastWritten = written;
+    this.lastAppends = appends;
+    Promise.all([written, new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject))]).then(
+      () => this.settle(appends, null),
+      (err: unknown) => this.settle(appends, err ?? new Error('spool write failed')),
+    );
+    return appends;
+  }
+
+  /** A transaction is durable (`err` null) or failed: count its appends and answer them in order. */
+  private settle(appends: PendingAppend[], err: unknown): void {
+    if (this.lastAppends === appends) {
+      this.lastAppends = null;
+      this.lastWritten = null;
+    }
+    let stored = 0;
+    for (const a of appends) {
+      const { input, seq } = a;
+      this.inFlight -= input.records;
+      if (err !== null) continue;
+      if (this.dropped.has(input.collection_id)) {
+        // Dropped while this put was in flight: the drop may have run before it landed, so remove
+        // it here (idempotent) and count nothing.
+        void this.store.transaction(() => {
+          this.entries.remove(seq);
+          this.index.remove([input.collection_id, seq]);
+          this.markDeleted(seq);
+        });
+        continue;
+      }
+      const q = this.queue(input.collection_id, input.project_id);
+      q.records += input.records;
+      q.entries++;
+      this.project(input.project_id).pending += input.records;
+      this.totalPending += input.records;
+      stored++;
+    }
+    // Counters first, then the answers: whoever is answered sees every append of the commit.
+    if (stored > 0) for (const fn of this.appendListeners) fn();
+    // One callback that throws must not leave the later appends of the commit unanswered.
+    let thrown: { error: unknown } | null = null;
+    for (const a of appends) {
+      try {
+        a.done(err, err === null ? a.seq : 0);
+      } catch (error) {
+        thrown ??= { error };
+      }
+    }
+    if (thrown) throw thrown.error;
   }
 
   /**

@@ -12,9 +12,12 @@ export interface ChildServer {
   exited: Promise<number | string>;
 }
 
-/** Start `node main.js` as a separate process (for signal and crash tests) and wait until it listens. */
-export async function startChild(env: Record<string, string>, timeoutMs = 20_000): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [MAIN_JS], {
+/**
+ * Start `node main.js` as a separate process (for signal and crash tests) and wait until it listens.
+ * `execArgv` are node options (e.g. `--cpu-prof`, which NODE_OPTIONS does not take).
+ */
+export async function startChild(env: Record<string, string>, timeoutMs = 20_000, execArgv: readonly string[] = []): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [...execArgv, MAIN_JS], {
     env: { ...process.env, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,168 @@
+import { connect, type Socket } from 'node:net';
+
+/** An open-loop (fixed offered rate) HTTP load over loopback. */
+export interface OpenLoad {
+  port: number;
+  /** Path with query, e.g. `/ingest?key=…`. */
+  path: string;
+  body: Buffer;
+  contentType: string;
+  /** Offered requests per second, kept whatever the answers do. */
+  rate: number;
+  /** Keep-alive connections opened before the run; a request goes out on an idle one. */
+  connections: number;
+  durationMs: number;
+  /** After the schedule ends, wait at most this long for the last answers (default 5 s). */
+  graceMs?: number;
+}
+
+export interface OpenLoopResult {
+  /** Requests scheduled (rate × duration). */
+  scheduled: number;
+  /** 2xx answers, other answers, and requests with no answer by the end of the grace period. */
+  ok: number;
+  failed: number;
+  unanswered: number;
+  /** Seconds of the schedule. */
+  seconds: number;
+  /** Answers per second, over the schedule's duration or until the last answer when that is later. */
+  achievedRate: number;
+  /** Latency of each answer, ms, counted from its *scheduled* send time (no coordinated omission). */
+  latencies: Float64Array;
+  /** Most requests that waited in the generator for a free connection at once (0: the pool never ran dry). */
+  maxBacklog: number;
+}
+
+/**
+ * Open-loop load generator: requests are due at `start + i / rate` whether or not earlier ones were
+ * answered, and each latency is measured from that due time, so a server that stalls is charged for
+ * every request it delayed (closed-loop clients send less while it stalls: coordinated omission).
+ * A timer releases the requests that are due; each goes out on an idle keep-alive connection, or
+ * waits in the generator for one (no pipelining) — the wait counts in its latency.
+ */
+export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
+  const request = Buffer.concat([
+    Buffer.from(`POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${opts.body.length}\r\n\r\n`),
+    opts.body,
+  ]);
+  const intervalMs = 1000 / opts.rate;
+  const total = Math.max(1, Math.round((opts.rate * opts.durationMs) / 1000));
+  const latencies = new Float64Array(total);
+  let answered = 0;
+  let lastAnswer = 0;
+  let ok = 0;
+  let failed = 0;
+  let scheduledCount = 0;
+  let start = 0;
+  /** Due times of requests waiting for a connection, oldest first (a ring would do; a plain array is cheap at these depths). */
+  const backlog: number[] = [];
+  let backlogHead = 0;
+  let maxBacklog = 0;
+  let finish: () => void = () => {};
+  const finished = new Promise<void>((resolve) => (finish = resolve));
+
+  interface Conn {
+    socket: Socket;
+    /** Due time of the request in flight on it, or -1 when idle. */
+    due: number;
+    buf: Buffer;
+  }
+  const idle: Conn[] = [];
+  const send = (c: Conn, due: number) => {
+    c.due = due;
+    c.socket.write(request);
+  };
+  const next = (c: Conn) => {
+    if (backlogHead < backlog.length) {
+      send(c, backlog[backlogHead++]!);
+      if (backlogHead > 4096 && backlogHead * 2 > backlog.length) {
+        backlog.splice(0, backlogHead);
+        backlogHead = 0;
+      }
+    } else {
+      c.due = -1;
+      idle.push(c);
+    }
+  };
+  const onAnswer = (c: Conn, status: number) => {
+    const now = performance.now();
+    lastAnswer = now;
+    latencies[answered++] = now - c.due;
+    if (status >= 200 && status < 300) ok++;
+    else failed++;
+    if (answered === scheduledCount && scheduledCount === total) finish();
+    next(c);
+  };
+
+  const conns = await Promise.all(
+    Array.from(
+      { length: opts.connections },
+      () =>
+        new Promise<Conn>((resolve, reject) => {
+          const socket = connect(opts.port, '127.0.0.1');
+          socket.setNoDelay(true);
+          const c: Conn = { socket, due: -1, buf: Buffer.alloc(0) };
+          socket.once('connect', () => resolve(c));
+          socket.once('error', reject);
+          socket.on('data', (d: Buffer) => {
+            c.buf = c.buf.length ? Buffer.concat([c.buf, d]) : d;
+            for (;;) {
+              const headEnd = c.buf.indexOf('\r\n\r\n');
+              if (headEnd === -1) return;
+              const head = c.buf.subarray(0, headEnd).toString('latin1');
+              const m = /content-length: *(\d+)/i.exec(head);
+              const len = m ? Number(m[1]) : 0;
+              if (c.buf.length < headEnd + 4 + len) return;
+              c.buf = c.buf.subarray(headEnd + 4 + len);
+              onAnswer(c, Number(head.slice(9, 12)));
+            }
+          });
+        }),
+    ),
+  );
+  for (const c of conns) {
+    // A connection the server closes drops out of the pool (its request, if any, stays unanswered).
+    c.socket.on('close', () => {
+      const i = idle.indexOf(c);
+      if (i !== -1) idle.splice(i, 1);
+    });
+    c.socket.on('error', () => {});
+    idle.push(c);
+  }
+
+  start = performance.now();
+  const tick = () => {
+    const now = performance.now();
+    const due = Math.min(total, Math.floor((now - start) / intervalMs) + 1);
+    while (scheduledCount < due) {
+      const at = start + scheduledCount * intervalMs;
+      scheduledCount++;
+      const c = idle.pop();
+      if (c) send(c, at);
+      else backlog.push(at);
+    }
+    maxBacklog = Math.max(maxBacklog, backlog.length - backlogHead);
+    if (scheduledCount < total) setTimeout(tick, Math.max(0, start + scheduledCount * intervalMs - performance.now()));
+    else if (answered === total) finish();
+  };
+  tick();
+  const grace = new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, opts.durationMs + (opts.graceMs ?? 5000));
+    void finished.then(() => clearTimeout(t));
+  });
+  await Promise.race([finished, grace]);
+  const seconds = opts.durationMs / 1000;
+  // Answers that came in after the schedule ended stretch the time they are counted over.
+  const answerSeconds = Math.max(seconds, (lastAnswer - start) / 1000);
+  for (const c of conns) c.socket.destroy();
+  return {
+    scheduled: scheduledCount,
+    ok,
+    failed,
+    unanswered: scheduledCount - answered,
+    seconds,
+    achievedRate: answered / answerSeconds,
+    latencies: latencies.subarray(0, answered),
+    maxBacklog,
+  };
+}
