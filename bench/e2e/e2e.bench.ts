@@ -102,6 +102,7 @@ interface Measured {
   maxPending: number;
   refusals: number;
   cpuSeconds: number;
+  mainCpuSeconds: number;
   clientCpuSeconds: number;
   versions: number;
   fileRows: number;
@@ -165,9 +166,11 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
     const warmRecords = sum(inp.records.slice(0, warmBodies));
     if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies));
     const cpu0 = server.cpuSeconds();
+    const main0 = server.mainThreadCpuSeconds();
     const client0 = process.cpuUsage();
     const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records);
     const cpuSeconds = server.cpuSeconds() - cpu0;
+    const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
     const client = process.cpuUsage(client0);
     const expected = sum(inp.records);
     if (sent.records !== expected) throw new Error(`sent ${sent.records} records, expected ${expected}`);
@@ -203,6 +206,7 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
       maxPending,
       refusals: sent.refusals,
       cpuSeconds,
+      mainCpuSeconds,
       clientCpuSeconds: (client.user + client.system) / 1e6,
       versions,
       fileRows,
@@ -255,6 +259,9 @@ async function main(): Promise<void> {
         '503s': r.refusals,
         // Server CPU (all threads) per record: what the work costs, less sensitive to a shared machine.
         'CPU µs/rec': ((r.cpuSeconds * 1e6) / r.records).toFixed(1),
+        // Server CPU over the run, all threads and the main thread alone (100 % = one core busy).
+        'server CPU %': ((100 * r.cpuSeconds) / r.seconds).toFixed(0),
+        'main thread %': ((100 * r.mainCpuSeconds) / r.seconds).toFixed(0),
         // The bench client shares the cores: what it took from the server, as a share of the run.
         'client CPU %': ((100 * r.clientCpuSeconds) / r.seconds).toFixed(0),
         versions: r.versions,
