@@ -28,7 +28,7 @@ export interface E2eOptions {
 /** Every knob with its default and meaning, for the refusal message and the docs. */
 export const KNOBS: Record<string, string> = {
   BENCH_INPUTS: `comma-separated, of ${INPUTS.join(', ')} (default: all)`,
-  BENCH_FLAT_RECORDS: 'flat records per scenario (default 2,000,000)',
+  BENCH_FLAT_RECORDS: 'flat records per scenario (default 3,000,000)',
   BENCH_NESTED_RECORDS: 'nested records per scenario (default 100,000)',
   BENCH_BATCH: 'records per NDJSON body (default 500)',
   BENCH_CONNECTIONS: 'concurrent HTTP connections (default 4)',
@@ -68,7 +68,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2
     if (viewRaw !== '0' && viewRaw !== '1') throw new OptionError(`BENCH_VIEW="${viewRaw}": must be 0 or 1 — ${KNOBS.BENCH_VIEW}`);
     return {
       inputs: list<InputName>('BENCH_INPUTS', [...INPUTS], (s) => (INPUTS as readonly string[]).includes(s) ? (s as InputName) : undefined),
-      flatRecords: integer('BENCH_FLAT_RECORDS', 2_000_000, 1, 100_000_000),
+      flatRecords: integer('BENCH_FLAT_RECORDS', 3_000_000, 1, 100_000_000),
       nestedRecords: integer('BENCH_NESTED_RECORDS', 100_000, 1, 10_000_000),
       batch: integer('BENCH_BATCH', 500, 1, 100_000),
       connections: integer('BENCH_CONNECTIONS', 4, 1, 256),
