@@ -3,7 +3,11 @@ import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** `npm run bench`: every `*.bench.js` under bench/, one at a time (they compete for the same cores). */
+/**
+ * `npm run bench`: every `*.bench.js` under bench/, one at a time (they compete for the same cores):
+ * e2e/e2e.bench.js (HTTP → files through a real server; BENCH_VIEW=1 adds its view runs), ingest/,
+ * pipeline/, transform/. Each reads its own BENCH_* knobs from the environment.
+ */
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 function* benches(dir: string): Iterable<string> {

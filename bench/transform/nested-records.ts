@@ -7,6 +7,12 @@
  * combinations; the shape index is drawn from the first 24, and the smaller optional keys (user
  * url, location, banner, video info) follow the shape index, so the data has 24 shapes of keys
  * (whether hashtags, mentions and urls are empty too; their lengths vary within a shape).
+ *
+ * Key order: with `keyOrders` > 1, record i comes from producer `i % keyOrders`, each with its own
+ * stable order of keys in every object (0: as built; 1: sorted, like `json.dumps(sort_keys=True)`;
+ * 2 and up: a fixed per-producer permutation). Shapes do not change (identity ignores key order),
+ * but a pipeline fast path keyed on the byte layout of a shape meets several layouts per shape, as
+ * it does when several SDKs write to one collection.
  */
 
 export const NESTED_SHAPES = 24;
@@ -165,14 +171,42 @@ function status(r: Rand, i: number, shape: number, ms: number, depth: number): R
   return s;
 }
 
+export interface NestedOptions {
+  /** Distinct key orders (producers), 1 to 8; default 1: every record in the order it is built. */
+  keyOrders?: number;
+}
+
 /** `n` status records, seeded (the same `seed` gives the same records); ~2–5 KB of JSON each. */
-export function makeNestedRecords(n: number, seed = 1): Record<string, unknown>[] {
+export function makeNestedRecords(n: number, seed = 1, opts: NestedOptions = {}): Record<string, unknown>[] {
+  const keyOrders = opts.keyOrders ?? 1;
+  if (!Number.isInteger(keyOrders) || keyOrders < 1 || keyOrders > 8) throw new Error(`keyOrders must be an integer from 1 to 8, not ${keyOrders}`);
   const r = seededRandom(seed);
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
     const shape = int(r, 0, NESTED_SHAPES - 1);
     // Round trip: drops undefined keys, as records from the spool would be.
-    out.push(JSON.parse(JSON.stringify(status(r, i, shape, 1767225600000 + i * 250, 0))) as Record<string, unknown>);
+    const record = JSON.parse(JSON.stringify(status(r, i, shape, 1767225600000 + i * 250, 0))) as Record<string, unknown>;
+    const producer = i % keyOrders;
+    out.push(producer === 0 ? record : (reorder(record, producer) as Record<string, unknown>));
   }
+  return out;
+}
+
+/** Rank of `key` in producer `p`'s order (p ≥ 2): a hash of both, so each producer has its own stable order. */
+function rank(key: string, p: number): number {
+  let h = 0x811c9dc5 ^ p;
+  for (let i = 0; i < key.length; i++) h = Math.imul(h ^ key.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/** `value` with every object's keys in producer `p`'s order (arrays keep their element order). */
+function reorder(value: unknown, p: number): unknown {
+  if (Array.isArray(value)) return value.map((v) => reorder(v, p));
+  if (value === null || typeof value !== 'object') return value;
+  const keys = Object.keys(value);
+  if (p === 1) keys.sort();
+  else keys.sort((a, b) => rank(a, p) - rank(b, p) || (a < b ? -1 : 1));
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = reorder((value as Record<string, unknown>)[k], p);
   return out;
 }

@@ -27,6 +27,7 @@ import { TransformSandbox } from '../../src/transform/sandbox.js';
 import { TransformProcess } from '../../src/transform/sandbox-process.js';
 import { makeRecords } from '../pipeline/records.js';
 import { makeNestedRecords } from './nested-records.js';
+import { FLAT_VIEW, NESTED_VIEW } from './view-scripts.js';
 
 const FLAT = Number(process.env.BENCH_FLAT ?? 50_000);
 const NESTED = Number(process.env.BENCH_NESTED ?? 20_000);
@@ -35,18 +36,8 @@ for (const [k, v] of Object.entries({ BENCH_FLAT: FLAT, BENCH_NESTED: NESTED, BE
   if (!Number.isSafeInteger(v) || v <= 0) throw new Error(`${k} must be a positive integer`);
 }
 
-const FLAT_SCRIPT = `function transform(r, ctx) {
-  return { event: r.event, ts: r.ts, ip: r.ctx.ip, ua: r.ctx.ua, at: ctx.timestamp };
-}`;
-const NESTED_SCRIPT = `function transform(s, ctx) {
-  return {
-    id: s.id_str,
-    user: s.user.screen_name,
-    followers: s.user.followers_count,
-    hashtags: s.entities.hashtags.map((h) => h.text),
-    has_media: s.extended_entities !== undefined,
-  };
-}`;
+const FLAT_SCRIPT = FLAT_VIEW.script;
+const NESTED_SCRIPT = NESTED_VIEW.script;
 
 interface Batch {
   recordsText: string;

@@ -1,0 +1,301 @@
+/**
+ * End to end (`npm run bench:e2e`): NDJSON over HTTP into a real Sluice (a child process on a fresh
+ * data dir) until every record is in collection files. The clock runs from the first request to
+ * the moment the project's queue (GET …/pipeline/live: pending and processing records) is empty
+ * after the last 202 — the spool drained and the files committed in the same LMDB transaction.
+ *
+ * Inputs, each into one collection of its own server: `flat` (~200-byte records, 10 shapes, as in
+ * bench/pipeline), `nested` (2–5 KB statuses with nested objects, arrays of objects, optional keys,
+ * nulls, 24 shapes, several key orders: bench/transform/nested-records.ts) and `mixed` (half of each,
+ * bodies interleaved, into the same collection). Each runs with SLUICE_WORKERS=1 and with one worker
+ * per CPU; the same run measures the bound — JSON.parse of the same lines on every core — and shows
+ * each scenario as a share of it. BENCH_VIEW=1 (or --view) adds a run of each scenario with one
+ * manual 5-field view on the collection. Knobs: options.ts (BENCH_*); docs/benchmarks.md.
+ */
+import { availableParallelism, loadavg } from 'node:os';
+import { makeNdjsonBodies } from '../pipeline/records.js';
+import { makeNestedRecords, NESTED_SHAPES } from '../transform/nested-records.js';
+import { FLAT_VIEW, MIXED_VIEW, NESTED_VIEW, type ViewScript } from '../transform/view-scripts.js';
+import { readOptions, type InputName } from './options.js';
+import { measureParseBound, type ParseBound } from './parse-bound.js';
+import { BenchServer, type ViewSetup } from './sluice-server.js';
+import { sendNdjson } from './send-ndjson.js';
+
+const opts = readOptions();
+const CORES = availableParallelism();
+/** The queue is polled this often once every record is acknowledged (the drain time's resolution). */
+const DRAIN_POLL_MS = 50;
+const DRAIN_TIMEOUT_MS = 15 * 60_000;
+/** Once the spool is drained, how long a view with no records yet is waited for. */
+const VIEW_GRACE_MS = 5_000;
+
+interface Input {
+  name: InputName;
+  bodies: Buffer[];
+  records: number[];
+  view: ViewScript;
+  shapes: string;
+}
+
+function flatBodies(n: number): { bodies: Buffer[]; records: number[] } {
+  const bodies: Buffer[] = [];
+  const records: number[] = [];
+  // Every record distinct (offsets differ): nothing repeated for the compressor to find.
+  for (let at = 0; at < n; at += opts.batch) {
+    const size = Math.min(opts.batch, n - at);
+    bodies.push(Buffer.from(makeNdjsonBodies(1, size, at, 'flat')[0]!));
+    records.push(size);
+  }
+  return { bodies, records };
+}
+
+function nestedBodies(n: number): { bodies: Buffer[]; records: number[] } {
+  const bodies: Buffer[] = [];
+  const records: number[] = [];
+  const chunk = opts.batch * 20;
+  for (let at = 0; at < n; at += chunk) {
+    // A seed per chunk keeps memory bounded while generating; every record is still distinct.
+    const all = makeNestedRecords(Math.min(chunk, n - at), 1000 + at, { keyOrders: opts.keyOrders });
+    for (let i = 0; i < all.length; i += opts.batch) {
+      const part = all.slice(i, i + opts.batch);
+      bodies.push(Buffer.from(part.map((r) => JSON.stringify(r)).join('\n')));
+      records.push(part.length);
+    }
+  }
+  return { bodies, records };
+}
+
+const cache = new Map<'flat' | 'nested', { bodies: Buffer[]; records: number[] }>();
+function data(kind: 'flat' | 'nested') {
+  let d = cache.get(kind);
+  if (!d) {
+    const t0 = performance.now();
+    d = kind === 'flat' ? flatBodies(opts.flatRecords) : nestedBodies(opts.nestedRecords);
+    cache.set(kind, d);
+    process.stdout.write(`generated ${kind}: ${sum(d.records).toLocaleString('en-US')} records in ${d.bodies.length} bodies, ${mb(sum(d.bodies.map((b) => b.length)))} MB (${((performance.now() - t0) / 1000).toFixed(1)} s, untimed)\n`);
+  }
+  return d;
+}
+
+function input(name: InputName): Input {
+  if (name === 'flat') return { name, ...data('flat'), view: FLAT_VIEW, shapes: '10' };
+  if (name === 'nested') return { name, ...data('nested'), view: NESTED_VIEW, shapes: String(NESTED_SHAPES) };
+  // Half of each kind, spread evenly through the run: one collection, both kinds of producer.
+  const half = (d: { bodies: Buffer[]; records: number[] }) => {
+    const n = Math.ceil(d.bodies.length / 2);
+    return d.bodies.slice(0, n).map((body, i) => ({ at: (i + 0.5) / n, body, records: d.records[i]! }));
+  };
+  const merged = [...half(data('flat')), ...half(data('nested'))].sort((x, y) => x.at - y.at);
+  const bodies = merged.map((m) => m.body);
+  const records = merged.map((m) => m.records);
+  return { name, bodies, records, view: MIXED_VIEW, shapes: `10 + ${NESTED_SHAPES}` };
+}
+
+interface Measured {
+  input: InputName;
+  workers: number;
+  view: boolean;
+  records: number;
+  bytes: number;
+  seconds: number;
+  ackSeconds: number;
+  maxPending: number;
+  refusals: number;
+  cpuSeconds: number;
+  mainCpuSeconds: number;
+  clientCpuSeconds: number;
+  versions: number;
+  fileRows: number;
+  rssMb: number;
+  note: string;
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);
+const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
+
+/** Resolves when the project's queue is empty; `onSample` sees every poll. */
+async function drained(server: BenchServer, onSample: (pending: number) => void): Promise<void> {
+  const deadline = performance.now() + DRAIN_TIMEOUT_MS;
+  for (;;) {
+    const q = await server.queue();
+    onSample(q.pending);
+    if (q.pending === 0 && q.processing === 0) return;
+    if (performance.now() > deadline) throw new Error(`the spool did not drain in ${DRAIN_TIMEOUT_MS / 60_000} min (${q.pending} records pending)`);
+    await sleep(DRAIN_POLL_MS);
+  }
+}
+
+/** Send `bodies` and wait for the drain; the queue is sampled while sending (for max pending). */
+async function sendAndDrain(server: BenchServer, bodies: Buffer[], records: number[]) {
+  let maxPending = 0;
+  let sending = true;
+  const sampler = (async () => {
+    while (sending) {
+      maxPending = Math.max(maxPending, (await server.queue()).pending);
+      await sleep(250);
+    }
+  })();
+  let sent;
+  try {
+    sent = await sendNdjson({ port: server.port, path: server.ingestPath, bodies, records, connections: opts.connections });
+  } finally {
+    sending = false;
+    await sampler;
+  }
+  await drained(server, (p) => (maxPending = Math.max(maxPending, p)));
+  return { sent, drainedAt: performance.now(), maxPending };
+}
+
+let viewRefused: string | null = null;
+
+async function scenario(inp: Input, workers: number, withView: boolean): Promise<Measured | null> {
+  const server = await BenchServer.start(workers);
+  try {
+    let setup: ViewSetup | null = null;
+    if (withView) {
+      setup = await server.createView(inp.view);
+      if (!setup.ok) {
+        viewRefused = setup.reason;
+        process.stdout.write(`\n!! VIEW REFUSED by the API — the "with view" runs are skipped:\n   ${setup.reason}\n\n`);
+        return null;
+      }
+    }
+    const warmBodies = opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
+    const warmRecords = sum(inp.records.slice(0, warmBodies));
+    if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies));
+    const cpu0 = server.cpuSeconds();
+    const main0 = server.mainThreadCpuSeconds();
+    const client0 = process.cpuUsage();
+    const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records);
+    const cpuSeconds = server.cpuSeconds() - cpu0;
+    const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
+    const client = process.cpuUsage(client0);
+    const expected = sum(inp.records);
+    if (sent.records !== expected) throw new Error(`sent ${sent.records} records, expected ${expected}`);
+    const notes: string[] = [];
+    const { rows, versions } = await server.versions();
+    const unclassified = await server.unclassifiedRows();
+    const fileRows = await server.fileRows();
+    const stored = expected + warmRecords;
+    if (fileRows !== stored) notes.push(`ROWS IN FILES ${fileRows} ≠ ${stored} sent (warm-up included)`);
+    // The API's own account of the rows (what a user sees), checked against the files.
+    if (rows + unclassified !== fileRows) notes.push(`schema versions' row_count sums to ${rows}${unclassified ? ` (+ ${unclassified} unclassified)` : ''}, the files hold ${fileRows}`);
+    const aside = await server.setAside();
+    if (aside > 0) notes.push(`${aside} spool entries set aside`);
+    if (setup?.ok) {
+      let has = await server.viewHasRecords(setup.id);
+      const until = performance.now() + VIEW_GRACE_MS;
+      while (!has && performance.now() < until) {
+        await sleep(250);
+        has = await server.viewHasRecords(setup.id);
+      }
+      const v = await server.view(setup.id);
+      if (!has) notes.push(`VIEW NOT PROCESSED: view ${v.status}${v.error_message ? ` (${v.error_message})` : ''}, no records after the drain`);
+      else if (v.status !== 'active') notes.push(`view ${v.status}${v.error_message ? `: ${v.error_message}` : ''}`);
+    }
+    return {
+      input: inp.name,
+      workers,
+      view: withView,
+      records: expected,
+      bytes: sent.bytes,
+      seconds: (drainedAt - sent.firstSentAt) / 1000,
+      ackSeconds: (sent.lastAckAt - sent.firstSentAt) / 1000,
+      maxPending,
+      refusals: sent.refusals,
+      cpuSeconds,
+      mainCpuSeconds,
+      clientCpuSeconds: (client.user + client.system) / 1e6,
+      versions,
+      fileRows,
+      rssMb: server.rssMb(),
+      note: notes.join('; '),
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  process.stdout.write(
+    `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
+      `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; view ${opts.view ? 'with and without' : 'off (BENCH_VIEW=1 adds it)'}; ` +
+      `warm-up ${opts.warmupPercent}% of the bodies, untimed\n`,
+  );
+  const results: Measured[] = [];
+  const bounds = new Map<InputName, ParseBound>();
+  for (const name of opts.inputs) {
+    const inp = input(name);
+    const bound = await measureParseBound(inp.bodies, CORES);
+    bounds.set(name, bound);
+    process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
+    for (const workers of opts.workers) {
+      for (const withView of opts.view ? [false, true] : [false]) {
+        if (withView && viewRefused !== null) continue;
+        const r = await scenario(inp, workers, withView);
+        if (r === null) continue;
+        results.push(r);
+        process.stdout.write(`  ${name}, ${workers} worker(s)${withView ? ', view' : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+      }
+    }
+  }
+  console.table(
+    results.map((r) => {
+      const bound = bounds.get(r.input)!;
+      return {
+        input: r.input,
+        workers: r.workers,
+        view: r.view ? 'yes' : 'no',
+        records: fmt(r.records),
+        MB: mb(r.bytes),
+        's to files': r.seconds.toFixed(2),
+        'records/s': fmt(r.records / r.seconds),
+        'MB/s': mb(r.bytes / r.seconds),
+        '÷ parse bound': (r.records / r.seconds / (bound.records / bound.seconds)).toFixed(3),
+        's to last 202': r.ackSeconds.toFixed(2),
+        'max pending': fmt(r.maxPending),
+        '503s': r.refusals,
+        // Server CPU (all threads) per record: what the work costs, less sensitive to a shared machine.
+        'CPU µs/rec': ((r.cpuSeconds * 1e6) / r.records).toFixed(1),
+        // Server CPU over the run, all threads and the main thread alone (100 % = one core busy).
+        'server CPU %': ((100 * r.cpuSeconds) / r.seconds).toFixed(0),
+        'main thread %': ((100 * r.mainCpuSeconds) / r.seconds).toFixed(0),
+        // The bench client shares the cores: what it took from the server, as a share of the run.
+        'client CPU %': ((100 * r.clientCpuSeconds) / r.seconds).toFixed(0),
+        versions: r.versions,
+        'rows in files': fmt(r.fileRows),
+        'rss MB': r.rssMb,
+      };
+    }),
+  );
+  for (const [name, b] of bounds) {
+    process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
+  }
+  const find = (input: InputName, workers: number, view: boolean) => results.find((r) => r.input === input && r.workers === workers && r.view === view);
+  const rate = (r: Measured) => r.records / r.seconds;
+  const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
+  for (const name of opts.inputs) {
+    for (const view of opts.view ? [false, true] : [false]) {
+      const a = find(name, w1, view);
+      const b = find(name, wN, view);
+      if (a && b && w1 !== wN) process.stdout.write(`${name}${view ? ' with view' : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+    }
+    if (opts.view) {
+      for (const workers of opts.workers) {
+        const a = find(name, workers, false);
+        const b = find(name, workers, true);
+        if (a && b) process.stdout.write(`${name}, ${workers}w: with view ÷ without = ${(rate(b) / rate(a)).toFixed(2)}${b.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
+      }
+    }
+  }
+  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${r.view ? ', view' : ''}: ${r.note}\n`);
+  if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
+  process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`);
+  process.exit(1);
+});

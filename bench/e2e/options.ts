@@ -1,0 +1,85 @@
+/**
+ * The e2e benchmark's knobs, read once from the environment (and `--view` from the command line).
+ * A value that does not parse stops the run with a message naming the variable and what it takes:
+ * a typo must not fall back to a default and measure something else.
+ */
+import { availableParallelism } from 'node:os';
+
+export const INPUTS = ['flat', 'nested', 'mixed'] as const;
+export type InputName = (typeof INPUTS)[number];
+
+export interface E2eOptions {
+  inputs: InputName[];
+  flatRecords: number;
+  nestedRecords: number;
+  /** Records per NDJSON body. */
+  batch: number;
+  connections: number;
+  /** SLUICE_WORKERS of each server run, in order. */
+  workers: number[];
+  /** Also run every scenario with one view on the collection. */
+  view: boolean;
+  /** Percent of a scenario's bodies sent (and drained) before timing. */
+  warmupPercent: number;
+  /** Distinct key orders in the nested records (producers). */
+  keyOrders: number;
+}
+
+/** Every knob with its default and meaning, for the refusal message and the docs. */
+export const KNOBS: Record<string, string> = {
+  BENCH_INPUTS: `comma-separated, of ${INPUTS.join(', ')} (default: all)`,
+  BENCH_FLAT_RECORDS: 'flat records per scenario (default 3,000,000)',
+  BENCH_NESTED_RECORDS: 'nested records per scenario (default 100,000)',
+  BENCH_BATCH: 'records per NDJSON body (default 500)',
+  BENCH_CONNECTIONS: 'concurrent HTTP connections (default 4)',
+  BENCH_WORKERS: `comma-separated SLUICE_WORKERS values (default 1,${availableParallelism()})`,
+  BENCH_VIEW: '1 to also run each scenario with a view on the collection (or --view; default 0)',
+  BENCH_WARMUP_PERCENT: 'share of the bodies sent and drained before timing, 0 to 50 (default 10)',
+  BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
+};
+
+class OptionError extends Error {}
+
+function integer(name: string, fallback: number, min: number, max: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const v = Number(raw.replaceAll('_', ''));
+  if (!Number.isSafeInteger(v) || v < min || v > max) throw new OptionError(`${name}="${raw}": must be an integer from ${min} to ${max} — ${KNOBS[name]}`);
+  return v;
+}
+
+function list<T>(name: string, fallback: T[], parse: (s: string) => T | undefined): T[] {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const out: T[] = [];
+  for (const part of raw.split(',').map((s) => s.trim())) {
+    const v = parse(part);
+    if (v === undefined) throw new OptionError(`${name}="${raw}": "${part}" is not accepted — ${KNOBS[name]}`);
+    out.push(v);
+  }
+  return out;
+}
+
+/** The options, or a message and exit code 2 when one is wrong. */
+export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2eOptions {
+  try {
+    for (const arg of argv) if (arg !== '--view') throw new OptionError(`unknown argument "${arg}" (the only flag is --view)`);
+    const viewRaw = process.env.BENCH_VIEW ?? '0';
+    if (viewRaw !== '0' && viewRaw !== '1') throw new OptionError(`BENCH_VIEW="${viewRaw}": must be 0 or 1 — ${KNOBS.BENCH_VIEW}`);
+    return {
+      inputs: list<InputName>('BENCH_INPUTS', [...INPUTS], (s) => (INPUTS as readonly string[]).includes(s) ? (s as InputName) : undefined),
+      flatRecords: integer('BENCH_FLAT_RECORDS', 3_000_000, 1, 100_000_000),
+      nestedRecords: integer('BENCH_NESTED_RECORDS', 100_000, 1, 10_000_000),
+      batch: integer('BENCH_BATCH', 500, 1, 100_000),
+      connections: integer('BENCH_CONNECTIONS', 4, 1, 256),
+      workers: list('BENCH_WORKERS', [1, availableParallelism()], (s) => (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 64 ? Number(s) : undefined)),
+      view: viewRaw === '1' || argv.includes('--view'),
+      warmupPercent: integer('BENCH_WARMUP_PERCENT', 10, 0, 50),
+      keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
+    };
+  } catch (err) {
+    if (!(err instanceof OptionError)) throw err;
+    process.stderr.write(`e2e bench: ${err.message}\nKnobs:\n${Object.entries(KNOBS).map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n`);
+    process.exit(2);
+  }
+}

@@ -1,0 +1,97 @@
+import { connect } from 'node:net';
+
+export interface SendPlan {
+  port: number;
+  /** Path with query: `/ingest?key=…&collection=…`. */
+  path: string;
+  bodies: readonly Buffer[];
+  /** Records in each body (what a 202 acknowledges). */
+  records: readonly number[];
+  /** Keep-alive connections, one request in flight on each. */
+  connections: number;
+  /** Wait before sending a body again after a 503 (the server's Retry-After is seconds; this is the bench's pace). */
+  retryMs?: number;
+}
+
+export interface SendResult {
+  /** Records acknowledged with 202. */
+  records: number;
+  bytes: number;
+  /** 503 answers (backpressure), each followed by a retry of the same body. */
+  refusals: number;
+  /** performance.now() of the first request and of the last acknowledgement. */
+  firstSentAt: number;
+  lastAckAt: number;
+}
+
+/**
+ * Send every body once as `application/x-ndjson` over raw keep-alive sockets (a lean client: on a
+ * 2-core machine it shares the CPU with the server under test). Each connection takes the next
+ * unsent body when its previous one is answered; a 503 sends the same body again after `retryMs`.
+ * Any other non-2xx answer fails the run (the bench data must all be accepted).
+ */
+export async function sendNdjson(plan: SendPlan): Promise<SendResult> {
+  const retryMs = plan.retryMs ?? 100;
+  let next = 0;
+  const result: SendResult = { records: 0, bytes: 0, refusals: 0, firstSentAt: 0, lastAckAt: 0 };
+  const connection = () =>
+    new Promise<void>((resolve, reject) => {
+      const socket = connect(plan.port, '127.0.0.1');
+      socket.setNoDelay(true);
+      let current = -1;
+      let awaiting = false;
+      let buf: Buffer = Buffer.alloc(0);
+      const send = (i: number) => {
+        current = i;
+        awaiting = true;
+        const body = plan.bodies[i]!;
+        if (result.firstSentAt === 0) result.firstSentAt = performance.now();
+        socket.cork();
+        socket.write(`POST ${plan.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(body);
+        socket.uncork();
+      };
+      const sendNext = () => {
+        if (next >= plan.bodies.length) {
+          socket.end();
+          resolve();
+          return;
+        }
+        send(next++);
+      };
+      socket.on('connect', sendNext);
+      socket.on('error', reject);
+      socket.on('close', () => (awaiting ? reject(new Error('the server closed a connection with a request unanswered')) : resolve()));
+      socket.on('data', (d: Buffer) => {
+        buf = buf.length ? Buffer.concat([buf, d]) : d;
+        for (;;) {
+          const headEnd = buf.indexOf('\r\n\r\n');
+          if (headEnd === -1) return;
+          const head = buf.subarray(0, headEnd).toString('latin1');
+          const m = /content-length: *(\d+)/i.exec(head);
+          const len = m ? Number(m[1]) : 0;
+          if (buf.length < headEnd + 4 + len) return;
+          const answer = buf.subarray(headEnd + 4, headEnd + 4 + len).toString('utf8');
+          buf = buf.subarray(headEnd + 4 + len);
+          const status = Number(head.slice(9, 12));
+          awaiting = false;
+          if (status === 202) {
+            result.records += plan.records[current]!;
+            result.bytes += plan.bodies[current]!.length;
+            result.lastAckAt = performance.now();
+            sendNext();
+          } else if (status === 503) {
+            result.refusals++;
+            const again = current;
+            setTimeout(() => send(again), retryMs);
+          } else {
+            socket.destroy();
+            reject(new Error(`ingest answered ${status}: ${answer.slice(0, 300)}`));
+            return;
+          }
+        }
+      });
+    });
+  await Promise.all(Array.from({ length: Math.min(plan.connections, plan.bodies.length) }, connection));
+  return result;
+}

@@ -1,0 +1,186 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { startChild, type ChildServer } from '../../test/helpers/child.js';
+import type { ViewScript } from '../transform/view-scripts.js';
+
+const KEY = 'slk_bench_e2e_bootstrap_key_0000000000000000';
+
+/** The queue as GET /v1/projects/:id/pipeline/live reports it. */
+export interface LiveQueue {
+  pending: number;
+  processing: number;
+}
+
+/** How a view creation went: its id, or why there is none (the view stage may not exist yet). */
+export type ViewSetup = { ok: true; id: string; status: string } | { ok: false; reason: string };
+
+/**
+ * A real Sluice as a child process (`node dist/src/main.js`: its own event loop and CPU account,
+ * not the bench client's) on a fresh temporary data dir, with one project, source, ingest key and
+ * collection made through the API.
+ */
+export class BenchServer {
+  private constructor(
+    private readonly child: ChildServer,
+    private readonly dataDir: string,
+    readonly port: number,
+    readonly projectId: string,
+    readonly collectionId: string,
+    /** `/ingest?key=…&collection=…` for the collection. */
+    readonly ingestPath: string,
+  ) {}
+
+  static async start(workers: number): Promise<BenchServer> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
+    try {
+      const child = await startChild({ SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' }, 60_000);
+      const base = child.url;
+      const api = (method: string, path: string, body?: unknown) => call(base, method, path, body);
+      const project = await api('POST', '/v1/projects', { name: 'bench' });
+      const source = await api('POST', `/v1/projects/${project.id}/sources`, { name: 'bench' });
+      const key = await api('POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {});
+      const collection = await api('POST', `/v1/projects/${project.id}/collections`, { name: 'Traffic', source_id: source.id });
+      const path = `/ingest?key=${encodeURIComponent(key.key)}&collection=${encodeURIComponent(collection.slug)}`;
+      return new BenchServer(child, dataDir, Number(new URL(base).port), project.id, collection.id, path);
+    } catch (err) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw err;
+    }
+  }
+
+  get pid(): number {
+    return this.child.proc.pid!;
+  }
+
+  private api(method: string, path: string, body?: unknown): Promise<any> {
+    return call(this.child.url, method, path, body);
+  }
+
+  /** A manual view of the collection with `view`'s script; a refusal is reported, not thrown. */
+  async createView(view: ViewScript): Promise<ViewSetup> {
+    try {
+      const v = await this.api('POST', `/v1/projects/${this.projectId}/views`, {
+        name: 'bench view',
+        collection_id: this.collectionId,
+        transform_mode: 'manual',
+        transform_script: view.script,
+        output_schema: view.outputSchema,
+      });
+      return { ok: true, id: v.id, status: v.status };
+    } catch (err) {
+      return { ok: false, reason: (err as Error).message };
+    }
+  }
+
+  /** Records the view's files hold, as far as one page of GET …/records shows (0, or ≥ 1). */
+  async viewHasRecords(viewId: string): Promise<boolean> {
+    const page = (await this.api('GET', `/v1/projects/${this.projectId}/views/${viewId}/records?limit=1`)) as unknown[];
+    return page.length > 0;
+  }
+
+  async view(viewId: string): Promise<{ status: string; error_message: string | null }> {
+    return this.api('GET', `/v1/projects/${this.projectId}/views/${viewId}`);
+  }
+
+  async queue(): Promise<LiveQueue> {
+    const live = await this.api('GET', `/v1/projects/${this.projectId}/pipeline/live`);
+    return { pending: live.pending_records, processing: live.processing_records };
+  }
+
+  /** Rows counted in the collection's schema versions, and how many versions there are. */
+  async versions(): Promise<{ rows: number; versions: number }> {
+    let rows = 0;
+    let versions = 0;
+    let after: string | null = null;
+    do {
+      const res = await fetch(`${this.child.url}/v1/projects/${this.projectId}/collections/${this.collectionId}/schemas?limit=100${after ? `&after=${after}` : ''}`, { headers: { authorization: `Bearer ${KEY}` } });
+      const json = (await res.json()) as { data: { row_count: number }[]; pagination: { next_cursor: string | null } };
+      for (const v of json.data) rows += v.row_count;
+      versions += json.data.length;
+      after = json.pagination.next_cursor;
+    } while (after !== null);
+    return { rows, versions };
+  }
+
+  /**
+   * Rows in the collection's Parquet files, counted by DuckDB from the data dir (the files are
+   * what the records must reach; the API has no row total of its own).
+   */
+  async fileRows(): Promise<number> {
+    const dir = join(this.dataDir, 'files', this.projectId, this.collectionId);
+    const db = await DuckDBInstance.create(':memory:', { threads: '1' });
+    try {
+      const conn = await db.connect();
+      const reader = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet('${dir.replaceAll("'", "''")}/**/*.parquet', union_by_name = true)`);
+      conn.closeSync();
+      return Number(reader.getRowObjects()[0]!.n);
+    } finally {
+      db.closeSync();
+    }
+  }
+
+  /** Rows the schema report counts as stored without a version (`unclassified.rows`). */
+  async unclassifiedRows(): Promise<number> {
+    const report = await this.api('GET', `/v1/projects/${this.projectId}/collections/${this.collectionId}/schema_report`);
+    return report.unclassified.rows;
+  }
+
+  /** Spool entries the pipeline set aside for the collection (they would not be in files). */
+  async setAside(): Promise<number> {
+    const page = (await this.api('GET', `/v1/projects/${this.projectId}/collections/${this.collectionId}/unprocessable?limit=100`)) as unknown[];
+    return page.length;
+  }
+
+  /** CPU seconds (user + system, every thread) the server has used so far, from /proc. */
+  cpuSeconds(): number {
+    return statCpuSeconds(`/proc/${this.pid}/stat`);
+  }
+
+  /**
+   * CPU seconds of the main thread alone (the event loop: HTTP, spool commits, the pipeline's
+   * planning and commits). Near 1 s per second of run, it is the bottleneck, whatever the workers do.
+   */
+  mainThreadCpuSeconds(): number {
+    return statCpuSeconds(`/proc/${this.pid}/task/${this.pid}/stat`);
+  }
+
+  /** Resident memory of the server, MB. */
+  rssMb(): number {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${this.pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : NaN;
+  }
+
+  async stop(): Promise<void> {
+    this.child.proc.kill('SIGTERM');
+    await this.child.exited;
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** utime + stime of a /proc stat file, in seconds (USER_HZ is 100 on Linux). */
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
+  // Fields after the parenthesised command name: utime is field 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** One API call with the bootstrap key; `data` of the envelope, or an error naming the answer. */
+async function call(base: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(base + path, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let json: { data?: unknown; error?: { code: string; message: string } | null };
+  try {
+    json = JSON.parse(text) as typeof json;
+  } catch {
+    throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+  }
+  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json.error?.code ?? ''} ${json.error?.message ?? text.slice(0, 200)}`);
+  return json.data;
+}
