@@ -55,3 +55,19 @@ export async function childApi(base: string, key: string, method: string, path: 
   if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
   return json.data;
 }
+
+/**
+ * Wait (bounded) until the child's pipeline has no pending records, then stop it with SIGTERM and
+ * check it exits 0. `live` reads `GET /v1/projects/:id/pipeline/live`.
+ */
+export async function drainAndStop(child: ChildServer, live: () => Promise<{ pending_records: number }>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const now = await live();
+    if (now.pending_records === 0) break;
+    if (Date.now() > deadline) throw new Error(`pipeline did not drain: ${JSON.stringify(now)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  child.proc.kill('SIGTERM');
+  if ((await child.exited) !== 0) throw new Error('the server did not exit cleanly on SIGTERM');
+}

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pino from 'pino';
 import { TestServer } from '../helpers/server.js';
-import { childApi, startChild, type ChildServer } from '../helpers/child.js';
+import { childApi, drainAndStop, startChild, type ChildServer } from '../helpers/child.js';
 import { createIngestKey, ingest, type IngestFixture } from '../ingest/helpers.js';
 import { systemClock } from '../../src/clock.js';
 import { Spool } from '../../src/ingest/spool.js';
@@ -213,15 +213,7 @@ describe('one collection, batches in parallel', () => {
       assert.ok(processing > Number(LEASE), 'several batches of the collection were in flight at the kill');
 
       child = await startChild(env);
-      const drainDeadline = Date.now() + 60_000;
-      for (;;) {
-        const live = await api('GET', `/v1/projects/${project.id}/pipeline/live`);
-        if (live.pending_records === 0) break;
-        if (Date.now() > drainDeadline) throw new Error(`pipeline did not drain: ${JSON.stringify(live)}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      child.proc.kill('SIGTERM');
-      assert.equal(await child.exited, 0);
+      await drainAndStop(child, () => api('GET', `/v1/projects/${project.id}/pipeline/live`));
       child = null;
 
       const store = new Store(dataDir);

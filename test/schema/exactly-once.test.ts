@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pino from 'pino';
-import { childApi, startChild, type ChildServer } from '../helpers/child.js';
+import { childApi, drainAndStop, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
 import { Spool } from '../../src/ingest/spool.js';
 import { systemClock } from '../../src/clock.js';
@@ -69,16 +69,8 @@ describe('pipeline exactly once', () => {
     assert.ok(acked.size >= 50, 'enough load before the kill');
 
     // Restart and let the pipeline drain the spool.
-    child = await startChild(env);
-    const drainDeadline = Date.now() + 60_000;
-    for (;;) {
-      const live = await api(child.url, 'GET', `/v1/projects/${project.id}/pipeline/live`);
-      if (live.pending_records === 0) break;
-      if (Date.now() > drainDeadline) throw new Error(`pipeline did not drain: ${JSON.stringify(live)}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    child.proc.kill('SIGTERM');
-    assert.equal(await child.exited, 0);
+    const restarted = (child = await startChild(env));
+    await drainAndStop(restarted, () => api(restarted.url, 'GET', `/v1/projects/${project.id}/pipeline/live`));
     child = null;
 
     const store = new Store(dataDir);
