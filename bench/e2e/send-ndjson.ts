@@ -1,3 +1,4 @@
+import { onAnswers } from '../ingest/http-answers.js';
 import { connect } from 'node:net';
 
 export interface SendPlan {
@@ -40,7 +41,6 @@ export async function sendNdjson(plan: SendPlan): Promise<SendResult> {
       socket.setNoDelay(true);
       let current = -1;
       let awaiting = false;
-      let buf: Buffer = Buffer.alloc(0);
       const send = (i: number) => {
         current = i;
         awaiting = true;
@@ -62,33 +62,22 @@ export async function sendNdjson(plan: SendPlan): Promise<SendResult> {
       socket.on('connect', sendNext);
       socket.on('error', reject);
       socket.on('close', () => (awaiting ? reject(new Error('the server closed a connection with a request unanswered')) : resolve()));
-      socket.on('data', (d: Buffer) => {
-        buf = buf.length ? Buffer.concat([buf, d]) : d;
-        for (;;) {
-          const headEnd = buf.indexOf('\r\n\r\n');
-          if (headEnd === -1) return;
-          const head = buf.subarray(0, headEnd).toString('latin1');
-          const m = /content-length: *(\d+)/i.exec(head);
-          const len = m ? Number(m[1]) : 0;
-          if (buf.length < headEnd + 4 + len) return;
-          const answer = buf.subarray(headEnd + 4, headEnd + 4 + len).toString('utf8');
-          buf = buf.subarray(headEnd + 4 + len);
-          const status = Number(head.slice(9, 12));
-          awaiting = false;
-          if (status === 202) {
-            result.records += plan.records[current]!;
-            result.bytes += plan.bodies[current]!.length;
-            result.lastAckAt = performance.now();
-            sendNext();
-          } else if (status === 503) {
-            result.refusals++;
-            const again = current;
-            setTimeout(() => send(again), retryMs);
-          } else {
-            socket.destroy();
-            reject(new Error(`ingest answered ${status}: ${answer.slice(0, 300)}`));
-            return;
-          }
+      onAnswers(socket, (status, body) => {
+        const answer = body.toString('utf8');
+        awaiting = false;
+        if (status === 202) {
+          result.records += plan.records[current]!;
+          result.bytes += plan.bodies[current]!.length;
+          result.lastAckAt = performance.now();
+          sendNext();
+        } else if (status === 503) {
+          result.refusals++;
+          const again = current;
+          setTimeout(() => send(again), retryMs);
+        } else {
+          socket.destroy();
+          reject(new Error(`ingest answered ${status}: ${answer.slice(0, 300)}`));
+          return;
         }
       });
     });

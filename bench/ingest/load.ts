@@ -1,3 +1,4 @@
+import { onAnswers } from './http-answers.js';
 import { connect, type Socket } from 'node:net';
 import { WsClient, zeroMaskFrame } from '../../test/ingest/ws-client.js';
 
@@ -48,7 +49,6 @@ export async function httpLoad(opts: HttpLoad): Promise<LoadResult> {
         new Promise<void>((resolve, reject) => {
           const socket: Socket = connect(opts.port, '127.0.0.1');
           socket.setNoDelay(true);
-          let buf: Buffer = Buffer.alloc(0);
           let sentAt = 0;
           const send = () => {
             sentAt = performance.now();
@@ -58,26 +58,15 @@ export async function httpLoad(opts: HttpLoad): Promise<LoadResult> {
           socket.on('error', reject);
           // A server that closes the connection ends this connection's share of the run.
           socket.on('close', () => resolve());
-          socket.on('data', (d: Buffer) => {
-            buf = buf.length ? Buffer.concat([buf, d]) : d;
-            for (;;) {
-              const headEnd = buf.indexOf('\r\n\r\n');
-              if (headEnd === -1) return;
-              const head = buf.subarray(0, headEnd).toString('latin1');
-              const m = /content-length: *(\d+)/i.exec(head);
-              const len = m ? Number(m[1]) : 0;
-              if (buf.length < headEnd + 4 + len) return;
-              buf = buf.subarray(headEnd + 4 + len);
-              const now = performance.now();
-              const status = Number(head.slice(9, 12));
-              if (status >= 200 && status < 300) ok++;
-              else failed++;
-              latencies.push(now - sentAt);
-              if (now < end) send();
-              else {
-                socket.end();
-                resolve();
-              }
+          onAnswers(socket, (status) => {
+            const now = performance.now();
+            if (status >= 200 && status < 300) ok++;
+            else failed++;
+            latencies.push(now - sentAt);
+            if (now < end) send();
+            else {
+              socket.end();
+              resolve();
             }
           });
         }),

@@ -1,3 +1,4 @@
+import { onAnswers } from './http-answers.js';
 import { connect, type Socket } from 'node:net';
 
 /** An open-loop (fixed offered rate) HTTP load over loopback. */
@@ -65,7 +66,6 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
     socket: Socket;
     /** Due time of the request in flight on it, or -1 when idle. */
     due: number;
-    buf: Buffer;
   }
   const idle: Conn[] = [];
   const send = (c: Conn, due: number) => {
@@ -101,22 +101,10 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
         new Promise<Conn>((resolve, reject) => {
           const socket = connect(opts.port, '127.0.0.1');
           socket.setNoDelay(true);
-          const c: Conn = { socket, due: -1, buf: Buffer.alloc(0) };
+          const c: Conn = { socket, due: -1 };
           socket.once('connect', () => resolve(c));
           socket.once('error', reject);
-          socket.on('data', (d: Buffer) => {
-            c.buf = c.buf.length ? Buffer.concat([c.buf, d]) : d;
-            for (;;) {
-              const headEnd = c.buf.indexOf('\r\n\r\n');
-              if (headEnd === -1) return;
-              const head = c.buf.subarray(0, headEnd).toString('latin1');
-              const m = /content-length: *(\d+)/i.exec(head);
-              const len = m ? Number(m[1]) : 0;
-              if (c.buf.length < headEnd + 4 + len) return;
-              c.buf = c.buf.subarray(headEnd + 4 + len);
-              onAnswer(c, Number(head.slice(9, 12)));
-            }
-          });
+          onAnswers(socket, (status) => onAnswer(c, status));
         }),
     ),
   );
