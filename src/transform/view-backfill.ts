@@ -126,7 +126,7 @@ export class ViewBackfiller {
       views.stagePatch(view.id, () => ({ backfill_file_count: total, backfill_files_done: doneFiles.length, backfill_started_at: live.backfill_started_at ?? cur.backfill_started_at }));
       committed = true;
     });
-    if (!committed) removeViewFiles([task], [o!]);
+    if (!committed) removeViewFiles(() => task.dir, [o!]);
     views.store.reindex(view.id);
   }
 

@@ -49,13 +49,13 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
       return { gone, changed, reopened };
     },
     applyCommitted({ collection }, staged) {
-      if (staged.gone.length > 0) removeViewFiles(tasksOf(views, collection.project_id, staged.gone), staged.gone);
+      if (staged.gone.length > 0) removeViewFiles((id) => views.viewDir({ project_id: collection.project_id, id }), staged.gone);
       for (const id of staged.changed) views.store.reindex(id);
       // The backfiller hears of it and takes the new file.
       if (staged.reopened.length > 0) views.notify(staged.reopened);
     },
     abandon({ collection, result }) {
-      if (result) removeViewFiles(tasksOf(views, collection.project_id, result.views), result.views);
+      if (result) removeViewFiles((id) => views.viewDir({ project_id: collection.project_id, id }), result.views);
     },
   };
 }
@@ -78,11 +78,6 @@ function stageReopenedBackfills(views: ViewCatalog, collectionId: string, ran: r
     }
   }
   return reopened;
-}
-
-/** Enough of each outcome's task to find its files (the directory is fixed by project and view). */
-function tasksOf(views: ViewCatalog, projectId: string, outcomes: readonly ViewOutcome[]): ViewTask[] {
-  return outcomes.map((o) => ({ viewId: o.viewId, parentViewId: null, transformId: o.transformId, scriptHash: '', script: '', outputSchema: [], dir: views.viewDir({ project_id: projectId, id: o.viewId }) }));
 }
 
 /**

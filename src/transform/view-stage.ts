@@ -81,7 +81,8 @@ export async function transformViewsStage(args: { base: ViewInput; views: readon
   try {
     return await transformEach(args, outcomes);
   } catch (err) {
-    removeViewFiles(args.views, outcomes);
+    const dirs = new Map(args.views.map((v) => [v.viewId, v.dir]));
+    removeViewFiles((id) => dirs.get(id)!, outcomes);
     throw err;
   }
 }
@@ -130,10 +131,9 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
   return outcomes;
 }
 
-/** Remove the files a batch's view stage wrote (the batch did not commit). */
-export function removeViewFiles(views: readonly ViewTask[], outcomes: readonly ViewOutcome[]): void {
-  const dirs = new Map(views.map((v) => [v.viewId, v.dir]));
-  for (const o of outcomes) if (o.status === 'ok' && o.file) rmSync(join(dirs.get(o.viewId)!, o.file.path), { force: true });
+/** Remove the files `outcomes` wrote (their batch did not commit); `dirOf` names each view's directory. */
+export function removeViewFiles(dirOf: (viewId: string) => string, outcomes: readonly ViewOutcome[]): void {
+  for (const o of outcomes) if (o.status === 'ok' && o.file) rmSync(join(dirOf(o.viewId), o.file.path), { force: true });
 }
 
 type Ran = { status: 'ok'; outputs: Record<string, unknown>[]; sources: number[] } | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
