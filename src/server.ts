@@ -88,6 +88,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     views,
     // Registers with the views: a view's live metrics block its deletion and die with it.
     metrics: new MetricCatalog(store, clock, log, views),
+    rollups: null,
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch

@@ -17,6 +17,7 @@ import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
 import type { ViewCatalog } from './transform/view-catalog.js';
 import type { MetricCatalog } from './rollup/metric-catalog.js';
+import type { RollupReader } from './rollup/rollup-types.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -49,4 +50,6 @@ export interface Services {
   views: ViewCatalog;
   /** Metrics and their series (src/rollup/metric-catalog.ts). */
   metrics: MetricCatalog;
+  /** The metrics' stored rollups (DuckDB `rollups.duckdb`, src/rollup/); null until opened or when the pipeline is off. */
+  rollups: RollupReader | null;
 }
