@@ -23,6 +23,7 @@ import { ViewBackfiller } from './transform/view-backfill.js';
 import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { MetricCatalog } from './rollup/metric-catalog.js';
+import { LateDataFiles } from './rollup/late-data.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -89,6 +90,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     // Registers with the views: a view's live metrics block its deletion and die with it.
     metrics: new MetricCatalog(store, clock, log, views),
     rollups: null,
+    lateData: new LateDataFiles(store, clock, views),
+    lateRefold: null,
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch

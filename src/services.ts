@@ -18,6 +18,7 @@ import type { PipelineRunner } from './pipeline/runner.js';
 import type { ViewCatalog } from './transform/view-catalog.js';
 import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
+import type { LateDataFiles } from './rollup/late-data.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -52,4 +53,8 @@ export interface Services {
   metrics: MetricCatalog;
   /** The metrics' stored rollups (DuckDB `rollups.duckdb`, src/rollup/); null until opened or when the pipeline is off. */
   rollups: RollupReader | null;
+  /** Late data files: events kept out of the rollups for arriving behind the late data window (src/rollup/late-data.ts). */
+  lateData: LateDataFiles;
+  /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
+  lateRefold: { request(): void } | null;
 }
