@@ -39,9 +39,12 @@ export type ViewOutcome =
   | { viewId: string; transformId: string; status: 'ok'; file: ViewWrittenFile | null; rows: number; counts: CoercionCounts; inferredSchema: OutputField[] | null }
   | { viewId: string; transformId: string; status: 'failed'; reason: TransformFailureReason | 'parent_failed' | 'write_failed'; message: string; recordIndex: number | null };
 
-/** Records a view reads, column-wise: JSON texts joined by U+001E (the sandbox's input form). */
-export interface ViewInput {
-  texts: string[];
+/**
+ * Records a view reads, column-wise. Their JSON is either `texts` (one string per record: a parent
+ * view's outputs, records read back from files) or `bytes` (the batch's records as sent, which
+ * the sandbox's input text is cut from directly: no string per record).
+ */
+export type ViewInput = ({ texts: string[]; bytes?: undefined } | { bytes: RecordBytes; texts?: undefined }) & {
   ts: Float64Array;
   received: Float64Array;
   seq: Float64Array;
@@ -54,21 +57,48 @@ export type RunScript = (batch: BatchInput, view: ViewScript) => Promise<Transfo
 /** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
 export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
 
+/** Each record's byte range in its entry's body. */
+export interface RecordBytes {
+  bodies: readonly Buffer[];
+  entry: Int32Array;
+  start: Int32Array;
+  end: Int32Array;
+}
+
 /** The collection's records of a batch as a view input: each record's bytes as sent (no re-serialising). */
 export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) => string | null): ViewInput {
   const n = rows.count;
-  const texts = new Array<string>(n);
   const received = new Float64Array(n);
   const seq = new Float64Array(n);
   const versions = new Array<string | null>(n);
   for (let r = 0; r < n; r++) {
     const e = rows.entry[r]!;
-    texts[r] = rows.bodies[e]!.toString('utf8', rows.start[r]!, rows.end[r]!);
     received[r] = rows.entries[e]!.received_at;
     seq[r] = rows.entries[e]!.seq;
     versions[r] = versionOfRow(r);
   }
-  return { texts, ts: rows.ts.slice(0, n), received, seq, versions };
+  return { bytes: { bodies: rows.bodies, entry: rows.entry, start: rows.start, end: rows.end }, ts: rows.ts.slice(0, n), received, seq, versions };
+}
+
+/** Upper bound of record `i`'s characters (its UTF-8 bytes, or its text's length). */
+function sizeOf(input: ViewInput, i: number): number {
+  return input.bytes ? input.bytes.end[i]! - input.bytes.start[i]! : input.texts[i]!.length;
+}
+
+/** Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E. */
+function joinedText(input: ViewInput, from: number, to: number): string {
+  const b = input.bytes;
+  if (!b) return input.texts.slice(from, to).join('\u001e');
+  let size = 0;
+  for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
+  // One buffer and one UTF-8 decode for the call, not a string per record.
+  const out = Buffer.allocUnsafe(Math.max(0, size - 1));
+  let at = 0;
+  for (let i = from; i < to; i++) {
+    if (i > from) out[at++] = 0x1e;
+    at += b.bodies[b.entry[i]!]!.copy(out, at, b.start[i]!, b.end[i]!);
+  }
+  return out.toString('utf8', 0, at);
 }
 
 /**
@@ -142,15 +172,15 @@ type Ran = { status: 'ok'; outputs: Record<string, unknown>[]; sources: number[]
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
   const outputs: Record<string, unknown>[] = [];
   const sources: number[] = [];
-  const n = input.texts.length;
+  const n = input.ts.length;
   for (let from = 0; from < n; ) {
     let to = from;
     let chars = 0;
-    do chars += input.texts[to++]!.length + 1;
-    while (to < n && chars + input.texts[to]!.length < SANDBOX_CALL_CHARS);
+    do chars += sizeOf(input, to++) + 1;
+    while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
     const out = await run(
       {
-        recordsText: input.texts.slice(from, to).join('\u001e'),
+        recordsText: joinedText(input, from, to),
         schemaVersion: input.versions.slice(from, to),
         receivedAt: input.received.subarray(from, to),
         timestamp: input.ts.subarray(from, to),
