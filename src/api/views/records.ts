@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { iso } from '../../clock.js';
 import { ApiError } from '../../errors.js';
 import type { FileReader, ViewRow } from '../../schema/file-reader.js';
+import { outputRow } from '../../transform/output-row.js';
 import type { OutputField, ViewFileManifest } from '../../transform/view-records.js';
 import type { Pagination } from '../http/envelope.js';
 import type { ListQuery, Sort } from '../http/pagination.js';
@@ -39,38 +39,6 @@ function decode(raw: string, field: 'after' | 'before', sort: Sort): RecordCurso
   }
   if (c.s !== sort) throw invalid(`was issued for sort=${c.s}; repeat the request with that sort`);
   return c as RecordCursor;
-}
-
-/**
- * One stored value as the API shows it, by the field's declared type: dates as ISO strings, arrays
- * parsed back from their JSON text (text that does not parse is returned as the string it is).
- */
-function shape(field: OutputField, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (field.type) {
-    case 'date':
-      return typeof value === 'number' && Number.isFinite(value) ? iso(value) : null;
-    case 'array':
-      if (typeof value !== 'string') return value;
-      try {
-        return JSON.parse(value);
-      } catch {
-        return value;
-      }
-    case 'number':
-      return typeof value === 'number' && !Number.isFinite(value) ? null : value;
-    case 'null':
-      return null;
-    default:
-      return value;
-  }
-}
-
-/** A row as a record: each output field in schema order, nothing internal. */
-function toRecord(fields: readonly OutputField[], row: ViewRow): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of fields) out[f.name] = shape(f, row.values[f.name]);
-  return out;
 }
 
 /**
@@ -130,7 +98,7 @@ export async function listViewRecords(
   const hasNext = before ? true : more;
   const hasPrev = before ? more : after !== undefined;
   return {
-    data: page.map((r) => toRecord(view.fields, r)),
+    data: page.map((r) => outputRow(view.fields, r.values)),
     pagination: {
       next_cursor: hasNext && page.length > 0 ? cursor(page[page.length - 1]!) : null,
       prev_cursor: hasPrev && page.length > 0 ? cursor(page[0]!) : null,
