@@ -1,5 +1,4 @@
 import { RerunJob } from './rerun-job.js';
-import { createHash } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { SchemaService } from '../schema/schema-service.js';
@@ -9,6 +8,7 @@ import { TransformProcess } from './sandbox-process.js';
 import { removeViewFiles, transformViewsStage, type ViewTask } from './view-stage.js';
 import { collectionFiles, parentViewFiles, type BackfillFile, type BackfillSource } from './backfill-source.js';
 import { stageReopenReaders } from './backfill-reopen.js';
+import { derivedFileName } from './view-file.js';
 import { topologicalOrder } from './view-rules.js';
 
 /**
@@ -101,7 +101,7 @@ export class ViewBackfiller {
     const task: ViewTask = { viewId: view.id, parentViewId: null, transformId: t.id, scriptHash: t.script_hash!, script: t.transform_script!, outputSchema: views.store.byId(view.id)?.output_schema ?? view.output_schema, dir: views.viewDir(view) };
     this.scripts ??= new TransformProcess();
     const scripts = this.scripts;
-    const [o] = await transformViewsStage({ base: input, views: [task], firstSeq: m.first_seq, fileName: backfillFileName(m), run: (batch, v) => scripts.run({ ...batch, ...v }) });
+    const [o] = await transformViewsStage({ base: input, views: [task], firstSeq: m.first_seq, fileName: derivedFileName('f', m), run: (batch, v) => scripts.run({ ...batch, ...v }) });
     const now = new Date(clock.now()).toISOString();
     let committed = false;
     let reopened: string[] = [];
@@ -170,13 +170,4 @@ export class ViewBackfiller {
     views.store.reindex(view.id);
     return out;
   }
-}
-
-/**
- * A backfill output file's name: `f<first sequence>-<hash of the input file's id>.parquet` — apart
- * from the live batches' `b<sequence>.parquet`, and the same on a rerun, so an uncommitted one is
- * overwritten (or swept at start-up), never doubled.
- */
-export function backfillFileName(m: BackfillFile): string {
-  return `f${m.first_seq}-${createHash('sha256').update(m.id).digest('hex').slice(0, 12)}.parquet`;
 }

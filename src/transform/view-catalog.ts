@@ -220,6 +220,8 @@ export class ViewCatalog {
         join_lookup_progress: Object.fromEntries(input.joins.map((j) => [j.alias, { status: 'pending' as const, file_count: 0, files_done: 0, error: null, updated_at: now }])),
         join_base_file_count: 0,
         join_base_files_done: 0,
+        // Base files committed before it are the join's backfill (docs/views.md, "Join views").
+        join_backfill_cutoff_at: now,
         join_created_at: now,
         join_updated_at: now,
         joins: input.joins,

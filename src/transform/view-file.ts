@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Bool, Float64, Int32, Int64, TimestampMillisecond, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
 import { tableOf } from '../schema/columns.js';
 import { encodeParquet } from '../schema/parquet-writer.js';
@@ -35,4 +36,14 @@ function vectorOf(c: OutputColumn): Vector {
     default:
       return vectorFromArray(c.values as (string | null)[], new Utf8());
   }
+}
+
+/**
+ * The name of a view file made from one input file outside live batches: `<prefix><first
+ * sequence>-<hash of the input file's id>.parquet` (`f` backfill, `j` join). Apart from the live
+ * batches' `b<sequence>.parquet`, and the same on a rerun, so an uncommitted one is overwritten (or
+ * swept at start-up), never doubled.
+ */
+export function derivedFileName(prefix: 'f' | 'j', input: { id: string; first_seq: number }): string {
+  return `${prefix}${input.first_seq}-${createHash('sha256').update(input.id).digest('hex').slice(0, 12)}.parquet`;
 }

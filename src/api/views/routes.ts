@@ -11,7 +11,7 @@ import { scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { params } from '../http/schemas.js';
 import { requireCollection } from '../collections/routes.js';
 import { requireProject } from '../projects/routes.js';
-import { assertKeyField, assertOutputSchema, assertScript, requireView } from './checks.js';
+import { assertAliasFree, assertKeyField, assertOutputSchema, assertScript, requireView } from './checks.js';
 import { listViewRecords, type RecordsQuery } from './records.js';
 import { recordsQueryFilters, viewCreateBody, viewJoinBody, viewListFilters, viewUpdateBody } from './schemas.js';
 import { serializeView } from './serialize.js';
@@ -145,6 +145,7 @@ export function viewRoutes(s: Services): RouteDef[] {
           const first = seen.get(j.alias);
           if (first !== undefined) throw invalidField(`${at}.alias`, `"${j.alias}" is already used by joins[${first}]; aliases must be unique`);
           seen.set(j.alias, i);
+          assertAliasFree(baseView, j.alias, `${at}.alias`);
           const lookup = requireView(s, project, j.lookup_view_id, { field: `${at}.lookup_view_id` });
           assertKeyField(baseView, j.base_field, `${at}.base_field`, 'base');
           assertKeyField(lookup, j.lookup_field, `${at}.lookup_field`, 'lookup');
