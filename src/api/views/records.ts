@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { ApiError } from '../../errors.js';
 import type { FileReader, ViewRow } from '../../schema/file-reader.js';
@@ -44,13 +45,14 @@ function decode(raw: string, field: 'after' | 'before', sort: Sort): RecordCurso
 /**
  * One page of a view's records, newest first by default, with keyset cursors over (event time,
  * spool sequence, row, file). Files are visited in the page's time order and the walk stops once no
- * remaining file can hold a row of the page.
+ * remaining file can hold a row of the page. `missing`: manifest ids of visited files not on disk
+ * (skipped).
  */
 export async function listViewRecords(
   reader: FileReader,
   view: { dir: string; fields: readonly OutputField[]; files: readonly ViewFileManifest[] },
   q: RecordsQuery,
-): Promise<{ data: Record<string, unknown>[]; pagination: Pagination }> {
+): Promise<{ data: Record<string, unknown>[]; pagination: Pagination; missing: string[] }> {
   if (q.after && q.before) {
     throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', { details: [{ field: 'query.before', message: 'cannot be combined with after' }] });
   }
@@ -73,8 +75,12 @@ export async function listViewRecords(
   const dirSign = scanDesc ? -1 : 1;
   const cmp = (x: ViewRow, y: ViewRow) => dirSign * (x.ts - y.ts || x.seq - y.seq || x.row - y.row || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   let rows: ViewRow[] = [];
+  const missing: string[] = [];
   for (let i = 0; i < files.length; i += FILES_PER_QUERY) {
-    const chunk = files.slice(i, i + FILES_PER_QUERY);
+    // A file its manifest names but the disk lost (removed by hand, a disk fault) is skipped and
+    // reported, so the rest of the view stays readable.
+    const chunk = files.slice(i, i + FILES_PER_QUERY).filter((m) => existsSync(join(view.dir, m.id)) || (missing.push(m.id), false));
+    if (chunk.length === 0) continue;
     if (rows.length >= want) {
       const worst = rows[want - 1]!.ts;
       const best = scanDesc ? chunk[0]!.max_ts : chunk[0]!.min_ts;
@@ -104,5 +110,6 @@ export async function listViewRecords(
       prev_cursor: hasPrev && page.length > 0 ? cursor(page[0]!) : null,
       limit: q.limit,
     },
+    missing,
   };
 }

@@ -208,7 +208,10 @@ export function viewRoutes(s: Services): RouteDef[] {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const view = requireView(s, project, ctx.params.view_id);
         const page = await listViewRecords(await s.schema.fileReader(), { dir: s.views.viewDir(view), fields: view.output_schema, files: s.views.store.filesOf(view.id) }, ctx.query);
-        return { data: page.data, pagination: page.pagination };
+        if (page.missing.length === 0) return { data: page.data, pagination: page.pagination };
+        s.log.warn({ view_id: view.id, files: page.missing }, 'view output files named by manifests are missing on disk; records listed without them');
+        const message = `OK; ${page.missing.length} output file${page.missing.length === 1 ? '' : 's'} of view ${view.id} missing on disk ${page.missing.length === 1 ? 'was' : 'were'} skipped (${page.missing.join(', ')}): their records are not listed`;
+        return { data: page.data, pagination: page.pagination, message };
       },
     }),
     ...viewTransformRoutes(s),
