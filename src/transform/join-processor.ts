@@ -113,7 +113,7 @@ export class JoinProcessor {
       const beforeCutoff = files.filter((f) => cutoff === null || f.created_at < cutoff).length;
       const todo = files.filter((f) => !done.has(f.id));
       if (view.join_status === 'error') {
-        await this.state.resume(view, files.every((f) => done.has(f.id) || (cutoff !== null && f.created_at >= cutoff)));
+        await this.state.resume(view, t, files.every((f) => done.has(f.id) || (cutoff !== null && f.created_at >= cutoff)));
         continue;
       }
       if (todo.length === 0) {

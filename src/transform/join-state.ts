@@ -50,17 +50,23 @@ export class JoinState {
     views.store.reindex(view.id);
   }
 
-  /** Its transform changed since the error: joining goes on where it stopped. */
-  async resume(view: ViewRecord, allBeforeCutoffDone: boolean): Promise<void> {
+  /** Its transform changed since the error: joining (and the backfill it failed) goes on where it stopped. */
+  async resume(view: ViewRecord, t: ViewTransformRecord, allBeforeCutoffDone: boolean): Promise<void> {
+    const { views } = this.d;
     const at = this.now();
-    await this.d.views.patchView(view.id, (v) => ({
-      status: 'active',
-      error_message: null,
-      join_status: allBeforeCutoffDone ? 'live' : 'backfilling',
-      join_error_message: null,
-      join_lookup_progress: mapProgress(v, (p) => (p.status === 'failed' ? { ...p, status: 'running', error: null, updated_at: at } : p)),
-      join_updated_at: at,
-    }), { notify: false });
+    await views.store.store.transaction(() => {
+      const cur = views.store.transforms.get(view.id, t.id);
+      if (cur && cur.backfill_status === 'failed') void views.store.transforms.put(view.id, { ...cur, backfill_status: 'running', backfill_error: null, updated_at: at });
+      views.stagePatch(view.id, (v) => ({
+        status: 'active',
+        error_message: null,
+        join_status: allBeforeCutoffDone ? 'live' : 'backfilling',
+        join_error_message: null,
+        join_lookup_progress: mapProgress(v, (p) => (p.status === 'failed' ? { ...p, status: 'running', error: null, updated_at: at } : p)),
+        join_updated_at: at,
+      }));
+    });
+    views.store.reindex(view.id);
   }
 
   /**

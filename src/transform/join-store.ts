@@ -64,7 +64,9 @@ export class JoinStore {
   /** Stage the removal of everything kept for a join view. */
   stageRemoval(viewId: string): void {
     for (const db of [this.index, this.done] as Database<unknown, [string, string, string]>[]) {
-      for (const key of db.getKeys({ start: [viewId, '', ''], end: [viewId, HIGH, HIGH] })) void db.remove(key);
+      // Keys read out before removing: no cursor stays open over what the transaction changes.
+      const keys = [...db.getKeys({ start: [viewId, '', ''], end: [viewId, HIGH, HIGH] })];
+      for (const key of keys) void db.remove(key);
     }
   }
 }

@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 import { fails, ok } from '../catalog/helpers.js';
+import { BASE_SCOPE } from '../../src/transform/join-store.js';
+import { joinKey } from '../../src/transform/join-key.js';
 
 /** Join views processed end to end: base and lookup views → lookup indexes → joined view files → GET records. */
 
@@ -173,6 +175,14 @@ test('a join view stopped mid-way resumes after a restart at the next base file;
   // Without a script there is nothing to rebackfill with (a scripted join starts over: test above).
   const [tr] = ok(await srv.get(`${views}/${j.id}/transforms`));
   fails(await srv.post(`${views}/${j.id}/transforms/${tr.id}/rebackfill`, {}), 409, 'conflict');
+
+  // Destroyed: its lookup index and done marks go with it.
+  const store = srv.sluice.services.views.store;
+  assert.ok(store.joins.doneFiles(j.id, BASE_SCOPE).size > 0);
+  ok(await srv.call('DELETE', `${views}/${j.id}/force`));
+  assert.equal(store.joins.doneFiles(j.id, BASE_SCOPE).size, 0);
+  assert.equal(store.joins.doneFiles(j.id, 'customer').size, 0);
+  assert.equal(store.joins.lookup(j.id, 'customer', joinKey('c1', 'string')!), undefined);
 });
 
 test('a join alias may not hide an output field of the base view', async (t) => {
@@ -183,4 +193,38 @@ test('a join alias may not hide an output field of the base view', async (t) => 
   const orders = await view('Orders', 'orders', ORDERS, [{ name: 'oid', type: 'number' }, { name: 'cid', type: 'string' }, { name: 'sku', type: 'string' }]);
   const r = await srv.post(`${views}/join`, { name: 'J', base_view_id: orders.id, joins: [{ alias: 'sku', lookup_view_id: orders.id, base_field: 'cid', lookup_field: 'cid' }] });
   fails(r, 400, 'request_validation_failed', 'body.joins[0].alias');
+});
+
+test('a join script that throws stops the join in error; a fixed script resumes it where it stopped', async (t) => {
+  const srv = await TestServer.start({ env: { SLUICE_WORKERS: '1' } });
+  t.after(() => srv.stop());
+  const { views, send, view, waitView, records } = await setup(srv);
+  await send('customers', [{ cid: 'c1', name: 'Ann', timestamp: at(1) }]);
+  for (let oid = 1; oid <= 3; oid++) await send('orders', [{ oid, cid: 'c1', sku: 's', timestamp: at(10 + oid) }]);
+  const customers = await view('Customers', 'customers', CUSTOMERS, [{ name: 'cid', type: 'string' }, { name: 'name', type: 'string' }]);
+  const orders = await view('Orders', 'orders', ORDERS, [{ name: 'oid', type: 'number' }, { name: 'cid', type: 'string' }, { name: 'sku', type: 'string' }]);
+  const j = ok(await srv.post(`${views}/join`, {
+    name: 'J',
+    base_view_id: orders.id,
+    output_schema: [{ name: 'oid', type: 'number' }, { name: 'who', type: 'string' }],
+    transform_script: 'function transform(r) { if (r.oid === 2) throw new Error("no 2"); return { oid: r.oid, who: r.customer.name }; }',
+    joins: [{ alias: 'customer', lookup_view_id: customers.id, base_field: 'cid', lookup_field: 'cid' }],
+  }), 201);
+  const failed = await waitView(j.id, (v) => v.join_status === 'error');
+  assert.equal(failed.join_status, 'error');
+  assert.match(failed.join_error_message, /Error: no 2/);
+  assert.equal(failed.status, 'error');
+  assert.equal(failed.error_message, failed.join_error_message);
+  const [tr] = ok(await srv.get(`${views}/${j.id}/transforms`));
+  assert.equal(tr.status, 'error');
+  assert.equal(tr.backfill_status, 'failed');
+  assert.deepEqual((await records(j.id)).map((r) => r.oid), [1], 'the file before the failing one stays joined');
+
+  ok(await srv.post(`${views}/${j.id}/transforms/${tr.id}`, { transform_script: 'function transform(r) { return { oid: r.oid, who: r.customer.name }; }' }));
+  const live = await waitView(j.id, (v) => v.join_status === 'live');
+  assert.equal(live.join_status, 'live', JSON.stringify(live));
+  assert.equal(live.status, 'active');
+  assert.equal(live.join_error_message, null);
+  assert.deepEqual(await records(j.id), [{ oid: 1, who: 'Ann' }, { oid: 2, who: 'Ann' }, { oid: 3, who: 'Ann' }]);
+  assert.equal(ok(await srv.get(`${views}/${j.id}/transforms/${tr.id}`)).backfill_status, 'completed');
 });
