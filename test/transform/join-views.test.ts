@@ -227,4 +227,18 @@ test('a join script that throws stops the join in error; a fixed script resumes 
   assert.equal(live.join_error_message, null);
   assert.deepEqual(await records(j.id), [{ oid: 1, who: 'Ann' }, { oid: 2, who: 'Ann' }, { oid: 3, who: 'Ann' }]);
   assert.equal(ok(await srv.get(`${views}/${j.id}/transforms/${tr.id}`)).backfill_status, 'completed');
+
+  // A view of the join view gets its output by backfill, reopened by each file the join commits.
+  const child = ok(await srv.post(views, { name: 'Who', parent_view_id: j.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { who: r.who + "#" + r.oid }; }', output_schema: [{ name: 'who', type: 'string' }] }), 201);
+  const whos = async (n: number) => {
+    let rows = await records(child.id);
+    for (let k = 0; k < 400 && rows.length < n; k++) {
+      await sleep(25);
+      rows = await records(child.id);
+    }
+    return rows.map((r) => r.who).sort();
+  };
+  assert.deepEqual(await whos(3), ['Ann#1', 'Ann#2', 'Ann#3']);
+  await send('orders', [{ oid: 4, cid: 'c1', sku: 's', timestamp: at(20) }]);
+  assert.deepEqual(await whos(4), ['Ann#1', 'Ann#2', 'Ann#3', 'Ann#4']);
 });
