@@ -20,6 +20,7 @@ import { SchemaService } from './schema/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
 import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transform/view-commit.js';
 import { ViewBackfiller } from './transform/view-backfill.js';
+import { JoinProcessor } from './transform/join-processor.js';
 import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { MetricCatalog } from './rollup/metric-catalog.js';
@@ -85,6 +86,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
     viewBackfill: null,
+    viewJoins: null,
     viewGeneration: null,
     views,
     // Registers with the views: a view's live metrics block its deletion and die with it.
@@ -190,6 +192,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.pipeline.start();
     services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
     services.viewBackfill.start();
+    services.viewJoins = new JoinProcessor({ views: services.views, schema: services.schema, clock, log });
+    services.viewJoins.start();
     services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
     services.viewGeneration.start();
   }
@@ -215,6 +219,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // Batches in flight commit (or are released to replay) before the store closes.
       await services.viewGeneration?.stop();
       await services.viewBackfill?.stop();
+      await services.viewJoins?.stop();
       await services.pipeline?.stop();
       services.schema.close();
       // Last: counts what the pipeline drained while stopping.

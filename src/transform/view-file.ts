@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { makeData, makeVector, TimestampMillisecond, type Vector } from 'apache-arrow';
 import { BoolColumn, Float64Column, Int32Column, Int64Column, StringColumn, tableOf, writeInt64 } from '../schema/columns.js';
 import { encodeParquet } from '../schema/parquet-writer.js';
@@ -64,4 +65,14 @@ function timestamps(values: readonly (number | null)[]): Vector {
     writeInt64(words, i, v);
   }
   return makeVector(makeData({ type: new TimestampMillisecond('UTC'), length: n, data, nullBitmap: bits, nullCount: nulls }));
+}
+
+/**
+ * The name of a view file made from one input file outside live batches: `<prefix><first
+ * sequence>-<hash of the input file's id>.parquet` (`f` backfill, `j` join). Apart from the live
+ * batches' `b<sequence>.parquet`, and the same on a rerun, so an uncommitted one is overwritten (or
+ * swept at start-up), never doubled.
+ */
+export function derivedFileName(prefix: 'f' | 'j', input: { id: string; first_seq: number }): string {
+  return `${prefix}${input.first_seq}-${createHash('sha256').update(input.id).digest('hex').slice(0, 12)}.parquet`;
 }

@@ -5,6 +5,7 @@ import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputField
 import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
+import { columnsRow } from './output-row.js';
 
 /**
  * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
@@ -154,8 +155,13 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
         continue;
       }
     }
-    // Views reading this one get its outputs as their records.
-    inputs.set(v.viewId, { texts: outputs.map((o) => JSON.stringify(o)), ts, received, seq, versions });
+    // Views reading this one get its rows as stored — the form its backfill reads back from its
+    // files, so live and backfilled records of a view of a view are alike (docs/views.md).
+    if (args.views.some((w) => w.parentViewId === v.viewId)) {
+      const texts = new Array<string>(m);
+      for (let i = 0; i < m; i++) texts[i] = JSON.stringify(columnsRow(columns, i));
+      inputs.set(v.viewId, { texts, ts, received, seq, versions });
+    }
     outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'ok', file, rows: m, counts, inferredSchema: v.outputSchema.length > 0 ? null : schema });
   }
   return outcomes;
