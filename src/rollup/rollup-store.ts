@@ -90,10 +90,14 @@ export class RollupStore {
     return new Set(r.getRows().map((row) => String(row[0])));
   }
 
-  /** Applied marks are needed only while their LMDB entry may replay: keep those of `pending` keys. */
-  pruneApplied(pending: readonly number[]): Promise<void> {
+  /**
+   * Applied marks are needed only while their LMDB entry may replay: keep those of the pending keys.
+   * `pending` is read inside the exclusive section: a batch merged before it still has its LMDB entry
+   * until the delete commits, so its mark is kept (read earlier, a merge in between would lose it).
+   */
+  pruneApplied(pending: () => readonly number[]): Promise<void> {
     return this.exclusive('prune applied marks', async (conn) => {
-      await conn.run('DELETE FROM rollup_applied WHERE NOT list_contains($1, batch)', [listValue(pending.map((k) => BigInt(k)))], [LIST(BIGINT)]);
+      await conn.run('DELETE FROM rollup_applied WHERE NOT list_contains($1, batch)', [listValue(pending().map((k) => BigInt(k)))], [LIST(BIGINT)]);
     });
   }
 

@@ -133,7 +133,7 @@ export class Rollups implements RollupReader {
         { notify: false },
       );
     }
-    await this.db.pruneApplied(this.pending.keys());
+    await this.db.pruneApplied(() => this.pending.keys());
   }
 
   /** Remove rows and live marks of revisions the metric no longer has (all of them when it is gone). */
