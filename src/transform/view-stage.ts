@@ -1,11 +1,12 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DecodedRows } from '../pipeline/decode.js';
-import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputField } from './output-schema.js';
+import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputColumn, type OutputField } from './output-schema.js';
 import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
 import { columnsRow } from './output-row.js';
+import type { MetricTask } from '../rollup/metric-task.js';
 
 /**
  * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
@@ -25,7 +26,12 @@ export interface ViewTask {
   outputSchema: OutputField[];
   /** Absolute directory of the view's files. */
   dir: string;
+  /** Metrics aggregating this view: the rollup stage builds their partials from its output. */
+  metrics?: MetricTask[];
 }
+
+/** Hears each view's coerced output once its file is written (the metrics' partials are built from it). */
+export type OnViewOutput = (view: ViewTask, ts: Float64Array, columns: OutputColumn[]) => void;
 
 export interface ViewWrittenFile {
   /** Relative to the view's directory. */
@@ -107,7 +113,7 @@ function joinedText(input: ViewInput, from: number, to: number): string {
  * sandbox breaks its contract, after removing the files it wrote for earlier views (the caller
  * has no outcomes to remove them by).
  */
-export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }): Promise<ViewOutcome[]> {
+export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string; onOutput?: OnViewOutput }): Promise<ViewOutcome[]> {
   const outcomes: ViewOutcome[] = [];
   try {
     return await transformEach(args, outcomes);
@@ -118,7 +124,7 @@ export async function transformViewsStage(args: { base: ViewInput; views: readon
   }
 }
 
-async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
+async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string; onOutput?: OnViewOutput }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
   const inputs = new Map<string, ViewInput>();
   for (const v of args.views) {
     const input = v.parentViewId === null ? args.base : inputs.get(v.parentViewId);
@@ -155,6 +161,7 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
         continue;
       }
     }
+    if (m > 0) args.onOutput?.(v, ts, columns);
     // Views reading this one get its rows as stored — the form its backfill reads back from its
     // files, so live and backfilled records of a view of a view are alike (docs/views.md).
     if (args.views.some((w) => w.parentViewId === v.viewId)) {
