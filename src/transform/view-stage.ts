@@ -28,6 +28,8 @@ export interface ViewTask {
   dir: string;
   /** Metrics aggregating this view: the rollup stage builds their partials from its output. */
   metrics?: MetricTask[];
+  /** Events timed before this are late for the view's metrics (docs/metrics.md, "Late data"); absent: none are. */
+  lateBefore?: number;
 }
 
 /** Hears each view's coerced output once its file is written (the metrics' partials are built from it). */
