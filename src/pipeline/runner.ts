@@ -41,6 +41,12 @@ function packEntries(lease: SpoolLease): { entries: BatchEntry[]; buffer: ArrayB
 
 /** Records per lease: large enough for good files, small enough to keep lag low. */
 export const LEASE_MAX_RECORDS = 50_000;
+/**
+ * Body bytes per lease. 50,000 records of 4 KB would be one 200 MB lease: the first worker would
+ * take a whole backlog of large records and the others wait (2 workers ran no faster than 1 on
+ * the e2e bench's nested input). 50,000 flat records of ~200 bytes stay under it.
+ */
+export const LEASE_MAX_BYTES = 16 << 20;
 const RETRY_MIN_MS = 500;
 /** The detector looks at a collection at most this often, after batches that brought new shapes. */
 const DETECTOR_INTERVAL_MS = 10_000;
@@ -77,6 +83,8 @@ export interface RunnerDeps {
   sweep?: () => number;
   /** Records per lease (default LEASE_MAX_RECORDS; `SLUICE_LEASE_MAX_RECORDS`, for tests of many small batches). */
   leaseMaxRecords?: number;
+  /** Body bytes per lease (default LEASE_MAX_BYTES). */
+  leaseMaxBytes?: number;
 }
 
 /**
@@ -216,6 +224,7 @@ export class PipelineRunner {
         this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
         (id) => this.narrow.get(id)?.limit,
         (id) => this.aheadOf(id),
+        this.d.leaseMaxBytes || LEASE_MAX_BYTES,
       );
       if (!lease) break;
       this.busy++;
