@@ -1,4 +1,3 @@
-import { ApiError } from '../../errors.js';
 import type { Services } from '../../services.js';
 import { horizonTime } from '../../rollup/fits/index.js';
 import type { MetricRecord } from '../../rollup/metric-records.js';
@@ -11,8 +10,8 @@ type MetricParams = { project_id: string; metric_id: string };
 
 /**
  * GET .../metrics/:metric_id/aggregation (spec: TimeseriesAggregation; docs/metrics.md,
- * "Aggregation"). The query is checked in full before the rollups are asked, so a bad query is a
- * 400 even while they are unavailable (503).
+ * "Aggregation"). The query and its window are checked in full before the rollups are asked, so a
+ * bad query is a 400 even while they are unavailable (503).
  */
 export function aggregationRoute(s: Services, path: string, params: JsonSchema, find: (teamId: string, p: MetricParams) => MetricRecord): RouteDef {
   return defineRoute<unknown, AggregationQuery, MetricParams>({
@@ -26,12 +25,8 @@ export function aggregationRoute(s: Services, path: string, params: JsonSchema, 
       const registry = s.metrics.store.seriesOf(metric.id);
       const now = s.clock.now();
       const req = parseAggregationQuery(ctx.query, metric, new Set(registry.map((r) => r.hash)), now);
-      const reader = s.rollups;
-      if (reader === null) {
-        throw new ApiError('service_unavailable', 'Metric rollups are not available on this server (the pipeline is off or the rollup store is not open yet); try again once it has started');
-      }
       const view = s.views.get(metric.project_id, metric.view_id);
-      return { data: await runAggregation({ reader, metric, registry, view: { id: metric.view_id, name: view?.name ?? metric.view_id }, now, horizonTime }, req) };
+      return { data: await runAggregation({ reader: s.rollups, metric, registry, view: { id: metric.view_id, name: view?.name ?? metric.view_id }, now, horizonTime }, req) };
     },
   });
 }

@@ -1,3 +1,4 @@
+import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
 import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
@@ -42,7 +43,8 @@ export interface TimeseriesAggregation {
 }
 
 export interface AggregationContext {
-  reader: RollupReader;
+  /** The rollups; null while they are not available (the answer is then 503, after the query is checked). */
+  reader: RollupReader | null;
   metric: MetricRecord;
   /** The metric's series registry. */
   registry: readonly MetricSeriesRecord[];
@@ -58,21 +60,22 @@ export interface AggregationContext {
  * (figures only unless merging needs sketches) → assembly → fits (docs/metrics.md, "Aggregation").
  */
 export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
-  const { reader, metric, now } = ctx;
+  const { metric, now } = ctx;
+  const needsEarliest = req.window.explicit === null && req.window.timeRange === 'all_time';
+  // The window is planned before the rollups are needed, so its 400s come first.
+  const window = planWindow(req.window, {
+    now,
+    timeZone: req.window.timeZone,
+    custom: savedCustomRange(metric),
+    earliest: needsEarliest ? await earliestData(available(ctx.reader), metric, now) : null,
+  });
+  const reader = available(ctx.reader);
   const completeThrough = reader.completeThrough(metric.id);
   const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredBucket[]> => {
     if (series !== null && series.length === 0) return [];
     const parts = await Promise.all(spans.map((s) => reader.read({ metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
     return parts.flat();
   };
-
-  const needsEarliest = req.window.explicit === null && req.window.timeRange === 'all_time';
-  const window = planWindow(req.window, {
-    now,
-    timeZone: req.window.timeZone,
-    custom: savedCustomRange(metric),
-    earliest: needsEarliest ? await earliestData(reader, metric, now) : null,
-  });
 
   const grouped = metric.group_by.length > 0;
   const scanned = await read(scanSpans(window.boundaries, req.coverage, completeThrough), grouped ? null : [TOTAL_SERIES]);
@@ -116,6 +119,13 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     series_total: selection.seriesTotal,
     complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
   };
+}
+
+function available(reader: RollupReader | null): RollupReader {
+  if (reader === null) {
+    throw new ApiError('service_unavailable', 'Metric rollups are not available on this server (the pipeline is off or the rollup store is not open yet); try again once it has started');
+  }
+  return reader;
 }
 
 function savedCustomRange(m: MetricRecord): { start: number; end: number } | null {
