@@ -10,7 +10,7 @@ import { ManualClock } from '../../src/clock.js';
 import { loadHasher } from '../../src/rollup/hll.js';
 import { figuresOf } from '../../src/rollup/bucket-state.js';
 import { TestServer } from '../helpers/server.js';
-import { fails, ok } from '../catalog/helpers.js';
+import { fails, ok, otherTeamToken, scopedToken } from '../catalog/helpers.js';
 import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 import { SCRIPT, viewSetup } from '../transform/view-helpers.js';
 import { MemoryRollups, stateOf, type Rec } from './aggregation-fixtures.js';
@@ -107,6 +107,8 @@ describe('aggregation: the query is checked in full', () => {
 
   test('another metric id is 404; the scope is metrics:read', async () => {
     fails(await srv.get(`/v1/projects/${projectId}/metrics/met_00000000000000000000/aggregation`), 404, 'not_found');
+    fails(await srv.get(base, { token: await scopedToken(srv, { projects: ['read'] }) }), 403, 'forbidden');
+    fails(await srv.get(base, { token: await otherTeamToken(srv) }), 404, 'not_found');
   });
 });
 

@@ -145,8 +145,8 @@ test('metrics: create with defaults, get, list, update, and the status a new met
   fails(await srv.get(`${metrics}/${m.id}`, { token: await otherTeamToken(srv) }), 404, 'not_found');
   fails(await srv.get(`${metrics}/met_${'z'.repeat(20)}`), 404, 'not_found');
   fails(await srv.get(`${metrics}/nope`), 404, 'not_found');
-  // Served later, with the rollups.
-  fails(await srv.get(`${metrics}/${m.id}/aggregation`), 404, 'route_not_found');
+  // The aggregation is served (aggregation-api.test.ts); backfill comes with the rollups.
+  fails(await srv.get(`${metrics}/${m.id}/aggregation`, { token: await otherTeamToken(srv) }), 404, 'not_found');
   fails(await srv.post(`${metrics}/${m.id}/backfill`, {}), 404, 'route_not_found');
 });
 
