@@ -32,6 +32,7 @@ export const idPrefix = {
   // The spec gives no prefix for metrics or their series: ours (docs/metrics.md).
   metric: 'met_',
   metricSeries: 'mse_',
+  lateDataFile: 'ldf_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -54,6 +55,7 @@ const ID_NAMES: Record<IdKind, string> = {
   viewDeferral: 'waiting shape',
   metric: 'metric',
   metricSeries: 'metric series',
+  lateDataFile: 'late data file',
 };
 
 const ID_BODY = 20;

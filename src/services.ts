@@ -1,4 +1,5 @@
 import type { ViewBackfiller } from './transform/view-backfill.js';
+import type { JoinProcessor } from './transform/join-processor.js';
 import type { ViewGenerator } from './transform/view-generation.js';
 import type { AccountsRepo } from './accounts/repo.js';
 import type { Clock } from './clock.js';
@@ -18,6 +19,7 @@ import type { PipelineRunner } from './pipeline/runner.js';
 import type { ViewCatalog } from './transform/view-catalog.js';
 import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
+import type { LateDataFiles } from './rollup/late-data.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -44,6 +46,8 @@ export interface Services {
   pipeline: PipelineRunner | null;
   /** Background backfill of view transforms (null when the pipeline is off). */
   viewBackfill: ViewBackfiller | null;
+  /** Background processing of join views (src/transform/join-processor.ts); null when the pipeline is off. */
+  viewJoins: JoinProcessor | null;
   /** Script generation for auto views (src/transform/view-generation.ts); null when `config.pipeline` is off. */
   viewGeneration: ViewGenerator | null;
   /** Views: records, transforms, versions, waiting shapes, output manifests (src/transform/view-catalog.ts). */
@@ -52,4 +56,8 @@ export interface Services {
   metrics: MetricCatalog;
   /** The metrics' stored rollups (DuckDB `rollups.duckdb`, src/rollup/); null until opened or when the pipeline is off. */
   rollups: RollupReader | null;
+  /** Late data files: events kept out of the rollups for arriving behind the late data window (src/rollup/late-data.ts). */
+  lateData: LateDataFiles;
+  /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
+  lateRefold: { request(): void } | null;
 }

@@ -16,6 +16,7 @@ import { schemaRoutes } from './schemas/routes.js';
 import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
 import { viewRoutes } from './views/routes.js';
 import { metricRoutes } from './metrics/routes.js';
+import { lateDataRoutes } from './late-data/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -26,7 +27,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...schemaRoutes(s));
   table.push(...unprocessableRoutes(s));
   table.push(...viewRoutes(s));
-  table.push(...metricRoutes(s));
+  table.push(...metricRoutes(s), ...lateDataRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

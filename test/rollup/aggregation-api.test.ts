@@ -99,7 +99,11 @@ describe('aggregation: the query is checked in full', () => {
     fails(res, 404, 'not_found', 'query.page_id');
   });
 
-  test('a valid query while the rollups are not available: 503 service_unavailable', async () => {
+  test('a valid query while the rollups are not available: 503 service_unavailable', async (t) => {
+    const services = srv.sluice.services;
+    const rollups = services.rollups;
+    services.rollups = null;
+    t.after(() => (services.rollups = rollups));
     const res = await srv.get(`${base}?values=count,p95,count_unique&timezone=Europe/Berlin&interval=day&time_range=last_30_days`);
     fails(res, 503, 'service_unavailable');
     assert.match(res.body.error!.message, /rollups are not available/);
@@ -164,9 +168,9 @@ describe('aggregation: answers over real rollup states', () => {
   });
 });
 
-// Enable once the rollup write path (worker partials → commit → DuckDB store) is merged: it sets
-// services.rollups, so these answers come from records ingested through the pipeline.
-describe('aggregation: after ingesting known records', { skip: 'needs the rollup write path (services.rollups); enable after merging it' }, () => {
+// The rollup write path (worker partials → commit → DuckDB store) sets services.rollups, so these
+// answers come from records ingested through the pipeline.
+describe('aggregation: after ingesting known records', () => {
   test('counts per minute, p95 and count_unique of ingested records', async (t) => {
     const srv = await TestServer.start();
     t.after(() => srv.stop());

@@ -1,4 +1,4 @@
-import { fitRegression, forecastAt, type Forecast, type Regression, type RegressionModel } from '../fits/index.js';
+import { fitRegression, forecastAt, type Forecast, type Regression } from '../fits/index.js';
 import type { FORECAST_MODELS } from '../metric-records.js';
 
 export type FitModel = (typeof FORECAST_MODELS)[number];
@@ -21,9 +21,19 @@ export interface SeriesFits {
 
 /** Fits one series' points (its first value per answered bucket). */
 export function fitSeries(points: Array<{ t: number; y: number }>, req: FitRequest): SeriesFits {
-  const fit = (model: FitModel): Regression | null => (points.length === 0 ? null : fitRegression(points, model as RegressionModel | 'auto'));
+  const fit = (model: FitModel): Regression | null => (points.length === 0 ? null : fitRegression(points, model));
   const regression = req.regression === 'none' ? null : fit(req.regression);
   if (req.forecastAt === null) return { regression, forecast: null };
   const model = req.regression === 'none' ? fit(req.forecastModel) : regression;
-  return { regression, forecast: model ? forecastAt(points, model, req.forecastAt) : null };
+  return { regression, forecast: model ? forecastOrNull(points, model, req.forecastAt) : null };
+}
+
+/** A model undefined at the time asked (a logarithm before its origin) has no forecast there: null, not a 500. */
+function forecastOrNull(points: Array<{ t: number; y: number }>, model: Regression, at: number): Forecast | null {
+  try {
+    return forecastAt(points, model, at);
+  } catch (err) {
+    if (err instanceof RangeError) return null;
+    throw err;
+  }
 }

@@ -1,0 +1,107 @@
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Store } from '../store/db.js';
+import { Index, Table } from '../store/table.js';
+import type { ViewCatalog } from '../transform/view-catalog.js';
+
+/**
+ * Late data (docs/metrics.md, "Late data"): events whose time falls behind the completeness
+ * watermark by more than the project's `late_data_window_minutes` are stored in the view's files
+ * but kept out of the metrics' rollups. Each batch (or backfilled file) that had such events
+ * records one late data file naming the view files that hold them and the boundary they fell
+ * behind; `re_backfill` folds exactly those events (the rows of those files timed before the
+ * boundary, which are exactly the ones left out) into every metric of the view.
+ */
+export interface LateDataFileRecord {
+  id: string;
+  project_id: string;
+  view_id: string;
+  excluded_count: number;
+  /** Epoch ms of the earliest and latest excluded event. */
+  min_event_at: string;
+  max_event_at: string;
+  /** Events timed before this were excluded; events at or after it were included. */
+  exclusion_below: string;
+  refold_queued_at: string | null;
+  refolded_at: string | null;
+  created_at: string;
+  /** Internal: the view files (ids in the view's manifest) that hold the excluded events. */
+  files: string[];
+}
+
+/** What a commit learned about one view's late events in one batch. */
+export interface LateEvents {
+  viewId: string;
+  count: number;
+  minTs: number;
+  maxTs: number;
+  exclusionBelow: number;
+  files: string[];
+}
+
+/**
+ * LMDB storage of late data files, under their project (`fileProject` finds the project from the
+ * id). Writes are staged inside the caller's `store.transaction`. A view's late data files go with
+ * the view (registered as view dependants: they never block a deletion).
+ */
+export class LateDataFiles {
+  readonly files: Table<LateDataFileRecord>;
+  readonly fileProject: Index;
+
+  constructor(store: Store, private readonly clock: Clock, views: ViewCatalog) {
+    this.files = new Table(store, 'late_data_files');
+    this.fileProject = new Index(store, 'late_data_file_project');
+    views.addDependants({
+      blocking: () => [],
+      stageDestroy: (doomed) => {
+        const ids = new Set(doomed.map((v) => v.id));
+        const project = doomed[0]?.project_id;
+        if (project !== undefined) for (const f of this.list(project)) if (ids.has(f.view_id)) this.stageRemoval(f);
+        return () => undefined;
+      },
+    });
+  }
+
+  get(projectId: string, id: string): LateDataFileRecord | undefined {
+    return this.files.get(projectId, id);
+  }
+
+  byId(id: string): LateDataFileRecord | undefined {
+    const projectId = this.fileProject.get(id);
+    return projectId ? this.files.get(projectId, id) : undefined;
+  }
+
+  list(projectId: string): LateDataFileRecord[] {
+    return this.files.list(projectId);
+  }
+
+  /** Stage the record of `late` (inside the commit's transaction); returns it. */
+  stageNew(projectId: string, late: LateEvents): LateDataFileRecord {
+    const iso = (t: number) => new Date(t).toISOString();
+    const rec: LateDataFileRecord = {
+      id: newId('lateDataFile'),
+      project_id: projectId,
+      view_id: late.viewId,
+      excluded_count: late.count,
+      min_event_at: iso(late.minTs),
+      max_event_at: iso(late.maxTs),
+      exclusion_below: iso(late.exclusionBelow),
+      refold_queued_at: null,
+      refolded_at: null,
+      created_at: iso(this.clock.now()),
+      files: late.files,
+    };
+    this.stagePut(rec);
+    return rec;
+  }
+
+  stagePut(rec: LateDataFileRecord): void {
+    void this.files.put(rec.project_id, rec);
+    void this.fileProject.put(rec.id, rec.project_id);
+  }
+
+  stageRemoval(rec: LateDataFileRecord): void {
+    void this.files.remove(rec.project_id, rec.id);
+    void this.fileProject.remove(rec.id);
+  }
+}
