@@ -91,7 +91,12 @@ function input(name: InputName): Input {
   return { name, bodies, records, view: MIXED_VIEW, shapes: `10 + ${NESTED_SHAPES}` };
 }
 
+/** Which build a scenario ran on: this one, or BENCH_BASELINE's. */
+type Build = 'this' | 'base';
+const BUILDS: Build[] = opts.baseline ? ['base', 'this'] : ['this'];
+
 interface Measured {
+  build: Build;
   input: InputName;
   workers: number;
   view: boolean;
@@ -150,8 +155,8 @@ async function sendAndDrain(server: BenchServer, bodies: Buffer[], records: numb
 
 let viewRefused: string | null = null;
 
-async function scenario(inp: Input, workers: number, withView: boolean): Promise<Measured | null> {
-  const server = await BenchServer.start(workers);
+async function scenario(inp: Input, workers: number, withView: boolean, build: Build): Promise<Measured | null> {
+  const server = await BenchServer.start(workers, build === 'base' ? opts.baseline! : undefined);
   try {
     let setup: ViewSetup | null = null;
     if (withView) {
@@ -196,6 +201,7 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
       else if (v.status !== 'active') notes.push(`view ${v.status}${v.error_message ? `: ${v.error_message}` : ''}`);
     }
     return {
+      build,
       input: inp.name,
       workers,
       view: withView,
@@ -222,7 +228,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
       `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; view ${opts.view ? 'with and without' : 'off (BENCH_VIEW=1 adds it)'}; ` +
-      `warm-up ${opts.warmupPercent}% of the bodies, untimed\n`,
+      `warm-up ${opts.warmupPercent}% of the bodies, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
   const results: Measured[] = [];
   const bounds = new Map<InputName, ParseBound>();
@@ -233,11 +239,13 @@ async function main(): Promise<void> {
     process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
     for (const workers of opts.workers) {
       for (const withView of opts.view ? [false, true] : [false]) {
-        if (withView && viewRefused !== null) continue;
-        const r = await scenario(inp, workers, withView);
-        if (r === null) continue;
-        results.push(r);
-        process.stdout.write(`  ${name}, ${workers} worker(s)${withView ? ', view' : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+        for (const build of BUILDS) {
+          if (withView && viewRefused !== null) continue;
+          const r = await scenario(inp, workers, withView, build);
+          if (r === null) continue;
+          results.push(r);
+          process.stdout.write(`  ${name}, ${workers} worker(s)${withView ? ', view' : ''}${opts.baseline ? `, ${build} build` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+        }
       }
     }
   }
@@ -245,6 +253,7 @@ async function main(): Promise<void> {
     results.map((r) => {
       const bound = bounds.get(r.input)!;
       return {
+        ...(opts.baseline ? { build: r.build } : {}),
         input: r.input,
         workers: r.workers,
         view: r.view ? 'yes' : 'no',
@@ -273,14 +282,23 @@ async function main(): Promise<void> {
   for (const [name, b] of bounds) {
     process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
   }
-  const find = (input: InputName, workers: number, view: boolean) => results.find((r) => r.input === input && r.workers === workers && r.view === view);
+  const find = (input: InputName, workers: number, view: boolean, build: Build = 'this') => results.find((r) => r.build === build && r.input === input && r.workers === workers && r.view === view);
   const rate = (r: Measured) => r.records / r.seconds;
   const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
+  const cpu = (r: Measured) => r.cpuSeconds / r.records;
   for (const name of opts.inputs) {
     for (const view of opts.view ? [false, true] : [false]) {
-      const a = find(name, w1, view);
-      const b = find(name, wN, view);
-      if (a && b && w1 !== wN) process.stdout.write(`${name}${view ? ' with view' : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+      for (const build of BUILDS) {
+        const a = find(name, w1, view, build);
+        const b = find(name, wN, view, build);
+        if (a && b && w1 !== wN) process.stdout.write(`${name}${view ? ' with view' : ''}${opts.baseline ? `, ${build} build` : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+      }
+      // This build against the baseline, same input and workers: throughput, and CPU per record.
+      for (const workers of opts.baseline ? opts.workers : []) {
+        const base = find(name, workers, view, 'base');
+        const mine = find(name, workers, view, 'this');
+        if (base && mine) process.stdout.write(`${name}${view ? ' with view' : ''}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec\n`);
+      }
     }
     if (opts.view) {
       for (const workers of opts.workers) {
@@ -290,7 +308,7 @@ async function main(): Promise<void> {
       }
     }
   }
-  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${r.view ? ', view' : ''}: ${r.note}\n`);
+  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${r.view ? ', view' : ''}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`);
   if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
   process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 }

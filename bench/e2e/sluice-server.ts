@@ -32,10 +32,11 @@ export class BenchServer {
     readonly ingestPath: string,
   ) {}
 
-  static async start(workers: number): Promise<BenchServer> {
+  /** `mainJs`: another build's entry point (default: this build's). */
+  static async start(workers: number, mainJs?: string): Promise<BenchServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
     try {
-      const child = await startChild({ SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' }, 60_000);
+      const child = await startChild({ SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' }, 60_000, [], mainJs);
       const base = child.url;
       const api = (method: string, path: string, body?: unknown) => call(base, method, path, body);
       const project = await api('POST', '/v1/projects', { name: 'bench' });
