@@ -25,23 +25,29 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       const sql = `WITH p AS (
           SELECT series, ${bucket} AS start, state FROM rollup_partials
           WHERE metric_id = $1 AND revision = $2 AND minute >= $3 AND minute < $5 AND ${seriesCond('series')})
-        SELECT 0 AS part, c.series, c.start, c.count, c.value_count, c.sum, c.min, c.max, c.last, c.last_at, c.p50, c.p95, c.p99, c.distinct_count,
+        SELECT 0 AS part, c.series, ${NUMBERS.map((n) => `CAST(c.${n} AS DOUBLE)`).join(', ')},
           CASE WHEN $6 OR EXISTS (SELECT 1 FROM p WHERE p.series = c.series AND p.start = c.start) THEN c.state END AS state
         FROM ${table} c WHERE c.metric_id = $1 AND c.revision = $2 AND c.start >= $3 AND c.start < $4 AND ${seriesCond('c.series')}
         UNION ALL
-        SELECT 1, series, start, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, state FROM p WHERE start >= $3 AND start < $4`;
-      const rows = (await duck('read rollups', () => store.reader.runAndReadAll(sql, params, types))).getRows();
+        SELECT 1, series, CAST(start AS DOUBLE), ${NUMBERS.slice(1).map(() => 'NULL').join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
+      // Column-wise, numbers as DOUBLE: converting row arrays of BIGINTs cost far more than the query.
+      const cols = (await duck('read rollups', () => store.reader.runAndReadAll(sql, params, types))).getColumns();
+      // No rows: no chunks, and no columns either.
+      if (cols.length === 0) return [];
+      const [parts, seriesCol, ...rest] = cols as [DuckDBValue[], DuckDBValue[], ...DuckDBValue[][]];
+      const blobs = rest.pop()! as Array<{ bytes: Uint8Array } | null>;
+      const numbers = rest as Array<Array<number | null>>;
       const out = new Map<string, { series: string; start: number; figures: StateFigures | null; state: BucketState | null; merged: boolean }>();
-      for (const r of rows) {
-        const series = String(r[1]);
-        const start = Number(r[2]);
+      for (let i = 0; i < parts.length; i++) {
+        const series = String(seriesCol[i]);
+        const start = numbers[0]![i]!;
         const key = `${series}\u0000${start}`;
-        const blob = r[14] as { bytes: Uint8Array } | null;
+        const blob = blobs[i]!;
         const state = blob === null ? null : decodeState(blob.bytes);
         let b = out.get(key);
         if (!b) out.set(key, (b = { series, start, figures: null, state: null, merged: false }));
-        if (Number(r[0]) === 0) {
-          b.figures = figuresFromRow(r);
+        if (parts[i] === 0) {
+          b.figures = figuresAt(numbers, i);
           if (state) b.state = b.state ? mergeInto(state, b.state) : state;
         } else {
           b.merged = true;
@@ -66,20 +72,22 @@ function mergeInto(into: BucketState, partials: BucketState): BucketState {
   return into;
 }
 
-function figuresFromRow(r: readonly DuckDBValue[]): StateFigures {
-  const num = (v: DuckDBValue | undefined) => (v === null || v === undefined ? null : Number(v));
+/** Stored figure columns after `series`, in this order (`start` first). */
+const NUMBERS = ['start', 'count', 'value_count', 'sum', 'min', 'max', 'last', 'last_at', 'p50', 'p95', 'p99', 'distinct_count'] as const;
+
+function figuresAt(c: ReadonlyArray<ReadonlyArray<number | null>>, i: number): StateFigures {
   return {
-    count: Number(r[3]!),
-    value_count: Number(r[4]!),
-    sum: num(r[5]),
-    min: num(r[6]),
-    max: num(r[7]),
-    last: num(r[8]),
-    last_at: num(r[9]),
-    p50: num(r[10]),
-    p95: num(r[11]),
-    p99: num(r[12]),
-    distinct: num(r[13]),
+    count: c[1]![i]!,
+    value_count: c[2]![i]!,
+    sum: c[3]![i]!,
+    min: c[4]![i]!,
+    max: c[5]![i]!,
+    last: c[6]![i]!,
+    last_at: c[7]![i]!,
+    p50: c[8]![i]!,
+    p95: c[9]![i]!,
+    p99: c[10]![i]!,
+    distinct: c[11]![i]!,
   };
 }
 
