@@ -207,7 +207,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     });
     const refold = new LateRefolder({ late: services.lateData, metrics: services.metrics, views, db: rollups.db, pending: rollups.pending, clock, log, merged: () => rollups?.requestCompaction() });
     services.lateRefold = refold;
-    refold.request();
+    refold.kick();
     services.pipeline.start();
     services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
     services.viewBackfill.start();

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { iso, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { RerunJob } from '../transform/rerun-job.js';
+import { BackgroundPass } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import { loadHasher } from './hll.js';
 import type { LateDataFileRecord, LateDataFiles } from './late-data.js';
@@ -20,27 +20,13 @@ import type { RollupStore } from './rollup-store.js';
  * through its backfill (a file from before its first live batch) is skipped. `refolded_at` is set
  * once every metric has it.
  */
-export class LateRefolder {
-  private readonly job: RerunJob;
-
+export class LateRefolder extends BackgroundPass {
   constructor(private readonly d: { late: LateDataFiles; metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger; merged: () => void }) {
-    this.job = new RerunJob(() => this.runQueued(), d.log, 'late data re-backfill');
+    super(d.log, 'late data re-backfill');
   }
 
-  /** Look for queued files now (after a `re_backfill`, and at start). */
-  request(): void {
-    this.job.request();
-  }
-
-  idle(): Promise<void> {
-    return this.job.idle();
-  }
-
-  stop(): Promise<void> {
-    return this.job.stop();
-  }
-
-  private async runQueued(): Promise<void> {
+  /** A pass over the queued files (kicked after a `re_backfill`, and at start). */
+  protected async runPass(): Promise<void> {
     for (const { value: f } of this.d.late.files.all()) {
       if (f.refold_queued_at === null || f.refolded_at !== null) continue;
       await loadHasher();

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { iso, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
-import { RerunJob } from '../transform/rerun-job.js';
+import { BackgroundPass } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import type { ViewFileManifest, ViewRecord } from '../transform/view-records.js';
 import { loadHasher } from './hll.js';
@@ -59,40 +59,21 @@ const RESCAN_MS = 2_000;
  * Status: `initializing` → `backfilling` (started_at, totals) → `active` (completed_at); `error`
  * with a reason when a file cannot be read or built. A rebuild (new revision) starts over.
  */
-export class MetricBackfiller {
-  private readonly job: RerunJob;
-  private stopped = false;
-  private timer: ReturnType<typeof setInterval> | null = null;
-  private readonly unsubscribe: Array<() => void> = [];
+export class MetricBackfiller extends BackgroundPass {
   /** metric id → [revision, oldest min_ts of its files not yet backfilled (Infinity: none)]. */
   private readonly remaining = new Map<string, [number, number]>();
 
   /** `merged`: a file's partials are in DuckDB (the compactor folds them into the tiers). */
   constructor(private readonly d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger; merged: () => void }) {
-    this.job = new RerunJob(() => this.runPending(), d.log, 'metric backfill');
+    super(d.log, 'metric backfill');
   }
 
+  /** Runs a pass whenever a metric or view changes, every RESCAN_MS, and now. */
   start(): void {
-    this.unsubscribe.push(this.d.metrics.onChange(() => this.kick()), this.d.views.onChange(() => this.kick()));
-    this.timer = setInterval(() => this.kick(), RESCAN_MS);
-    this.timer.unref();
+    const timer = setInterval(() => this.kick(), RESCAN_MS);
+    timer.unref();
+    this.onStop(this.d.metrics.onChange(() => this.kick()), this.d.views.onChange(() => this.kick()), () => clearInterval(timer));
     this.kick();
-  }
-
-  kick(): void {
-    this.job.request();
-  }
-
-  /** Resolves once no pass is running (tests). */
-  idle(): Promise<void> {
-    return this.job.idle();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const u of this.unsubscribe) u();
-    if (this.timer) clearInterval(this.timer);
-    await this.job.stop();
   }
 
   /**
@@ -104,7 +85,7 @@ export class MetricBackfiller {
     return r && r[0] === metric.definition_revision ? r[1] : null;
   }
 
-  private async runPending(): Promise<void> {
+  protected async runPass(): Promise<void> {
     for (const { value: m } of this.d.metrics.store.metrics.all()) {
       if (this.stopped) return;
       if (m.status !== 'initializing' && m.status !== 'backfilling' && m.status !== 'active') continue;

@@ -7,7 +7,7 @@ import { clauseOrder, joinRows, passThroughRun, passThroughSchema, type JoinSide
 import { JoinLookups, committedOrder, type LookupCursor } from './join-lookups.js';
 import { JoinState } from './join-state.js';
 import { BASE_SCOPE } from './join-store.js';
-import { RerunJob } from './rerun-job.js';
+import { BackgroundPass } from './rerun-job.js';
 import { TransformProcess } from './sandbox-process.js';
 import type { ViewCatalog } from './view-catalog.js';
 import { derivedFileName } from './view-file.js';
@@ -26,13 +26,10 @@ import { removeViewFiles, transformViewsStage, type RunScript, type ViewTask } f
  * restart resumes at the next file and no file is joined twice. Records are never revisited: a
  * lookup value arriving later enriches later base files only. Live batches never wait for it.
  */
-export class JoinProcessor {
-  private readonly job: RerunJob;
+export class JoinProcessor extends BackgroundPass {
   private readonly lookups: JoinLookups;
   private readonly state: JoinState;
-  private stopped = false;
   private scripts: TransformProcess | null = null;
-  private readonly unsubscribe: Array<() => void> = [];
   /** Views read by live join views (refreshed every pass): their new files wake the processor. */
   private inputs = new Set<string>();
   /** view id → moves on each time the view commits files (unchanged inputs are not listed again). */
@@ -41,13 +38,14 @@ export class JoinProcessor {
   private readonly follows = new Map<string, FollowState>();
 
   constructor(private readonly d: { views: ViewCatalog; schema: SchemaService; clock: Clock; log: Logger }) {
-    this.job = new RerunJob(() => this.pass(), d.log, 'join views');
+    super(d.log, 'join views');
     this.lookups = new JoinLookups(d);
     this.state = new JoinState(d);
   }
 
+  /** Runs a pass whenever a view changes or an input of a join commits files, and now. */
   start(): void {
-    this.unsubscribe.push(
+    this.onStop(
       this.d.views.onChange(() => this.kick()),
       this.d.views.onFiles((ids) => {
         for (const id of ids) this.generations.set(id, (this.generations.get(id) ?? 0) + 1);
@@ -57,24 +55,12 @@ export class JoinProcessor {
     this.kick();
   }
 
-  /** Look for work now. */
-  kick(): void {
-    this.job.request();
-  }
-
-  /** Resolves once no pass is running (tests). */
-  idle(): Promise<void> {
-    return this.job.idle();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    for (const u of this.unsubscribe) u();
-    await this.job.stop();
+  override async stop(): Promise<void> {
+    await super.stop();
     await this.scripts?.close();
   }
 
-  private async pass(): Promise<void> {
+  protected async runPass(): Promise<void> {
     const live = [...this.d.views.store.views.all()].map((e) => e.value).filter((v) => v.deleted_at === null && !this.d.views.destroying.has(v.id));
     // Inputs first: a join over a join view sees what the inner one joined in this pass.
     const joins = topologicalOrder(live).filter((v) => v.view_mode === 'join');

@@ -47,3 +47,42 @@ export class RerunJob {
     await this.idle();
   }
 }
+
+/**
+ * A background service whose work is one `RerunJob` pass: kicked by the events it listens to (and at
+ * start), idle for tests, stopped with its subscriptions. The view backfill, join processing, metric
+ * backfill and late-data re-backfill are such services.
+ */
+export abstract class BackgroundPass {
+  protected stopped = false;
+  private readonly job: RerunJob;
+  private readonly cleanups: Array<() => void> = [];
+
+  constructor(log: Logger, what: string) {
+    this.job = new RerunJob(() => this.runPass(), log, what);
+  }
+
+  /** One pass over whatever is due. */
+  protected abstract runPass(): Promise<void>;
+
+  /** Undo these (unsubscribe, clear a timer) when stopping. */
+  protected onStop(...cleanups: Array<() => void>): void {
+    this.cleanups.push(...cleanups);
+  }
+
+  /** Look for work now. */
+  kick(): void {
+    this.job.request();
+  }
+
+  /** Resolves once no pass is running (tests). */
+  idle(): Promise<void> {
+    return this.job.idle();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const c of this.cleanups.splice(0)) c();
+    await this.job.stop();
+  }
+}

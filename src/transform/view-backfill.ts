@@ -1,4 +1,4 @@
-import { RerunJob } from './rerun-job.js';
+import { BackgroundPass } from './rerun-job.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { SchemaService } from '../schema/schema-service.js';
@@ -21,39 +21,25 @@ import { topologicalOrder } from './view-rules.js';
  * start-up sweep removes. Live batches never wait for it: they run the transform from the moment
  * it is active.
  */
-export class ViewBackfiller {
-  private readonly job: RerunJob;
-  private stopped = false;
+export class ViewBackfiller extends BackgroundPass {
   private scripts: TransformProcess | null = null;
-  private unsubscribe: (() => void) | null = null;
 
   constructor(private readonly d: { views: ViewCatalog; schema: SchemaService; clock: Clock; log: Logger }) {
-    this.job = new RerunJob(() => this.runPending(), d.log, 'view backfill');
+    super(d.log, 'view backfill');
   }
 
+  /** Runs a pass whenever a view changes, and now. */
   start(): void {
-    this.unsubscribe = this.d.views.onChange(() => this.kick());
+    this.onStop(this.d.views.onChange(() => this.kick()));
     this.kick();
   }
 
-  /** Look for work now (a view changed, or at start). */
-  kick(): void {
-    this.job.request();
-  }
-
-  /** Resolves once no backfill is running (tests). */
-  idle(): Promise<void> {
-    return this.job.idle();
-  }
-
-  async stop(): Promise<void> {
-    this.stopped = true;
-    this.unsubscribe?.();
-    await this.job.stop();
+  override async stop(): Promise<void> {
+    await super.stop();
     await this.scripts?.close();
   }
 
-  private async runPending(): Promise<void> {
+  protected async runPass(): Promise<void> {
     const live = [...this.d.views.store.views.all()].map((e) => e.value).filter((v) => v.deleted_at === null && !this.d.views.destroying.has(v.id));
     // Parents first: a parent's backfill output is due to its derived views' backfills in the same pass.
     for (const view of topologicalOrder(live)) {

@@ -70,7 +70,7 @@ export function lateDataRoutes(s: Services): RouteDef[] {
           s.lateData.stagePut(next);
           return next;
         });
-        s.lateRefold?.request();
+        s.lateRefold?.kick();
         return { data: serializeLateDataFile(s, queued) };
       },
     }),
