@@ -13,7 +13,7 @@ import type { ViewCatalog } from './view-catalog.js';
 import { derivedFileName } from './view-file.js';
 import { readViewFile, viewRowsInput } from './view-file-rows.js';
 import type { ViewFileManifest, ViewRecord, ViewTransformRecord } from './view-records.js';
-import { inputsOf, topologicalOrder } from './view-rules.js';
+import { inputsOf } from './view-rules.js';
 import { removeViewFiles, transformViewsStage, type RunScript, type ViewTask } from './view-stage.js';
 
 /**
@@ -61,9 +61,9 @@ export class JoinProcessor extends BackgroundPass {
   }
 
   protected async runPass(): Promise<void> {
-    const live = [...this.d.views.store.views.all()].map((e) => e.value).filter((v) => v.deleted_at === null && !this.d.views.destroying.has(v.id));
+    const live = this.d.views.liveViews();
     // Inputs first: a join over a join view sees what the inner one joined in this pass.
-    const joins = topologicalOrder(live).filter((v) => v.view_mode === 'join');
+    const joins = live.filter((v) => v.view_mode === 'join');
     this.inputs = new Set(joins.flatMap(inputsOf));
     for (const id of this.follows.keys()) if (!joins.some((v) => v.id === id)) this.follows.delete(id);
     for (const v of joins) {

@@ -9,7 +9,6 @@ import { removeViewFiles, transformViewsStage, type ViewTask } from './view-stag
 import { collectionFiles, parentViewFiles, type BackfillFile, type BackfillSource } from './backfill-source.js';
 import { stageReopenReaders } from './backfill-reopen.js';
 import { derivedFileName } from './view-file.js';
-import { topologicalOrder } from './view-rules.js';
 
 /**
  * Backfill (docs/views.md, "Backfill"): a transform's view gets the records it did not get live —
@@ -40,9 +39,8 @@ export class ViewBackfiller extends BackgroundPass {
   }
 
   protected async runPass(): Promise<void> {
-    const live = [...this.d.views.store.views.all()].map((e) => e.value).filter((v) => v.deleted_at === null && !this.d.views.destroying.has(v.id));
     // Parents first: a parent's backfill output is due to its derived views' backfills in the same pass.
-    for (const view of topologicalOrder(live)) {
+    for (const view of this.d.views.liveViews()) {
       if (this.stopped) return;
       if (view.view_mode === 'join') continue;
       for (const t of this.d.views.store.transformsOf(view.id)) {

@@ -143,6 +143,11 @@ export class ViewCatalog {
     return this.store.list(projectId).filter((v) => !this.destroying.has(v.id));
   }
 
+  /** Every live view (not scheduled for deletion, not being destroyed), inputs first. */
+  liveViews(): ViewRecord[] {
+    return topologicalOrder([...this.store.views.all()].map((e) => e.value).filter((v) => v.deleted_at === null && !this.destroying.has(v.id)));
+  }
+
   /** Live views fed by a collection's batches, inputs first (parents before children). */
   liveViewsOf(rootCollectionId: string): ViewRecord[] {
     const views = this.store
