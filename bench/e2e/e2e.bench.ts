@@ -19,13 +19,10 @@ import { FLAT_VIEW, MIXED_VIEW, NESTED_VIEW, type ViewScript } from '../transfor
 import { readOptions, type InputName } from './options.js';
 import { measureParseBound, type ParseBound } from './parse-bound.js';
 import { BenchServer, type ViewSetup } from './sluice-server.js';
-import { sendNdjson } from './send-ndjson.js';
+import { sendAndDrain } from './drain.js';
 
 const opts = readOptions();
 const CORES = availableParallelism();
-/** The queue is polled this often once every record is acknowledged (the drain time's resolution). */
-const DRAIN_POLL_MS = 50;
-const DRAIN_TIMEOUT_MS = 15 * 60_000;
 /** Once the spool is drained, how long a view with no records yet is waited for. */
 const VIEW_GRACE_MS = 5_000;
 
@@ -115,39 +112,6 @@ const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/** Resolves when the project's queue is empty; `onSample` sees every poll. */
-async function drained(server: BenchServer, onSample: (pending: number) => void): Promise<void> {
-  const deadline = performance.now() + DRAIN_TIMEOUT_MS;
-  for (;;) {
-    const q = await server.queue();
-    onSample(q.pending);
-    if (q.pending === 0 && q.processing === 0) return;
-    if (performance.now() > deadline) throw new Error(`the spool did not drain in ${DRAIN_TIMEOUT_MS / 60_000} min (${q.pending} records pending)`);
-    await sleep(DRAIN_POLL_MS);
-  }
-}
-
-/** Send `bodies` and wait for the drain; the queue is sampled while sending (for max pending). */
-async function sendAndDrain(server: BenchServer, bodies: Buffer[], records: number[]) {
-  let maxPending = 0;
-  let sending = true;
-  const sampler = (async () => {
-    while (sending) {
-      maxPending = Math.max(maxPending, (await server.queue()).pending);
-      await sleep(250);
-    }
-  })();
-  let sent;
-  try {
-    sent = await sendNdjson({ port: server.port, path: server.ingestPath, bodies, records, connections: opts.connections });
-  } finally {
-    sending = false;
-    await sampler;
-  }
-  await drained(server, (p) => (maxPending = Math.max(maxPending, p)));
-  return { sent, drainedAt: performance.now(), maxPending };
-}
-
 let viewRefused: string | null = null;
 
 async function scenario(inp: Input, workers: number, withView: boolean): Promise<Measured | null> {
@@ -164,11 +128,11 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
     }
     const warmBodies = opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
     const warmRecords = sum(inp.records.slice(0, warmBodies));
-    if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies));
+    if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
     const cpu0 = server.cpuSeconds();
     const main0 = server.mainThreadCpuSeconds();
     const client0 = process.cpuUsage();
-    const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records);
+    const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records, opts.connections);
     const cpuSeconds = server.cpuSeconds() - cpu0;
     const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
     const client = process.cpuUsage(client0);
