@@ -10,7 +10,9 @@
  * bodies interleaved, into the same collection). Each runs with SLUICE_WORKERS=1 and with one worker
  * per CPU; the same run measures the bound — JSON.parse of the same lines on every core — and shows
  * each scenario as a share of it. BENCH_VIEW=1 (or --view) adds a run of each scenario with one
- * manual 5-field view on the collection. Knobs: options.ts (BENCH_*); docs/benchmarks.md.
+ * manual 5-field view on the collection; BENCH_METRIC=1 (or --metric) also one with the view and one
+ * metric on it (bench-metric.ts), whose clock runs until the metric counts every record. Knobs:
+ * options.ts (BENCH_*); docs/benchmarks.md.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { makeNdjsonBodies } from '../pipeline/records.js';
@@ -19,6 +21,7 @@ import { FLAT_VIEW, MIXED_VIEW, NESTED_VIEW, type ViewScript } from '../transfor
 import { readOptions, type InputName } from './options.js';
 import { measureParseBound, type ParseBound } from './parse-bound.js';
 import { BenchServer, type ViewSetup } from './sluice-server.js';
+import { benchMetricBody, metricCounted } from './bench-metric.js';
 import { sendAndDrain } from './drain.js';
 
 const opts = readOptions();
@@ -88,13 +91,18 @@ function input(name: InputName): Input {
   return { name, bodies, records, view: MIXED_VIEW, shapes: `10 + ${NESTED_SHAPES}` };
 }
 
+/** What sits on the collection: nothing, one view, or one view with one metric on it. */
+type Extra = 'none' | 'view' | 'metric';
+
 interface Measured {
   input: InputName;
   workers: number;
-  view: boolean;
+  extra: Extra;
   records: number;
   bytes: number;
   seconds: number;
+  /** First request → queue empty (for `metric` runs `seconds` runs on until the metric counts everything). */
+  drainSeconds: number;
   ackSeconds: number;
   maxPending: number;
   refusals: number;
@@ -113,11 +121,19 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 let viewRefused: string | null = null;
+/** The runs of each scenario, in order: bare, then with a view, then with a view and a metric. */
+const extras: Extra[] = ['none', ...(opts.view ? (['view'] as const) : []), ...(opts.metric ? (['metric'] as const) : [])];
+const EXTRA_LABEL: Record<Extra, string> = { none: '', view: ', view', metric: ', view + metric' };
 
-async function scenario(inp: Input, workers: number, withView: boolean): Promise<Measured | null> {
+/** How long a metric still counting after the drain is waited for. */
+const METRIC_GRACE_MS = 120_000;
+
+async function scenario(inp: Input, workers: number, extra: Extra): Promise<Measured | null> {
+  const withView = extra !== 'none';
   const server = await BenchServer.start(workers);
   try {
     let setup: ViewSetup | null = null;
+    let metricId: string | null = null;
     if (withView) {
       setup = await server.createView(inp.view);
       if (!setup.ok) {
@@ -125,6 +141,7 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
         process.stdout.write(`\n!! VIEW REFUSED by the API — the "with view" runs are skipped:\n   ${setup.reason}\n\n`);
         return null;
       }
+      if (extra === 'metric') metricId = await server.createMetric(benchMetricBody(inp.name, setup.id));
     }
     const warmBodies = opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
     const warmRecords = sum(inp.records.slice(0, warmBodies));
@@ -139,6 +156,13 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
     const expected = sum(inp.records);
     if (sent.records !== expected) throw new Error(`sent ${sent.records} records, expected ${expected}`);
     const notes: string[] = [];
+    let endAt = drainedAt;
+    if (metricId !== null) {
+      const want = expected + warmRecords;
+      const c = await metricCounted(server, metricId, want, METRIC_GRACE_MS);
+      endAt = Math.max(drainedAt, c.at);
+      if (c.counted !== want) notes.push(`METRIC COUNTED ${c.counted} of ${want} records ${METRIC_GRACE_MS / 1000} s after the drain`);
+    }
     const { rows, versions } = await server.versions();
     const unclassified = await server.unclassifiedRows();
     const fileRows = await server.fileRows();
@@ -162,10 +186,11 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
     return {
       input: inp.name,
       workers,
-      view: withView,
+      extra,
       records: expected,
       bytes: sent.bytes,
-      seconds: (drainedAt - sent.firstSentAt) / 1000,
+      seconds: (endAt - sent.firstSentAt) / 1000,
+      drainSeconds: (drainedAt - sent.firstSentAt) / 1000,
       ackSeconds: (sent.lastAckAt - sent.firstSentAt) / 1000,
       maxPending,
       refusals: sent.refusals,
@@ -185,7 +210,7 @@ async function scenario(inp: Input, workers: number, withView: boolean): Promise
 async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
-      `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; view ${opts.view ? 'with and without' : 'off (BENCH_VIEW=1 adds it)'}; ` +
+      `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
       `warm-up ${opts.warmupPercent}% of the bodies, untimed\n`,
   );
   const results: Measured[] = [];
@@ -196,12 +221,12 @@ async function main(): Promise<void> {
     bounds.set(name, bound);
     process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
     for (const workers of opts.workers) {
-      for (const withView of opts.view ? [false, true] : [false]) {
-        if (withView && viewRefused !== null) continue;
-        const r = await scenario(inp, workers, withView);
+      for (const extra of extras) {
+        if (extra !== 'none' && viewRefused !== null) continue;
+        const r = await scenario(inp, workers, extra);
         if (r === null) continue;
         results.push(r);
-        process.stdout.write(`  ${name}, ${workers} worker(s)${withView ? ', view' : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+        process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
       }
     }
   }
@@ -211,10 +236,12 @@ async function main(): Promise<void> {
       return {
         input: r.input,
         workers: r.workers,
-        view: r.view ? 'yes' : 'no',
+        on: r.extra === 'none' ? '—' : r.extra === 'view' ? 'view' : 'view + metric',
         records: fmt(r.records),
         MB: mb(r.bytes),
-        's to files': r.seconds.toFixed(2),
+        's to files': r.drainSeconds.toFixed(2),
+        // With a metric the clock runs until it counts every record; otherwise the same as `s to files`.
+        's to end': r.seconds.toFixed(2),
         'records/s': fmt(r.records / r.seconds),
         'MB/s': mb(r.bytes / r.seconds),
         '÷ parse bound': (r.records / r.seconds / (bound.records / bound.seconds)).toFixed(3),
@@ -237,24 +264,25 @@ async function main(): Promise<void> {
   for (const [name, b] of bounds) {
     process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
   }
-  const find = (input: InputName, workers: number, view: boolean) => results.find((r) => r.input === input && r.workers === workers && r.view === view);
+  const find = (input: InputName, workers: number, extra: Extra) => results.find((r) => r.input === input && r.workers === workers && r.extra === extra);
   const rate = (r: Measured) => r.records / r.seconds;
   const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
   for (const name of opts.inputs) {
-    for (const view of opts.view ? [false, true] : [false]) {
-      const a = find(name, w1, view);
-      const b = find(name, wN, view);
-      if (a && b && w1 !== wN) process.stdout.write(`${name}${view ? ' with view' : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+    for (const extra of extras) {
+      const a = find(name, w1, extra);
+      const b = find(name, wN, extra);
+      if (a && b && w1 !== wN) process.stdout.write(`${name}${EXTRA_LABEL[extra]}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
     }
-    if (opts.view) {
-      for (const workers of opts.workers) {
-        const a = find(name, workers, false);
-        const b = find(name, workers, true);
-        if (a && b) process.stdout.write(`${name}, ${workers}w: with view ÷ without = ${(rate(b) / rate(a)).toFixed(2)}${b.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
-      }
+    for (const workers of opts.workers) {
+      const none = find(name, workers, 'none');
+      const view = find(name, workers, 'view');
+      const metric = find(name, workers, 'metric');
+      if (none && view) process.stdout.write(`${name}, ${workers}w: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
+      // The cost of one metric: the same view with and without it, in the same run.
+      if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
     }
   }
-  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${r.view ? ', view' : ''}: ${r.note}\n`);
+  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}: ${r.note}\n`);
   if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
   process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 }
