@@ -40,8 +40,9 @@ export function bucketTime(key: string): number {
 export function groupOf(s: AggregationSeries, field: string): string {
   if (s.details.hash === OTHER || s.details.label === OTHER) return OTHER;
   const v = s.details.dimensions?.[field];
-  if (v === undefined) throw new Error(`aggregation: series ${s.details.hash} has no dimension "${field}" (${JSON.stringify(s.details)})`);
-  return String(v);
+  // A series the registry has not caught up with has no dimensions: it shows as its own group
+  // (and as an error against the exact answer), rather than stopping the run.
+  return v === undefined ? `(unregistered ${s.details.hash})` : String(v);
 }
 
 export function cellsOf(answer: AggregationAnswer, field: string): Cell[] {
