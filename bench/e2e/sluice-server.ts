@@ -32,6 +32,9 @@ export interface MetricState {
  * (bench/query writes view files in between).
  */
 export class BenchServer {
+  /** The last few KB of the server's stderr (why it died, when it does). */
+  private stderrTail = '';
+
   private constructor(
     private child: ChildServer,
     private readonly env: Record<string, string>,
@@ -41,7 +44,20 @@ export class BenchServer {
     readonly collectionId: string,
     /** `/ingest?key=…&collection=…` for the collection. */
     readonly ingestPath: string,
-  ) {}
+  ) {
+    this.watch();
+  }
+
+  private watch(): void {
+    this.child.proc.stderr!.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000)));
+  }
+
+  /** null while the server runs; else its exit code or signal and the end of its output (for an error report). */
+  deathNote(): string | null {
+    const { exitCode, signalCode } = this.child.proc;
+    if (exitCode === null && signalCode === null) return null;
+    return `the server exited (${exitCode ?? signalCode}); its output ended with:\n${this.child.stdout().slice(-2000)}${this.stderrTail}`;
+  }
 
   static async start(workers: number): Promise<BenchServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
@@ -82,6 +98,7 @@ export class BenchServer {
     if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM: ${this.child.stdout().slice(-2000)}`);
     await whileStopped(this.dataDir);
     this.child = await startChild(this.env, 60_000);
+    this.watch();
   }
 
   /** One API call with the bootstrap key: `data` of the envelope, or an error naming the answer. */

@@ -138,6 +138,12 @@ async function main(): Promise<void> {
     }
     const lag = opts.parts.includes('lag') ? await lagRun(server, metrics[0]!) : null;
     report(backfills, runs, lag, command);
+  } catch (err) {
+    // A request that failed because the server died says only "fetch failed": say why it died.
+    await sleep(200);
+    const note = server.deathNote();
+    if (note !== null) process.stderr.write(`${note}\n`);
+    throw err;
   } finally {
     scanner?.close();
     await server.stop();
