@@ -107,6 +107,8 @@ async function main(): Promise<void> {
   const command = [...knobs, `npm run bench:query -- --scale ${opts.scale}`].join(' ');
   say(`query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`);
   const server = await BenchServer.start(opts.workers);
+  // Interrupted: stop the server and remove its data dir before leaving.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.stop().finally(() => process.exit(130)));
   let scanner: ExactScanner | null = null;
   try {
     const view = await server.createView(TRAFFIC_VIEW);
