@@ -19,6 +19,11 @@ export interface Config {
   workers: number;
   /** Records per pipeline batch (spool lease); 0 = the default (runner.ts LEASE_MAX_RECORDS). */
   leaseMaxRecords: number;
+  /**
+   * Tests only: hold each batch's DuckDB rollup merge this long after its LMDB commit, widening the
+   * window a crash test kills in (docs/metrics.md, "Rollups"). 0 in production.
+   */
+  rollupMergeDelayMs: number;
   /** Run the schema pipeline (spool → collection files). `SLUICE_PIPELINE=0` leaves the spool untouched (ingest tests). */
   pipeline: boolean;
   /** Ingest refuses with spool_full_disk_gate below this many free bytes on the data volume. */
@@ -57,6 +62,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxIngestBytes: int(env, 'SLUICE_MAX_INGEST_BYTES', 10 * 1024 * 1024),
     workers: int(env, 'SLUICE_WORKERS', 0),
     leaseMaxRecords: int(env, 'SLUICE_LEASE_MAX_RECORDS', 0),
+    rollupMergeDelayMs: int(env, 'SLUICE_ROLLUP_MERGE_DELAY_MS', 0),
     pipeline: env.SLUICE_PIPELINE !== '0',
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),

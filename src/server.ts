@@ -20,10 +20,13 @@ import { SchemaService } from './schema/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
 import { sweepViewOrphans, viewCommitParticipant, viewTasksFor } from './transform/view-commit.js';
 import { ViewBackfiller } from './transform/view-backfill.js';
+import { JoinProcessor } from './transform/join-processor.js';
 import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { MetricCatalog } from './rollup/metric-catalog.js';
 import { LateDataFiles } from './rollup/late-data.js';
+import { Rollups } from './rollup/rollups.js';
+import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -85,6 +88,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     schema: new SchemaService(store, clock, log, config.dataDir),
     pipeline: null,
     viewBackfill: null,
+    viewJoins: null,
     viewGeneration: null,
     views,
     // Registers with the views: a view's live metrics block its deletion and die with it.
@@ -176,11 +180,16 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   // the port actually bound, or the addresses handed out would not work.
   if (config.port === 0 && config.publicUrl === `http://${hostForUrl}:0`) services.config = { ...config, publicUrl: `http://${hostForUrl}:${port}` };
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
+  let rollups: Rollups | null = null;
   if (config.pipeline) {
+    rollups = await Rollups.open({ store, dataDir: config.dataDir, metrics: services.metrics, views, spool: services.spool, clock, log, mergeDelayMs: config.rollupMergeDelayMs });
+    services.rollups = rollups;
+    await rollups.start();
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
-      viewTasks: (collectionId) => viewTasksFor(services.views, collectionId),
+      viewTasks: (collectionId) => withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics),
       participants: [
         viewCommitParticipant(services.views, clock),
+        rollups.participant(),
         // A batch may settle a schema version an auto view waits for: generation looks (debounced).
         { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
       ],
@@ -190,6 +199,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.pipeline.start();
     services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
     services.viewBackfill.start();
+    services.viewJoins = new JoinProcessor({ views: services.views, schema: services.schema, clock, log });
+    services.viewJoins.start();
     services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
     services.viewGeneration.start();
   }
@@ -215,7 +226,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // Batches in flight commit (or are released to replay) before the store closes.
       await services.viewGeneration?.stop();
       await services.viewBackfill?.stop();
+      await services.viewJoins?.stop();
       await services.pipeline?.stop();
+      await rollups?.stop();
       services.schema.close();
       // Last: counts what the pipeline drained while stopping.
       await services.telemetry.close();

@@ -1,4 +1,5 @@
 import type { ViewBackfiller } from './transform/view-backfill.js';
+import type { JoinProcessor } from './transform/join-processor.js';
 import type { ViewGenerator } from './transform/view-generation.js';
 import type { AccountsRepo } from './accounts/repo.js';
 import type { Clock } from './clock.js';
@@ -45,6 +46,8 @@ export interface Services {
   pipeline: PipelineRunner | null;
   /** Background backfill of view transforms (null when the pipeline is off). */
   viewBackfill: ViewBackfiller | null;
+  /** Background processing of join views (src/transform/join-processor.ts); null when the pipeline is off. */
+  viewJoins: JoinProcessor | null;
   /** Script generation for auto views (src/transform/view-generation.ts); null when `config.pipeline` is off. */
   viewGeneration: ViewGenerator | null;
   /** Views: records, transforms, versions, waiting shapes, output manifests (src/transform/view-catalog.ts). */

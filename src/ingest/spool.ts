@@ -409,6 +409,12 @@ export class Spool {
     return this.queues.get(collectionId)?.entries ?? 0;
   }
 
+  /** Receive time (epoch ms) of the oldest entry of a collection still in the spool, leased included; null when none. */
+  oldestReceivedAt(collectionId: string): number | null {
+    for (const { value } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER], limit: 1 })) return value[2];
+    return null;
+  }
+
   /** The highest sequence number assigned so far (0 when none). */
   lastSeq(): number {
     return this.nextSeq - 1;

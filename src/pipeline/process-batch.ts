@@ -12,6 +12,9 @@ import { createFingerprintStage, type FingerprintStage } from './fingerprint-sta
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
 import { collectionInput, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
+import { loadHasher } from '../rollup/hll.js';
+import { metricPartialsStage } from '../rollup/metric-stage.js';
+import type { MetricOutcome } from '../rollup/metric-task.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -63,6 +66,8 @@ export interface BatchResult {
   files: WrittenFile[];
   /** One per task view, in task order. */
   views: ViewOutcome[];
+  /** One per metric of a view that produced output (absent: none). */
+  metrics?: MetricOutcome[];
 }
 
 /** Path of a batch's file within the collection directory. */
@@ -147,16 +152,21 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     const views = task.views ?? [];
     if (views.length === 0 || !opts.runScript) return { rows: rows.count, files: written, views: [] };
     let outcomes: ViewOutcome[];
+    const metrics: MetricOutcome[] = [];
     try {
       const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
-      outcomes = await transformViewsStage({ base, views, firstSeq: task.firstSeq, run: opts.runScript });
+      if (views.some((v) => v.metrics?.length)) await loadHasher();
+      const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof metricPartialsStage>[2]) => {
+        if (v.metrics?.length) metrics.push(...metricPartialsStage(v.metrics, ts, columns));
+      };
+      outcomes = await transformViewsStage({ base, views, firstSeq: task.firstSeq, run: opts.runScript, onOutput });
     } catch (err) {
       // Only the sandbox breaking its own contract gets here (a view's failure is an outcome);
       // the stage removed its view files.
       for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
       throw err;
     }
-    return { rows: rows.count, files: written, views: outcomes };
+    return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics } : {}) };
   };
 }
 

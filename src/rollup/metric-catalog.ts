@@ -135,13 +135,40 @@ export class MetricCatalog {
       assertValid(checkMetricDefinition(next, view));
       const rebuild = REBUILD_FIELDS.some((f) => JSON.stringify(next[f]) !== JSON.stringify(cur[f]));
       if (rebuild) {
-        Object.assign(next, progressSeeds(), { status: startStatus(view), definition_revision: cur.definition_revision + 1 });
+        Object.assign(next, progressSeeds(), { status: startStatus(view), error_message: null, definition_revision: cur.definition_revision + 1 });
       }
       this.store.stageMetric(next);
       return next;
     });
     this.notify([metric.id]);
     return metric;
+  }
+
+  /**
+   * Rebuild a metric's history now (POST .../backfill): a new revision, progress re-seeded, status
+   * back to `initializing` (or `waiting_for_transforms`); `strategy` replaces its backfill_strategy.
+   * The rollups then count live batches under the new revision and backfill every earlier view file.
+   */
+  async rebuild(metric: MetricRecord, strategy?: MetricRecord['backfill_strategy']): Promise<MetricRecord> {
+    const next = await this.store.store.transaction(() => {
+      const cur = this.store.get(metric.project_id, metric.id);
+      if (!cur) throw notFound(`Metric ${metric.id}`);
+      const view = this.views.get(cur.project_id, cur.view_id);
+      if (!view || view.deleted_at) throw new ApiError('conflict', `Metric ${cur.id} aggregates view ${cur.view_id}, which is ${view ? 'scheduled for deletion' : 'gone'}; restore the view first`);
+      const out: MetricRecord = {
+        ...cur,
+        ...progressSeeds(),
+        status: startStatus(view),
+        error_message: null,
+        definition_revision: cur.definition_revision + 1,
+        backfill_strategy: strategy ?? cur.backfill_strategy,
+        updated_at: nextUpdatedAt(this.clock, cur.updated_at),
+      };
+      this.store.stageMetric(out);
+      return out;
+    });
+    this.notify([next.id]);
+    return next;
   }
 
   /** Schedule a metric for deletion (hidden, restorable for 7 days); its view can then be deleted. */

@@ -142,6 +142,11 @@ export interface MetricRecord {
    * are rebuilt. Starts at 1.
    */
   definition_revision: number;
+  /**
+   * Internal (not in the API): why the rollups set `status` to `error` (a worker failure building
+   * its partials, a failed backfill); null or absent otherwise. Also logged.
+   */
+  error_message?: string | null;
 }
 
 /** The settable definition and display fields of a metric (create and update bodies). */

@@ -10,11 +10,14 @@ export class MetricStore {
   readonly metrics: Table<MetricRecord>;
   readonly metricProject: Index;
   readonly series: Table<MetricSeriesRecord>;
+  /** `<metric id> NUL <series hash>` → series id: the rollups find a series by the hash of its values. */
+  readonly seriesHash: Index;
 
   constructor(readonly store: Store) {
     this.metrics = new Table(store, 'metrics');
     this.metricProject = new Index(store, 'metric_project');
     this.series = new Table(store, 'metric_series');
+    this.seriesHash = new Index(store, 'metric_series_hash');
   }
 
   get(projectId: string, id: string): MetricRecord | undefined {
@@ -41,13 +44,23 @@ export class MetricStore {
     void this.metricProject.put(metric.id, metric.project_id);
   }
 
+  /** The series of `metricId` with this hash, if registered. */
+  seriesByHash(metricId: string, hash: string): MetricSeriesRecord | undefined {
+    const id = this.seriesHash.get(`${metricId}\u0000${hash}`);
+    return id === undefined ? undefined : this.series.get(metricId, id);
+  }
+
   stageSeries(series: MetricSeriesRecord): void {
     void this.series.put(series.metric_id, series);
+    void this.seriesHash.put(`${series.metric_id}\u0000${series.hash}`, series.id);
   }
 
   /** Stage the removal of a metric with its series. */
   stageRemoval(metric: MetricRecord): void {
-    for (const s of this.seriesOf(metric.id)) void this.series.remove(metric.id, s.id);
+    for (const s of this.seriesOf(metric.id)) {
+      void this.series.remove(metric.id, s.id);
+      void this.seriesHash.remove(`${metric.id}\u0000${s.hash}`);
+    }
     void this.metrics.remove(metric.project_id, metric.id);
     void this.metricProject.remove(metric.id);
   }

@@ -8,6 +8,13 @@ import { Bool, Dictionary, Field, Float64, Int32, Int64, makeData, makeVector, R
 
 const TWO_32 = 4294967296;
 
+/** Writes the safe integer `v` as the `i`th 64-bit little-endian integer of `words` (two 32-bit halves, no BigInt). */
+export function writeInt64(words: Int32Array, i: number, v: number): void {
+  const hi = Math.floor(v / TWO_32);
+  words[2 * i] = (v - hi * TWO_32) | 0;
+  words[2 * i + 1] = hi | 0;
+}
+
 /** 64-bit integers written as two 32-bit halves (no BigInt per row). Also timestamps in ms. */
 export class Int64Column {
   private readonly words: Int32Array;
@@ -21,10 +28,7 @@ export class Int64Column {
 
   /** Append an integer in the safe range (|v| < 2^53). */
   push(v: number): void {
-    const hi = Math.floor(v / TWO_32);
-    this.words[2 * this.n] = (v - hi * TWO_32) | 0;
-    this.words[2 * this.n + 1] = hi | 0;
-    this.n++;
+    writeInt64(this.words, this.n++, v);
   }
 
   vector(): Vector {

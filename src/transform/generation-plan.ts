@@ -68,14 +68,7 @@ export function planGeneration(input: GenerationInput): GenerationPlan {
     let failure: string | null = null;
     try {
       if (schema.length === 0) throw new Error(`schema version ${newest.version} holds no scalar field to propose an output schema from; declare output_schema`);
-      // A schema equal to the newest version's own proposal is generated as one: each field reads the path it was made from.
-      const proposal = JSON.stringify(proposeOutputSchema([newest])) === JSON.stringify(schema);
-      result = generateMapping({
-        outputSchema: proposal ? null : schema,
-        version: { id: newest.id, number: newest.version, fields: newest.fields },
-        policy: { output_bindings: view.mapping_policy_output_bindings, fallback_groups: view.mapping_policy_fallback_groups, nullable_inputs: view.mapping_policy_nullable_inputs, allow_drops: view.mapping_policy_allow_drops },
-        hint: view.hint,
-      });
+      result = mapVersion(view, schema, newest);
     } catch (err) {
       failure = err instanceof Error ? err.message : String(err);
     }
@@ -106,6 +99,18 @@ export function planGeneration(input: GenerationInput): GenerationPlan {
     }
   }
   return out.done();
+}
+
+/** The generator's answer for `version` under the view's policy and hint, producing `schema`. */
+export function mapVersion(view: ViewRecord, schema: readonly OutputField[], version: SchemaVersionRecord): MappingResult {
+  // A schema equal to the version's own proposal is generated as one: each field reads the path it was made from.
+  const proposal = JSON.stringify(proposeOutputSchema([version])) === JSON.stringify(schema);
+  return generateMapping({
+    outputSchema: proposal ? null : [...schema],
+    version: { id: version.id, number: version.version, fields: version.fields },
+    policy: { output_bindings: view.mapping_policy_output_bindings, fallback_groups: view.mapping_policy_fallback_groups, nullable_inputs: view.mapping_policy_nullable_inputs, allow_drops: view.mapping_policy_allow_drops },
+    hint: view.hint,
+  });
 }
 
 /** The transform serving the view's generated script: the one its newest version record names, if it still serves. */

@@ -207,6 +207,10 @@ const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[
  * milliseconds are truncated.
  */
 export function parseIsoDate(s: string): number | null {
+  if (s.length === 24) {
+    const t = canonicalIsoDate(s);
+    if (t !== null) return t;
+  }
   const m = ISO_DATE.exec(s);
   if (m === null) return null;
   const [, y, mo, d, h, mi, sec, frac, zone] = m;
@@ -228,6 +232,31 @@ export function parseIsoDate(s: string): number | null {
   date.setUTCHours(hour, minute, second, frac === undefined ? 0 : Number(frac.slice(0, 3).padEnd(3, '0')));
   const t = date.getTime() - offsetMin * 60_000;
   return Number.isFinite(t) && Math.abs(t) <= 8.64e15 ? t : null;
+}
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * The form `toISOString` writes (`2026-01-31T12:00:00.000Z`, by far the most common in records),
+ * read digit by digit; null when `s` is not exactly that form (the general parser decides then).
+ */
+function canonicalIsoDate(s: string): number | null {
+  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 46 || s.charCodeAt(23) !== 90) return null;
+  const num = (from: number, to: number): number => {
+    let v = 0;
+    for (let i = from; i < to; i++) {
+      const d = s.charCodeAt(i) - 48;
+      if (d < 0 || d > 9) return -1;
+      v = v * 10 + d;
+    }
+    return v;
+  };
+  const year = num(0, 4), month = num(5, 7), day = num(8, 10), hour = num(11, 13), minute = num(14, 16), second = num(17, 19), ms = num(20, 23);
+  // Years below 100 go the general way (Date.UTC would map them to 1900–1999).
+  if (year < 100 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || ms < 0) return null;
+  const leap = month === 2 && (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
+  if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return null;
+  return Date.UTC(year, month - 1, day, hour, minute, second, ms);
 }
 
 /** An ISO-8601 date-time (date AND time) string: what inference reads as a date. */

@@ -74,6 +74,7 @@ export class ViewCatalog {
   /** Views being destroyed right now: the API and the pipeline treat them as gone. */
   readonly destroying = new Set<string>();
   private readonly listeners = new Set<(viewId: string) => void>();
+  private readonly fileListeners = new Set<(viewIds: readonly string[]) => void>();
   private readonly dependants: ViewDependants[] = [];
 
   constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly dataDir: string) {
@@ -102,6 +103,24 @@ export class ViewCatalog {
         } catch (err) {
           this.log.error({ err, view_id: id }, 'a view change listener failed');
         }
+      }
+    }
+  }
+
+  /** Hear the ids of views that committed output files (join views follow their inputs' files). */
+  onFiles(listener: (viewIds: readonly string[]) => void): () => void {
+    this.fileListeners.add(listener);
+    return () => this.fileListeners.delete(listener);
+  }
+
+  /** Tell file listeners (after commit) that these views committed files; never throws. */
+  filesCommitted(viewIds: readonly string[]): void {
+    if (viewIds.length === 0) return;
+    for (const listener of this.fileListeners) {
+      try {
+        listener(viewIds);
+      } catch (err) {
+        this.log.error({ err, view_ids: viewIds }, 'a view files listener failed');
       }
     }
   }
@@ -201,6 +220,8 @@ export class ViewCatalog {
         join_lookup_progress: Object.fromEntries(input.joins.map((j) => [j.alias, { status: 'pending' as const, file_count: 0, files_done: 0, error: null, updated_at: now }])),
         join_base_file_count: 0,
         join_base_files_done: 0,
+        // Base files committed before it are the join's backfill (docs/views.md, "Join views").
+        join_backfill_cutoff_at: now,
         join_created_at: now,
         join_updated_at: now,
         joins: input.joins,

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
 import type { ViewCatalog } from './view-catalog.js';
 import type { ViewFileManifest } from './view-records.js';
+import { stageReopenForBatch } from './backfill-reopen.js';
 import { removeViewFiles, type ViewOutcome, type ViewTask } from './view-stage.js';
 
 /**
@@ -11,14 +12,15 @@ import { removeViewFiles, type ViewOutcome, type ViewTask } from './view-stage.j
  * committed with the batch — a file manifest for its output, or the error state of its transform
  * and view — in the spool's transaction. A view's failure never fails the batch.
  */
-export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitParticipant<{ gone: ViewOutcome[]; changed: string[]; reopened: string[] }> {
+export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitParticipant<{ gone: ViewOutcome[]; changed: string[]; reopened: string[]; wrote: string[] }> {
   return {
     name: 'views',
     stage({ collection, lease, result }) {
       const now = new Date(clock.now()).toISOString();
       const gone: ViewOutcome[] = [];
       const changed: string[] = [];
-      const reopened = stageReopenedBackfills(views, collection.id, result.views, now);
+      const wrote: string[] = [];
+      const reopened = stageReopenForBatch(views, collection.id, result.views, now);
       for (const o of result.views) {
         const view = views.store.byId(o.viewId);
         const transform = view ? views.store.transforms.get(view.id, o.transformId) : undefined;
@@ -31,6 +33,7 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
           if (o.file) {
             const m: ViewFileManifest = { id: o.file.path, view_id: view.id, first_seq: lease.firstSeq, last_seq: lease.lastSeq, rows: o.file.rows, bytes: o.file.bytes, min_ts: o.file.minTs, max_ts: o.file.maxTs, created_at: now, origin: 'batch' };
             void views.store.files.put(view.id, m);
+            wrote.push(view.id);
           }
           const failures = { ...(transform.coercion_failures ?? {}) };
           for (const [k, n] of Object.entries(o.counts.failed)) failures[k] = (failures[k] ?? 0) + n;
@@ -46,38 +49,19 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
         views.stagePatch(view.id, () => ({ status: 'error', error_message: message }));
         changed.push(view.id);
       }
-      return { gone, changed, reopened };
+      return { gone, changed, reopened, wrote };
     },
     applyCommitted({ collection }, staged) {
       if (staged.gone.length > 0) removeViewFiles((id) => views.viewDir({ project_id: collection.project_id, id }), staged.gone);
       for (const id of staged.changed) views.store.reindex(id);
       // The backfiller hears of it and takes the new file.
       if (staged.reopened.length > 0) views.notify(staged.reopened);
+      views.filesCommitted(staged.wrote);
     },
     abandon({ collection, result }) {
       if (result) removeViewFiles((id) => views.viewDir({ project_id: collection.project_id, id }), result.views);
     },
   };
-}
-
-/**
- * A batch that ran without a view (it was on a worker before the view existed) commits files that
- * only the view's backfill can transform. While no live batch has run the transform
- * (`live_from_seq` unset) every collection file is the backfill's; one that already completed is
- * reopened (its done list kept, so only the new files run). Returns the views reopened.
- */
-function stageReopenedBackfills(views: ViewCatalog, collectionId: string, ran: readonly ViewOutcome[], now: string): string[] {
-  const reopened: string[] = [];
-  const inBatch = new Set(ran.map((o) => o.viewId));
-  for (const v of views.liveViewsOf(collectionId)) {
-    if (inBatch.has(v.id) || v.view_mode === 'join' || v.parent_view_id !== null) continue;
-    for (const t of views.store.transformsOf(v.id)) {
-      if (t.status !== 'active' || t.transform_script === null || (t.live_from_seq ?? null) !== null || t.backfill_status !== 'completed') continue;
-      void views.store.transforms.put(v.id, { ...t, backfill_status: 'running', backfill_completed_at: null, updated_at: now });
-      reopened.push(v.id);
-    }
-  }
-  return reopened;
 }
 
 /**

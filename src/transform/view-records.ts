@@ -275,5 +275,6 @@ export interface ViewFileManifest {
   min_ts: number;
   max_ts: number;
   created_at: string;
-  origin: 'batch' | 'backfill';
+  /** `batch`: a live batch; `backfill`: a transform's backfill; `join`: a join view's processing. */
+  origin: 'batch' | 'backfill' | 'join';
 }

@@ -1,10 +1,12 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DecodedRows } from '../pipeline/decode.js';
-import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputField } from './output-schema.js';
+import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputColumn, type OutputField } from './output-schema.js';
 import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
+import { columnsRow } from './output-row.js';
+import type { MetricTask } from '../rollup/metric-task.js';
 
 /**
  * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
@@ -24,7 +26,12 @@ export interface ViewTask {
   outputSchema: OutputField[];
   /** Absolute directory of the view's files. */
   dir: string;
+  /** Metrics aggregating this view: the rollup stage builds their partials from its output. */
+  metrics?: MetricTask[];
 }
+
+/** Hears each view's coerced output once its file is written (the metrics' partials are built from it). */
+export type OnViewOutput = (view: ViewTask, ts: Float64Array, columns: OutputColumn[]) => void;
 
 export interface ViewWrittenFile {
   /** Relative to the view's directory. */
@@ -39,9 +46,12 @@ export type ViewOutcome =
   | { viewId: string; transformId: string; status: 'ok'; file: ViewWrittenFile | null; rows: number; counts: CoercionCounts; inferredSchema: OutputField[] | null }
   | { viewId: string; transformId: string; status: 'failed'; reason: TransformFailureReason | 'parent_failed' | 'write_failed'; message: string; recordIndex: number | null };
 
-/** Records a view reads, column-wise: JSON texts joined by U+001E (the sandbox's input form). */
-export interface ViewInput {
-  texts: string[];
+/**
+ * Records a view reads, column-wise. Their JSON is either `texts` (one string per record: a parent
+ * view's outputs, records read back from files) or `bytes` (the batch's records as sent, which
+ * the sandbox's input text is cut from directly: no string per record).
+ */
+export type ViewInput = ({ texts: string[]; bytes?: undefined } | { bytes: RecordBytes; texts?: undefined }) & {
   ts: Float64Array;
   received: Float64Array;
   seq: Float64Array;
@@ -54,21 +64,48 @@ export type RunScript = (batch: BatchInput, view: ViewScript) => Promise<Transfo
 /** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
 export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
 
+/** Each record's byte range in its entry's body. */
+export interface RecordBytes {
+  bodies: readonly Buffer[];
+  entry: Int32Array;
+  start: Int32Array;
+  end: Int32Array;
+}
+
 /** The collection's records of a batch as a view input: each record's bytes as sent (no re-serialising). */
 export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) => string | null): ViewInput {
   const n = rows.count;
-  const texts = new Array<string>(n);
   const received = new Float64Array(n);
   const seq = new Float64Array(n);
   const versions = new Array<string | null>(n);
   for (let r = 0; r < n; r++) {
     const e = rows.entry[r]!;
-    texts[r] = rows.bodies[e]!.toString('utf8', rows.start[r]!, rows.end[r]!);
     received[r] = rows.entries[e]!.received_at;
     seq[r] = rows.entries[e]!.seq;
     versions[r] = versionOfRow(r);
   }
-  return { texts, ts: rows.ts.slice(0, n), received, seq, versions };
+  return { bytes: { bodies: rows.bodies, entry: rows.entry, start: rows.start, end: rows.end }, ts: rows.ts.slice(0, n), received, seq, versions };
+}
+
+/** Upper bound of record `i`'s characters (its UTF-8 bytes, or its text's length). */
+function sizeOf(input: ViewInput, i: number): number {
+  return input.bytes ? input.bytes.end[i]! - input.bytes.start[i]! : input.texts[i]!.length;
+}
+
+/** Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E. */
+function joinedText(input: ViewInput, from: number, to: number): string {
+  const b = input.bytes;
+  if (!b) return input.texts.slice(from, to).join('\u001e');
+  let size = 0;
+  for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
+  // One buffer and one UTF-8 decode for the call, not a string per record.
+  const out = Buffer.allocUnsafe(Math.max(0, size - 1));
+  let at = 0;
+  for (let i = from; i < to; i++) {
+    if (i > from) out[at++] = 0x1e;
+    at += b.bodies[b.entry[i]!]!.copy(out, at, b.start[i]!, b.end[i]!);
+  }
+  return out.toString('utf8', 0, at);
 }
 
 /**
@@ -76,7 +113,7 @@ export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) =
  * sandbox breaks its contract, after removing the files it wrote for earlier views (the caller
  * has no outcomes to remove them by).
  */
-export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }): Promise<ViewOutcome[]> {
+export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string; onOutput?: OnViewOutput }): Promise<ViewOutcome[]> {
   const outcomes: ViewOutcome[] = [];
   try {
     return await transformEach(args, outcomes);
@@ -87,7 +124,7 @@ export async function transformViewsStage(args: { base: ViewInput; views: readon
   }
 }
 
-async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
+async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string; onOutput?: OnViewOutput }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
   const inputs = new Map<string, ViewInput>();
   for (const v of args.views) {
     const input = v.parentViewId === null ? args.base : inputs.get(v.parentViewId);
@@ -124,8 +161,14 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
         continue;
       }
     }
-    // Views reading this one get its outputs as their records.
-    inputs.set(v.viewId, { texts: outputs.map((o) => JSON.stringify(o)), ts, received, seq, versions });
+    if (m > 0) args.onOutput?.(v, ts, columns);
+    // Views reading this one get its rows as stored — the form its backfill reads back from its
+    // files, so live and backfilled records of a view of a view are alike (docs/views.md).
+    if (args.views.some((w) => w.parentViewId === v.viewId)) {
+      const texts = new Array<string>(m);
+      for (let i = 0; i < m; i++) texts[i] = JSON.stringify(columnsRow(columns, i));
+      inputs.set(v.viewId, { texts, ts, received, seq, versions });
+    }
     outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'ok', file, rows: m, counts, inferredSchema: v.outputSchema.length > 0 ? null : schema });
   }
   return outcomes;
@@ -142,15 +185,15 @@ type Ran = { status: 'ok'; outputs: Record<string, unknown>[]; sources: number[]
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
   const outputs: Record<string, unknown>[] = [];
   const sources: number[] = [];
-  const n = input.texts.length;
+  const n = input.ts.length;
   for (let from = 0; from < n; ) {
     let to = from;
     let chars = 0;
-    do chars += input.texts[to++]!.length + 1;
-    while (to < n && chars + input.texts[to]!.length < SANDBOX_CALL_CHARS);
+    do chars += sizeOf(input, to++) + 1;
+    while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
     const out = await run(
       {
-        recordsText: input.texts.slice(from, to).join('\u001e'),
+        recordsText: joinedText(input, from, to),
         schemaVersion: input.versions.slice(from, to),
         receivedAt: input.received.subarray(from, to),
         timestamp: input.ts.subarray(from, to),

@@ -1,5 +1,6 @@
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
+import { JoinStore } from './join-store.js';
 import type { ViewDeferralRecord, ViewFileManifest, ViewRecord, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
 
 /**
@@ -18,6 +19,8 @@ export class ViewStore {
   readonly versions: Table<ViewVersionRecord>;
   readonly deferrals: Table<ViewDeferralRecord>;
   readonly files: Table<ViewFileManifest>;
+  /** Join views' lookup indexes and done marks (join-store.ts). */
+  readonly joins: JoinStore;
   /** root collection id → ids of every view (live or scheduled) it feeds */
   private readonly byRoot = new Map<string, Set<string>>();
   /** view id → the root it is filed under in `byRoot` */
@@ -30,6 +33,7 @@ export class ViewStore {
     this.versions = new Table(store, 'view_versions');
     this.deferrals = new Table(store, 'view_deferrals');
     this.files = new Table(store, 'view_files');
+    this.joins = new JoinStore(store);
     for (const { value } of this.views.all()) this.file(value.id, value.root_collection_id);
   }
 
@@ -76,12 +80,13 @@ export class ViewStore {
     void this.viewProject.put(view.id, view.project_id);
   }
 
-  /** Stage the removal of a view with its transforms, versions, waiting shapes and file manifests. */
+  /** Stage the removal of a view with its transforms, versions, waiting shapes, file manifests and join state. */
   stageRemoval(view: ViewRecord): void {
     for (const t of this.transformsOf(view.id)) void this.transforms.remove(view.id, t.id);
     for (const v of this.versionsOf(view.id)) void this.versions.remove(view.id, v.id);
     for (const d of this.deferralsOf(view.id)) void this.deferrals.remove(view.id, d.id);
     for (const f of this.filesOf(view.id)) void this.files.remove(view.id, f.id);
+    if (view.view_mode === 'join') this.joins.stageRemoval(view.id);
     void this.views.remove(view.project_id, view.id);
     void this.viewProject.remove(view.id);
   }

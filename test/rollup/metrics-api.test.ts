@@ -26,6 +26,12 @@ const OUT = [
   { name: 'ok', type: 'boolean' },
 ];
 
+/**
+ * The control plane alone: without the pipeline the rollups do not run, so status and progress
+ * fields stay where these tests put them (test/rollup/rollups-pipeline.test.ts covers the rollups).
+ */
+const CONTROL_PLANE = { env: { SLUICE_PIPELINE: '0' } };
+
 /** A project with an active view (a script, so it produces records) and a view with no script yet. */
 async function metricSetup(srv: TestServer) {
   const setup = await viewSetup(srv);
@@ -35,7 +41,7 @@ async function metricSetup(srv: TestServer) {
 }
 
 test('metrics: create with defaults, get, list, update, and the status a new metric starts in', async (t) => {
-  const srv = await TestServer.start();
+  const srv = await TestServer.start(CONTROL_PLANE);
   t.after(() => srv.stop());
   const { project, view, idle, views, metrics } = await metricSetup(srv);
 
@@ -147,11 +153,17 @@ test('metrics: create with defaults, get, list, update, and the status a new met
   fails(await srv.get(`${metrics}/nope`), 404, 'not_found');
   // Served later, with the rollups.
   fails(await srv.get(`${metrics}/${m.id}/aggregation`), 404, 'route_not_found');
-  fails(await srv.post(`${metrics}/${m.id}/backfill`, {}), 404, 'route_not_found');
+  // POST backfill rebuilds: a new revision, progress re-seeded; the strategy is checked and kept.
+  fails(await srv.post(`${metrics}/${m.id}/backfill`, { strategy: 'sideways' }), 400, 'request_validation_failed', 'body.strategy');
+  const revision = srv.sluice.services.metrics.byId(m.id)!.definition_revision;
+  const rebuilt = ok(await srv.post(`${metrics}/${m.id}/backfill`, { strategy: 'oldest_first' }));
+  assert.deepEqual([rebuilt.status, rebuilt.backfill_strategy, rebuilt.backfill_total_count], ['initializing', 'oldest_first', 1]);
+  assert.equal(srv.sluice.services.metrics.byId(m.id)!.definition_revision, revision + 1);
+  fails(await srv.post(`${metrics}/${m.id}/backfill`, undefined, { token: reader }), 403, 'forbidden');
 });
 
 test('metrics: series list is empty until rollups register series; changing one answers 404', async (t) => {
-  const srv = await TestServer.start();
+  const srv = await TestServer.start(CONTROL_PLANE);
   t.after(() => srv.stop());
   const { view, metrics } = await metricSetup(srv);
   const m = ok(await srv.post(metrics, { name: 'M', view_id: view.id, group_by: ['path'] }), 201);
@@ -176,7 +188,7 @@ test('metrics: series list is empty until rollups register series; changing one 
 });
 
 test('metrics: bad input answers a clear 400 naming the field, never a 5xx', async (t) => {
-  const srv = await TestServer.start();
+  const srv = await TestServer.start(CONTROL_PLANE);
   t.after(() => srv.stop());
   const { view, metrics, collection, views } = await metricSetup(srv);
   const base = { name: 'M', view_id: view.id };
@@ -282,7 +294,7 @@ test('metrics: bad input answers a clear 400 naming the field, never a 5xx', asy
 });
 
 test('metrics: moving to another view needs every field there with a compatible type, and rebuilds history', async (t) => {
-  const srv = await TestServer.start();
+  const srv = await TestServer.start(CONTROL_PLANE);
   t.after(() => srv.stop());
   const { view, collection, views, metrics } = await metricSetup(srv);
   const m = ok(await srv.post(metrics, { name: 'M', view_id: view.id, group_by: ['path'], value_field: 'duration', ui_chart_value: 'average', filters: 'status >= 500', timestamp_field: 'at' }), 201);
@@ -310,7 +322,7 @@ test('metrics: moving to another view needs every field there with a compatible 
 });
 
 test('metrics: scheduled delete, restore, force; views count their metrics, refuse deletion while they have live ones, and take them along', async (t) => {
-  const srv = await TestServer.start();
+  const srv = await TestServer.start(CONTROL_PLANE);
   t.after(() => srv.stop());
   const { project, view, collection, views, metrics } = await metricSetup(srv);
   const s = srv.sluice.services;
@@ -373,7 +385,7 @@ test('metrics: scheduled delete, restore, force; views count their metrics, refu
 });
 
 test('metrics: survive a restart', async (t) => {
-  const srv = await TestServer.start();
+  const srv = await TestServer.start(CONTROL_PLANE);
   t.after(() => srv.stop());
   const { view, metrics } = await metricSetup(srv);
   const m = ok(await srv.post(metrics, { name: 'Kept', view_id: view.id, group_by: ['path'], filters: 'status >= 500' }), 201);

@@ -53,6 +53,10 @@ test('an auto view without script or output schema: waits while its version coll
   assert.equal(ok(await srv.get(one)).waiting_shapes_count, 1);
   assert.equal(ok(await srv.get(`${one}/transforms`))[0].status, 'queued');
   fails(await srv.get(`${one}/deferrals/${collecting.id}/hint`), 404, 'not_found');
+  const waiting = ok(await srv.get(`${one}/deferrals/${collecting.id}/inspection`));
+  assert.deepEqual([waiting.object, waiting.view_id, waiting.deferral_id, waiting.version, waiting.decision.action], ['view_shape_inspection', view.id, collecting.id, 1, 'wait']);
+  assert.deepEqual(waiting.candidates, []);
+  assert.equal(waiting.signatures.amount, 'number', 'the paths of the version, typed');
 
   await settleAll(srv, schemas);
   const got = ok(await srv.get(one));
@@ -69,6 +73,7 @@ test('an auto view without script or output schema: waits while its version coll
   const [served] = ok(await srv.get(`${one}/deferrals`));
   assert.deepEqual([served.id, served.reason, served.transform_id], [collecting.id, 'served', tr.id]);
   assert.ok(served.resolved_at);
+  assert.deepEqual(ok(await srv.get(`${one}/deferrals/${served.id}/inspection`)).decision.action, 'served');
 
   await send(srv, q, [order(3)]);
   await settleDown(srv);
@@ -105,6 +110,11 @@ test('an ambiguous output field waits with a question; a hint line or an output 
     assert.match(d.hint_question, /Which path should feed output field "user_id" \(number\)\?/);
     const hint = ok(await srv.get(`${one}/deferrals/${d.id}/hint`));
     assert.deepEqual([hint.question, hint.paths, hint.mapping_generation], [d.hint_question, d.hint_paths, 0]);
+    const inspection = ok(await srv.get(`${one}/deferrals/${d.id}/inspection`));
+    assert.deepEqual([inspection.version, inspection.decision.action, inspection.decision.reason], [1, 'ask', d.hint_question]);
+    assert.equal(inspection.candidates.length, 1);
+    assert.deepEqual([inspection.candidates[0].verdict, inspection.candidates[0].reason], ['question', 'ambiguous']);
+    assert.deepEqual(inspection.signatures, { amount: 'number', author: 'object', 'author.user_id': 'number', timestamp: 'string', user: 'object', 'user.id': 'number' });
     const view = ok(await srv.get(one));
     assert.deepEqual([view.status, view.waiting_shapes_count], ['initializing', 1]);
     assert.equal(ok(await srv.get(`${one}/transforms`))[0].status, 'queued');

@@ -1,4 +1,6 @@
 import { test } from 'node:test';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { fails, ok } from '../catalog/helpers.js';
@@ -103,4 +105,19 @@ test('view records: many files, limit 200, paging across files in one query chun
   } while (cursor);
   assert.deepEqual(got, Array.from({ length: 400 }, (_, i) => 399 - i));
   assert.equal(ok(await srv.get(`${views}/${view.id}/records?limit=200`)).length, 200);
+});
+
+test('view records: a file its manifest names but the disk lost is skipped, and the answer says so', async (t) => {
+  const srv = await TestServer.start();
+  t.after(() => srv.stop());
+  const { views, collection } = await viewSetup(srv);
+  const view = ok(await srv.post(views, { name: 'V', collection_id: collection.id, output_schema: FIELDS }), 201);
+  await writeViewFile(srv, view, FIELDS, 'b1.parquet', [row(0, 1, 'a')]);
+  await writeViewFile(srv, view, FIELDS, 'b2.parquet', [row(1, 2, 'b')]);
+  rmSync(join(srv.sluice.services.views.viewDir(view), 'b2.parquet'));
+  const r = await srv.get(`${views}/${view.id}/records`);
+  assert.equal(r.status, 200);
+  assert.deepEqual(r.body.data.map((x: any) => x.name), ['a']);
+  assert.match(r.body.message, /1 output file of view .* missing on disk was skipped \(b2\.parquet\)/);
+  assert.equal(ok(await srv.get(`${views}/${view.id}/records?limit=1`)).length, 1);
 });

@@ -11,7 +11,7 @@ import { scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { requireView } from '../views/checks.js';
-import { metricCreateBody, metricListFilters, metricUpdateBody, seriesUpdateBody } from './schemas.js';
+import { backfillBody, metricCreateBody, metricListFilters, metricUpdateBody, seriesUpdateBody } from './schemas.js';
 import { serializeMetric, serializeSeries } from './serialize.js';
 
 type ProjectParams = { project_id: string };
@@ -112,6 +112,14 @@ export function metricRoutes(s: Services): RouteDef[] {
       markDeleted: (m) => s.metrics.scheduleDelete(m),
       destroy: (m) => s.metrics.destroy(m),
       serialize: serializeMetric,
+    }),
+    defineRoute<{ strategy?: MetricRecord['backfill_strategy'] }, unknown, MetricParams>({
+      method: 'POST',
+      path: `${one}/backfill`,
+      scope: 'metrics:write',
+      summary: "Rebuild a metric's history from its view's files (body optional: {strategy})",
+      schema: { params: metricParams, body: backfillBody },
+      handler: async (ctx) => ({ data: serializeMetric(await s.metrics.rebuild(find(ctx.principal.teamId, ctx.params), ctx.body.strategy)) }),
     }),
     listRoute<MetricSeriesRecord, ListQuery, MetricParams>({
       path: `${one}/series`,

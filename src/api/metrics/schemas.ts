@@ -89,3 +89,6 @@ export const seriesUpdateBody = object({
   color: { anyOf: [color, { type: 'null' }], errorHint: `must be one of ${CHART_COLORS.join(', ')}, a #rrggbb hex color, or null` },
   pinned: bool,
 });
+
+/** POST .../backfill (body optional): the order to backfill in, kept as the metric's `backfill_strategy`. */
+export const backfillBody = object({ strategy: { enum: [...BACKFILL_STRATEGIES] } });

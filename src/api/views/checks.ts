@@ -55,3 +55,9 @@ export function assertKeyField(view: ViewRecord, name: string, field: string, si
   const has = view.output_schema.length ? `its output fields are: ${view.output_schema.map((f) => f.name).join(', ')}` : 'its output schema is still empty';
   throw invalidField(field, `names "${name}", which is not an output field of the ${side} view ${view.id} (${has})`);
 }
+
+/** A clause alias names the lookup row inside the joined record: it may not hide a base output field. */
+export function assertAliasFree(base: ViewRecord, alias: string, field: string): void {
+  if (!base.output_schema.some((f) => f.name === alias)) return;
+  throw invalidField(field, `"${alias}" is an output field of the base view ${base.id}; the joined record could not hold both — pick another alias`);
+}

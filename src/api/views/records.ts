@@ -1,7 +1,8 @@
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { iso } from '../../clock.js';
 import { ApiError } from '../../errors.js';
 import type { FileReader, ViewRow } from '../../schema/file-reader.js';
+import { outputRow } from '../../transform/output-row.js';
 import type { OutputField, ViewFileManifest } from '../../transform/view-records.js';
 import type { Pagination } from '../http/envelope.js';
 import type { ListQuery, Sort } from '../http/pagination.js';
@@ -42,47 +43,16 @@ function decode(raw: string, field: 'after' | 'before', sort: Sort): RecordCurso
 }
 
 /**
- * One stored value as the API shows it, by the field's declared type: dates as ISO strings, arrays
- * parsed back from their JSON text (text that does not parse is returned as the string it is).
- */
-function shape(field: OutputField, value: unknown): unknown {
-  if (value === null || value === undefined) return null;
-  switch (field.type) {
-    case 'date':
-      return typeof value === 'number' && Number.isFinite(value) ? iso(value) : null;
-    case 'array':
-      if (typeof value !== 'string') return value;
-      try {
-        return JSON.parse(value);
-      } catch {
-        return value;
-      }
-    case 'number':
-      return typeof value === 'number' && !Number.isFinite(value) ? null : value;
-    case 'null':
-      return null;
-    default:
-      return value;
-  }
-}
-
-/** A row as a record: each output field in schema order, nothing internal. */
-function toRecord(fields: readonly OutputField[], row: ViewRow): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of fields) out[f.name] = shape(f, row.values[f.name]);
-  return out;
-}
-
-/**
  * One page of a view's records, newest first by default, with keyset cursors over (event time,
  * spool sequence, row, file). Files are visited in the page's time order and the walk stops once no
- * remaining file can hold a row of the page.
+ * remaining file can hold a row of the page. `missing`: manifest ids of visited files not on disk
+ * (skipped).
  */
 export async function listViewRecords(
   reader: FileReader,
   view: { dir: string; fields: readonly OutputField[]; files: readonly ViewFileManifest[] },
   q: RecordsQuery,
-): Promise<{ data: Record<string, unknown>[]; pagination: Pagination }> {
+): Promise<{ data: Record<string, unknown>[]; pagination: Pagination; missing: string[] }> {
   if (q.after && q.before) {
     throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', { details: [{ field: 'query.before', message: 'cannot be combined with after' }] });
   }
@@ -105,8 +75,12 @@ export async function listViewRecords(
   const dirSign = scanDesc ? -1 : 1;
   const cmp = (x: ViewRow, y: ViewRow) => dirSign * (x.ts - y.ts || x.seq - y.seq || x.row - y.row || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   let rows: ViewRow[] = [];
+  const missing: string[] = [];
   for (let i = 0; i < files.length; i += FILES_PER_QUERY) {
-    const chunk = files.slice(i, i + FILES_PER_QUERY);
+    // A file its manifest names but the disk lost (removed by hand, a disk fault) is skipped and
+    // reported, so the rest of the view stays readable.
+    const chunk = files.slice(i, i + FILES_PER_QUERY).filter((m) => existsSync(join(view.dir, m.id)) || (missing.push(m.id), false));
+    if (chunk.length === 0) continue;
     if (rows.length >= want) {
       const worst = rows[want - 1]!.ts;
       const best = scanDesc ? chunk[0]!.max_ts : chunk[0]!.min_ts;
@@ -130,11 +104,12 @@ export async function listViewRecords(
   const hasNext = before ? true : more;
   const hasPrev = before ? more : after !== undefined;
   return {
-    data: page.map((r) => toRecord(view.fields, r)),
+    data: page.map((r) => outputRow(view.fields, r.values)),
     pagination: {
       next_cursor: hasNext && page.length > 0 ? cursor(page[page.length - 1]!) : null,
       prev_cursor: hasPrev && page.length > 0 ? cursor(page[0]!) : null,
       limit: q.limit,
     },
+    missing,
   };
 }

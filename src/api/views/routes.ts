@@ -11,7 +11,7 @@ import { scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { params } from '../http/schemas.js';
 import { requireCollection } from '../collections/routes.js';
 import { requireProject } from '../projects/routes.js';
-import { assertKeyField, assertOutputSchema, assertScript, requireView } from './checks.js';
+import { assertAliasFree, assertKeyField, assertOutputSchema, assertScript, requireView } from './checks.js';
 import { listViewRecords, type RecordsQuery } from './records.js';
 import { recordsQueryFilters, viewCreateBody, viewJoinBody, viewListFilters, viewUpdateBody } from './schemas.js';
 import { serializeView } from './serialize.js';
@@ -145,6 +145,7 @@ export function viewRoutes(s: Services): RouteDef[] {
           const first = seen.get(j.alias);
           if (first !== undefined) throw invalidField(`${at}.alias`, `"${j.alias}" is already used by joins[${first}]; aliases must be unique`);
           seen.set(j.alias, i);
+          assertAliasFree(baseView, j.alias, `${at}.alias`);
           const lookup = requireView(s, project, j.lookup_view_id, { field: `${at}.lookup_view_id` });
           assertKeyField(baseView, j.base_field, `${at}.base_field`, 'base');
           assertKeyField(lookup, j.lookup_field, `${at}.lookup_field`, 'lookup');
@@ -207,7 +208,10 @@ export function viewRoutes(s: Services): RouteDef[] {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const view = requireView(s, project, ctx.params.view_id);
         const page = await listViewRecords(await s.schema.fileReader(), { dir: s.views.viewDir(view), fields: view.output_schema, files: s.views.store.filesOf(view.id) }, ctx.query);
-        return { data: page.data, pagination: page.pagination };
+        if (page.missing.length === 0) return { data: page.data, pagination: page.pagination };
+        s.log.warn({ view_id: view.id, files: page.missing }, 'view output files named by manifests are missing on disk; records listed without them');
+        const message = `OK; ${page.missing.length} output file${page.missing.length === 1 ? '' : 's'} of view ${view.id} missing on disk ${page.missing.length === 1 ? 'was' : 'were'} skipped (${page.missing.join(', ')}): their records are not listed`;
+        return { data: page.data, pagination: page.pagination, message };
       },
     }),
     ...viewTransformRoutes(s),

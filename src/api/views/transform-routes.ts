@@ -9,6 +9,7 @@ import { defineRoute, type RequestContext, type RouteDef } from '../http/route.j
 import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { assertScript, requireView } from './checks.js';
+import { inspectShape } from '../../transform/shape-inspection.js';
 import { decisionBody, deferralListFilters, transformCreateBody, transformUpdateBody, versionListFilters } from './schemas.js';
 import { serializeDeferral, serializeHint, serializeTransform, serializeVersion, serializeView } from './serialize.js';
 
@@ -193,6 +194,21 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
         // The question stays on the shape as history; once it no longer waits, nothing is asked.
         if (d.resolved_at !== null) throw new ApiError('not_found', `Waiting shape ${d.id} no longer waits (resolved at ${d.resolved_at}, reason ${d.reason}); its question was answered`);
         return { data: serializeHint(d) };
+      },
+    }),
+    defineRoute<unknown, unknown, DeferralParams>({
+      method: 'GET',
+      path: `${one}/deferrals/:deferral_id/inspection`,
+      scope: 'views:read',
+      summary: 'Inspect a waiting shape: its paths, what generation makes of it, which transform could serve it',
+      schema: { params: deferralParams },
+      handler: async (ctx) => {
+        const view = viewOf(ctx);
+        const d = deferralOf(view, ctx.params.deferral_id);
+        const collection = s.collections.byId(view.root_collection_id);
+        const versions = collection && d.schema_version !== null ? await s.schema.listVersions(collection) : [];
+        const version = versions.find((v) => v.version === d.schema_version) ?? null;
+        return { data: { object: 'view_shape_inspection', ...inspectShape(view, d, version, s.views.transforms.list(view.id)) } };
       },
     }),
     defineRoute<DeferralDecisionInput, unknown, DeferralParams>({

@@ -1,0 +1,90 @@
+import { BIGINT, BLOB, blobValue, DOUBLE, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { decodeState, encodeState, figuresOf, mergeState, type BucketState } from './bucket-state.js';
+import { bucketStart, TIERS, type Tier } from './rollup-types.js';
+import { tierTable, type RollupStore } from './rollup-store.js';
+
+/** Partial rows folded per metric revision by one pass. */
+export type Folded = Map<string, { metricId: string; revision: number; rows: number }>;
+
+/**
+ * One compaction pass (docs/metrics.md, "Rollups"), in one DuckDB transaction: every partial row is
+ * merged into its canonical minute row, and the same merged deltas into the hour, day and month
+ * rows holding that minute (merging is exact, so a tier row equals the merge of its minutes whichever
+ * way it is built); then the partials are deleted. Rows of revisions `current` does not name
+ * (rebuilt or destroyed metrics) are only deleted. Answers the rows folded per metric revision.
+ */
+export function compactPartials(store: RollupStore, current: (metricId: string) => number | null): Promise<Folded> {
+  return store.transaction('compact partials', async (conn) => {
+    const reader = await conn.runAndReadAll('SELECT metric_id, revision, series, minute, state FROM rollup_partials ORDER BY rowid');
+    const rows = reader.getRows();
+    const folded: Folded = new Map();
+    // metric revision → series NUL minute → merged state
+    const groups = new Map<string, { metricId: string; revision: number; states: Map<string, { series: string; minute: number; state: BucketState }> }>();
+    for (const [metricId, revision, series, minute, state] of rows) {
+      const key = `${String(metricId)}\u0000${Number(revision)}`;
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { metricId: String(metricId), revision: Number(revision), states: new Map() }));
+      const f = folded.get(key) ?? { metricId: g.metricId, revision: g.revision, rows: 0 };
+      f.rows++;
+      folded.set(key, f);
+      if (current(g.metricId) !== g.revision) continue;
+      const sk = `${String(series)}\u0000${Number(minute)}`;
+      const s = decodeState((state as { bytes: Uint8Array }).bytes);
+      const cur = g.states.get(sk);
+      if (cur) mergeState(cur.state, s);
+      else g.states.set(sk, { series: String(series), minute: Number(minute), state: s });
+    }
+    for (const g of groups.values()) {
+      if (g.states.size === 0) continue;
+      for (const tier of TIERS) {
+        const deltas = new Map<string, { series: string; start: number; state: BucketState }>();
+        for (const { series, minute, state } of g.states.values()) {
+          const start = bucketStart(tier, minute);
+          const k = `${series}@${start}`;
+          const d = deltas.get(k);
+          // Each tier merges into a copy: the minute deltas are reused by the next tier.
+          if (d) mergeState(d.state, state);
+          else deltas.set(k, { series, start, state: copyOf(state) });
+        }
+        await upsertTier(conn, tier, g.metricId, g.revision, deltas);
+      }
+    }
+    if (rows.length > 0) await conn.run('DELETE FROM rollup_partials');
+    return folded;
+  });
+}
+
+function copyOf(s: BucketState): BucketState {
+  return decodeState(encodeState(s));
+}
+
+/** Merge `deltas` into the tier's rows (read the existing ones, delete them, insert the merged). */
+async function upsertTier(conn: DuckDBConnection, tier: Tier, metricId: string, revision: number, deltas: Map<string, { series: string; start: number; state: BucketState }>): Promise<void> {
+  const table = tierTable(tier);
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const d of deltas.values()) {
+    lo = Math.min(lo, d.start);
+    hi = Math.max(hi, d.start);
+  }
+  // The start range lets DuckDB skip row groups by their min/max before the key test.
+  const where = `metric_id = $1 AND revision = $2 AND start BETWEEN $3 AND $4 AND list_contains($5, series || '@' || CAST(start AS VARCHAR))`;
+  const params: DuckDBValue[] = [metricId, revision, BigInt(lo), BigInt(hi), listValue([...deltas.keys()])];
+  const types = [VARCHAR, INTEGER, BIGINT, BIGINT, LIST(VARCHAR)];
+  const existing = (await conn.runAndReadAll(`SELECT series, start, state FROM ${table} WHERE ${where}`, params, types)).getRows();
+  for (const [series, start, state] of existing) {
+    const d = deltas.get(`${String(series)}@${Number(start)}`)!;
+    const merged = decodeState((state as { bytes: Uint8Array }).bytes);
+    mergeState(merged, d.state);
+    d.state = merged;
+  }
+  if (existing.length > 0) await conn.run(`DELETE FROM ${table} WHERE ${where}`, params, types);
+  const cols: DuckDBValue[][] = Array.from({ length: 16 }, () => []);
+  for (const d of deltas.values()) {
+    const f = figuresOf(d.state);
+    const row: DuckDBValue[] = [metricId, revision, d.series, BigInt(d.start), BigInt(f.count), BigInt(f.value_count), f.sum, f.min, f.max, f.last, f.last_at === null ? null : BigInt(f.last_at), f.p50, f.p95, f.p99, f.distinct, blobValue(encodeState(d.state))];
+    row.forEach((v, i) => cols[i]!.push(v));
+  }
+  const t = [VARCHAR, INTEGER, VARCHAR, BIGINT, BIGINT, BIGINT, DOUBLE, DOUBLE, DOUBLE, DOUBLE, BIGINT, DOUBLE, DOUBLE, DOUBLE, DOUBLE, BLOB];
+  await conn.run(`INSERT INTO ${table} SELECT ${cols.map((_, i) => `unnest($${i + 1})`).join(', ')}`, cols.map((c) => listValue(c)), t.map((x) => LIST(x)));
+}

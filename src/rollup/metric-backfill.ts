@@ -1,0 +1,157 @@
+import { join } from 'node:path';
+import { iso, type Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import { RerunJob } from '../transform/rerun-job.js';
+import type { ViewCatalog } from '../transform/view-catalog.js';
+import type { ViewFileManifest } from '../transform/view-records.js';
+import { loadHasher } from './hll.js';
+import type { MetricCatalog } from './metric-catalog.js';
+import type { MetricRecord } from './metric-records.js';
+import { metricTaskOf } from './metric-task.js';
+import { buildPartials, fieldsOfTask } from './partials.js';
+import type { PendingPartials } from './pending-partials.js';
+import type { RollupStore } from './rollup-store.js';
+import { stageSeenSeries } from './series-registry.js';
+import { readViewFileColumns } from './view-file-columns.js';
+
+/** How often views are looked at for files their own backfill added (they do not announce them). */
+const RESCAN_MS = 2_000;
+
+/**
+ * Metric backfill (docs/metrics.md, "Backfill"): the view files a metric revision did not count live
+ * — every file the view's own backfill wrote, and batch files committed before the revision's first
+ * live batch (`PendingPartials.liveFrom`) — go through the same partials builder as live batches,
+ * one file per DuckDB transaction with a (metric, revision, file) mark, in the metric's
+ * `backfill_strategy` order. A restart resumes at the first unmarked file; no file counts twice.
+ * Live batches never wait: they commit to LMDB on their own, and DuckDB merges interleave with files.
+ *
+ * Status: `initializing` → `backfilling` (started_at, totals) → `active` (completed_at); `error`
+ * with a reason when a file cannot be read or built. A rebuild (new revision) starts over.
+ */
+export class MetricBackfiller {
+  private readonly job: RerunJob;
+  private stopped = false;
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private readonly unsubscribe: Array<() => void> = [];
+  /** metric id → [revision, oldest min_ts of its files not yet backfilled (Infinity: none)]. */
+  private readonly remaining = new Map<string, [number, number]>();
+
+  constructor(private readonly d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger }) {
+    this.job = new RerunJob(() => this.runPending(), d.log, 'metric backfill');
+  }
+
+  start(): void {
+    this.unsubscribe.push(this.d.metrics.onChange(() => this.kick()), this.d.views.onChange(() => this.kick()));
+    this.timer = setInterval(() => this.kick(), RESCAN_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  kick(): void {
+    this.job.request();
+  }
+
+  /** Resolves once no pass is running (tests). */
+  idle(): Promise<void> {
+    return this.job.idle();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const u of this.unsubscribe) u();
+    if (this.timer) clearInterval(this.timer);
+    await this.job.stop();
+  }
+
+  /**
+   * Oldest event time (epoch ms) the backfill of the metric's current revision has not counted yet:
+   * Infinity when it has counted everything, null before it planned the run.
+   */
+  pendingFrom(metric: Pick<MetricRecord, 'id' | 'definition_revision'>): number | null {
+    const r = this.remaining.get(metric.id);
+    return r && r[0] === metric.definition_revision ? r[1] : null;
+  }
+
+  private async runPending(): Promise<void> {
+    for (const { value: m } of this.d.metrics.store.metrics.all()) {
+      if (this.stopped) return;
+      if (m.status !== 'initializing' && m.status !== 'backfilling' && m.status !== 'active') continue;
+      try {
+        await this.backfill(m);
+      } catch (err) {
+        const message = `backfill failed: ${(err as Error)?.message ?? String(err)}`;
+        this.d.log.error({ err, metric_id: m.id }, 'metric backfill failed');
+        await this.patch(m, () => ({ status: 'error', error_message: message }), true);
+      }
+    }
+  }
+
+  /** The files this revision must backfill, and those done. */
+  private async plan(m: MetricRecord): Promise<{ due: ViewFileManifest[]; done: Set<string> }> {
+    const files = this.d.views.store.filesOf(m.view_id);
+    // Read after listing: a file listed was committed, so a batch that counted it live had set this.
+    const liveFrom = this.d.pending.liveFrom(m.id, m.definition_revision) ?? Infinity;
+    const due = files.filter((f) => f.origin === 'backfill' || f.first_seq < liveFrom);
+    return { due, done: await this.d.db.backfilledFiles(m.id, m.definition_revision) };
+  }
+
+  private async backfill(start: MetricRecord): Promise<void> {
+    const view = this.d.views.store.byId(start.view_id);
+    if (!view) return;
+    const revision = start.definition_revision;
+    let { due, done } = await this.plan(start);
+    let todo = due.filter((f) => !done.has(f.id));
+    this.note(start, todo);
+    if (todo.length === 0 && start.status === 'active') return;
+    const now = () => iso(this.d.clock.now());
+    let m: MetricRecord | undefined = start;
+    if (start.status === 'initializing') {
+      m = await this.patch(start, () => ({ status: 'backfilling', backfill_started_at: now(), backfill_completed_at: null, ...progress(due.length, due.length - todo.length), error_message: null }));
+    }
+    await loadHasher();
+    while (m && todo.length > 0 && !this.stopped) {
+      const order = m.backfill_strategy === 'oldest_first' ? (a: ViewFileManifest, b: ViewFileManifest) => a.min_ts - b.min_ts : (a: ViewFileManifest, b: ViewFileManifest) => b.max_ts - a.max_ts;
+      const file = todo.sort(order)[0]!;
+      await this.file(m, file, join(this.d.views.viewDir(view), file.id));
+      ({ due, done } = await this.plan(m));
+      todo = due.filter((f) => !done.has(f.id));
+      this.note(m, todo);
+      m = await this.patch(m, () => progress(due.length, due.length - todo.length), false);
+      if (m && m.definition_revision !== revision) return;
+    }
+    if (m && todo.length === 0) await this.patch(m, (cur) => ({ status: 'active', ...progress(due.length, due.length), backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now() }));
+  }
+
+  /** Build one file's partials, register its series, merge it with its mark. */
+  private async file(m: MetricRecord, f: ViewFileManifest, path: string): Promise<void> {
+    const view = this.d.views.store.byId(m.view_id);
+    if (!view) return;
+    const task = metricTaskOf(m, view.output_schema);
+    const wanted = fieldsOfTask(task);
+    const fields = view.output_schema.filter((x) => wanted.has(x.name));
+    const { ts, columns } = await readViewFileColumns(this.d.db, path, fields);
+    const partials = buildPartials(task, ts, columns);
+    // Registered first: a crash after the merge must not leave a counted series unregistered
+    // (registering one that ends up uncounted is harmless).
+    await this.d.metrics.store.store.transaction(() => {
+      const cur = this.d.metrics.store.byId(m.id);
+      if (cur && cur.definition_revision === m.definition_revision) stageSeenSeries(this.d.metrics.store, m.id, partials.series, this.d.clock.now());
+    });
+    await this.d.db.mergeBackfillFile(m.id, m.definition_revision, f.id, partials);
+  }
+
+  private note(m: MetricRecord, todo: readonly ViewFileManifest[]): void {
+    this.remaining.set(m.id, [m.definition_revision, todo.reduce((min, f) => Math.min(min, f.min_ts), Infinity)]);
+  }
+
+  /** Patch the metric if it is still at this revision; answers it as it is now (undefined: gone). */
+  private async patch(m: MetricRecord, fn: (cur: MetricRecord) => Partial<MetricRecord>, notify = true): Promise<MetricRecord | undefined> {
+    const cur = this.d.metrics.store.byId(m.id);
+    if (!cur || cur.definition_revision !== m.definition_revision) return cur;
+    return this.d.metrics.patchMetric(m.id, (now) => (now.definition_revision === m.definition_revision ? fn(now) : {}), { notify });
+  }
+}
+
+function progress(total: number, completed: number): Pick<MetricRecord, 'backfill_total_count' | 'backfill_completed_count' | 'backfill_percent'> {
+  return { backfill_total_count: total, backfill_completed_count: completed, backfill_percent: total === 0 ? 100 : Math.floor((100 * completed) / total) };
+}

@@ -1,0 +1,63 @@
+import type { Clock } from '../clock.js';
+import { nextUpdatedAt } from '../catalog/timestamps.js';
+import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { MetricCatalog } from './metric-catalog.js';
+import { feedsLive } from './metric-task.js';
+import type { PendingPartials } from './pending-partials.js';
+import type { MetricPartials } from './rollup-types.js';
+import { stageSeenSeries } from './series-registry.js';
+
+/** What the rollups staged for one batch. */
+export interface RollupStaged {
+  /** The pending entry's key, or null when the batch brought no partials. */
+  key: number | null;
+  /** Metrics set to `error` by their worker outcome. */
+  failed: string[];
+}
+
+/**
+ * Rollups on the commit seam (docs/architecture.md, "The commit"), after views: inside the spool's
+ * transaction, each metric's partials of the batch become one pending LMDB entry (keyed by the
+ * batch's first spool sequence), the series it saw are registered, and the metric's live start is
+ * marked; a metric whose partials failed in the worker is set to `error`. Partials built for a
+ * revision the metric has left, or for a metric gone or in error, are dropped. Once durable,
+ * `merge(key)` carries the entry into DuckDB (rollups.ts).
+ */
+export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: PendingPartials; clock: Clock; merge: (key: number) => void }): CommitParticipant<RollupStaged | null> {
+  return {
+    name: 'rollups',
+    stage({ lease, result }) {
+      const outcomes = result.metrics ?? [];
+      if (outcomes.length === 0) return null;
+      const store = d.metrics.store;
+      const now = d.clock.now();
+      const keep: MetricPartials[] = [];
+      const failed: string[] = [];
+      for (const o of outcomes) {
+        const [id, revision] = o.status === 'ok' ? [o.partials.metricId, o.partials.revision] : [o.metricId, o.revision];
+        const m = store.byId(id);
+        if (!m || m.definition_revision !== revision || !feedsLive(m)) continue;
+        if (o.status === 'failed') {
+          const message = `building the rollups of the batch of spool entries ${lease.firstSeq}–${lease.lastSeq} failed: ${o.message}`;
+          store.stageMetric({ ...m, status: 'error', error_message: message, updated_at: nextUpdatedAt(d.clock, m.updated_at) });
+          failed.push(id);
+          continue;
+        }
+        d.pending.stageLiveFrom(id, revision, lease.firstSeq);
+        stageSeenSeries(store, id, o.partials.series, now);
+        if (o.partials.partials.length > 0) keep.push(o.partials);
+      }
+      if (keep.length === 0) return { key: null, failed };
+      d.pending.stage(lease.firstSeq, { metrics: keep });
+      return { key: lease.firstSeq, failed };
+    },
+    applyCommitted(_batch, staged) {
+      if (!staged) return;
+      if (staged.key !== null) d.merge(staged.key);
+      if (staged.failed.length > 0) d.metrics.notify(staged.failed);
+    },
+    abandon({ lease }) {
+      d.pending.forget(lease.firstSeq);
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import { join } from 'node:path';
+import { BIGINT, BLOB, blobValue, DuckDBInstance, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import { ApiError } from '../errors.js';
+import { TIERS, type Tier } from './rollup-types.js';
+import type { MetricPartials } from './rollup-types.js';
+
+/**
+ * The one boundary to the rollups' DuckDB database `DATA_DIR/rollups.duckdb` (one instance for the
+ * process). Tables (docs/metrics.md, "Rollups"):
+ *
+ * - `rollup_partials` (metric_id, revision, series, minute, state): minute partials appended
+ *   without a key, by committed batches and backfilled files; the compactor folds them away;
+ * - `rollup_applied` (batch): the spool batches whose partials are in, written in the same
+ *   transaction as their rows — a replay after a crash finds the mark and adds nothing;
+ * - `rollup_backfilled` (metric_id, revision, file_id): the same for each backfilled view file;
+ * - `rollup_minute|hour|day|month` (metric_id, revision, series, start, figures…, state): the
+ *   canonical rows, one per (metric, revision, series, bucket), figures precomputed from the state.
+ *
+ * Every write goes through `exclusive` (one connection, one operation at a time), so a transaction
+ * never races another writer; reads use their own connection and see committed snapshots.
+ */
+export class RollupStore {
+  private chain: Promise<unknown> = Promise.resolve();
+  private closed = false;
+
+  private constructor(private readonly instance: DuckDBInstance, private readonly writer: DuckDBConnection, readonly reader: DuckDBConnection) {}
+
+  static async open(dataDir: string): Promise<RollupStore> {
+    return duck('open the rollups database', async () => {
+      const instance = await DuckDBInstance.create(join(dataDir, 'rollups.duckdb'), { threads: '2' });
+      const store = new RollupStore(instance, await instance.connect(), await instance.connect());
+      await store.writer.run(SCHEMA);
+      return store;
+    });
+  }
+
+  /** Run `fn` with the write connection once every earlier write has finished. */
+  exclusive<T>(what: string, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    const run = this.chain.then(() => {
+      if (this.closed) throw new ApiError('service_unavailable', 'the rollups database is closed');
+      return duck(what, () => fn(this.writer));
+    });
+    this.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  /** `fn` inside one DuckDB transaction on the write connection (rolled back when it throws). */
+  transaction<T>(what: string, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
+    return this.exclusive(what, async (conn) => {
+      await conn.run('BEGIN TRANSACTION');
+      try {
+        const out = await fn(conn);
+        await conn.run('COMMIT');
+        return out;
+      } catch (err) {
+        await conn.run('ROLLBACK').catch(() => undefined);
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * Merge one committed batch's partials: rows and the batch's applied mark in one transaction.
+   * false when the mark was already there (a replay): nothing added.
+   */
+  mergeBatch(batch: number, metrics: readonly MetricPartials[]): Promise<boolean> {
+    return this.transaction('merge a batch of partials', async (conn) => {
+      const seen = await conn.runAndReadAll('SELECT 1 FROM rollup_applied WHERE batch = $1', [BigInt(batch)]);
+      if (seen.currentRowCount > 0) return false;
+      await insertPartials(conn, metrics);
+      await conn.run('INSERT INTO rollup_applied VALUES ($1)', [BigInt(batch)]);
+      return true;
+    });
+  }
+
+  /** Merge one backfilled view file's partials with its mark; false when it was done already. */
+  mergeBackfillFile(metricId: string, revision: number, fileId: string, partials: MetricPartials): Promise<boolean> {
+    return this.transaction('merge a backfilled file', async (conn) => {
+      const seen = await conn.runAndReadAll('SELECT 1 FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2 AND file_id = $3', [metricId, revision, fileId]);
+      if (seen.currentRowCount > 0) return false;
+      await insertPartials(conn, [partials]);
+      await conn.run('INSERT INTO rollup_backfilled VALUES ($1, $2, $3)', [metricId, revision, fileId]);
+      return true;
+    });
+  }
+
+  /** The view files already backfilled for this metric revision. */
+  async backfilledFiles(metricId: string, revision: number): Promise<Set<string>> {
+    const r = await duck('read backfill marks', () => this.reader.runAndReadAll('SELECT file_id FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2', [metricId, revision]));
+    return new Set(r.getRows().map((row) => String(row[0])));
+  }
+
+  /**
+   * Applied marks are needed only while their LMDB entry may replay: keep those of the pending keys.
+   * `pending` is read inside the exclusive section: a batch merged before it still has its LMDB entry
+   * until the delete commits, so its mark is kept (read earlier, a merge in between would lose it).
+   */
+  pruneApplied(pending: () => readonly number[]): Promise<void> {
+    return this.exclusive('prune applied marks', async (conn) => {
+      await conn.run('DELETE FROM rollup_applied WHERE NOT list_contains($1, batch)', [listValue(pending().map((k) => BigInt(k)))], [LIST(BIGINT)]);
+    });
+  }
+
+  /** Remove every row and mark of `metricId` whose revision is not `keep` (null: every revision). */
+  dropMetric(metricId: string, keep: number | null): Promise<void> {
+    return this.transaction('drop old rollup rows', async (conn) => {
+      const cond = 'metric_id = $1 AND revision IS DISTINCT FROM $2';
+      const params: DuckDBValue[] = [metricId, keep];
+      for (const t of ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)]) await conn.run(`DELETE FROM ${t} WHERE ${cond}`, params, [VARCHAR, INTEGER]);
+    });
+  }
+
+  /** (metric, revision) pairs that have rows (start-up: drop what metrics no longer need). */
+  async storedRevisions(): Promise<Array<{ metricId: string; revision: number }>> {
+    const sql = ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)].map((t) => `SELECT DISTINCT metric_id, revision FROM ${t}`).join(' UNION ');
+    const r = await duck('list stored revisions', () => this.reader.runAndReadAll(sql));
+    return r.getRows().map((row) => ({ metricId: String(row[0]), revision: Number(row[1]) }));
+  }
+
+  /** Let the writes queued so far finish, then close. */
+  async close(): Promise<void> {
+    await this.chain;
+    this.closed = true;
+    try {
+      this.writer.closeSync();
+      this.reader.closeSync();
+      this.instance.closeSync();
+    } catch {
+      // Closing twice is harmless.
+    }
+  }
+}
+
+/** The table of a tier's canonical rows (a fixed name per tier, never user text). */
+export function tierTable(tier: Tier): string {
+  return `rollup_${tier}`;
+}
+
+const TIER_COLUMNS = `metric_id VARCHAR, revision INTEGER, series VARCHAR, start BIGINT, count BIGINT, value_count BIGINT, sum DOUBLE, min DOUBLE, max DOUBLE,
+  last DOUBLE, last_at BIGINT, p50 DOUBLE, p95 DOUBLE, p99 DOUBLE, distinct_count DOUBLE, state BLOB`;
+
+const SCHEMA = [
+  'CREATE TABLE IF NOT EXISTS rollup_partials (metric_id VARCHAR, revision INTEGER, series VARCHAR, minute BIGINT, state BLOB)',
+  'CREATE TABLE IF NOT EXISTS rollup_applied (batch BIGINT)',
+  'CREATE TABLE IF NOT EXISTS rollup_backfilled (metric_id VARCHAR, revision INTEGER, file_id VARCHAR)',
+  ...TIERS.map((t) => `CREATE TABLE IF NOT EXISTS ${tierTable(t)} (${TIER_COLUMNS})`),
+].join(';\n');
+
+/** Append partial rows: one statement over bound lists (no per-row statements, no SQL from data). */
+async function insertPartials(conn: DuckDBConnection, metrics: readonly MetricPartials[]): Promise<void> {
+  const ids: string[] = [];
+  const revisions: number[] = [];
+  const series: string[] = [];
+  const minutes: bigint[] = [];
+  const states: DuckDBValue[] = [];
+  for (const m of metrics) {
+    for (const p of m.partials) {
+      ids.push(m.metricId);
+      revisions.push(m.revision);
+      series.push(m.series[p.series]!.hash);
+      minutes.push(BigInt(p.minute));
+      states.push(blobValue(p.state));
+    }
+  }
+  if (ids.length === 0) return;
+  await conn.run(
+    'INSERT INTO rollup_partials SELECT unnest($1), unnest($2), unnest($3), unnest($4), unnest($5)',
+    [listValue(ids), listValue(revisions), listValue(series), listValue(minutes), listValue(states)],
+    [LIST(VARCHAR), LIST(INTEGER), LIST(VARCHAR), LIST(BIGINT), LIST(BLOB)],
+  );
+}
+
+/** DuckDB failures as catalogue errors carrying the cause. */
+export async function duck<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof ApiError) throw err;
+    throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  }
+}

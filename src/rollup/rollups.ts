@@ -1,0 +1,193 @@
+import type { Clock } from '../clock.js';
+import type { Spool } from '../ingest/spool.js';
+import type { Logger } from '../log.js';
+import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { Store } from '../store/db.js';
+import { RerunJob } from '../transform/rerun-job.js';
+import type { ViewCatalog } from '../transform/view-catalog.js';
+import { compactPartials } from './compactor.js';
+import { MetricBackfiller } from './metric-backfill.js';
+import type { MetricCatalog } from './metric-catalog.js';
+import { PendingPartials } from './pending-partials.js';
+import { rollupCommitParticipant } from './rollup-commit.js';
+import { rollupReader } from './rollup-reader.js';
+import { RollupStore } from './rollup-store.js';
+import type { RollupReader } from './rollup-types.js';
+
+export interface RollupDeps {
+  store: Store;
+  dataDir: string;
+  metrics: MetricCatalog;
+  views: ViewCatalog;
+  spool: Spool;
+  clock: Clock;
+  log: Logger;
+  /** Tests only (config.rollupMergeDelayMs): hold each merge this long after its commit. */
+  mergeDelayMs?: number;
+}
+
+/** Quiet time before a compaction pass after a merge: passes fold many batches at once. */
+const COMPACT_DELAY_MS = 250;
+const RETRY_MS = 1_000;
+
+/**
+ * The rollups of every metric (docs/metrics.md, "Rollups"): the commit participant that stages
+ * partials in LMDB, the writer that merges committed ones into DuckDB exactly once, the compactor,
+ * the backfiller, and the reader the aggregation endpoint uses.
+ */
+export class Rollups implements RollupReader {
+  readonly pending: PendingPartials;
+  readonly reader: RollupReader;
+  readonly backfill: MetricBackfiller;
+  private readonly queue = new Set<number>();
+  private draining: Promise<void> | null = null;
+  private readonly compaction: RerunJob;
+  private compactTimer: ReturnType<typeof setTimeout> | null = null;
+  private stopped = false;
+  private unsubscribe: (() => void) | null = null;
+  /** Revision each metric's stored rows are known to be of (older ones get dropped). */
+  private readonly revisions = new Map<string, number>();
+
+  private constructor(private readonly d: RollupDeps, readonly db: RollupStore) {
+    this.pending = new PendingPartials(d.store);
+    this.reader = rollupReader(db, (id) => this.completeThrough(id));
+    this.backfill = new MetricBackfiller({ metrics: d.metrics, views: d.views, db, pending: this.pending, clock: d.clock, log: d.log });
+    this.compaction = new RerunJob(() => this.compactOnce(), d.log, 'rollup compaction');
+  }
+
+  static async open(d: RollupDeps): Promise<Rollups> {
+    return new Rollups(d, await RollupStore.open(d.dataDir));
+  }
+
+  read(q: Parameters<RollupReader['read']>[0]): ReturnType<RollupReader['read']> {
+    return this.reader.read(q);
+  }
+
+  /** The commit participant (after views). */
+  participant(): CommitParticipant {
+    return rollupCommitParticipant({ metrics: this.d.metrics, pending: this.pending, clock: this.d.clock, merge: (key) => this.merge(key) }) as CommitParticipant;
+  }
+
+  /** Replay what a crash left pending, drop rows no metric needs, start the backfiller. */
+  async start(): Promise<void> {
+    for (const key of this.pending.keys()) this.merge(key);
+    for (const { metricId, revision } of await this.db.storedRevisions()) {
+      const m = this.d.metrics.byId(metricId);
+      if (!m || m.definition_revision !== revision) await this.dropOld(metricId);
+      else this.revisions.set(metricId, revision);
+    }
+    this.unsubscribe = this.d.metrics.onChange((id) => {
+      const m = this.d.metrics.byId(id);
+      if (m && this.revisions.get(id) === m.definition_revision) return;
+      if (m) this.revisions.set(id, m.definition_revision);
+      else this.revisions.delete(id);
+      void this.dropOld(id).catch((err: unknown) => this.d.log.error({ err, metric_id: id }, 'dropping old rollup rows failed; retried at the next start'));
+    });
+    this.backfill.start();
+    this.requestCompaction();
+  }
+
+  /** A batch's pending partials are durable in LMDB: merge them into DuckDB (in commit order). */
+  merge(key: number): void {
+    this.queue.add(key);
+    this.draining ??= this.drain().finally(() => (this.draining = null));
+  }
+
+  private async drain(): Promise<void> {
+    while (this.queue.size > 0 && !this.stopped) {
+      const key = this.queue.values().next().value!;
+      if (this.d.mergeDelayMs) await sleep(this.d.mergeDelayMs);
+      try {
+        const entry = this.pending.get(key);
+        if (entry) await this.db.mergeBatch(key, entry.metrics);
+        await this.pending.remove(key);
+        this.queue.delete(key);
+        this.requestCompaction();
+      } catch (err) {
+        if (this.stopped) return;
+        this.d.log.error({ err, batch: key }, 'merging rollup partials into DuckDB failed; retrying');
+        await sleep(RETRY_MS);
+      }
+    }
+  }
+
+  private requestCompaction(): void {
+    if (this.compactTimer || this.stopped) return;
+    this.compactTimer = setTimeout(() => {
+      this.compactTimer = null;
+      this.compaction.request();
+    }, COMPACT_DELAY_MS);
+    this.compactTimer.unref();
+  }
+
+  /** One pass, then the metrics' compact progress and the applied marks no replay can need. */
+  private async compactOnce(): Promise<void> {
+    const folded = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
+    for (const f of folded.values()) {
+      const m = this.d.metrics.byId(f.metricId);
+      if (!m || m.definition_revision !== f.revision) continue;
+      const at = new Date(this.d.clock.now()).toISOString();
+      await this.d.metrics.patchMetric(
+        f.metricId,
+        (cur) => (cur.definition_revision !== f.revision ? {} : { compact_started_at: cur.compact_started_at ?? at, compact_total_count: cur.compact_total_count + f.rows, compact_completed_count: cur.compact_completed_count + f.rows, compact_percent: 100 }),
+        { notify: false },
+      );
+    }
+    await this.db.pruneApplied(() => this.pending.keys());
+  }
+
+  /** Remove rows and live marks of revisions the metric no longer has (all of them when it is gone). */
+  private async dropOld(metricId: string): Promise<void> {
+    const keep = this.d.metrics.byId(metricId)?.definition_revision ?? null;
+    await this.db.dropMetric(metricId, keep);
+    await this.pending.dropLive(metricId, keep);
+  }
+
+  /**
+   * RollupReader.completeThrough: the minute floor of the oldest of now, the oldest spool entry of
+   * the view's collection (received, not yet committed), the oldest minute still pending in LMDB,
+   * and the oldest file the backfill has not counted. null while the metric is not backfilling or
+   * active, or before its backfill planned its run.
+   */
+  completeThrough(metricId: string): number | null {
+    const m = this.d.metrics.byId(metricId);
+    if (!m || (m.status !== 'active' && m.status !== 'backfilling')) return null;
+    const view = this.d.views.store.byId(m.view_id);
+    const backfill = this.backfill.pendingFrom(m);
+    if (!view || backfill === null) return null;
+    let t = Math.min(this.d.clock.now(), backfill);
+    const spooled = this.d.spool.oldestReceivedAt(view.root_collection_id);
+    if (spooled !== null) t = Math.min(t, spooled);
+    const pending = this.pending.oldestMinute(metricId);
+    if (pending !== null) t = Math.min(t, pending);
+    return Math.floor(t / 60_000) * 60_000;
+  }
+
+  /** Resolves once merges, the compaction and the backfill have nothing left (tests). */
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.draining;
+      await this.backfill.idle();
+      if (this.compactTimer) {
+        clearTimeout(this.compactTimer);
+        this.compactTimer = null;
+        this.compaction.request();
+      }
+      await this.compaction.idle();
+      if (this.queue.size === 0 && !this.draining && !this.compactTimer) return;
+    }
+  }
+
+  /** After the pipeline stopped: finish the merges of committed batches, then close. */
+  async stop(): Promise<void> {
+    this.unsubscribe?.();
+    await this.backfill.stop();
+    await this.draining;
+    this.stopped = true;
+    if (this.compactTimer) clearTimeout(this.compactTimer);
+    await this.compaction.stop();
+    await this.db.close();
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
