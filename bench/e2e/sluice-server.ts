@@ -23,6 +23,8 @@ export interface MetricState {
   backfill_percent: number;
   backfill_started_at: string | null;
   backfill_completed_at: string | null;
+  compact_percent: number;
+  compact_completed_count: number;
 }
 
 /**

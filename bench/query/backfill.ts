@@ -30,3 +30,18 @@ export async function createAndBackfill(server: BenchServer, body: Record<string
     await sleep(POLL_MS);
   }
 }
+
+/**
+ * Wait until every metric's history is compacted (`compact_percent` 100: its partials folded into the
+ * minute, hour, day and month rows) — what queries read in steady state. Resolves with the seconds
+ * waited, or null when `timeoutS` passed first.
+ */
+export async function compacted(server: BenchServer, metricIds: readonly string[], timeoutS: number): Promise<number | null> {
+  const t0 = performance.now();
+  for (;;) {
+    const states = await Promise.all(metricIds.map((id) => server.metric(id)));
+    if (states.every((m) => m.compact_percent === 100)) return (performance.now() - t0) / 1000;
+    if (performance.now() - t0 > timeoutS * 1000) return null;
+    await sleep(POLL_MS);
+  }
+}
