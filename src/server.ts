@@ -25,6 +25,7 @@ import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { MetricCatalog } from './rollup/metric-catalog.js';
 import { LateDataFiles } from './rollup/late-data.js';
+import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
@@ -186,16 +187,27 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.rollups = rollups;
     await rollups.start();
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
-      viewTasks: (collectionId) => withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics),
+      viewTasks: (collectionId) =>
+        withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics, (viewId) => {
+          const project = services.projects.byId(services.views.store.byId(viewId)?.project_id ?? '');
+          return project ? services.lateData.lateBefore(viewId, project.late_data_window_minutes, services.spool.oldestReceivedAt(collectionId)) : undefined;
+        }),
       participants: [
         viewCommitParticipant(services.views, clock),
         rollups.participant(),
+        services.lateData.participant((viewId) => {
+          const v = services.views.store.byId(viewId);
+          return v && v.deleted_at === null && !services.views.destroying.has(v.id) ? v.project_id : undefined;
+        }),
         // A batch may settle a schema version an auto view waits for: generation looks (debounced).
         { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
       ],
       sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
       leaseMaxRecords: config.leaseMaxRecords,
     });
+    const refold = new LateRefolder({ late: services.lateData, metrics: services.metrics, views, db: rollups.db, pending: rollups.pending, clock, log, merged: () => rollups?.requestCompaction() });
+    services.lateRefold = refold;
+    refold.request();
     services.pipeline.start();
     services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
     services.viewBackfill.start();
@@ -228,6 +240,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       await services.viewBackfill?.stop();
       await services.viewJoins?.stop();
       await services.pipeline?.stop();
+      await services.lateRefold?.stop();
       await rollups?.stop();
       services.schema.close();
       // Last: counts what the pipeline drained while stopping.

@@ -20,6 +20,7 @@ import type { ViewCatalog } from './transform/view-catalog.js';
 import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
+import type { LateRefolder } from './rollup/late-refold.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -59,5 +60,5 @@ export interface Services {
   /** Late data files: events kept out of the rollups for arriving behind the late data window (src/rollup/late-data.ts). */
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
-  lateRefold: { request(): void } | null;
+  lateRefold: LateRefolder | null;
 }

@@ -93,8 +93,12 @@ function input(name: InputName): Input {
 
 /** What sits on the collection: nothing, one view, or one view with one metric on it. */
 type Extra = 'none' | 'view' | 'metric';
+/** Which build a scenario ran on: this one, or BENCH_BASELINE's. */
+type Build = 'this' | 'base';
+const BUILDS: Build[] = opts.baseline ? ['base', 'this'] : ['this'];
 
 interface Measured {
+  build: Build;
   input: InputName;
   workers: number;
   extra: Extra;
@@ -128,9 +132,9 @@ const EXTRA_LABEL: Record<Extra, string> = { none: '', view: ', view', metric: '
 /** How long a metric still counting after the drain is waited for. */
 const METRIC_GRACE_MS = 120_000;
 
-async function scenario(inp: Input, workers: number, extra: Extra): Promise<Measured | null> {
+async function scenario(inp: Input, workers: number, extra: Extra, build: Build): Promise<Measured | null> {
   const withView = extra !== 'none';
-  const server = await BenchServer.start(workers);
+  const server = await BenchServer.start(workers, build === 'base' ? opts.baseline! : undefined);
   try {
     let setup: ViewSetup | null = null;
     let metricId: string | null = null;
@@ -184,6 +188,7 @@ async function scenario(inp: Input, workers: number, extra: Extra): Promise<Meas
       else if (v.status !== 'active') notes.push(`view ${v.status}${v.error_message ? `: ${v.error_message}` : ''}`);
     }
     return {
+      build,
       input: inp.name,
       workers,
       extra,
@@ -211,7 +216,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
       `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
-      `warm-up ${opts.warmupPercent}% of the bodies, untimed\n`,
+      `warm-up ${opts.warmupPercent}% of the bodies, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
   const results: Measured[] = [];
   const bounds = new Map<InputName, ParseBound>();
@@ -222,11 +227,13 @@ async function main(): Promise<void> {
     process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
     for (const workers of opts.workers) {
       for (const extra of extras) {
-        if (extra !== 'none' && viewRefused !== null) continue;
-        const r = await scenario(inp, workers, extra);
-        if (r === null) continue;
-        results.push(r);
-        process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+        for (const build of BUILDS) {
+          if (extra !== 'none' && viewRefused !== null) continue;
+          const r = await scenario(inp, workers, extra, build);
+          if (r === null) continue;
+          results.push(r);
+          process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+        }
       }
     }
   }
@@ -234,6 +241,7 @@ async function main(): Promise<void> {
     results.map((r) => {
       const bound = bounds.get(r.input)!;
       return {
+        ...(opts.baseline ? { build: r.build } : {}),
         input: r.input,
         workers: r.workers,
         on: r.extra === 'none' ? '—' : r.extra === 'view' ? 'view' : 'view + metric',
@@ -264,14 +272,23 @@ async function main(): Promise<void> {
   for (const [name, b] of bounds) {
     process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
   }
-  const find = (input: InputName, workers: number, extra: Extra) => results.find((r) => r.input === input && r.workers === workers && r.extra === extra);
+  const find = (input: InputName, workers: number, extra: Extra, build: Build = 'this') => results.find((r) => r.build === build && r.input === input && r.workers === workers && r.extra === extra);
   const rate = (r: Measured) => r.records / r.seconds;
   const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
+  const cpu = (r: Measured) => r.cpuSeconds / r.records;
   for (const name of opts.inputs) {
     for (const extra of extras) {
-      const a = find(name, w1, extra);
-      const b = find(name, wN, extra);
-      if (a && b && w1 !== wN) process.stdout.write(`${name}${EXTRA_LABEL[extra]}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+      for (const build of BUILDS) {
+        const a = find(name, w1, extra, build);
+        const b = find(name, wN, extra, build);
+        if (a && b && w1 !== wN) process.stdout.write(`${name}${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+      }
+      // This build against the baseline, same input and workers: throughput, and CPU per record.
+      for (const workers of opts.baseline ? opts.workers : []) {
+        const base = find(name, workers, extra, 'base');
+        const mine = find(name, workers, extra, 'this');
+        if (base && mine) process.stdout.write(`${name}${EXTRA_LABEL[extra]}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec\n`);
+      }
     }
     for (const workers of opts.workers) {
       const none = find(name, workers, 'none');
@@ -282,7 +299,7 @@ async function main(): Promise<void> {
       if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
     }
   }
-  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}: ${r.note}\n`);
+  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`);
   if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
   process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 }

@@ -3,7 +3,9 @@
  * A value that does not parse stops the run with a message naming the variable and what it takes:
  * a typo must not fall back to a default and measure something else.
  */
+import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { join, resolve } from 'node:path';
 import { flagKnob, integerKnob, listKnob, OptionError, refuseOptions } from '../knobs.js';
 
 export const INPUTS = ['flat', 'nested', 'mixed'] as const;
@@ -26,6 +28,8 @@ export interface E2eOptions {
   warmupPercent: number;
   /** Distinct key orders in the nested records (producers). */
   keyOrders: number;
+  /** Another build's `src/main.js`: every scenario also runs on it, side by side (null: this build only). */
+  baseline: string | null;
 }
 
 /** Every knob with its default and meaning, for the refusal message and the docs. */
@@ -40,7 +44,16 @@ export const KNOBS: Record<string, string> = {
   BENCH_METRIC: '1 to also run each scenario with a view and one metric on it, beside the view alone (or --metric; default 0)',
   BENCH_WARMUP_PERCENT: 'share of the bodies sent and drained before timing, 0 to 50 (default 10)',
   BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
+  BENCH_BASELINE: "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
 };
+
+function baselineMain(): string | null {
+  const raw = process.env.BENCH_BASELINE;
+  if (raw === undefined || raw === '') return null;
+  const main = join(resolve(raw), 'src', 'main.js');
+  if (!existsSync(main)) throw new OptionError(`BENCH_BASELINE="${raw}": ${main} does not exist — ${KNOBS.BENCH_BASELINE}`);
+  return main;
+}
 
 /** The options, or a message and exit code 2 when one is wrong. */
 export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2eOptions {
@@ -60,6 +73,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2
       metric,
       warmupPercent: integer('BENCH_WARMUP_PERCENT', 10, 0, 50),
       keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
+      baseline: baselineMain(),
     };
   } catch (err) {
     return refuseOptions('e2e bench', KNOBS, err);

@@ -3,6 +3,7 @@ import { ApiError } from '../errors.js';
 import { recordRanges, type BatchFormat } from '../records/split.js';
 import { timestampMs } from '../timestamp.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
+import { checkNdjson } from './ndjson-check.js';
 
 export interface ParsedBatch {
   format: BatchFormat;
@@ -111,6 +112,9 @@ function lineOf(body: Buffer, offset: number): number {
 }
 
 function parseLines(body: Buffer, declaredNdjson: boolean): ParsedBatch {
+  // Most bodies are accepted by the byte check alone; anything it is unsure of is parsed below.
+  const checked = checkNdjson(body);
+  if (checked > 0) return { format: 'ndjson', records: checked };
   let records = 0;
   const bad = forEachLine(body, (line, lineNo) => {
     if (line.length * 3 > MAX_RECORD_BYTES && Buffer.byteLength(line) > MAX_RECORD_BYTES) {

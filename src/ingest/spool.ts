@@ -228,14 +228,15 @@ export class Spool {
 
   /**
    * Lease the oldest unleased entries of one collection (collections take turns), up to
-   * `maxRecords` records but always at least one entry. Null when nothing is waiting. A collection
+   * `maxRecords` records and `maxBytes` bytes of bodies but always at least one entry. Null when
+   * nothing is waiting. A collection
    * may hold up to `aheadOf(id)` leases at once (default 1): each starts after the last one active,
    * so leases of one collection cover consecutive ranges in sequence order, and the consumer
    * commits them in that order (docs/architecture.md, "Ordering"). A consumer that gives a lease
    * back must give back every later one of the collection before leasing it again. `limitOf`
    * narrows one collection's batches (the pipeline isolates a batch that keeps failing).
    */
-  lease(maxRecords: number, limitOf?: (collectionId: string) => number | undefined, aheadOf?: (collectionId: string) => number): SpoolLease | null {
+  lease(maxRecords: number, limitOf?: (collectionId: string) => number | undefined, aheadOf?: (collectionId: string) => number, maxBytes = Infinity): SpoolLease | null {
     // Each collection at most once per call: a re-added (sent to the back) entry is visited again by
     // a live Map iteration, so walk a bounded number of steps.
     let budget = this.queues.size;
@@ -244,7 +245,7 @@ export class Spool {
       if (q.entries === 0 || q.leases.length >= (aheadOf?.(collectionId) ?? 1)) continue;
       const leased = q.leases.reduce((n, l) => n + l.entries.length, 0);
       if (leased >= q.entries) continue;
-      const lease = this.leaseFrom(collectionId, q, Math.min(maxRecords, limitOf?.(collectionId) ?? maxRecords));
+      const lease = this.leaseFrom(collectionId, q, Math.min(maxRecords, limitOf?.(collectionId) ?? maxRecords), maxBytes);
       // Take turns: the collection just served goes to the back.
       this.queues.delete(collectionId);
       if (!lease) {
@@ -290,16 +291,18 @@ export class Spool {
     this.totalPending += delta;
   }
 
-  private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number): SpoolLease | null {
+  private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number, maxBytes: number): SpoolLease | null {
     const entries: LeasedEntry[] = [];
     let records = 0;
+    let bytes = 0;
     const after = q.leases.length > 0 ? q.leases[q.leases.length - 1]!.lastSeq + 1 : 0;
     for (const { key, value } of this.index.getRange({ start: [collectionId, after], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
       const entry = this.entryOf(key, value);
       if (!entry) continue;
       entries.push(entry);
       records += entry.records;
-      if (records >= maxRecords) break;
+      bytes += entry.body.byteLength;
+      if (records >= maxRecords || bytes >= maxBytes) break;
     }
     if (entries.length === 0) return null;
     const lease: SpoolLease = {

@@ -6,8 +6,10 @@
  *
  * A batch that fails (or is found stale) ends the epoch of every batch behind it: each of those
  * aborts at its next turn (its work is thrown away, its lease given back), and the collection is
- * leased again only once they are all back, starting from the failed batch's entries. The batches
- * before it are untouched: they plan and commit as they would have.
+ * leased again only once they and the failed batch are all back, starting from the failed batch's
+ * entries. The batches before it are untouched: they plan and commit as they would have, and a
+ * failed batch whose plan was applied to the book ahead waits for them (`earlierDone`) before the
+ * book is reloaded — reloading at once would make their plans stale too.
  */
 
 /** A turn was refused: an earlier batch of the collection failed or went stale. */
@@ -39,6 +41,8 @@ export interface LaneSlot {
   readonly committed: Gate;
   /** The plan was applied to the book ahead of the commit (a failure must then reload the book). */
   appliedAhead: boolean;
+  /** The batch failed (`fail`) and is on its way out: the collection is not leased meanwhile. */
+  failed: boolean;
 }
 
 export class CollectionLane {
@@ -52,7 +56,7 @@ export class CollectionLane {
   enter(): LaneSlot {
     let tail: LaneSlot | null = null;
     for (const s of this.slots) tail = s;
-    const slot: LaneSlot = { epoch: this.epoch, prev: tail, planned: gate(), committed: gate(), appliedAhead: false };
+    const slot: LaneSlot = { epoch: this.epoch, prev: tail, planned: gate(), committed: gate(), appliedAhead: false, failed: false };
     this.slots.add(slot);
     return slot;
   }
@@ -80,21 +84,44 @@ export class CollectionLane {
   }
 
   /**
-   * The batch is done. `ok` false (failed, stale or aborted) ends the epoch of every batch behind
-   * it when the slot was still live, so they abort; the batches before it stay live. Gates open
-   * either way: waiters then check their epoch.
+   * The batch committed: the next one may commit (before this one has left: what a batch does
+   * after its commit, such as the schema detector, must not hold the commits behind it).
+   */
+  markCommitted(slot: LaneSlot): void {
+    slot.committed.open();
+  }
+
+  /**
+   * The batch will not commit (failed, stale or aborted). When it was still live, the epoch of
+   * every batch behind it ends, so they abort; it and the batches before it stay live (an earlier
+   * failure still ends it). Idempotent; `leave(slot, false)` calls it.
+   */
+  fail(slot: LaneSlot): void {
+    if (slot.failed) return;
+    slot.failed = true;
+    if (slot.epoch !== this.epoch) return;
+    // The batches behind it keep their (now ended) epoch; it, the ones before it and the ones to
+    // come move to the new one.
+    const ended = this.epoch++;
+    let behind = false;
+    for (const s of this.slots) {
+      if (behind) continue;
+      if (s.epoch === ended) s.epoch = this.epoch;
+      if (s === slot) behind = true;
+    }
+  }
+
+  /** Resolves once every earlier batch has committed or left (never refused). */
+  async earlierDone(slot: LaneSlot): Promise<void> {
+    await slot.prev?.committed.done;
+  }
+
+  /**
+   * The batch is done. `ok` false: it failed (see `fail`). Gates open either way: waiters then
+   * check their epoch.
    */
   leave(slot: LaneSlot, ok: boolean): void {
-    if (!ok && slot.epoch === this.epoch) {
-      // The batches behind it keep their (now ended) epoch; the ones before it and the ones to
-      // come move to the new one.
-      const ended = this.epoch++;
-      let behind = false;
-      for (const s of this.slots) {
-        if (s === slot) behind = true;
-        else if (!behind && s.epoch === ended) s.epoch = this.epoch;
-      }
-    }
+    if (!ok) this.fail(slot);
     slot.planned.open();
     slot.committed.open();
     slot.prev = null;
@@ -106,9 +133,12 @@ export class CollectionLane {
     return this.slots.size;
   }
 
-  /** Batches of an ended epoch still in flight: the collection must not be leased until they are back. */
+  /**
+   * Batches of an ended epoch, or a failed one, still in flight: the collection must not be leased
+   * until they are back (a new batch would plan against a book about to be reloaded).
+   */
   draining(): boolean {
-    for (const s of this.slots) if (s.epoch !== this.epoch) return true;
+    for (const s of this.slots) if (s.epoch !== this.epoch || s.failed) return true;
     return false;
   }
 

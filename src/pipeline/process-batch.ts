@@ -13,7 +13,7 @@ import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './reco
 import { collectionInput, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
 import { loadHasher } from '../rollup/hll.js';
-import { metricPartialsStage } from '../rollup/metric-stage.js';
+import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
 import type { MetricOutcome } from '../rollup/metric-task.js';
 
 /**
@@ -68,6 +68,8 @@ export interface BatchResult {
   views: ViewOutcome[];
   /** One per metric of a view that produced output (absent: none). */
   metrics?: MetricOutcome[];
+  /** Per view with metrics that produced output: its event times and late events (absent: none). */
+  eventTimes?: ViewEventTimes[];
 }
 
 /** Path of a batch's file within the collection directory. */
@@ -153,11 +155,15 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     if (views.length === 0 || !opts.runScript) return { rows: rows.count, files: written, views: [] };
     let outcomes: ViewOutcome[];
     const metrics: MetricOutcome[] = [];
+    const eventTimes: ViewEventTimes[] = [];
     try {
       const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
       if (views.some((v) => v.metrics?.length)) await loadHasher();
-      const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof metricPartialsStage>[2]) => {
-        if (v.metrics?.length) metrics.push(...metricPartialsStage(v.metrics, ts, columns));
+      const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof viewMetricsStage>[2]) => {
+        if (!v.metrics?.length) return;
+        const r = viewMetricsStage(v, ts, columns);
+        metrics.push(...r.outcomes);
+        eventTimes.push(r.times);
       };
       outcomes = await transformViewsStage({ base, views, firstSeq: task.firstSeq, run: opts.runScript, onOutput });
     } catch (err) {
@@ -166,7 +172,7 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
       for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
       throw err;
     }
-    return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics } : {}) };
+    return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics, eventTimes } : {}) };
   };
 }
 

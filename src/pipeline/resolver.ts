@@ -1,5 +1,5 @@
 import type { BatchPlan, BookSettings, SchemaBook, Sighting } from '../schema/book.js';
-import { planFiles } from './file-plan.js';
+import { planFiles, type FileSpec } from './file-plan.js';
 import type { ResolveReply, ResolveRequest, Resolver } from './process-batch.js';
 
 /**
@@ -11,6 +11,22 @@ export interface BatchResolution {
   resolve: Resolver;
   /** Set once the plan has been answered. */
   plan(): BatchPlan | null;
+}
+
+/**
+ * Rows an unclassified shape gets in its own `_unclassified/<hash>` file are counted on its record
+ * (`unclassified_rows`: linked to the version it may get later) in the plan itself, so the plan
+ * applied to the book ahead of the commit is exactly what commits. Counted at the commit instead,
+ * it changed the plan there, and the book had to be reloaded and every later batch re-planned.
+ */
+function countUnclassifiedFileRows(plan: BatchPlan, files: readonly FileSpec[]): void {
+  const fileRows = new Map<string, number>();
+  for (const f of files) if (f.kind === 'unclassified' && f.shapeHash !== null) fileRows.set(f.shapeHash, (fileRows.get(f.shapeHash) ?? 0) + f.rows);
+  if (fileRows.size === 0) return;
+  plan.shapes.forEach((s, i) => {
+    const rows = s.version_id === null ? fileRows.get(s.id) : undefined;
+    if (rows) plan.shapes[i] = { ...s, unclassified_rows: (s.unclassified_rows ?? 0) + rows };
+  });
 }
 
 export function createBatchResolution(args: {
@@ -50,6 +66,7 @@ export function createBatchResolution(args: {
         return s ? s.entries.map((e) => ({ path: e.path, type: e.type })) : [];
       },
     });
+    countUnclassifiedFileRows(plan, files);
     const reply: ResolveReply = { type: 'plan', assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]), files };
     args.onPlan?.(plan);
     return reply;

@@ -41,6 +41,12 @@ function packEntries(lease: SpoolLease): { entries: BatchEntry[]; buffer: ArrayB
 
 /** Records per lease: large enough for good files, small enough to keep lag low. */
 export const LEASE_MAX_RECORDS = 50_000;
+/**
+ * Body bytes per lease. 50,000 records of 4 KB would be one 200 MB lease: the first worker would
+ * take a whole backlog of large records and the others wait (2 workers ran no faster than 1 on
+ * the e2e bench's nested input). 50,000 flat records of ~200 bytes stay under it.
+ */
+export const LEASE_MAX_BYTES = 16 << 20;
 const RETRY_MIN_MS = 500;
 /** The detector looks at a collection at most this often, after batches that brought new shapes. */
 const DETECTOR_INTERVAL_MS = 10_000;
@@ -77,6 +83,8 @@ export interface RunnerDeps {
   sweep?: () => number;
   /** Records per lease (default LEASE_MAX_RECORDS; `SLUICE_LEASE_MAX_RECORDS`, for tests of many small batches). */
   leaseMaxRecords?: number;
+  /** Body bytes per lease (default LEASE_MAX_BYTES). */
+  leaseMaxBytes?: number;
 }
 
 /**
@@ -216,6 +224,7 @@ export class PipelineRunner {
         this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
         (id) => this.narrow.get(id)?.limit,
         (id) => this.aheadOf(id),
+        this.d.leaseMaxBytes || LEASE_MAX_BYTES,
       );
       if (!lease) break;
       this.busy++;
@@ -268,11 +277,11 @@ export class PipelineRunner {
     const slot = lane.enter();
     let result: BatchResult | null = null;
     let ok = false;
+    let brought = false;
     // Why the plan was refused: the worker only hears "error" and fails with a plain message.
     let refused: unknown = null;
     try {
       const book = await schema.book(collection);
-      let brought = false;
       const resolution = createBatchResolution({
         book,
         settings: collection,
@@ -314,22 +323,36 @@ export class PipelineRunner {
         log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
       );
       ok = true;
+      lane.markCommitted(slot);
       this.backoff.delete(collection.id);
       this.failing.delete(collection.id);
       const n = this.narrow.get(collection.id);
       if (n && lease.lastSeq >= n.untilSeq) this.narrow.delete(collection.id);
       this.processedBatches++;
-      if (brought) {
-        await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
-      }
     } catch (err) {
+      if (slot.appliedAhead) await this.discardAppliedPlan(lane, slot, collection.id);
       await this.notCommitted(lease, collection, slot, result, refused ?? err);
     } finally {
-      // A plan applied ahead that did not commit leaves the book ahead of LMDB: reload it.
-      if (!ok && slot.appliedAhead && lane.live(slot)) schema.invalidate(collection.id);
       lane.leave(slot, ok);
       if (lane.size === 0) this.lanes.delete(collection.id);
     }
+    // After the slot has left: the detector reads the report and may re-key the collection, which
+    // must not hold the commits of the batches behind this one.
+    if (ok && brought) await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
+  }
+
+  /**
+   * A plan applied to the book ahead of its commit that will not commit leaves the book ahead of
+   * LMDB: reload it, but only once the batches before this one have committed (their plans were
+   * made against the same book and are sound; reloading now would make them stale and re-run
+   * them). The batches behind it abort at once (`fail`), and none of the collection is leased
+   * meanwhile. When an earlier batch failed too, its own reload has already discarded this plan.
+   */
+  private async discardAppliedPlan(lane: CollectionLane, slot: LaneSlot, collectionId: string): Promise<void> {
+    if (!lane.live(slot)) return;
+    lane.fail(slot);
+    await lane.earlierDone(slot);
+    if (lane.live(slot)) this.d.schema.invalidate(collectionId);
   }
 
   /** A batch that did not commit: abandon its output, then retry, re-run or isolate it. */

@@ -1,5 +1,7 @@
+import type { Database } from 'lmdb';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
+import type { CommitParticipant } from '../pipeline/commit-seam.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
@@ -47,16 +49,20 @@ export interface LateEvents {
 export class LateDataFiles {
   readonly files: Table<LateDataFileRecord>;
   readonly fileProject: Index;
+  /** View id → its late-data watermark: the latest event time its metrics counted live, never past the commit's now. */
+  private readonly watermarks: Database<number, string>;
 
   constructor(store: Store, private readonly clock: Clock, views: ViewCatalog) {
     this.files = new Table(store, 'late_data_files');
     this.fileProject = new Index(store, 'late_data_file_project');
+    this.watermarks = store.db<number, string>('view_event_watermark');
     views.addDependants({
       blocking: () => [],
       stageDestroy: (doomed) => {
         const ids = new Set(doomed.map((v) => v.id));
         const project = doomed[0]?.project_id;
         if (project !== undefined) for (const f of this.list(project)) if (ids.has(f.view_id)) this.stageRemoval(f);
+        for (const id of ids) void this.watermarks.remove(id);
         return () => undefined;
       },
     });
@@ -103,5 +109,42 @@ export class LateDataFiles {
   stageRemoval(rec: LateDataFileRecord): void {
     void this.files.remove(rec.project_id, rec.id);
     void this.fileProject.remove(rec.id);
+  }
+
+  /**
+   * The time before which a live batch's events are late for a view's metrics (docs/metrics.md,
+   * "Late data"): the view's watermark, floored to its minute, less the project's window — but
+   * never after the oldest record still in the spool (`oldestReceived`), so a record timed by its
+   * receipt is never late and a re-backfill can tell the left-out rows by their time alone.
+   * undefined while the view has no watermark (no live batch counted yet).
+   */
+  lateBefore(viewId: string, windowMinutes: number, oldestReceived: number | null): number | undefined {
+    const w = this.watermarks.get(viewId);
+    if (w === undefined) return undefined;
+    const boundary = w - (((w % 60_000) + 60_000) % 60_000) - windowMinutes * 60_000;
+    return oldestReceived === null ? boundary : Math.min(boundary, oldestReceived);
+  }
+
+  /** Late data on the commit seam, after the rollups: each view's late events become a late data file, its watermark advances. */
+  participant(projectOf: (viewId: string) => string | undefined): CommitParticipant<null> {
+    return {
+      name: 'late-data',
+      stage: ({ result }) => {
+        const now = this.clock.now();
+        for (const t of result.eventTimes ?? []) {
+          const project = projectOf(t.viewId);
+          if (project === undefined) continue;
+          const next = Math.min(t.maxTs, now);
+          const cur = this.watermarks.get(t.viewId);
+          if (cur === undefined || next > cur) void this.watermarks.put(t.viewId, next);
+          if (t.late === null) continue;
+          const file = result.views.find((o) => o.viewId === t.viewId);
+          const files = file?.status === 'ok' && file.file ? [file.file.path] : [];
+          this.stageNew(project, { viewId: t.viewId, count: t.late.count, minTs: t.late.minTs, maxTs: t.late.maxTs, exclusionBelow: t.late.exclusionBelow, files });
+        }
+        return null;
+      },
+      applyCommitted: () => undefined,
+    };
   }
 }

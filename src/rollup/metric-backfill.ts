@@ -14,6 +14,28 @@ import type { RollupStore } from './rollup-store.js';
 import { stageSeenSeries } from './series-registry.js';
 import { readViewFileColumns } from './view-file-columns.js';
 
+/**
+ * Count one view file into a metric revision: build its partials (only events in `bounds`, see
+ * MetricTask), register its series, merge them with the mark `markId` (nothing when it is there).
+ * The backfill and the late-data re-backfill count files through this.
+ */
+export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; clock: Clock }, m: MetricRecord, path: string, markId: string, bounds: { eventBefore?: number } = {}): Promise<void> {
+  const view = d.views.store.byId(m.view_id);
+  if (!view) return;
+  const task = { ...metricTaskOf(m, view.output_schema), ...bounds };
+  const wanted = fieldsOfTask(task);
+  const fields = view.output_schema.filter((x) => wanted.has(x.name));
+  const { ts, columns } = await readViewFileColumns(d.db, path, fields);
+  const partials = buildPartials(task, ts, columns);
+  // Registered first: a crash after the merge must not leave a counted series unregistered
+  // (registering one that ends up uncounted is harmless).
+  await d.metrics.store.store.transaction(() => {
+    const cur = d.metrics.store.byId(m.id);
+    if (cur && cur.definition_revision === m.definition_revision) stageSeenSeries(d.metrics.store, m.id, partials.series, d.clock.now());
+  });
+  await d.db.mergeBackfillFile(m.id, m.definition_revision, markId, partials);
+}
+
 /** How often views are looked at for files their own backfill added (they do not announce them). */
 const RESCAN_MS = 2_000;
 
@@ -112,7 +134,7 @@ export class MetricBackfiller {
     while (m && todo.length > 0 && !this.stopped) {
       const order = m.backfill_strategy === 'oldest_first' ? (a: ViewFileManifest, b: ViewFileManifest) => a.min_ts - b.min_ts : (a: ViewFileManifest, b: ViewFileManifest) => b.max_ts - a.max_ts;
       const file = todo.sort(order)[0]!;
-      await this.file(m, file, join(this.d.views.viewDir(view), file.id));
+      await countViewFile(this.d, m, join(this.d.views.viewDir(view), file.id), file.id);
       ({ due, done } = await this.plan(m));
       todo = due.filter((f) => !done.has(f.id));
       this.note(m, todo);
@@ -120,24 +142,6 @@ export class MetricBackfiller {
       if (m && m.definition_revision !== revision) return;
     }
     if (m && todo.length === 0) await this.patch(m, (cur) => ({ status: 'active', ...progress(due.length, due.length), backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now() }));
-  }
-
-  /** Build one file's partials, register its series, merge it with its mark. */
-  private async file(m: MetricRecord, f: ViewFileManifest, path: string): Promise<void> {
-    const view = this.d.views.store.byId(m.view_id);
-    if (!view) return;
-    const task = metricTaskOf(m, view.output_schema);
-    const wanted = fieldsOfTask(task);
-    const fields = view.output_schema.filter((x) => wanted.has(x.name));
-    const { ts, columns } = await readViewFileColumns(this.d.db, path, fields);
-    const partials = buildPartials(task, ts, columns);
-    // Registered first: a crash after the merge must not leave a counted series unregistered
-    // (registering one that ends up uncounted is harmless).
-    await this.d.metrics.store.store.transaction(() => {
-      const cur = this.d.metrics.store.byId(m.id);
-      if (cur && cur.definition_revision === m.definition_revision) stageSeenSeries(this.d.metrics.store, m.id, partials.series, this.d.clock.now());
-    });
-    await this.d.db.mergeBackfillFile(m.id, m.definition_revision, f.id, partials);
   }
 
   private note(m: MetricRecord, todo: readonly ViewFileManifest[]): void {

@@ -1,4 +1,5 @@
 import type { OutputColumn } from '../transform/output-schema.js';
+import type { ViewTask } from '../transform/view-stage.js';
 import type { MetricOutcome, MetricTask } from './metric-task.js';
 import { buildPartials } from './partials.js';
 
@@ -15,4 +16,34 @@ export function metricPartialsStage(tasks: readonly MetricTask[], ts: ArrayLike<
       return { status: 'failed', metricId: task.metricId, revision: task.revision, message: (err as Error)?.message ?? String(err) };
     }
   });
+}
+
+/**
+ * What a batch told about a view's event times (docs/metrics.md, "Late data"): the latest one (the
+ * view's late-data watermark follows it) and the events left out of its metrics as late.
+ */
+export interface ViewEventTimes {
+  viewId: string;
+  maxTs: number;
+  late: { count: number; minTs: number; maxTs: number; exclusionBelow: number } | null;
+}
+
+/** The metrics of one view over its batch output, late events left out; with the view's event times. */
+export function viewMetricsStage(v: Pick<ViewTask, 'viewId' | 'metrics' | 'lateBefore'>, ts: Float64Array, columns: readonly OutputColumn[]): { outcomes: MetricOutcome[]; times: ViewEventTimes } {
+  const tasks = v.metrics ?? [];
+  const from = v.lateBefore;
+  let maxTs = -Infinity;
+  let count = 0;
+  let lateMin = Infinity;
+  let lateMax = -Infinity;
+  for (const t of ts) {
+    if (t > maxTs) maxTs = t;
+    if (from !== undefined && t < from) {
+      count++;
+      if (t < lateMin) lateMin = t;
+      if (t > lateMax) lateMax = t;
+    }
+  }
+  const outcomes = metricPartialsStage(from === undefined ? tasks : tasks.map((t) => ({ ...t, eventFrom: from })), ts, columns);
+  return { outcomes, times: { viewId: v.viewId, maxTs, late: count > 0 ? { count, minTs: lateMin, maxTs: lateMax, exclusionBelow: from! } : null } };
 }

@@ -21,6 +21,13 @@ export interface MetricTask {
   nullHandling: 'skip' | 'count_as_zero';
   /** group_by field → the field whose value labels its series; null when none. */
   displayFields: Record<string, string> | null;
+  /**
+   * Only records whose event time (`__ts`) is at or after `eventFrom` and before `eventBefore`
+   * count (docs/metrics.md, "Late data"): a live batch leaves late events out with `eventFrom`, a
+   * re-backfill folds exactly those back with `eventBefore`. Absent: no bound.
+   */
+  eventFrom?: number;
+  eventBefore?: number;
 }
 
 /** A metric's result for one batch: its partials, or why it failed (the batch goes on either way). */

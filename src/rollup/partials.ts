@@ -41,7 +41,10 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
   const total = new SeriesAcc(shape, -1);
   const series = new Map<string, SeriesAcc>();
   let kept = 0;
+  const from = task.eventFrom ?? -Infinity;
+  const before = task.eventBefore ?? Infinity;
   for (let r = 0; r < n; r++) {
+    if (ts[r]! < from || ts[r]! >= before) continue;
     if (keep !== null && !keep(r)) continue;
     const t = times[r];
     if (t === null || t === undefined) continue;

@@ -111,7 +111,8 @@ export class Rollups implements RollupReader {
     }
   }
 
-  private requestCompaction(): void {
+  /** Fold merged partials into the tiers soon (after merges made outside the commit, e.g. a late-data re-backfill). */
+  requestCompaction(): void {
     if (this.compactTimer || this.stopped) return;
     this.compactTimer = setTimeout(() => {
       this.compactTimer = null;

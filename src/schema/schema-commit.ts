@@ -6,7 +6,7 @@ import type { FileManifest } from './schema-store.js';
 
 interface SchemaStaged {
   manifests: FileManifest[];
-  /** The commit changed the plan (identity limit reached, a hand settle, unclassified rows counted). */
+  /** The commit changed the plan (identity limit reached, a hand settle). */
   adjusted: boolean;
 }
 
@@ -21,9 +21,8 @@ export function schemaCommitParticipant(schema: SchemaService): CommitParticipan
     name: 'schema',
     stage({ collection, plan, result, lease, book }) {
       const versions = [...plan.versions];
-      const shapes = [...plan.shapes];
       const manifests = schema.stageCommit(collection, plan, result.files, { first: lease.firstSeq, last: lease.lastSeq }, book);
-      const adjusted = plan.versions.some((v, i) => v !== versions[i]) || plan.shapes.some((s, i) => s !== shapes[i]);
+      const adjusted = plan.versions.some((v, i) => v !== versions[i]);
       return { manifests, adjusted };
     },
     applyCommitted({ collection, plan, book }, staged) {

@@ -211,15 +211,8 @@ export class SchemaService {
       }
       void this.db.versions.put(c.id, next);
     });
-    // Rows an unclassified shape got in its own file: linked to the version it may get later.
-    const fileRows = new Map<string, number>();
-    for (const f of files) if (f.kind === 'unclassified' && f.shapeHash !== null) fileRows.set(f.shapeHash, (fileRows.get(f.shapeHash) ?? 0) + f.rows);
-    plan.shapes.forEach((s, i) => {
-      const rows = s.version_id === null ? fileRows.get(s.id) : undefined;
-      const next = rows ? { ...s, unclassified_rows: (s.unclassified_rows ?? 0) + rows } : s;
-      plan.shapes[i] = next;
-      void this.db.shapes.put(c.id, next);
-    });
+    // Shapes as planned: their `unclassified_rows` already count this batch's own files (resolver.ts).
+    for (const s of plan.shapes) void this.db.shapes.put(c.id, s);
     if (plan.overflow.rows > 0) {
       const meta = this.db.meta.get(c.id);
       if (meta) void this.db.meta.put(c.id, { ...meta, unclassified_overflow: addOverflow(meta.unclassified_overflow ?? { rows: 0, shapes_min: 0 }, plan.overflow) });

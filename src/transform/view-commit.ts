@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
 import type { ViewCatalog } from './view-catalog.js';
-import type { ViewFileManifest } from './view-records.js';
 import { stageReopenForBatch } from './backfill-reopen.js';
-import { removeViewFiles, type ViewOutcome, type ViewTask } from './view-stage.js';
+import { removeViewFiles, type ScriptRoute, type ViewOutcome, type ViewTask } from './view-stage.js';
+import type { ViewFileManifest, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
 
 /**
  * Views on the commit seam (docs/architecture.md, "The commit"): each view's outcome of a batch is
@@ -80,9 +80,28 @@ export function viewTasksFor(views: ViewCatalog, collectionId: string): ViewTask
     const t = ts.find((x) => x.id === v.adopting_transform_id) ?? ts[0];
     if (!t || t.transform_script === null || t.script_hash === null) continue;
     fed.add(v.id);
-    tasks.push({ viewId: v.id, parentViewId: v.parent_view_id, transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, outputSchema: v.output_schema, dir: views.viewDir(v) });
+    const routes = scriptRoutes(views.store.versionsOf(v.id), ts, t.id);
+    tasks.push({ viewId: v.id, parentViewId: v.parent_view_id, transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, outputSchema: v.output_schema, dir: views.viewDir(v), ...(routes.length > 0 ? { routes } : {}) });
   }
   return tasks;
+}
+
+/**
+ * Schema versions whose view version record names a transform other than the view's serving one
+ * (a person assigned the shape to it): their records run that transform's script, while it has one
+ * and serves.
+ */
+function scriptRoutes(records: readonly ViewVersionRecord[], serving: readonly ViewTransformRecord[], defaultId: string): ScriptRoute[] {
+  const routes = new Map<string, ScriptRoute>();
+  for (const r of records) {
+    if (r.transform_id === defaultId) continue;
+    const t = serving.find((x) => x.id === r.transform_id);
+    if (!t || t.transform_script === null || t.script_hash === null) continue;
+    let route = routes.get(t.id);
+    if (!route) routes.set(t.id, (route = { transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, versionIds: [] }));
+    route.versionIds.push(r.schema_version_id);
+  }
+  return [...routes.values()];
 }
 
 /** Remove view files no committed manifest names, and directories of views that no longer exist (start-up). */

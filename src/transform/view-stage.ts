@@ -28,6 +28,21 @@ export interface ViewTask {
   dir: string;
   /** Metrics aggregating this view: the rollup stage builds their partials from its output. */
   metrics?: MetricTask[];
+  /** Events timed before this are late for the view's metrics (docs/metrics.md, "Late data"); absent: none are. */
+  lateBefore?: number;
+  /**
+   * Schema versions a person assigned to another transform of the view (docs/views.md, "Transforms"):
+   * their records run that transform's script; every other record runs this task's. Absent: none.
+   */
+  routes?: ScriptRoute[];
+}
+
+/** Records of these schema versions run this transform's script. */
+export interface ScriptRoute {
+  transformId: string;
+  scriptHash: string;
+  script: string;
+  versionIds: string[];
 }
 
 /** Hears each view's coerced output once its file is written (the metrics' partials are built from it). */
@@ -132,9 +147,10 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
       outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'failed', reason: 'parent_failed', message: `its parent view ${v.parentViewId} produced no output for this batch`, recordIndex: null });
       continue;
     }
-    const ran = await runChunked(input, v, args.run);
+    const ran = await runRouted(input, v, args.run);
     if (ran.status === 'failed') {
-      outcomes.push({ viewId: v.viewId, transformId: v.transformId, ...ran });
+      const { transformId, ...failure } = ran;
+      outcomes.push({ viewId: v.viewId, transformId, ...failure });
       continue;
     }
     const { outputs, sources } = ran;
@@ -180,6 +196,46 @@ export function removeViewFiles(dirOf: (viewId: string) => string, outcomes: rea
 }
 
 type Ran = { status: 'ok'; outputs: Record<string, unknown>[]; sources: number[] } | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
+
+/**
+ * The view's records through its scripts: each routed schema version's records through its route's
+ * transform, the rest through the task's; outputs in record order. A failure names its transform.
+ */
+async function runRouted(input: ViewInput, v: ViewTask, run: RunScript): Promise<Extract<Ran, { status: 'ok' }> | (Extract<Ran, { status: 'failed' }> & { transformId: string })> {
+  const routes = v.routes ?? [];
+  if (routes.length === 0) {
+    const r = await runChunked(input, v, run);
+    return r.status === 'failed' ? { ...r, transformId: v.transformId } : r;
+  }
+  const routeOf = new Map<string, number>();
+  routes.forEach((r, k) => r.versionIds.forEach((id) => routeOf.set(id, k)));
+  const parts: number[][] = Array.from({ length: routes.length + 1 }, () => []);
+  for (let i = 0; i < input.ts.length; i++) parts[routeOf.get(input.versions[i] ?? '') ?? routes.length]!.push(i);
+  const merged: Array<[number, Record<string, unknown>]> = [];
+  for (let k = 0; k <= routes.length; k++) {
+    const rows = parts[k]!;
+    if (rows.length === 0) continue;
+    const script = k < routes.length ? routes[k]! : v;
+    const r = await runChunked(subsetInput(input, rows), { ...v, scriptHash: script.scriptHash, script: script.script }, run);
+    if (r.status === 'failed') {
+      const recordIndex = r.recordIndex === null ? null : rows[r.recordIndex]!;
+      return { ...r, message: r.recordIndex === null ? r.message : r.message.replace(`record ${r.recordIndex}`, `record ${recordIndex}`), recordIndex, transformId: script.transformId };
+    }
+    for (let j = 0; j < r.outputs.length; j++) merged.push([rows[r.sources[j]!]!, r.outputs[j]!]);
+  }
+  // Stable: outputs of one record keep their order.
+  merged.sort((a, b) => a[0] - b[0]);
+  return { status: 'ok', outputs: merged.map((m) => m[1]), sources: merged.map((m) => m[0]) };
+}
+
+/** The records `rows` (ascending indexes) of `input`, as an input of their own. */
+function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
+  const pick = (a: Float64Array) => Float64Array.from(rows, (i) => a[i]!);
+  const common = { ts: pick(input.ts), received: pick(input.received), seq: pick(input.seq), versions: rows.map((i) => input.versions[i]!) };
+  const b = input.bytes;
+  if (!b) return { texts: rows.map((i) => input.texts[i]!), ...common };
+  return { bytes: { bodies: b.bodies, entry: Int32Array.from(rows, (i) => b.entry[i]!), start: Int32Array.from(rows, (i) => b.start[i]!), end: Int32Array.from(rows, (i) => b.end[i]!) }, ...common };
+}
 
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {

@@ -14,10 +14,11 @@ export interface ChildServer {
 
 /**
  * Start `node main.js` as a separate process (for signal and crash tests) and wait until it listens.
- * `execArgv` are node options (e.g. `--cpu-prof`, which NODE_OPTIONS does not take).
+ * `execArgv` are node options (e.g. `--cpu-prof`, which NODE_OPTIONS does not take); `mainJs` another
+ * build's entry point (benchmarks compare builds).
  */
-export async function startChild(env: Record<string, string>, timeoutMs = 20_000, execArgv: readonly string[] = []): Promise<ChildServer> {
-  const proc = spawn(process.execPath, [...execArgv, MAIN_JS], {
+export async function startChild(env: Record<string, string>, timeoutMs = 20_000, execArgv: readonly string[] = [], mainJs = MAIN_JS): Promise<ChildServer> {
+  const proc = spawn(process.execPath, [...execArgv, mainJs], {
     env: { ...process.env, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -119,6 +119,23 @@ describe('spool: group commit, consumer leases, restart', () => {
     assert.equal(total, slugs.length * perCollection + 2);
   });
 
+  it('a lease stops at its byte budget (at least one entry), and the next lease goes on from there', async () => {
+    const collection = await srv.sluice.services.collections.ensure(srv.sluice.services.sources.byId(f.sourceId)!, 'bytes');
+    for (let l = spool().lease(1_000_000); l; l = spool().lease(1_000_000)) await spool().complete(l);
+    const body = (i: number) => Buffer.from(`{"i":${i},"pad":"${'x'.repeat(90)}"}`);
+    const size = body(0).byteLength;
+    const seqs = await Promise.all([0, 1, 2, 3, 4].map((i) => spool().append({ collection_id: collection.id, project_id: f.projectId, received_at: Date.now(), records: 1, format: 'ndjson', body: body(i) })));
+    const ahead = () => 3;
+    // Two bodies reach the budget; a budget below one body still takes one entry.
+    const first = spool().lease(100, undefined, ahead, 2 * size)!;
+    assert.deepEqual(first.entries.map((e) => e.seq), seqs.slice(0, 2));
+    const second = spool().lease(100, undefined, ahead, 1)!;
+    assert.deepEqual(second.entries.map((e) => e.seq), seqs.slice(2, 3));
+    const rest = spool().lease(100, undefined, ahead)!;
+    assert.deepEqual(rest.entries.map((e) => e.seq), seqs.slice(3));
+    for (const l of [first, second, rest]) await spool().complete(l);
+  });
+
   it('a lease not completed before a restart is replayed; force-deleting a collection drops its entries', async () => {
     const g = await createIngestKey(srv, 'replay');
     for (let l = spool().lease(1_000_000); l; l = spool().lease(1_000_000)) await spool().complete(l);

@@ -124,4 +124,43 @@ describe('collection lane', () => {
     assert.equal(await state(plan), 'resolved', 'a left without planning (a destroyed collection): b plans');
     assert.equal(await state(commit), 'resolved');
   });
+
+  it('a failed batch still in flight keeps the lane draining, waits for the batches before it, and stays live unless one of them fails', async () => {
+    const lane = new CollectionLane('col_a');
+    const [a, b, c] = [lane.enter(), lane.enter(), lane.enter()];
+    for (const s of [a, b, c]) lane.markPlanned(s);
+    // b failed after its plan was applied ahead: c is aborted at once, b waits for a.
+    lane.fail(b);
+    assert.equal(lane.live(c), false);
+    assert.equal(lane.live(b), true, 'no earlier batch failed');
+    assert.equal(lane.draining(), true, 'b is on its way out: nothing new is leased');
+    const bWait = lane.earlierDone(b);
+    assert.equal(await state(bWait), 'pending', 'a has not committed');
+    lane.markCommitted(a);
+    assert.equal(await state(bWait), 'resolved', 'a committed (it has not left yet)');
+    lane.leave(a, true);
+    lane.leave(c, false);
+    lane.leave(b, false);
+    assert.equal(lane.draining(), false);
+    assert.equal(lane.size, 0);
+  });
+
+  it('a failure before a failed batch ends its epoch too', async () => {
+    const lane = new CollectionLane('col_a');
+    const [a, b] = [lane.enter(), lane.enter()];
+    lane.fail(b);
+    lane.fail(a);
+    assert.equal(lane.live(b), false, "a's failure discards what b would have done");
+    assert.equal(lane.live(a), true);
+  });
+
+  it('a commit opens the turn of the batch behind before the batch leaves', async () => {
+    const lane = new CollectionLane('col_a');
+    const [a, b] = [lane.enter(), lane.enter()];
+    const bTurn = lane.commitTurn(b);
+    lane.markCommitted(a);
+    assert.equal(await state(bTurn), 'resolved');
+    lane.leave(a, true);
+    lane.leave(b, true);
+  });
 });

@@ -8,7 +8,7 @@ import { DEFAULT_SCHEMA_SETTINGS } from '../../src/catalog/collections.js';
 import type { CollectionRecord } from '../../src/catalog/records.js';
 import { systemClock } from '../../src/clock.js';
 import { Spool } from '../../src/ingest/spool.js';
-import { PipelineRunner, POISON_ATTEMPTS } from '../../src/pipeline/runner.js';
+import { PipelineRunner, POISON_ATTEMPTS, type RunnerDeps } from '../../src/pipeline/runner.js';
 import { SchemaService } from '../../src/schema/schema-service.js';
 import { Store } from '../../src/store/db.js';
 import { deferred, ScriptedPool, type Script } from './scripted-pool.js';
@@ -67,8 +67,8 @@ describe('runner: batches of one collection in flight together', () => {
     return seqs;
   }
 
-  function start(pool: ScriptedPool, leaseMaxRecords = 10): PipelineRunner {
-    runner = new PipelineRunner({ spool, collections: { byId: (id) => (id === collection.id ? collection : undefined) }, schema, pool, clock: systemClock, log: pino({ level: 'silent' }), leaseMaxRecords });
+  function start(pool: ScriptedPool, leaseMaxRecords = 10, deps: Partial<RunnerDeps> = {}): PipelineRunner {
+    runner = new PipelineRunner({ spool, collections: { byId: (id) => (id === collection.id ? collection : undefined) }, schema, pool, clock: systemClock, log: pino({ level: 'silent' }), leaseMaxRecords, ...deps });
     runner.start();
     return runner;
   }
@@ -186,5 +186,71 @@ describe('runner: batches of one collection in flight together', () => {
     const byShape = new Map(committedVersions().map((v) => [v.signature, v.row_count]));
     assert.equal(byShape.get('a:number'), 50, 'the other five entries are committed once');
     assert.equal(byShape.get('k:number,poison:boolean') ?? 0, 0, 'nothing of the set-aside entry is counted');
+  });
+
+  it('batches that write unclassified files commit as planned: none is re-planned, and the rows are counted once', async () => {
+    // No room for candidates: every shape stays unclassified and gets an `_unclassified/<hash>`
+    // file. Its rows are counted on the shape when the plan is made, so the commit changes
+    // nothing and the plans of the batches behind it stay good.
+    const noPool: CollectionRecord = { ...collection, schema_candidate_pool: 0 };
+    const seqs = await spoolEntries(4);
+    const gates = new Map(seqs.map((s) => [s, deferred()]));
+    const pool = new ScriptedPool(4, (run) => ({ beforeReturn: () => gates.get(run.firstSeq)!.promise }));
+    const r = start(pool, 10, { collections: { byId: (id) => (id === noPool.id ? noPool : undefined) } });
+    const runs = await pool.started(4);
+    await Promise.all(runs.map((x) => x.planned));
+    for (const s of seqs) gates.get(s)!.resolve();
+    assert.ok(await r.idle(10_000));
+    assert.equal(pool.runs.length, 4, 'each batch ran once');
+    const [shape, ...others] = schema.db.shapes.list(collection.id);
+    assert.equal(others.length, 0);
+    assert.equal(shape!.version_id, null);
+    assert.equal(shape!.unclassified_rows, 40, 'every row of the unclassified files counted once');
+    assert.equal((await schema.book(noPool)).shapes.get(shape!.id)!.unclassified_rows, 40, 'the book holds what is committed');
+  });
+
+  it('a batch that fails after it planned lets the batches before it commit without running again', async () => {
+    // a is still on its worker when b (planned after a, its plan applied ahead) fails: the book is
+    // reloaded only after a has committed, so a's plan, made against the same book, stays good.
+    const [sa, sb, sc] = await spoolEntries(3);
+    const aReturn = deferred();
+    const pool = new ScriptedPool(3, (run): Script => {
+      if (run.firstSeq === sa && run.attempt === 1) return { beforeReturn: () => aReturn.promise };
+      if (run.firstSeq === sb && run.attempt === 1) return { fail: 'after-plan' };
+      return {};
+    });
+    const commits = recordCommits();
+    const r = start(pool);
+    await pool.started(3);
+    // b's failure lands (and c, behind it, is aborted) while a is out.
+    while (pool.runs.filter((x) => x.firstSeq === sb).length < 1 || pool.running > 1) await new Promise((res) => setTimeout(res, 5));
+    aReturn.resolve();
+    assert.ok(await r.idle(15_000));
+    assert.equal(pool.runs.filter((x) => x.firstSeq === sa).length, 1, 'a ran once');
+    assert.deepEqual(commits.slice(0, 1), [sa]);
+    assert.deepEqual([...commits].sort((x, y) => x - y), [sa, sb, sc]);
+    assert.equal(committedVersions()[0]!.row_count, 30, 'every row counted once');
+  });
+
+  it('the schema detector runs after its batch has left the lane: it does not hold the commits behind it', async () => {
+    // a brings a new shape, so the detector (schema_detector auto) looks at the collection after
+    // a's commit; here it is held inside the report while b, planned and done, commits.
+    const [sa, sb] = await spoolEntries(2);
+    const report = deferred();
+    const reportOf = schema.report.bind(schema);
+    let detecting = false;
+    schema.report = async (...args) => {
+      detecting = true;
+      await report.promise;
+      return reportOf(...args);
+    };
+    const commits = recordCommits();
+    const pool = new ScriptedPool(2);
+    const r = start(pool, 10, { collections: { byId: (id) => (id === collection.id ? collection : undefined), update: async () => undefined } });
+    while (commits.length < 2) await new Promise((res) => setTimeout(res, 5));
+    assert.ok(detecting, 'the detector is running');
+    assert.deepEqual(commits, [sa, sb], 'b committed while the detector was held');
+    report.resolve();
+    assert.ok(await r.idle(10_000));
   });
 });

@@ -2,7 +2,7 @@ import { Fingerprinter } from '../../src/schema/fingerprint.js';
 import type { Sighting } from '../../src/schema/book.js';
 import type { Shape } from '../../src/schema/shape.js';
 import { BatchError } from '../../src/pipeline/failures.js';
-import type { BatchResult, BatchTask, ResolveReply, Resolver } from '../../src/pipeline/process-batch.js';
+import { fileName, type BatchResult, type BatchTask, type ResolveReply, type Resolver, type WrittenFile } from '../../src/pipeline/process-batch.js';
 
 /** What one attempt of a batch does, besides planning like a worker would. */
 export interface Script {
@@ -32,7 +32,8 @@ export function deferred(): { promise: Promise<void>; resolve: () => void } {
 /**
  * A stand-in for the worker pool (pool.ts) for runner tests: each task really fingerprints its
  * NDJSON bodies and holds the resolve conversation with the main thread (sightings → shapes →
- * plan), but writes no files, and waits or fails when its script says so.
+ * plan), and reports the planned files as written (the commit records their manifests) without
+ * writing them; it waits or fails when its script says so.
  */
 export class ScriptedPool {
   readonly runs: ScriptedRun[] = [];
@@ -77,7 +78,8 @@ export class ScriptedPool {
       planned.resolve();
       await script.beforeReturn?.();
       if (script.fail === 'after-plan') throw new BatchError('batch', `scripted failure of batch ${task.firstSeq} after its plan`);
-      return { rows, files: [], views: [] };
+      const files = reply.files.map((f): WrittenFile => ({ kind: f.kind, dir: f.dir, versionId: f.versionId, shapeHash: f.shapeHash, path: fileName(f.dir, task.firstSeq), rows: f.rows, bytes: 0, docBytes: 0, minTs: 0, maxTs: 0, counts: { versions: {}, shapes: {}, overflow: 0 } }));
+      return { rows, files, views: [] };
     } finally {
       this.running--;
     }
