@@ -57,6 +57,25 @@ class BucketStore {
     return out;
   }
 
+  /** Takes `other`'s counts out of this store; false (and this store unchanged) when one would go negative. */
+  subtractFrom(other: BucketStore): boolean {
+    for (const [key, page] of other.pages) {
+      const mine = this.pages.get(key);
+      for (let j = 0; j < PAGE_SIZE; j++) if (page[j]! > (mine?.[j] ?? 0)) return false;
+    }
+    for (const [key, page] of other.pages) {
+      const mine = this.pages.get(key)!;
+      for (let j = 0; j < PAGE_SIZE; j++) mine[j]! -= page[j]!;
+    }
+    return true;
+  }
+
+  /** Lowest and highest non-empty bucket index, or null when empty. */
+  extremes(): [number, number] | null {
+    const b = this.buckets();
+    return b.length === 0 ? null : [b[0]![0], b[b.length - 1]![0]];
+  }
+
   mergeFrom(other: BucketStore): void {
     for (const [key, page] of other.pages) {
       for (let j = 0; j < PAGE_SIZE; j++) if (page[j]! > 0) this.add(key * PAGE_SIZE + j, page[j]!);
@@ -121,6 +140,53 @@ export class QuantileSketch {
     this.valueSum += other.valueSum;
     this.lo = Math.min(this.lo, other.lo);
     this.hi = Math.max(this.hi, other.hi);
+  }
+
+  /**
+   * Takes out the values of `other`, a part of what this sketch holds (the kept series out of a
+   * metric's total, leaving the folded tail). Bucket counts subtract exactly, so quantiles keep the
+   * α bound; the sum is float subtraction. min (max) stays exact when `other`'s min (max) is not this
+   * sketch's — the extreme then lies in the remainder — and otherwise becomes the remainder's lowest
+   * (highest) bucket value, within α. Throws RangeError, changing nothing, when `other` holds values
+   * this sketch does not.
+   */
+  subtract(other: QuantileSketch): void {
+    if (other.total === 0) return;
+    const fits = other.total <= this.total && other.zeroCount <= this.zeroCount;
+    if (!fits || !this.positive.subtractFrom(other.positive)) throw new RangeError('QuantileSketch.subtract: the other sketch is not a part of this one');
+    if (!this.negative.subtractFrom(other.negative)) {
+      this.positive.mergeFrom(other.positive); // undo, so a refused subtraction changes nothing
+      throw new RangeError('QuantileSketch.subtract: the other sketch is not a part of this one');
+    }
+    this.zeroCount -= other.zeroCount;
+    this.total -= other.total;
+    this.valueSum -= other.valueSum;
+    if (this.total === 0) {
+      this.valueSum = 0;
+      this.lo = Infinity;
+      this.hi = -Infinity;
+      return;
+    }
+    const [lo, hi] = [this.lo, this.hi];
+    if (other.lo <= lo) this.lo = this.lowestBucketValue();
+    if (other.hi >= hi) this.hi = this.highestBucketValue();
+    // The remainder's extremes lie within the whole's.
+    this.lo = Math.max(lo, this.lo);
+    this.hi = Math.min(hi, this.hi);
+  }
+
+  private lowestBucketValue(): number {
+    const neg = this.negative.extremes();
+    if (neg) return -valueOf(neg[1]);
+    if (this.zeroCount > 0) return 0;
+    return valueOf(this.positive.extremes()![0]);
+  }
+
+  private highestBucketValue(): number {
+    const pos = this.positive.extremes();
+    if (pos) return valueOf(pos[1]);
+    if (this.zeroCount > 0) return 0;
+    return -valueOf(this.negative.extremes()![0]);
   }
 
   /**

@@ -3,7 +3,7 @@ import { iso, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import { RerunJob } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
-import type { ViewFileManifest } from '../transform/view-records.js';
+import type { ViewFileManifest, ViewRecord } from '../transform/view-records.js';
 import { loadHasher } from './hll.js';
 import type { MetricCatalog } from './metric-catalog.js';
 import type { MetricRecord } from './metric-records.js';
@@ -34,6 +34,15 @@ export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCata
     if (cur && cur.definition_revision === m.definition_revision) stageSeenSeries(d.metrics.store, m.id, partials.series, d.clock.now());
   });
   await d.db.mergeBackfillFile(m.id, m.definition_revision, markId, partials);
+}
+
+/** Whether a view and the views it reads have written all the history they will backfill. */
+function viewHistoryComplete(views: ViewCatalog, view: ViewRecord): boolean {
+  for (let v: ViewRecord | undefined = view; v; v = v.parent_view_id === null ? undefined : views.store.byId(v.parent_view_id)) {
+    if (v.join_status === 'backfilling') return false;
+    if (views.store.transformsOf(v.id).some((t) => t.status === 'active' && (t.backfill_status === 'pending' || t.backfill_status === 'running'))) return false;
+  }
+  return true;
 }
 
 /** How often views are looked at for files their own backfill added (they do not announce them). */
@@ -141,7 +150,9 @@ export class MetricBackfiller {
       m = await this.patch(m, () => progress(due.length, due.length - todo.length), false);
       if (m && m.definition_revision !== revision) return;
     }
-    if (m && todo.length === 0) await this.patch(m, (cur) => ({ status: 'active', ...progress(due.length, due.length), backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now() }));
+    // The view's own history still arriving (its backfill, a join catching up) is more of the
+    // metric's: it stays backfilling until that is in too (the rescan takes the new files).
+    if (m && todo.length === 0 && viewHistoryComplete(this.d.views, view)) await this.patch(m, (cur) => ({ status: 'active', ...progress(due.length, due.length), backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now() }));
   }
 
   private note(m: MetricRecord, todo: readonly ViewFileManifest[]): void {

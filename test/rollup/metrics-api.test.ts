@@ -151,8 +151,8 @@ test('metrics: create with defaults, get, list, update, and the status a new met
   fails(await srv.get(`${metrics}/${m.id}`, { token: await otherTeamToken(srv) }), 404, 'not_found');
   fails(await srv.get(`${metrics}/met_${'z'.repeat(20)}`), 404, 'not_found');
   fails(await srv.get(`${metrics}/nope`), 404, 'not_found');
-  // Served later, with the rollups.
-  fails(await srv.get(`${metrics}/${m.id}/aggregation`), 404, 'route_not_found');
+  // The aggregation is served (aggregation-api.test.ts).
+  fails(await srv.get(`${metrics}/${m.id}/aggregation`, { token: await otherTeamToken(srv) }), 404, 'not_found');
   // POST backfill rebuilds: a new revision, progress re-seeded; the strategy is checked and kept.
   fails(await srv.post(`${metrics}/${m.id}/backfill`, { strategy: 'sideways' }), 400, 'request_validation_failed', 'body.strategy');
   const revision = srv.sluice.services.metrics.byId(m.id)!.definition_revision;

@@ -11,6 +11,7 @@ import { scheduledDeletionRoutes } from '../http/scheduled-deletion.js';
 import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { requireView } from '../views/checks.js';
+import { aggregationRoute } from './aggregation-route.js';
 import { backfillBody, metricCreateBody, metricListFilters, metricUpdateBody, seriesUpdateBody } from './schemas.js';
 import { serializeMetric, serializeSeries } from './serialize.js';
 
@@ -75,6 +76,7 @@ export function metricRoutes(s: Services): RouteDef[] {
       schema: { params: metricParams },
       handler: (ctx) => ({ data: serializeMetric(find(ctx.principal.teamId, ctx.params, { allowScheduled: true })) }),
     }),
+    aggregationRoute(s, one, metricParams, (teamId, p) => find(teamId, p)),
     defineRoute<MetricCreateInput, unknown, ProjectParams>({
       method: 'POST',
       path: base,

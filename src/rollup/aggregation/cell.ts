@@ -1,0 +1,130 @@
+import { emptyState, mergeState, type BucketState } from '../bucket-state.js';
+import { QuantileSketch } from '../ddsketch.js';
+import type { StoredBucket } from '../rollup-types.js';
+
+/**
+ * The aggregate of one (series, answer bucket): the stored rows that tile the bucket, merged. Counts,
+ * sums, extremes and `last` merge from the rows' figures; percentiles and distinct counts need the
+ * rows' states (`state`), except when the bucket is one stored row, whose precomputed figures
+ * (`rows === 1`) are the answer — so most reads never decode a blob.
+ */
+export interface Cell {
+  /** Stored rows merged in. */
+  rows: number;
+  count: number;
+  /** Non-null numbers of the value field (count − valueCount records had none). */
+  valueCount: number;
+  /** Sum of those numbers; 0 when there are none. */
+  sum: number;
+  min: number | null;
+  max: number | null;
+  last: number | null;
+  lastAt: number | null;
+  /** The one row's precomputed figures; meaningful only while `rows === 1` and `state` is null. */
+  p50: number | null;
+  p95: number | null;
+  p99: number | null;
+  distinct: number | null;
+  /** The merged states, when the rows were read with sketches. */
+  state: BucketState | null;
+  /** False while `state` is a read row's own (borrowed): it is copied before the first merge into it. */
+  ownsState: boolean;
+}
+
+/** A cell holding one stored row. Its state is borrowed: merging copies it first, so rows read stay as read. */
+export function cellOfRow(row: StoredBucket): Cell {
+  return {
+    rows: 1,
+    count: row.count,
+    valueCount: row.value_count,
+    sum: row.sum ?? 0,
+    min: row.min,
+    max: row.max,
+    last: row.last,
+    lastAt: row.last_at,
+    p50: row.p50,
+    p95: row.p95,
+    p99: row.p99,
+    distinct: row.distinct,
+    state: row.state,
+    ownsState: false,
+  };
+}
+
+function copyState(s: BucketState): BucketState {
+  const copy = emptyState({ values: s.values !== null, distinct: s.distinct !== null });
+  mergeState(copy, s);
+  return copy;
+}
+
+const lesser = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
+const greater = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+
+/** Adds `from` into `into` (`from` unchanged). A later `last` wins; on a tie the one merged last. */
+export function mergeCell(into: Cell, from: Cell): void {
+  into.rows += from.rows;
+  into.count += from.count;
+  into.valueCount += from.valueCount;
+  into.sum += from.sum;
+  into.min = lesser(into.min, from.min);
+  into.max = greater(into.max, from.max);
+  if (from.last !== null && (into.lastAt === null || (from.lastAt ?? -Infinity) >= into.lastAt)) {
+    into.last = from.last;
+    into.lastAt = from.lastAt;
+  }
+  if (from.state) {
+    if (into.state && !into.ownsState) into.state = copyState(into.state);
+    if (into.state) mergeState(into.state, from.state);
+    else into.state = copyState(from.state);
+    into.ownsState = true;
+  }
+}
+
+/** The merge of several cells, or null when there are none. */
+export function mergeCells(cells: ReadonlyArray<Cell | null>): Cell | null {
+  let out: Cell | null = null;
+  for (const c of cells) {
+    if (c === null) continue;
+    if (out === null) out = { ...c, ownsState: false };
+    else mergeCell(out, c);
+  }
+  return out;
+}
+
+/**
+ * The tail of `total` once `kept` is taken out (the `__other__` series by subtraction): counts and
+ * sums subtract exactly, the value sketch by buckets (QuantileSketch.subtract: quantiles within α,
+ * min and max exact unless a kept series holds the total's extreme). `last` and distinct counts
+ * cannot be subtracted and come back null: a plan that needs them merges the tail instead.
+ * Null when nothing is left.
+ */
+export function subtractCells(total: Cell | null, kept: ReadonlyArray<Cell | null>): Cell | null {
+  if (total === null) return null;
+  const part = mergeCells(kept);
+  if (part === null) return mergeCells([total]); // nothing kept: the tail is the total, exactly
+  const count = total.count - part.count;
+  if (count <= 0) return null;
+  let values: QuantileSketch | null = null;
+  if (total.state?.values) {
+    values = new QuantileSketch();
+    values.merge(total.state.values);
+    if (part.state?.values) values.subtract(part.state.values);
+  }
+  const valueCount = total.valueCount - part.valueCount;
+  return {
+    rows: 2, // never one stored row: figures must come from the state
+    count,
+    valueCount,
+    sum: valueCount > 0 ? total.sum - part.sum : 0,
+    min: values?.min ?? null,
+    max: values?.max ?? null,
+    last: null,
+    lastAt: null,
+    p50: null,
+    p95: null,
+    p99: null,
+    distinct: null,
+    state: values ? { count, values, last: null, lastAt: -Infinity, distinct: null } : null,
+    ownsState: true,
+  };
+}

@@ -1,0 +1,156 @@
+import { ApiError } from '../../errors.js';
+import type { Forecast, Regression } from '../fits/index.js';
+import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
+import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
+import { assembleSeries } from './assemble.js';
+import type { NullHandling } from './chart-values.js';
+import type { Interval } from './buckets.js';
+import { planReads, scanSpans } from './read-plan.js';
+import { selectSeries, type SeriesDetails } from './series-selection.js';
+import { fitSeries, type FitRequest } from './series-fits.js';
+import type { CoverageMode, EmptyBucketHandling } from './series-records.js';
+import type { ReadSpan } from './tiling.js';
+import { planWindow, type WindowRequest } from './window-plan.js';
+
+/** A validated aggregation query with every default applied (api/metrics/aggregation-query.ts). */
+export interface AggregationRequest {
+  coverage: CoverageMode;
+  window: WindowRequest;
+  normalize: boolean;
+  values: ChartValue[];
+  emptyHandling: EmptyBucketHandling;
+  nullHandling: NullHandling;
+  maxSeries: number;
+  /** The `series` filter, or null. */
+  series: string[] | null;
+  regression: FitRequest['regression'];
+  /** `forecast_at` (epoch ms), or null to take the default (runAggregation). */
+  forecastAt: number | null;
+}
+
+/** Spec: TimeseriesAggregation (`object: aggregation`). */
+export interface TimeseriesAggregation {
+  object: 'aggregation';
+  coverage_mode: CoverageMode;
+  coverage_reasons: Array<{ view_id: string; view_name: string; reason: string; count: number | null }>;
+  start_at: string;
+  end_at: string;
+  interval: Interval;
+  values: ChartValue[];
+  series: Array<{ details: SeriesDetails; records: Record<string, Array<number | null>>; regression: Regression | null; forecast: Forecast | null }>;
+  series_total: number;
+  complete_through_at: string | null;
+}
+
+export interface AggregationContext {
+  /** The rollups; null while they are not available (the answer is then 503, after the query is checked). */
+  reader: RollupReader | null;
+  metric: MetricRecord;
+  /** The metric's series registry. */
+  registry: readonly MetricSeriesRecord[];
+  /** The view the metric aggregates, for coverage reasons. */
+  view: { id: string; name: string };
+  now: number;
+  /** `horizonTime` of the fits module: when a forecast horizon ends. */
+  horizonTime(h: MetricRecord['ui_chart_forecast_horizon'], now: number): number;
+}
+
+/**
+ * Answers one aggregation query: window → which series have data → series selection → tiled reads
+ * (figures only unless merging needs sketches) → assembly → fits (docs/metrics.md, "Aggregation").
+ */
+export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
+  const { metric, now } = ctx;
+  const needsEarliest = req.window.explicit === null && req.window.timeRange === 'all_time';
+  // The window is planned before the rollups are needed, so its 400s come first.
+  const window = planWindow(req.window, {
+    now,
+    timeZone: req.window.timeZone,
+    custom: savedCustomRange(metric),
+    earliest: needsEarliest ? await earliestData(available(ctx.reader), metric, now) : null,
+  });
+  const reader = available(ctx.reader);
+  const completeThrough = reader.completeThrough(metric.id);
+  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredBucket[]> => {
+    if (series !== null && series.length === 0) return [];
+    const parts = await Promise.all(spans.map((s) => reader.read({ metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
+    return parts.flat();
+  };
+
+  const grouped = metric.group_by.length > 0;
+  const scanned = await read(scanSpans(window.boundaries, req.coverage, completeThrough), grouped ? null : [TOTAL_SERIES]);
+  const withData = new Set(scanned.filter((r) => r.count > 0 && r.series !== TOTAL_SERIES).map((r) => r.series));
+  const selection = selectSeries({
+    metricName: metric.name,
+    grouped,
+    registry: new Map(ctx.registry.map((s) => [s.hash, s])),
+    withData,
+    totalHasData: scanned.some((r) => r.series === TOTAL_SERIES && r.count > 0),
+    filter: req.series,
+    maxSeries: req.maxSeries,
+  });
+
+  const plan = planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
+  const rows = await read(plan.spans, plan.series);
+  const assembled = assembleSeries(rows, selection, plan.other, {
+    boundaries: window.boundaries,
+    completeThrough,
+    coverage: req.coverage,
+    normalize: req.normalize,
+    values: req.values,
+    nullHandling: req.nullHandling,
+    emptyHandling: req.emptyHandling,
+  });
+
+  const fits: FitRequest = {
+    regression: req.regression,
+    forecastAt: req.forecastAt ?? defaultForecastAt(metric, window.projectFrom !== null ? window.requestedEnd : null, now, ctx.horizonTime),
+    forecastModel: metric.ui_chart_forecast_model,
+  };
+  return {
+    object: 'aggregation',
+    coverage_mode: req.coverage,
+    coverage_reasons: metric.status === 'active' ? [] : [{ view_id: ctx.view.id, view_name: ctx.view.name, reason: metric.status, count: null }],
+    start_at: new Date(window.start).toISOString(),
+    end_at: new Date(window.end).toISOString(),
+    interval: window.interval,
+    values: req.values,
+    series: assembled.map((s) => ({ details: s.details, records: s.records, ...fitSeries(s.points, fits) })),
+    series_total: selection.seriesTotal,
+    complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
+  };
+}
+
+function available(reader: RollupReader | null): RollupReader {
+  if (reader === null) {
+    throw new ApiError('service_unavailable', 'Metric rollups are not available on this server (the pipeline is off or the rollup store is not open yet); try again once it has started');
+  }
+  return reader;
+}
+
+function savedCustomRange(m: MetricRecord): { start: number; end: number } | null {
+  if (m.ui_chart_custom_range_start_at === null || m.ui_chart_custom_range_end_at === null) return null;
+  return { start: Date.parse(m.ui_chart_custom_range_start_at), end: Date.parse(m.ui_chart_custom_range_end_at) };
+}
+
+/**
+ * Without `forecast_at`: a `next_*` range forecasts at its end; otherwise the metric's horizon when
+ * it opens with the forecast shown (`ui_chart_show_forecast`); otherwise none.
+ */
+function defaultForecastAt(m: MetricRecord, rangeEnd: number | null, now: number, horizonTime: AggregationContext['horizonTime']): number | null {
+  if (rangeEnd !== null) return rangeEnd;
+  return m.ui_chart_show_forecast ? horizonTime(m.ui_chart_forecast_horizon, now) : null;
+}
+
+/**
+ * Start of the earliest stored data (`all_time`): the first row of the total in the coarsest tier
+ * that has one (a month is only stored once final, so data of this month alone is found in days,
+ * hours or minutes; each finer read is small because the coarser one was empty).
+ */
+async function earliestData(reader: RollupReader, m: MetricRecord, now: number): Promise<number | null> {
+  for (const tier of ['month', 'day', 'hour', 'minute'] as const) {
+    const rows = await reader.read({ metricId: m.id, revision: m.definition_revision, tier, from: 0, to: now + 60_000, series: [TOTAL_SERIES], sketches: false });
+    if (rows.length > 0) return rows.reduce((min, r) => Math.min(min, r.start), Infinity);
+  }
+  return null;
+}

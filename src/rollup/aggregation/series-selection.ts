@@ -1,0 +1,83 @@
+import type { MetricSeriesRecord } from '../metric-records.js';
+import { OTHER_SERIES, TOTAL_SERIES } from '../rollup-types.js';
+
+/** Spec: Aggregation series `details`. */
+export interface SeriesDetails {
+  label: string;
+  hash: string;
+  dimensions: Record<string, unknown>;
+  color: string | null;
+}
+
+/** Which series an answer shows and what folds into `__other__`. */
+export interface SeriesSelection {
+  /** The series answered one by one, in answer order (pinned first, then by rank). */
+  kept: SeriesDetails[];
+  /** Real series with data in the window that fold into `__other__` (none: no `__other__`). */
+  tail: string[];
+  /** Spec `series_total`: distinct real series with data in the window, before folding. */
+  seriesTotal: number;
+}
+
+export const OTHER_DETAILS: SeriesDetails = { label: 'Other', hash: OTHER_SERIES, dimensions: {}, color: null };
+
+/** A series' label: its display label, else its dimension values joined by " / " (null shows as "(null)"). */
+export function seriesLabel(s: Pick<MetricSeriesRecord, 'display_label' | 'dimensions'>): string {
+  if (s.display_label) return s.display_label;
+  const parts = Object.values(s.dimensions).map((v) => (v === null || v === undefined ? '(null)' : typeof v === 'string' ? v : JSON.stringify(v)));
+  return parts.length ? parts.join(' / ') : '(all)';
+}
+
+function detailsOf(hash: string, registry: ReadonlyMap<string, MetricSeriesRecord>): SeriesDetails {
+  const r = registry.get(hash);
+  if (r === undefined) return { label: hash, hash, dimensions: {}, color: null }; // data seen before the registry caught up
+  return { label: seriesLabel(r), hash, dimensions: r.dimensions, color: r.color };
+}
+
+export interface SelectionInput {
+  /** The metric's name: the label of its one series when it has no group_by. */
+  metricName: string;
+  grouped: boolean;
+  registry: ReadonlyMap<string, MetricSeriesRecord>;
+  /** Real series with data in the window (never TOTAL_SERIES). */
+  withData: ReadonlySet<string>;
+  /** Whether the total pseudo-series has data in the window. */
+  totalHasData: boolean;
+  /** The `series` filter (registry hashes or TOTAL_SERIES), or null. */
+  filter: readonly string[] | null;
+  maxSeries: number;
+}
+
+/**
+ * Spec: with an explicit series filter exactly those series return; otherwise pinned series are kept
+ * (pins replace ranking) and all others fold into `__other__`; with no pins the top `maxSeries`
+ * series by `last_value` (highest first, no value last, then by hash) among those with data are kept.
+ * A metric without group_by answers its total pseudo-series, labelled with the metric's name.
+ */
+export function selectSeries(input: SelectionInput): SeriesSelection {
+  const { registry, withData } = input;
+  if (!input.grouped) {
+    return { kept: [{ label: input.metricName, hash: TOTAL_SERIES, dimensions: {}, color: null }], tail: [], seriesTotal: input.totalHasData ? 1 : 0 };
+  }
+  const seriesTotal = withData.size;
+  if (input.filter !== null) {
+    const kept = input.filter.map((h) => (h === TOTAL_SERIES ? { label: 'Total', hash: h, dimensions: {}, color: null } : detailsOf(h, registry)));
+    return { kept, tail: [], seriesTotal };
+  }
+  const pinned = [...registry.values()]
+    .filter((s) => s.pinned_at !== null)
+    .sort((a, b) => a.pinned_at!.localeCompare(b.pinned_at!) || a.hash.localeCompare(b.hash))
+    .map((s) => s.hash);
+  const keptHashes = pinned.length > 0 ? pinned : rankByLastValue([...withData], registry).slice(0, input.maxSeries);
+  const keptSet = new Set(keptHashes);
+  return {
+    kept: keptHashes.map((h) => detailsOf(h, registry)),
+    tail: [...withData].filter((h) => !keptSet.has(h)).sort(),
+    seriesTotal,
+  };
+}
+
+function rankByLastValue(hashes: string[], registry: ReadonlyMap<string, MetricSeriesRecord>): string[] {
+  const value = (h: string): number => registry.get(h)?.last_value ?? -Infinity;
+  return hashes.sort((a, b) => value(b) - value(a) || (a < b ? -1 : a > b ? 1 : 0));
+}
