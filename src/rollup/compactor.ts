@@ -6,21 +6,27 @@ import { tierTable, type RollupStore } from './rollup-store.js';
 /** Partial rows folded per metric revision by one pass. */
 export type Folded = Map<string, { metricId: string; revision: number; rows: number }>;
 
+/** Partial rows one pass folds at most: a backlog (a large backfill) is folded in bounded steps. */
+export const COMPACT_BATCH_ROWS = 20_000;
+
 /**
- * One compaction pass (docs/metrics.md, "Rollups"), in one DuckDB transaction: every partial row is
- * merged into its canonical minute row, and the same merged deltas into the hour, day and month
- * rows holding that minute (merging is exact, so a tier row equals the merge of its minutes whichever
- * way it is built); then the partials are deleted. Rows of revisions `current` does not name
- * (rebuilt or destroyed metrics) are only deleted. Answers the rows folded per metric revision.
+ * One compaction pass (docs/metrics.md, "Rollups"), in one DuckDB transaction: the oldest partial
+ * rows (at most `limit`) are merged into their canonical minute rows, and the same merged deltas
+ * into the hour, day and month rows holding those minutes (merging is exact, so a tier row equals the
+ * merge of its minutes whichever way it is built); then those partials are deleted. Rows of
+ * revisions `current` does not name (rebuilt or destroyed metrics) are only deleted. Answers the rows
+ * folded per metric revision, and whether partials remain.
  */
-export function compactPartials(store: RollupStore, current: (metricId: string) => number | null): Promise<Folded> {
+export function compactPartials(store: RollupStore, current: (metricId: string) => number | null, limit = COMPACT_BATCH_ROWS): Promise<{ folded: Folded; more: boolean }> {
   return store.transaction('compact partials', async (conn) => {
-    const reader = await conn.runAndReadAll('SELECT metric_id, revision, series, minute, state FROM rollup_partials ORDER BY rowid');
+    const reader = await conn.runAndReadAll('SELECT metric_id, revision, series, minute, state, rowid FROM rollup_partials ORDER BY rowid LIMIT $1', [limit], [INTEGER]);
     const rows = reader.getRows();
     const folded: Folded = new Map();
     // metric revision → series NUL minute → merged state
     const groups = new Map<string, { metricId: string; revision: number; states: Map<string, { series: string; minute: number; state: BucketState }> }>();
-    for (const [metricId, revision, series, minute, state] of rows) {
+    let lastRowid = -1n;
+    for (const [metricId, revision, series, minute, state, rowid] of rows) {
+      lastRowid = BigInt(rowid as bigint);
       const key = `${String(metricId)}\u0000${Number(revision)}`;
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { metricId: String(metricId), revision: Number(revision), states: new Map() }));
@@ -49,8 +55,9 @@ export function compactPartials(store: RollupStore, current: (metricId: string) 
         await upsertTier(conn, tier, g.metricId, g.revision, deltas);
       }
     }
-    if (rows.length > 0) await conn.run('DELETE FROM rollup_partials');
-    return folded;
+    // Exactly the rows read: the oldest ones, up to the last rowid taken.
+    if (rows.length > 0) await conn.run('DELETE FROM rollup_partials WHERE rowid <= $1', [lastRowid], [BIGINT]);
+    return { folded, more: rows.length === limit };
   });
 }
 

@@ -67,7 +67,8 @@ export class MetricBackfiller {
   /** metric id → [revision, oldest min_ts of its files not yet backfilled (Infinity: none)]. */
   private readonly remaining = new Map<string, [number, number]>();
 
-  constructor(private readonly d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger }) {
+  /** `merged`: a file's partials are in DuckDB (the compactor folds them into the tiers). */
+  constructor(private readonly d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger; merged: () => void }) {
     this.job = new RerunJob(() => this.runPending(), d.log, 'metric backfill');
   }
 
@@ -144,6 +145,7 @@ export class MetricBackfiller {
       const order = m.backfill_strategy === 'oldest_first' ? (a: ViewFileManifest, b: ViewFileManifest) => a.min_ts - b.min_ts : (a: ViewFileManifest, b: ViewFileManifest) => b.max_ts - a.max_ts;
       const file = todo.sort(order)[0]!;
       await countViewFile(this.d, m, join(this.d.views.viewDir(view), file.id), file.id);
+      this.d.merged();
       ({ due, done } = await this.plan(m));
       todo = due.filter((f) => !done.has(f.id));
       this.note(m, todo);

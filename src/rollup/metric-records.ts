@@ -192,7 +192,7 @@ export const METRIC_DEFAULTS: Omit<MetricSettings, 'name' | 'view_id'> = {
 };
 
 /** Fields whose change invalidates stored history: the metric is rebuilt (status back to initializing). */
-export const REBUILD_FIELDS = ['view_id', 'group_by', 'filters', 'timestamp_field', 'value_field', 'unique_field', 'null_handling'] as const satisfies ReadonlyArray<keyof MetricRecord>;
+export const REBUILD_FIELDS = ['view_id', 'group_by', 'filters', 'timestamp_field', 'value_field', 'unique_field'] as const satisfies ReadonlyArray<keyof MetricRecord>;
 
 /**
  * Progress fields as a run not yet planned has them (spec: `backfill_total_count` "seeded as 1 before

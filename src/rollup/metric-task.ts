@@ -18,7 +18,6 @@ export interface MetricTask {
   timestampField: string;
   valueField: string | null;
   uniqueField: string | null;
-  nullHandling: 'skip' | 'count_as_zero';
   /** group_by field → the field whose value labels its series; null when none. */
   displayFields: Record<string, string> | null;
   /**
@@ -50,7 +49,6 @@ export function metricTaskOf(m: MetricRecord, fields: OutputField[]): MetricTask
     timestampField: m.timestamp_field,
     valueField: m.value_field,
     uniqueField: m.unique_field,
-    nullHandling: m.null_handling,
     displayFields: m.group_by_display_fields,
   };
 }

@@ -17,9 +17,10 @@ import { seriesHash } from './series-hash.js';
  * the series (hashed once per distinct series), the last minute's state cached per series, and the
  * sketch updates. A metric without group_by has only TOTAL_SERIES.
  *
- * Records whose timestamp field is null are not counted (they have no bucket). `null_handling`:
- * `skip` leaves a null value out of the value aggregates (the record still counts), `count_as_zero`
- * adds it as 0. A null unique value is not a distinct value.
+ * Records whose timestamp field is null are not counted (they have no bucket). A null value is left
+ * out of the value aggregates (the record still counts): states always hold `skip` semantics, and
+ * `null_handling: count_as_zero` is applied when they are read (its zeros are count − value count),
+ * so either handling can be asked of the same rows. A null unique value is not a distinct value.
  */
 export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: readonly OutputColumn[]): MetricPartials {
   const byName = new Map(columns.map((c) => [c.name, c]));
@@ -35,7 +36,6 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
   const groups = task.groupBy.map((g) => col(g, 'group_by field').values as unknown[]);
   const display = Object.entries(task.displayFields ?? {}).map(([g, f]) => [g, col(f, 'display field').values as unknown[]] as const);
   const keep = filterOf(task, byName);
-  const zeroForNull = task.nullHandling === 'count_as_zero';
   const shape: StateShape = { values: values !== null, distinct: uniques !== null };
 
   const total = new SeriesAcc(shape, -1);
@@ -50,8 +50,7 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
     if (t === null || t === undefined) continue;
     kept++;
     const minute = t - (((t % 60_000) + 60_000) % 60_000);
-    let v = values === null ? null : values[r]!;
-    if (v === null && zeroForNull && values !== null) v = 0;
+    const v = values === null ? null : values[r]!;
     const u = uniques === null ? null : uniques[r]!;
     const h = u === null ? 0n : hashValue(u);
     total.add(minute, t, r, v, u !== null, h);

@@ -51,7 +51,7 @@ export class Rollups implements RollupReader {
   private constructor(private readonly d: RollupDeps, readonly db: RollupStore) {
     this.pending = new PendingPartials(d.store);
     this.reader = rollupReader(db, (id) => this.completeThrough(id));
-    this.backfill = new MetricBackfiller({ metrics: d.metrics, views: d.views, db, pending: this.pending, clock: d.clock, log: d.log });
+    this.backfill = new MetricBackfiller({ metrics: d.metrics, views: d.views, db, pending: this.pending, clock: d.clock, log: d.log, merged: () => this.requestCompaction() });
     this.compaction = new RerunJob(() => this.compactOnce(), d.log, 'rollup compaction');
   }
 
@@ -123,7 +123,9 @@ export class Rollups implements RollupReader {
 
   /** One pass, then the metrics' compact progress and the applied marks no replay can need. */
   private async compactOnce(): Promise<void> {
-    const folded = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
+    const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
+    // A backlog is folded a bounded step at a time (memory), one pass after another.
+    if (more) this.compaction.request();
     for (const f of folded.values()) {
       const m = this.d.metrics.byId(f.metricId);
       if (!m || m.definition_revision !== f.revision) continue;

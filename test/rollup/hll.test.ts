@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DistinctSketch, SketchDecodeError, hashValue, loadHasher } from '../../src/rollup/hll.js';
+import { DistinctSketch, EXACT_MAX, SketchDecodeError, hashValue, loadHasher } from '../../src/rollup/hll.js';
 import { mulberry32 } from '../helpers/seeded-random.js';
 import xxhash from 'xxhash-wasm';
 
@@ -121,7 +121,7 @@ test('encode/decode round trip keeps every register, sparse and dense; sizes sta
     assert.equal(back.estimate(), s.estimate(), `n=${n}`);
     assert.deepEqual(back.encode(), bytes, `n=${n}`);
   }
-  assert.ok(sketchOfRange(0, 10).encode().length <= 35, 'ten values in a few bytes each');
+  assert.equal(sketchOfRange(0, 10).encode().length, 4 + 8 * 10, 'ten values held exactly: 8 bytes each');
   assert.ok(sketchOfRange(0, 10_000).encode().length < 3 + 12_288, '10k values: still sparse, shorter than dense');
   assert.equal(sketchOfRange(0, 100_000).encode().length, 3 + 12_288, '100k values: dense, 6 bits a register');
 });
@@ -134,8 +134,36 @@ test('addHash takes the hash modulo 2^64 and an all-zero remainder is the larges
   b.addHash(2n ** 64n);
   b.addHash(2n ** 64n - 1n);
   assert.deepEqual(a.encode(), b.encode());
-  // Register 0 holds 51 (rho of 50 zero bits), register 16383 holds 1.
-  assert.deepEqual(a.encode(), Uint8Array.of(1, 14, 0, 2, 1 * 64 + 51, (16383 * 64 + 1) & 127 | 128, (16383 * 64 + 1) >>> 7 & 127 | 128, (16383 * 64 + 1) >>> 14));
+  assert.deepEqual(a.encode(), Uint8Array.of(1, 14, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255), 'held exactly, ascending');
+  // In registers: register 0 takes 51 (rho of 50 zero bits), the most a register holds.
+  const dense = sketchOfRange(0, 100_000);
+  const viaZero = DistinctSketch.decode(dense.encode());
+  viaZero.addHash(0n);
+  assert.equal(viaZero.encode()[3]! & 63, 51);
+  const viaWrap = DistinctSketch.decode(dense.encode());
+  viaWrap.addHash(2n ** 64n);
+  assert.deepEqual(viaWrap.encode(), viaZero.encode());
+});
+
+test('up to EXACT_MAX distinct values the count is exact; one more turns to registers holding every value; merges agree either way', () => {
+  for (const n of [1, 2, 63, EXACT_MAX]) {
+    const s = sketchOfRange(0, n);
+    assert.equal(s.estimate(), n, `n=${n}`);
+    assert.equal(s.encode()[2], 2, `n=${n}: exact form`);
+  }
+  const past = sketchOfRange(0, EXACT_MAX + 1);
+  assert.equal(past.encode()[2], 0, 'registers (sparse form)');
+  assertWithin(past.estimate(), EXACT_MAX + 1, 'registers');
+  // Exact + exact past the bound, exact + registers, registers + exact: the sketch of the union.
+  const union = sketchOfRange(0, 3000);
+  for (const [x, y] of [[sketchOfRange(0, 200), sketchOfRange(150, 3000)], [sketchOfRange(0, 2900), sketchOfRange(2800, 3000)], [sketchOfRange(2800, 3000), sketchOfRange(0, 2900)]] as const) {
+    x.merge(y);
+    assert.deepEqual(x.encode(), union.encode());
+  }
+  const small = sketchOfRange(0, 100);
+  small.merge(sketchOfRange(50, 150));
+  assert.deepEqual(small.encode(), sketchOfRange(0, 150).encode());
+  assert.equal(small.estimate(), 150);
 });
 
 test('decode refuses garbage with SketchDecodeError naming the problem', () => {
@@ -153,6 +181,10 @@ test('decode refuses garbage with SketchDecodeError naming the problem', () => {
   refuses(Uint8Array.of(1, 14, 0, 1, 1 * 64 + 52), /value 52/);
   refuses(Uint8Array.of(1, 14, 0, 1, 1 * 64 + 0), /value 0/);
   refuses(Uint8Array.of(1, 14, 0, 2, 1 * 64 + 3, 0 * 64 + 3), /not above the previous/);
+  refuses(Uint8Array.of(1, 14, 2, 0), /hash count 0/);
+  refuses(Uint8Array.of(1, 14, 2, 2, ...new Array(16).fill(7)), /hash 1 is not above/);
+  const exact = sketchOfRange(0, 10).encode();
+  for (let len = 0; len < exact.length; len++) refuses(exact.subarray(0, len), /truncated/);
   const badDense = Uint8Array.from(dense);
   badDense[3] = 63; // register 0 = 63 > 51
   refuses(badDense, /value 63/);

@@ -31,7 +31,7 @@ function columnsOf(rows: Array<Record<string, unknown> & { ts: number }>): { ts:
 }
 
 function task(over: Partial<MetricTask> = {}): MetricTask {
-  return { metricId: 'met_x', revision: 3, groupBy: [], filters: '', fields: FIELDS, timestampField: '__ts', valueField: null, uniqueField: null, nullHandling: 'skip', displayFields: null, ...over };
+  return { metricId: 'met_x', revision: 3, groupBy: [], filters: '', fields: FIELDS, timestampField: '__ts', valueField: null, uniqueField: null, displayFields: null, ...over };
 }
 
 /** series hash → minute → figures */
@@ -93,11 +93,10 @@ describe('partials builder', () => {
     assert.deepEqual(new Set(again.series.map((s) => s.hash)), new Set(hashes));
   });
 
-  it('count_as_zero adds a null value as 0', () => {
+  it('states hold skip semantics whatever the null handling (count_as_zero is applied when read: count − value_count zeros)', () => {
     const { ts, columns } = columnsOf(ROWS);
-    const p = buildPartials(task({ valueField: 'duration', nullHandling: 'count_as_zero' }), ts, columns);
-    const f = figures(p).get(TOTAL_SERIES)!.get(T0)!;
-    assert.deepEqual([f.count, f.value_count, f.sum, f.min, f.max, f.last], [3, 3, 40, 0, 30, 0]);
+    const f = figures(buildPartials(task({ valueField: 'duration' }), ts, columns)).get(TOTAL_SERIES)!.get(T0)!;
+    assert.deepEqual([f.count, f.value_count, f.sum, f.min, f.max], [3, 2, 40, 10, 30]);
   });
 
   it('filters: three-valued logic over the named fields, arrays with contains', () => {
