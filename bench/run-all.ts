@@ -5,8 +5,10 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * `npm run bench`: every `*.bench.js` under bench/, one at a time (they compete for the same cores):
- * e2e/e2e.bench.js (HTTP → files through a real server; BENCH_VIEW=1 adds its view runs), ingest/,
- * pipeline/, transform/. Each reads its own BENCH_* knobs from the environment.
+ * e2e/e2e.bench.js (HTTP → files through a real server; BENCH_VIEW=1 adds its view runs,
+ * BENCH_METRIC=1 its view + metric runs), ingest/, pipeline/, query/query.bench.js (metrics: rollup
+ * queries vs raw scans, ingest → counted lag; its default scale 0.05, BENCH_SCALE to change it),
+ * transform/. Each reads its own BENCH_* knobs from the environment.
  */
 const root = fileURLToPath(new URL('.', import.meta.url));
 

@@ -10,7 +10,9 @@
  * bodies interleaved, into the same collection). Each runs with SLUICE_WORKERS=1 and with one worker
  * per CPU; the same run measures the bound — JSON.parse of the same lines on every core — and shows
  * each scenario as a share of it. BENCH_VIEW=1 (or --view) adds a run of each scenario with one
- * manual 5-field view on the collection. Knobs: options.ts (BENCH_*); docs/benchmarks.md.
+ * manual 5-field view on the collection; BENCH_METRIC=1 (or --metric) also one with the view and one
+ * metric on it (bench-metric.ts), whose clock runs until the metric counts every record. Knobs:
+ * options.ts (BENCH_*); docs/benchmarks.md.
  */
 import { availableParallelism, loadavg } from 'node:os';
 import { makeNdjsonBodies } from '../pipeline/records.js';
@@ -19,13 +21,11 @@ import { FLAT_VIEW, MIXED_VIEW, NESTED_VIEW, type ViewScript } from '../transfor
 import { readOptions, type InputName } from './options.js';
 import { measureParseBound, type ParseBound } from './parse-bound.js';
 import { BenchServer, type ViewSetup } from './sluice-server.js';
-import { sendNdjson } from './send-ndjson.js';
+import { benchMetricBody, metricCounted } from './bench-metric.js';
+import { sendAndDrain } from './drain.js';
 
 const opts = readOptions();
 const CORES = availableParallelism();
-/** The queue is polled this often once every record is acknowledged (the drain time's resolution). */
-const DRAIN_POLL_MS = 50;
-const DRAIN_TIMEOUT_MS = 15 * 60_000;
 /** Once the spool is drained, how long a view with no records yet is waited for. */
 const VIEW_GRACE_MS = 5_000;
 
@@ -91,6 +91,8 @@ function input(name: InputName): Input {
   return { name, bodies, records, view: MIXED_VIEW, shapes: `10 + ${NESTED_SHAPES}` };
 }
 
+/** What sits on the collection: nothing, one view, or one view with one metric on it. */
+type Extra = 'none' | 'view' | 'metric';
 /** Which build a scenario ran on: this one, or BENCH_BASELINE's. */
 type Build = 'this' | 'base';
 const BUILDS: Build[] = opts.baseline ? ['base', 'this'] : ['this'];
@@ -99,10 +101,12 @@ interface Measured {
   build: Build;
   input: InputName;
   workers: number;
-  view: boolean;
+  extra: Extra;
   records: number;
   bytes: number;
   seconds: number;
+  /** First request → queue empty (for `metric` runs `seconds` runs on until the metric counts everything). */
+  drainSeconds: number;
   ackSeconds: number;
   maxPending: number;
   refusals: number;
@@ -120,45 +124,20 @@ const mb = (bytes: number) => (bytes / 1e6).toFixed(1);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
-/** Resolves when the project's queue is empty; `onSample` sees every poll. */
-async function drained(server: BenchServer, onSample: (pending: number) => void): Promise<void> {
-  const deadline = performance.now() + DRAIN_TIMEOUT_MS;
-  for (;;) {
-    const q = await server.queue();
-    onSample(q.pending);
-    if (q.pending === 0 && q.processing === 0) return;
-    if (performance.now() > deadline) throw new Error(`the spool did not drain in ${DRAIN_TIMEOUT_MS / 60_000} min (${q.pending} records pending)`);
-    await sleep(DRAIN_POLL_MS);
-  }
-}
-
-/** Send `bodies` and wait for the drain; the queue is sampled while sending (for max pending). */
-async function sendAndDrain(server: BenchServer, bodies: Buffer[], records: number[]) {
-  let maxPending = 0;
-  let sending = true;
-  const sampler = (async () => {
-    while (sending) {
-      maxPending = Math.max(maxPending, (await server.queue()).pending);
-      await sleep(250);
-    }
-  })();
-  let sent;
-  try {
-    sent = await sendNdjson({ port: server.port, path: server.ingestPath, bodies, records, connections: opts.connections });
-  } finally {
-    sending = false;
-    await sampler;
-  }
-  await drained(server, (p) => (maxPending = Math.max(maxPending, p)));
-  return { sent, drainedAt: performance.now(), maxPending };
-}
-
 let viewRefused: string | null = null;
+/** The runs of each scenario, in order: bare, then with a view, then with a view and a metric. */
+const extras: Extra[] = ['none', ...(opts.view ? (['view'] as const) : []), ...(opts.metric ? (['metric'] as const) : [])];
+const EXTRA_LABEL: Record<Extra, string> = { none: '', view: ', view', metric: ', view + metric' };
 
-async function scenario(inp: Input, workers: number, withView: boolean, build: Build): Promise<Measured | null> {
+/** How long a metric still counting after the drain is waited for. */
+const METRIC_GRACE_MS = 120_000;
+
+async function scenario(inp: Input, workers: number, extra: Extra, build: Build): Promise<Measured | null> {
+  const withView = extra !== 'none';
   const server = await BenchServer.start(workers, build === 'base' ? opts.baseline! : undefined);
   try {
     let setup: ViewSetup | null = null;
+    let metricId: string | null = null;
     if (withView) {
       setup = await server.createView(inp.view);
       if (!setup.ok) {
@@ -166,20 +145,28 @@ async function scenario(inp: Input, workers: number, withView: boolean, build: B
         process.stdout.write(`\n!! VIEW REFUSED by the API — the "with view" runs are skipped:\n   ${setup.reason}\n\n`);
         return null;
       }
+      if (extra === 'metric') metricId = await server.createMetric(benchMetricBody(inp.name, setup.id));
     }
     const warmBodies = opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
     const warmRecords = sum(inp.records.slice(0, warmBodies));
-    if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies));
+    if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
     const cpu0 = server.cpuSeconds();
     const main0 = server.mainThreadCpuSeconds();
     const client0 = process.cpuUsage();
-    const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records);
+    const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records, opts.connections);
     const cpuSeconds = server.cpuSeconds() - cpu0;
     const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
     const client = process.cpuUsage(client0);
     const expected = sum(inp.records);
     if (sent.records !== expected) throw new Error(`sent ${sent.records} records, expected ${expected}`);
     const notes: string[] = [];
+    let endAt = drainedAt;
+    if (metricId !== null) {
+      const want = expected + warmRecords;
+      const c = await metricCounted(server, metricId, want, METRIC_GRACE_MS);
+      endAt = Math.max(drainedAt, c.at);
+      if (c.counted !== want) notes.push(`METRIC COUNTED ${c.counted} of ${want} records ${METRIC_GRACE_MS / 1000} s after the drain`);
+    }
     const { rows, versions } = await server.versions();
     const unclassified = await server.unclassifiedRows();
     const fileRows = await server.fileRows();
@@ -204,10 +191,11 @@ async function scenario(inp: Input, workers: number, withView: boolean, build: B
       build,
       input: inp.name,
       workers,
-      view: withView,
+      extra,
       records: expected,
       bytes: sent.bytes,
-      seconds: (drainedAt - sent.firstSentAt) / 1000,
+      seconds: (endAt - sent.firstSentAt) / 1000,
+      drainSeconds: (drainedAt - sent.firstSentAt) / 1000,
       ackSeconds: (sent.lastAckAt - sent.firstSentAt) / 1000,
       maxPending,
       refusals: sent.refusals,
@@ -227,7 +215,7 @@ async function scenario(inp: Input, workers: number, withView: boolean, build: B
 async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
-      `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; view ${opts.view ? 'with and without' : 'off (BENCH_VIEW=1 adds it)'}; ` +
+      `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
       `warm-up ${opts.warmupPercent}% of the bodies, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
   const results: Measured[] = [];
@@ -238,13 +226,13 @@ async function main(): Promise<void> {
     bounds.set(name, bound);
     process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
     for (const workers of opts.workers) {
-      for (const withView of opts.view ? [false, true] : [false]) {
+      for (const extra of extras) {
         for (const build of BUILDS) {
-          if (withView && viewRefused !== null) continue;
-          const r = await scenario(inp, workers, withView, build);
+          if (extra !== 'none' && viewRefused !== null) continue;
+          const r = await scenario(inp, workers, extra, build);
           if (r === null) continue;
           results.push(r);
-          process.stdout.write(`  ${name}, ${workers} worker(s)${withView ? ', view' : ''}${opts.baseline ? `, ${build} build` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+          process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
         }
       }
     }
@@ -256,10 +244,12 @@ async function main(): Promise<void> {
         ...(opts.baseline ? { build: r.build } : {}),
         input: r.input,
         workers: r.workers,
-        view: r.view ? 'yes' : 'no',
+        on: r.extra === 'none' ? '—' : r.extra === 'view' ? 'view' : 'view + metric',
         records: fmt(r.records),
         MB: mb(r.bytes),
-        's to files': r.seconds.toFixed(2),
+        's to files': r.drainSeconds.toFixed(2),
+        // With a metric the clock runs until it counts every record; otherwise the same as `s to files`.
+        's to end': r.seconds.toFixed(2),
         'records/s': fmt(r.records / r.seconds),
         'MB/s': mb(r.bytes / r.seconds),
         '÷ parse bound': (r.records / r.seconds / (bound.records / bound.seconds)).toFixed(3),
@@ -282,33 +272,34 @@ async function main(): Promise<void> {
   for (const [name, b] of bounds) {
     process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
   }
-  const find = (input: InputName, workers: number, view: boolean, build: Build = 'this') => results.find((r) => r.build === build && r.input === input && r.workers === workers && r.view === view);
+  const find = (input: InputName, workers: number, extra: Extra, build: Build = 'this') => results.find((r) => r.build === build && r.input === input && r.workers === workers && r.extra === extra);
   const rate = (r: Measured) => r.records / r.seconds;
   const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
   const cpu = (r: Measured) => r.cpuSeconds / r.records;
   for (const name of opts.inputs) {
-    for (const view of opts.view ? [false, true] : [false]) {
+    for (const extra of extras) {
       for (const build of BUILDS) {
-        const a = find(name, w1, view, build);
-        const b = find(name, wN, view, build);
-        if (a && b && w1 !== wN) process.stdout.write(`${name}${view ? ' with view' : ''}${opts.baseline ? `, ${build} build` : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+        const a = find(name, w1, extra, build);
+        const b = find(name, wN, extra, build);
+        if (a && b && w1 !== wN) process.stdout.write(`${name}${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
       }
       // This build against the baseline, same input and workers: throughput, and CPU per record.
       for (const workers of opts.baseline ? opts.workers : []) {
-        const base = find(name, workers, view, 'base');
-        const mine = find(name, workers, view, 'this');
-        if (base && mine) process.stdout.write(`${name}${view ? ' with view' : ''}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec\n`);
+        const base = find(name, workers, extra, 'base');
+        const mine = find(name, workers, extra, 'this');
+        if (base && mine) process.stdout.write(`${name}${EXTRA_LABEL[extra]}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec\n`);
       }
     }
-    if (opts.view) {
-      for (const workers of opts.workers) {
-        const a = find(name, workers, false);
-        const b = find(name, workers, true);
-        if (a && b) process.stdout.write(`${name}, ${workers}w: with view ÷ without = ${(rate(b) / rate(a)).toFixed(2)}${b.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
-      }
+    for (const workers of opts.workers) {
+      const none = find(name, workers, 'none');
+      const view = find(name, workers, 'view');
+      const metric = find(name, workers, 'metric');
+      if (none && view) process.stdout.write(`${name}, ${workers}w: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
+      // The cost of one metric: the same view with and without it, in the same run.
+      if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
     }
   }
-  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${r.view ? ', view' : ''}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`);
+  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`);
   if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
   process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
 }

@@ -1,11 +1,12 @@
 /**
- * The e2e benchmark's knobs, read once from the environment (and `--view` from the command line).
+ * The e2e benchmark's knobs, read once from the environment (and `--view`, `--metric` from the command line).
  * A value that does not parse stops the run with a message naming the variable and what it takes:
  * a typo must not fall back to a default and measure something else.
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
+import { flagKnob, integerKnob, listKnob, OptionError, refuseOptions } from '../knobs.js';
 
 export const INPUTS = ['flat', 'nested', 'mixed'] as const;
 export type InputName = (typeof INPUTS)[number];
@@ -21,6 +22,8 @@ export interface E2eOptions {
   workers: number[];
   /** Also run every scenario with one view on the collection. */
   view: boolean;
+  /** Also run every scenario with one view and one metric on it (implies `view`). */
+  metric: boolean;
   /** Percent of a scenario's bodies sent (and drained) before timing. */
   warmupPercent: number;
   /** Distinct key orders in the nested records (producers). */
@@ -38,32 +41,11 @@ export const KNOBS: Record<string, string> = {
   BENCH_CONNECTIONS: 'concurrent HTTP connections (default 4)',
   BENCH_WORKERS: `comma-separated SLUICE_WORKERS values (default 1,${availableParallelism()})`,
   BENCH_VIEW: '1 to also run each scenario with a view on the collection (or --view; default 0)',
+  BENCH_METRIC: '1 to also run each scenario with a view and one metric on it, beside the view alone (or --metric; default 0)',
   BENCH_WARMUP_PERCENT: 'share of the bodies sent and drained before timing, 0 to 50 (default 10)',
   BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
   BENCH_BASELINE: "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
 };
-
-class OptionError extends Error {}
-
-function integer(name: string, fallback: number, min: number, max: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const v = Number(raw.replaceAll('_', ''));
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw new OptionError(`${name}="${raw}": must be an integer from ${min} to ${max} — ${KNOBS[name]}`);
-  return v;
-}
-
-function list<T>(name: string, fallback: T[], parse: (s: string) => T | undefined): T[] {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const out: T[] = [];
-  for (const part of raw.split(',').map((s) => s.trim())) {
-    const v = parse(part);
-    if (v === undefined) throw new OptionError(`${name}="${raw}": "${part}" is not accepted — ${KNOBS[name]}`);
-    out.push(v);
-  }
-  return out;
-}
 
 function baselineMain(): string | null {
   const raw = process.env.BENCH_BASELINE;
@@ -75,25 +57,25 @@ function baselineMain(): string | null {
 
 /** The options, or a message and exit code 2 when one is wrong. */
 export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2eOptions {
+  const integer = (name: string, fallback: number, min: number, max: number) => integerKnob(KNOBS, name, fallback, min, max);
   try {
-    for (const arg of argv) if (arg !== '--view') throw new OptionError(`unknown argument "${arg}" (the only flag is --view)`);
-    const viewRaw = process.env.BENCH_VIEW ?? '0';
-    if (viewRaw !== '0' && viewRaw !== '1') throw new OptionError(`BENCH_VIEW="${viewRaw}": must be 0 or 1 — ${KNOBS.BENCH_VIEW}`);
+    for (const arg of argv) if (arg !== '--view' && arg !== '--metric') throw new OptionError(`unknown argument "${arg}" (the flags are --view and --metric)`);
+    const metric = flagKnob(KNOBS, 'BENCH_METRIC') || argv.includes('--metric');
     return {
-      inputs: list<InputName>('BENCH_INPUTS', [...INPUTS], (s) => (INPUTS as readonly string[]).includes(s) ? (s as InputName) : undefined),
+      inputs: listKnob<InputName>(KNOBS, 'BENCH_INPUTS', [...INPUTS], (s) => (INPUTS as readonly string[]).includes(s) ? (s as InputName) : undefined),
       flatRecords: integer('BENCH_FLAT_RECORDS', 3_000_000, 1, 100_000_000),
       nestedRecords: integer('BENCH_NESTED_RECORDS', 100_000, 1, 10_000_000),
       batch: integer('BENCH_BATCH', 500, 1, 100_000),
       connections: integer('BENCH_CONNECTIONS', 4, 1, 256),
-      workers: list('BENCH_WORKERS', [1, availableParallelism()], (s) => (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 64 ? Number(s) : undefined)),
-      view: viewRaw === '1' || argv.includes('--view'),
+      workers: listKnob(KNOBS, 'BENCH_WORKERS', [1, availableParallelism()], (s) => (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 64 ? Number(s) : undefined)),
+      // A metric sits on a view: asking for one brings the view runs with it.
+      view: flagKnob(KNOBS, 'BENCH_VIEW') || argv.includes('--view') || metric,
+      metric,
       warmupPercent: integer('BENCH_WARMUP_PERCENT', 10, 0, 50),
       keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
       baseline: baselineMain(),
     };
   } catch (err) {
-    if (!(err instanceof OptionError)) throw err;
-    process.stderr.write(`e2e bench: ${err.message}\nKnobs:\n${Object.entries(KNOBS).map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n`);
-    process.exit(2);
+    return refuseOptions('e2e bench', KNOBS, err);
   }
 }

@@ -16,27 +16,59 @@ export interface LiveQueue {
 /** How a view creation went: its id, or why there is none (the view stage may not exist yet). */
 export type ViewSetup = { ok: true; id: string; status: string } | { ok: false; reason: string };
 
+/** A metric as GET …/metrics/:id shows it (the fields the benches read). */
+export interface MetricState {
+  id: string;
+  status: string;
+  backfill_percent: number;
+  backfill_started_at: string | null;
+  backfill_completed_at: string | null;
+  compact_percent: number;
+  compact_completed_count: number;
+}
+
 /**
  * A real Sluice as a child process (`node dist/src/main.js`: its own event loop and CPU account,
  * not the bench client's) on a fresh temporary data dir, with one project, source, ingest key and
- * collection made through the API.
+ * collection made through the API. `restart` stops it and starts it again on the same data dir
+ * (bench/query writes view files in between).
  */
 export class BenchServer {
+  /** The last few KB of the server's stderr (why it died, when it does). */
+  private stderrTail = '';
+
   private constructor(
-    private readonly child: ChildServer,
-    private readonly dataDir: string,
-    readonly port: number,
+    private child: ChildServer,
+    private readonly env: Record<string, string>,
+    /** The entry point it runs (undefined: this build's), kept for `restart`. */
+    private readonly mainJs: string | undefined,
+    /** The server's data dir (removed by `stop`). */
+    readonly dataDir: string,
     readonly projectId: string,
     readonly collectionId: string,
     /** `/ingest?key=…&collection=…` for the collection. */
     readonly ingestPath: string,
-  ) {}
+  ) {
+    this.watch();
+  }
+
+  private watch(): void {
+    this.child.proc.stderr!.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000)));
+  }
+
+  /** null while the server runs; else its exit code or signal and the end of its output (for an error report). */
+  deathNote(): string | null {
+    const { exitCode, signalCode } = this.child.proc;
+    if (exitCode === null && signalCode === null) return null;
+    return `the server exited (${exitCode ?? signalCode}); its output ended with:\n${this.child.stdout().slice(-2000)}${this.stderrTail}`;
+  }
 
   /** `mainJs`: another build's entry point (default: this build's). */
   static async start(workers: number, mainJs?: string): Promise<BenchServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
+    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' };
     try {
-      const child = await startChild({ SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' }, 60_000, [], mainJs);
+      const child = await startChild(env, 60_000, [], mainJs);
       const base = child.url;
       const api = (method: string, path: string, body?: unknown) => call(base, method, path, body);
       const project = await api('POST', '/v1/projects', { name: 'bench' });
@@ -44,7 +76,7 @@ export class BenchServer {
       const key = await api('POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {});
       const collection = await api('POST', `/v1/projects/${project.id}/collections`, { name: 'Traffic', source_id: source.id });
       const path = `/ingest?key=${encodeURIComponent(key.key)}&collection=${encodeURIComponent(collection.slug)}`;
-      return new BenchServer(child, dataDir, Number(new URL(base).port), project.id, collection.id, path);
+      return new BenchServer(child, env, mainJs, dataDir, project.id, collection.id, path);
     } catch (err) {
       rmSync(dataDir, { recursive: true, force: true });
       throw err;
@@ -55,8 +87,48 @@ export class BenchServer {
     return this.child.proc.pid!;
   }
 
-  private api(method: string, path: string, body?: unknown): Promise<any> {
+  /** The port it listens on (a restart picks a new one). */
+  get port(): number {
+    return Number(new URL(this.child.url).port);
+  }
+
+  get url(): string {
+    return this.child.url;
+  }
+
+  /** Stop the server (SIGTERM, clean exit required), run `whileStopped`, start it again on the same data dir. */
+  async restart(whileStopped: (dataDir: string) => Promise<void>): Promise<void> {
+    this.child.proc.kill('SIGTERM');
+    const code = await this.child.exited;
+    if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM: ${this.child.stdout().slice(-2000)}`);
+    await whileStopped(this.dataDir);
+    this.child = await startChild(this.env, 60_000, [], this.mainJs);
+    this.watch();
+  }
+
+  /** One API call with the bootstrap key: `data` of the envelope, or an error naming the answer. */
+  api(method: string, path: string, body?: unknown): Promise<any> {
     return call(this.child.url, method, path, body);
+  }
+
+  /** Where the view's output files are (docs/views.md, "Storage"). */
+  viewDir(viewId: string): string {
+    return join(this.dataDir, 'views', this.projectId, viewId);
+  }
+
+  /** Create a metric (`body`: the create body, docs/metrics.md) and return its id. */
+  async createMetric(body: Record<string, unknown>): Promise<string> {
+    const m = await this.api('POST', `/v1/projects/${this.projectId}/metrics`, body);
+    return m.id;
+  }
+
+  async metric(metricId: string): Promise<MetricState> {
+    return this.api('GET', `/v1/projects/${this.projectId}/metrics/${metricId}`);
+  }
+
+  /** The path (with query) of GET …/aggregation for `params`. */
+  aggregationPath(metricId: string, params: Record<string, string>): string {
+    return `/v1/projects/${this.projectId}/metrics/${metricId}/aggregation?${new URLSearchParams(params).toString()}`;
   }
 
   /** A manual view of the collection with `view`'s script; a refusal is reported, not thrown. */

@@ -7,6 +7,10 @@ export interface OpenLoad {
   /** Path with query, e.g. `/ingest?key=…`. */
   path: string;
   body: Buffer;
+  /** The body of request `i`, built when it goes out (default: `body` every time). */
+  bodyAt?: (i: number) => Buffer;
+  /** Sees each answer: the request's index, its status and when it arrived (performance.now()). */
+  onAnswer?: (i: number, status: number, at: number) => void;
   contentType: string;
   /** Offered requests per second, kept whatever the answers do. */
   rate: number;
@@ -42,10 +46,10 @@ export interface OpenLoopResult {
  * waits in the generator for one (no pipelining) — the wait counts in its latency.
  */
 export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
-  const request = Buffer.concat([
-    Buffer.from(`POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${opts.body.length}\r\n\r\n`),
-    opts.body,
-  ]);
+  const requestOf = (body: Buffer) =>
+    Buffer.concat([Buffer.from(`POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${body.length}\r\n\r\n`), body]);
+  const fixed = requestOf(opts.body);
+  const bodyAt = opts.bodyAt;
   const intervalMs = 1000 / opts.rate;
   const total = Math.max(1, Math.round((opts.rate * opts.durationMs) / 1000));
   const latencies = new Float64Array(total);
@@ -55,7 +59,7 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
   let failed = 0;
   let scheduledCount = 0;
   let start = 0;
-  /** Due times of requests waiting for a connection, oldest first (a ring would do; a plain array is cheap at these depths). */
+  /** Indexes of requests waiting for a connection, oldest first (a ring would do; a plain array is cheap at these depths). */
   const backlog: number[] = [];
   let backlogHead = 0;
   let maxBacklog = 0;
@@ -64,13 +68,15 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
 
   interface Conn {
     socket: Socket;
-    /** Due time of the request in flight on it, or -1 when idle. */
-    due: number;
+    /** Index of the request in flight on it, or -1 when idle. */
+    index: number;
   }
   const idle: Conn[] = [];
-  const send = (c: Conn, due: number) => {
-    c.due = due;
-    c.socket.write(request);
+  // Request i is due at start + i × interval, whenever it goes out.
+  const dueOf = (i: number) => start + i * intervalMs;
+  const send = (c: Conn, i: number) => {
+    c.index = i;
+    c.socket.write(bodyAt ? requestOf(bodyAt(i)) : fixed);
   };
   const next = (c: Conn) => {
     if (backlogHead < backlog.length) {
@@ -80,16 +86,17 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
         backlogHead = 0;
       }
     } else {
-      c.due = -1;
+      c.index = -1;
       idle.push(c);
     }
   };
   const onAnswer = (c: Conn, status: number) => {
     const now = performance.now();
     lastAnswer = now;
-    latencies[answered++] = now - c.due;
+    latencies[answered++] = now - dueOf(c.index);
     if (status >= 200 && status < 300) ok++;
     else failed++;
+    opts.onAnswer?.(c.index, status, now);
     if (answered === scheduledCount && scheduledCount === total) finish();
     next(c);
   };
@@ -101,7 +108,7 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
         new Promise<Conn>((resolve, reject) => {
           const socket = connect(opts.port, '127.0.0.1');
           socket.setNoDelay(true);
-          const c: Conn = { socket, due: -1 };
+          const c: Conn = { socket, index: -1 };
           socket.once('connect', () => resolve(c));
           socket.once('error', reject);
           onAnswers(socket, (status) => onAnswer(c, status));
@@ -123,14 +130,13 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
     const now = performance.now();
     const due = Math.min(total, Math.floor((now - start) / intervalMs) + 1);
     while (scheduledCount < due) {
-      const at = start + scheduledCount * intervalMs;
-      scheduledCount++;
+      const i = scheduledCount++;
       const c = idle.pop();
-      if (c) send(c, at);
-      else backlog.push(at);
+      if (c) send(c, i);
+      else backlog.push(i);
     }
     maxBacklog = Math.max(maxBacklog, backlog.length - backlogHead);
-    if (scheduledCount < total) setTimeout(tick, Math.max(0, start + scheduledCount * intervalMs - performance.now()));
+    if (scheduledCount < total) setTimeout(tick, Math.max(0, dueOf(scheduledCount) - performance.now()));
     else if (answered === total) finish();
   };
   tick();

@@ -1,0 +1,92 @@
+/**
+ * The query benchmark's knobs: `--scale` on the command line (or BENCH_SCALE), the rest from the
+ * environment. A value that does not parse stops the run (exit 2) with the list below.
+ */
+import { availableParallelism } from 'node:os';
+import { integerKnob, listKnob, numberKnob, OptionError, refuseOptions } from '../knobs.js';
+
+/** Records at scale 1: 100 million over 30 days. */
+export const FULL_RECORDS = 100_000_000;
+export const PARTS = ['queries', 'lag'] as const;
+export type Part = (typeof PARTS)[number];
+
+export interface QueryOptions {
+  scale: number;
+  records: number;
+  fileRows: number;
+  /** User-id pool (the distinct-count field's cardinality). */
+  users: number;
+  seed: number;
+  workers: number;
+  queryRepeats: number;
+  rawRepeats: number;
+  coverage: 'strict' | 'observed';
+  parts: Part[];
+  burstRecords: number;
+  /** Offered records/s of the lag run; 0: half the measured maximum. */
+  lagRate: number;
+  lagBatch: number;
+  lagSeconds: number;
+  /** Longest wait for a metric to become active, s. */
+  backfillTimeoutS: number;
+}
+
+export const KNOBS: Record<string, string> = {
+  '--scale': 'share of 100 million records over 30 days (default 0.05; 0.01 = 1M for a quick run; also BENCH_SCALE)',
+  BENCH_FILE_ROWS: 'records per generated view file (default 250,000)',
+  BENCH_USERS: 'distinct user ids drawn from (default 20% of the records, at least 1,000)',
+  BENCH_SEED: 'seed of the generated data (default 1)',
+  BENCH_WORKERS: `SLUICE_WORKERS of the server (default ${availableParallelism()})`,
+  BENCH_QUERY_REPEATS: 'timed repeats of each aggregation request (default 50)',
+  BENCH_RAW_REPEATS: 'timed repeats of each raw DuckDB scan (default 5)',
+  BENCH_COVERAGE: 'coverage_mode of the timed queries, strict or observed (default observed)',
+  BENCH_PARTS: `comma-separated, of ${PARTS.join(', ')} (default: all)`,
+  BENCH_BURST_RECORDS: 'records of the closed-loop burst that measures the maximum ingest rate (default 200,000)',
+  BENCH_LAG_RATE: 'offered records/s of the lag run (default 0: half the burst\'s rate)',
+  BENCH_LAG_BATCH: 'records per request of the lag run (default 20)',
+  BENCH_LAG_SECONDS: 'length of the lag run, s (default 20)',
+  BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
+};
+
+function scaleArg(argv: readonly string[]): number {
+  let raw = process.env.BENCH_SCALE;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--scale') raw = argv[++i];
+    else if (a.startsWith('--scale=')) raw = a.slice('--scale='.length);
+    else throw new OptionError(`unknown argument "${a}" (the only flag is --scale)`);
+  }
+  if (raw === undefined || raw === '') return 0.05;
+  const v = Number(raw);
+  if (!Number.isFinite(v) || v < 0.0001 || v > 1) throw new OptionError(`--scale "${raw}": must be a number from 0.0001 to 1 — ${KNOBS['--scale']}`);
+  return v;
+}
+
+export function readOptions(argv: readonly string[] = process.argv.slice(2)): QueryOptions {
+  const integer = (name: string, fallback: number, min: number, max: number) => integerKnob(KNOBS, name, fallback, min, max);
+  try {
+    const scale = scaleArg(argv);
+    const records = Math.round(FULL_RECORDS * scale);
+    const coverage = process.env.BENCH_COVERAGE ?? 'observed';
+    if (coverage !== 'strict' && coverage !== 'observed') throw new OptionError(`BENCH_COVERAGE="${coverage}": ${KNOBS.BENCH_COVERAGE}`);
+    return {
+      scale,
+      records,
+      fileRows: integer('BENCH_FILE_ROWS', 250_000, 1_000, 10_000_000),
+      users: integer('BENCH_USERS', Math.max(1_000, Math.round(records / 5)), 1, 1_000_000_000),
+      seed: integer('BENCH_SEED', 1, 0, 1_000_000),
+      workers: integer('BENCH_WORKERS', availableParallelism(), 1, 64),
+      queryRepeats: integer('BENCH_QUERY_REPEATS', 50, 1, 100_000),
+      rawRepeats: integer('BENCH_RAW_REPEATS', 5, 1, 1_000),
+      coverage,
+      parts: listKnob<Part>(KNOBS, 'BENCH_PARTS', [...PARTS], (s) => ((PARTS as readonly string[]).includes(s) ? (s as Part) : undefined)),
+      burstRecords: integer('BENCH_BURST_RECORDS', 200_000, 1_000, 100_000_000),
+      lagRate: numberKnob(KNOBS, 'BENCH_LAG_RATE', 0, 0, 10_000_000),
+      lagBatch: integer('BENCH_LAG_BATCH', 20, 1, 100_000),
+      lagSeconds: integer('BENCH_LAG_SECONDS', 20, 1, 3_600),
+      backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
+    };
+  } catch (err) {
+    return refuseOptions('query bench', KNOBS, err);
+  }
+}
