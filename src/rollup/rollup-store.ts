@@ -84,6 +84,12 @@ export class RollupStore {
     });
   }
 
+  /** Partial rows not folded yet, per metric (compaction progress). */
+  async partialsByMetric(): Promise<Map<string, number>> {
+    const r = await duck('count partials', () => this.reader.runAndReadAll('SELECT metric_id, count(*)::DOUBLE FROM rollup_partials GROUP BY metric_id'));
+    return new Map(r.getRows().map((row) => [String(row[0]), Number(row[1])]));
+  }
+
   /** The view files already backfilled for this metric revision. */
   async backfilledFiles(metricId: string, revision: number): Promise<Set<string>> {
     const r = await duck('read backfill marks', () => this.reader.runAndReadAll('SELECT file_id FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2', [metricId, revision]));

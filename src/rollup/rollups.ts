@@ -126,13 +126,21 @@ export class Rollups implements RollupReader {
     const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
     // A backlog is folded a bounded step at a time (memory), one pass after another.
     if (more) this.compaction.request();
+    // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
+    const waiting = more ? await this.db.partialsByMetric() : new Map<string, number>();
     for (const f of folded.values()) {
       const m = this.d.metrics.byId(f.metricId);
       if (!m || m.definition_revision !== f.revision) continue;
       const at = new Date(this.d.clock.now()).toISOString();
+      const left = waiting.get(f.metricId) ?? 0;
       await this.d.metrics.patchMetric(
         f.metricId,
-        (cur) => (cur.definition_revision !== f.revision ? {} : { compact_started_at: cur.compact_started_at ?? at, compact_total_count: cur.compact_total_count + f.rows, compact_completed_count: cur.compact_completed_count + f.rows, compact_percent: 100 }),
+        (cur) => {
+          if (cur.definition_revision !== f.revision) return {};
+          const done = cur.compact_completed_count + f.rows;
+          const total = done + left;
+          return { compact_started_at: cur.compact_started_at ?? at, compact_total_count: total, compact_completed_count: done, compact_percent: left === 0 ? 100 : Math.floor((done / total) * 100) };
+        },
         { notify: false },
       );
     }
