@@ -60,16 +60,19 @@ export class RollupStore {
   }
 
   /**
-   * Merge one committed batch's partials: rows and the batch's applied mark in one transaction.
-   * false when the mark was already there (a replay): nothing added.
+   * Merge committed batches' partials: their rows and applied marks in one transaction (a backlog of
+   * small batches costs one transaction, not one each); batches already marked (a replay) add
+   * nothing. Answers how many were merged.
    */
-  mergeBatch(batch: number, metrics: readonly MetricPartials[]): Promise<boolean> {
-    return this.transaction('merge a batch of partials', async (conn) => {
-      const seen = await conn.runAndReadAll('SELECT 1 FROM rollup_applied WHERE batch = $1', [BigInt(batch)]);
-      if (seen.currentRowCount > 0) return false;
-      await insertPartials(conn, metrics);
-      await conn.run('INSERT INTO rollup_applied VALUES ($1)', [BigInt(batch)]);
-      return true;
+  mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>): Promise<number> {
+    return this.transaction('merge batches of partials', async (conn) => {
+      const keys = batches.map((b) => BigInt(b.batch));
+      const seen = new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0])));
+      const fresh = batches.filter((b) => !seen.has(b.batch));
+      if (fresh.length === 0) return 0;
+      await insertPartials(conn, fresh.flatMap((b) => b.metrics));
+      await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
+      return fresh.length;
     });
   }
 

@@ -29,6 +29,8 @@ export interface RollupDeps {
 /** Quiet time before a compaction pass after a merge: passes fold many batches at once. */
 const COMPACT_DELAY_MS = 250;
 const RETRY_MS = 1_000;
+/** Committed batches merged into DuckDB in one transaction at most. */
+const MERGE_BATCHES = 256;
 
 /**
  * The rollups of every metric (docs/metrics.md, "Rollups"): the commit participant that stages
@@ -95,17 +97,21 @@ export class Rollups implements RollupReader {
 
   private async drain(): Promise<void> {
     while (this.queue.size > 0 && !this.stopped) {
-      const key = this.queue.values().next().value!;
+      // Every batch queued meanwhile goes in the same DuckDB transaction (in commit order).
+      const keys = [...this.queue].slice(0, MERGE_BATCHES);
       if (this.d.mergeDelayMs) await sleep(this.d.mergeDelayMs);
       try {
-        const entry = this.pending.get(key);
-        if (entry) await this.db.mergeBatch(key, entry.metrics);
-        await this.pending.remove(key);
-        this.queue.delete(key);
+        const entries = keys.flatMap((batch) => {
+          const entry = this.pending.get(batch);
+          return entry ? [{ batch, metrics: entry.metrics }] : [];
+        });
+        if (entries.length > 0) await this.db.mergeBatches(entries);
+        await Promise.all(keys.map((key) => this.pending.remove(key)));
+        for (const key of keys) this.queue.delete(key);
         this.requestCompaction();
       } catch (err) {
         if (this.stopped) return;
-        this.d.log.error({ err, batch: key }, 'merging rollup partials into DuckDB failed; retrying');
+        this.d.log.error({ err, batches: keys }, 'merging rollup partials into DuckDB failed; retrying');
         await sleep(RETRY_MS);
       }
     }
