@@ -3,6 +3,7 @@
  * seeded generator of the view's columns for a time window. Hosts are skewed (a few busy hosts, a
  * long tail) so ranking and folding into `__other__` have something to do; latency is log-normal.
  */
+import { mulberry32 } from '../../test/helpers/seeded-random.js';
 import type { OutputColumn } from '../../src/transform/output-schema.js';
 import type { ViewScript } from '../transform/view-scripts.js';
 
@@ -23,17 +24,6 @@ export const TRAFFIC_VIEW: ViewScript = {
   ],
 };
 
-/** mulberry32: small, fast, seedable (Math.random cannot be replayed). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** One record's fields (the view's output fields, in schema order). */
 export interface TrafficRecord {
@@ -50,7 +40,7 @@ export class TrafficSource {
   private spare: number | null = null;
 
   constructor(seed: number, private readonly users: number) {
-    this.next = prng(seed);
+    this.next = mulberry32(seed);
   }
 
   record(): TrafficRecord {

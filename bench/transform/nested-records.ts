@@ -14,20 +14,10 @@
  * but a pipeline fast path keyed on the byte layout of a shape meets several layouts per shape, as
  * it does when several SDKs write to one collection.
  */
+import { mulberry32 } from '../../test/helpers/seeded-random.js';
 
 export const NESTED_SHAPES = 24;
 
-/** mulberry32: small, fast, good enough for bench data. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = 'the a of to and in is it you that he was for on are with as I his they be at one have this from or had by hot word but what some we can out other were all there when up use your how said an each she which do their time if will way about many then them write would like so these her long make thing see him two has look more day could go come did number sound no most people my over know water than call first who may down side been now find any new work part take get place made live where after back little only round man year came show every good me give our under name very through just form sentence great think say help low line differ turn cause much mean before move right boy old too same tell does set three want air well also play small end put home read hand port large spell add even land here must big high such follow act why ask men change went light kind off need house picture try us again animal point mother world near build self earth father'.split(' ');
 const TAGS = ['rust', 'typescript', 'nodejs', 'bigdata', 'analytics', 'opensource', 'devops', 'cloud', 'ml', 'ai', 'sre', 'observability', 'postgres', 'duckdb', 'parquet'];
@@ -180,7 +170,7 @@ export interface NestedOptions {
 export function makeNestedRecords(n: number, seed = 1, opts: NestedOptions = {}): Record<string, unknown>[] {
   const keyOrders = opts.keyOrders ?? 1;
   if (!Number.isInteger(keyOrders) || keyOrders < 1 || keyOrders > 8) throw new Error(`keyOrders must be an integer from 1 to 8, not ${keyOrders}`);
-  const r = seededRandom(seed);
+  const r = mulberry32(seed);
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
     const shape = int(r, 0, NESTED_SHAPES - 1);
