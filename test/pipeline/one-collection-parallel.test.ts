@@ -1,10 +1,11 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pino from 'pino';
 import { TestServer } from '../helpers/server.js';
+import { filesUnder } from '../helpers/files.js';
 import { childApi, drainAndStop, startChild, type ChildServer } from '../helpers/child.js';
 import { createIngestKey, ingest, type IngestFixture } from '../ingest/helpers.js';
 import { systemClock } from '../../src/clock.js';
@@ -45,20 +46,12 @@ function body(request: number): string {
   return Array.from({ length: PER_REQUEST }, (_, k) => JSON.stringify(record(request * PER_REQUEST + k))).join('\n');
 }
 
-function* files(dir: string): Iterable<string> {
-  if (!existsSync(dir)) return;
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* files(p);
-    else yield p;
-  }
-}
 
 /** How many times each record id is in the collection's committed files; asserts no file is an orphan. */
 async function countRows(schema: SchemaService, dir: string, collectionId: string): Promise<Map<string, number>> {
   const manifests = schema.manifests(collectionId);
   const known = new Set(manifests.map((m) => m.id));
-  for (const f of files(dir)) assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
+  for (const f of filesUnder(dir)) assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
   const reader = await schema.fileReader();
   const rows = await reader.docs({ paths: manifests.map((m) => join(dir, m.id)), limit: 10_000_000, sort: 'asc' });
   const seen = new Map<string, number>();

@@ -1,9 +1,10 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import pino from 'pino';
+import { filesUnder } from '../helpers/files.js';
 import { childApi, drainAndStop, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
 import { Spool } from '../../src/ingest/spool.js';
@@ -14,14 +15,6 @@ const KEY = 'slk_schema_crash_test_key_000000000000000000';
 
 const api = (base: string, method: string, path: string, body?: unknown) => childApi(base, KEY, method, path, body);
 
-function* files(dir: string): Iterable<string> {
-  if (!existsSync(dir)) return;
-  for (const name of readdirSync(dir)) {
-    const p = join(dir, name);
-    if (statSync(p).isDirectory()) yield* files(p);
-    else yield p;
-  }
-}
 
 describe('pipeline exactly once', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-schema-crash-'));
@@ -59,7 +52,7 @@ describe('pipeline exactly once', () => {
     const load = Promise.all(Array.from({ length: 6 }, (_, w) => worker(w)));
     // Kill once the pipeline has been writing files for a while, in the middle of the load.
     const deadline = Date.now() + 30_000;
-    const written = () => [...files(join(dataDir, 'files'))].length;
+    const written = () => [...filesUnder(join(dataDir, 'files'))].length;
     while ((acked.size < 200 || written() < 20) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
     child.proc.kill('SIGKILL');
     await child.exited;
@@ -87,7 +80,7 @@ describe('pipeline exactly once', () => {
         manifestFiles += manifests.length;
         // No orphan: every file on disk is a committed one.
         const known = new Set(manifests.map((m) => m.id));
-        for (const f of files(dir)) assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
+        for (const f of filesUnder(dir)) assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
         const rows = await reader.docs({ paths: manifests.map((m) => join(dir, m.id)), limit: 10_000_000, sort: 'asc' });
         for (const r of rows) {
           const id = (JSON.parse(r.doc) as { id: string }).id;
