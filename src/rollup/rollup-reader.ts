@@ -37,6 +37,15 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       const [parts, seriesCol, ...rest] = cols as [DuckDBValue[], DuckDBValue[], ...DuckDBValue[][]];
       const blobs = rest.pop()! as Array<{ bytes: Uint8Array } | null>;
       const numbers = rest as Array<Array<number | null>>;
+      // Everything compacted (the usual case): one stored row per bucket, nothing to merge.
+      if (!parts.some((p) => p !== 0)) {
+        const buckets = new Array<StoredBucket>(parts.length);
+        for (let i = 0; i < parts.length; i++) {
+          const blob = blobs[i]!;
+          buckets[i] = storedBucket(figuresAt(numbers, i), String(seriesCol[i]), numbers[0]![i]!, q.sketches && blob !== null ? decodeState(blob.bytes) : null);
+        }
+        return buckets.sort(bySeriesThenStart);
+      }
       const out = new Map<string, { series: string; start: number; figures: StateFigures | null; state: BucketState | null; merged: boolean }>();
       for (let i = 0; i < parts.length; i++) {
         const series = String(seriesCol[i]);
@@ -56,14 +65,17 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
         }
       }
       const buckets: StoredBucket[] = [];
-      for (const b of out.values()) {
-        const figures = b.merged ? figuresOf(b.state!) : b.figures!;
-        buckets.push({ ...figures, series: b.series, start: b.start, state: q.sketches ? b.state : null });
-      }
-      buckets.sort((a, b) => (a.series < b.series ? -1 : a.series > b.series ? 1 : a.start - b.start));
-      return buckets;
+      for (const b of out.values()) buckets.push(storedBucket(b.merged ? figuresOf(b.state!) : b.figures!, b.series, b.start, q.sketches ? b.state : null));
+      return buckets.sort(bySeriesThenStart);
     },
   };
+}
+
+const bySeriesThenStart = (a: StoredBucket, b: StoredBucket) => (a.series < b.series ? -1 : a.series > b.series ? 1 : a.start - b.start);
+
+/** Every field written out: an object spread here cost ~5 µs a row (V8), most of a 24 h read. */
+function storedBucket(f: StateFigures, series: string, start: number, state: BucketState | null): StoredBucket {
+  return { count: f.count, value_count: f.value_count, sum: f.sum, min: f.min, max: f.max, last: f.last, last_at: f.last_at, p50: f.p50, p95: f.p95, p99: f.p99, distinct: f.distinct, series, start, state };
 }
 
 /** `into` (the canonical state) with `partials` merged after it: canonical first, as the compactor merges. */

@@ -85,7 +85,8 @@ export function mergeCells(cells: ReadonlyArray<Cell | null>): Cell | null {
   let out: Cell | null = null;
   for (const c of cells) {
     if (c === null) continue;
-    if (out === null) out = { ...c, ownsState: false };
+    // Fields written out: an object spread costs microseconds a cell in V8.
+    if (out === null) out = { rows: c.rows, count: c.count, valueCount: c.valueCount, sum: c.sum, min: c.min, max: c.max, last: c.last, lastAt: c.lastAt, p50: c.p50, p95: c.p95, p99: c.p99, distinct: c.distinct, state: c.state, ownsState: false };
     else mergeCell(out, c);
   }
   return out;
