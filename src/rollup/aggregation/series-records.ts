@@ -46,6 +46,7 @@ export function isAnswered(rules: RecordRules, k: number, hasData: boolean): boo
  */
 export function seriesRecords(cells: ReadonlyArray<Cell | null>, rules: RecordRules): SeriesRecords {
   const { values, boundaries } = rules;
+  const labels = bucketLabels(boundaries);
   const records: SeriesRecords['records'] = {};
   const points: SeriesRecords['points'] = [];
   const running = values.map(() => 0);
@@ -64,8 +65,16 @@ export function seriesRecords(cells: ReadonlyArray<Cell | null>, rules: RecordRu
       }
       return v ?? empty;
     });
-    records[new Date(boundaries[k]!).toISOString()] = row;
+    records[labels[k]!] = row;
     if (row[0] !== null && row[0] !== undefined) points.push({ t: boundaries[k]!, y: row[0] });
   }
   return { records, points };
+}
+
+/** Bucket starts as ISO strings, made once per answer (every series of it shares the boundaries). */
+const labelCache = new WeakMap<readonly number[], string[]>();
+function bucketLabels(boundaries: readonly number[]): string[] {
+  let labels = labelCache.get(boundaries);
+  if (!labels) labelCache.set(boundaries, (labels = boundaries.map((b) => new Date(b).toISOString())));
+  return labels;
 }
