@@ -138,8 +138,8 @@ export class MetricBackfiller extends BackgroundPass {
     if (m && todo.length === 0 && viewHistoryComplete(this.d.views, view)) await this.patch(m, (cur) => ({ status: 'active', ...progress(due.length, due.length), backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now() }));
   }
 
-  private note(m: MetricRecord, todo: readonly ViewFileManifest[]): void {
-    this.remaining.set(m.id, [m.definition_revision, todo.reduce((min, f) => Math.min(min, f.min_ts), Infinity)]);
+  private note(m: MetricRecord, left: readonly ViewFileManifest[]): void {
+    this.remaining.set(m.id, [m.definition_revision, left.reduce((min, f) => Math.min(min, f.min_ts), Infinity)]);
   }
 
   /** Patch the metric if it is still at this revision; answers it as it is now (undefined: gone). */
