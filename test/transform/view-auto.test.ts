@@ -152,6 +152,8 @@ test('a manual view gets a generated script only when asked; bad requests stay 4
 
   fails(await srv.post(`${one}/deferrals/vsd_00000000000000000000/decision`, { action: 'generate' }), 404, 'not_found');
   fails(await srv.get(`${one}/deferrals/vsd_00000000000000000000/hint`), 404, 'not_found');
+  fails(await srv.get(`${one}/deferrals/vsd_00000000000000000000/inspection`), 404, 'not_found');
+  fails(await srv.get(`${one}/deferrals/nope/inspection`), 404, 'not_found');
   fails(await srv.post(`${one}/transforms/vtr_00000000000000000000/generate`, {}), 404, 'not_found');
   fails(await srv.post(one, { hint: 'x'.repeat(4097) }), 400, 'request_validation_failed', 'body.hint');
 
