@@ -9,6 +9,17 @@ export function scriptHash(script: string | null): string | null {
   return script === null ? null : createHash('sha256').update(script).digest('hex').slice(0, 16);
 }
 
+/** A transform's backfill progress before any backfill has run (new, or started over). */
+export const NO_BACKFILL_PROGRESS = {
+  backfill_cutoff_at: null,
+  backfill_start_at: null,
+  backfill_started_at: null,
+  backfill_completed_at: null,
+  backfill_file_count: 0,
+  backfill_files_done: 0,
+  backfill_error: null,
+} as const satisfies Partial<ViewTransformRecord>;
+
 /**
  * A new transform of `viewId`. With a script it serves at once and backfills existing records
  * (`pending`); without one it is queued for generation and has nothing to backfill yet.
@@ -25,13 +36,7 @@ export function newTransform(viewId: string, script: string | null, now: string)
     max_read_depth: null,
     evidence_notice: null,
     backfill_status: script === null ? 'none' : 'pending',
-    backfill_cutoff_at: null,
-    backfill_start_at: null,
-    backfill_started_at: null,
-    backfill_completed_at: null,
-    backfill_file_count: 0,
-    backfill_files_done: 0,
-    backfill_error: null,
+    ...NO_BACKFILL_PROGRESS,
     assignments: [],
     created_at: now,
     updated_at: now,

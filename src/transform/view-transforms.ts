@@ -3,7 +3,7 @@ import { ApiError, invalidField, notFound } from '../errors.js';
 import { nextUpdatedAt } from '../catalog/timestamps.js';
 import type { ViewCatalog } from './view-catalog.js';
 import type { DeferralAction, ViewDeferralRecord, ViewRecord, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
-import { derivedStatus, newTransform, scriptHash } from './view-rules.js';
+import { derivedStatus, newTransform, NO_BACKFILL_PROGRESS, scriptHash } from './view-rules.js';
 import type { ViewStore } from './view-store.js';
 
 /** Settable fields of a transform (POST .../transforms/:transform_id). */
@@ -139,13 +139,7 @@ export class ViewTransforms {
       const next: ViewTransformRecord = {
         ...cur,
         backfill_status: 'pending',
-        backfill_cutoff_at: null,
-        backfill_start_at: null,
-        backfill_started_at: null,
-        backfill_completed_at: null,
-        backfill_file_count: 0,
-        backfill_files_done: 0,
-        backfill_error: null,
+        ...NO_BACKFILL_PROGRESS,
         // From scratch: what earlier backfills wrote goes (files removed from disk by the
         // start-up sweep or right after the commit), then every file before live_from_seq runs again.
         backfill_done_files: [],
