@@ -3,6 +3,7 @@ import type { Spool } from '../ingest/spool.js';
 import type { Logger } from '../log.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
 import type { Store } from '../store/db.js';
+import { trace } from '../debug/lag-trace.js';
 import { RerunJob } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import { compactPartials } from './compactor.js';
@@ -105,8 +106,11 @@ export class Rollups implements RollupReader {
           const entry = this.pending.get(batch);
           return entry ? [{ batch, metrics: entry.metrics }] : [];
         });
+        const t0 = Date.now();
         if (entries.length > 0) await this.db.mergeBatches(entries);
+        const t1 = Date.now();
         await Promise.all(keys.map((key) => this.pending.remove(key)));
+        trace('merge', { keys, t0, t1, rows: entries.reduce((n, e) => n + e.metrics.reduce((m, p) => m + p.partials.length, 0), 0) });
         for (const key of keys) this.queue.delete(key);
         this.requestCompaction();
       } catch (err) {
@@ -129,8 +133,10 @@ export class Rollups implements RollupReader {
 
   /** One pass, then the metrics' compact progress and the applied marks no replay can need. */
   private async compactOnce(): Promise<void> {
+    const tc = Date.now();
     const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
     // A backlog is folded a bounded step at a time (memory), one pass after another.
+    trace('compact', { t0: tc, rows: [...folded.values()].reduce((n, f) => n + f.rows, 0) });
     if (more) this.compaction.request();
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
     const waiting = more ? await this.db.partialsByMetric() : new Map<string, number>();
