@@ -16,7 +16,6 @@ import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js
 import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
 import { causeOf, isEnvironmental } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
-import { trace } from '../debug/lag-trace.js';
 import type { ViewTask } from '../transform/view-stage.js';
 
 export { isEnvironmental } from './failures.js';
@@ -276,7 +275,6 @@ export class PipelineRunner {
     }
     const lane = this.laneOf(collection.id);
     const slot = lane.enter();
-    const tr: Record<string, number> = { seq: lease.firstSeq, n: lease.records, rFirst: lease.entries[0]!.received_at, rLast: lease.entries[lease.entries.length - 1]!.received_at, lease: Date.now() };
     let result: BatchResult | null = null;
     let ok = false;
     let brought = false;
@@ -316,19 +314,15 @@ export class PipelineRunner {
         [buffer],
       );
       free();
-      tr.worker = Date.now();
       const plan = resolution.plan();
       if (!plan) throw new Error('the batch finished without a plan');
       await lane.commitTurn(slot);
-      tr.turn = Date.now();
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
       await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage), (err, participant) =>
         log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
       );
       ok = true;
-      tr.commit = Date.now();
-      trace('batch', tr);
       lane.markCommitted(slot);
       this.backoff.delete(collection.id);
       this.failing.delete(collection.id);

@@ -1,7 +1,6 @@
 import { BIGINT, BOOLEAN, INTEGER, LIST, listValue, VARCHAR, type DuckDBValue } from '@duckdb/node-api';
 import { decodeState, emptyState, figuresOf, mergeState, type BucketState, type StateFigures } from './bucket-state.js';
 import { TIER_MS, TOTAL_SERIES, type RollupReader, type StoredBucket, type Tier } from './rollup-types.js';
-import { trace } from '../debug/lag-trace.js';
 import { duck, tierTable, type RollupStore } from './rollup-store.js';
 
 /** Longest bucket (a 31-day month): a partial minute below `to` + this can still fall in a bucket below `to`. */
@@ -32,9 +31,7 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
         UNION ALL
         SELECT 1, series, CAST(start AS DOUBLE), ${NUMBERS.slice(1).map(() => 'NULL').join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
       // Column-wise, numbers as DOUBLE: converting row arrays of BIGINTs cost far more than the query.
-      const tq = Date.now();
       const cols = (await duck('read rollups', () => store.reader.runAndReadAll(sql, params, types))).getColumns();
-      trace('read', { t0: tq, tier: q.tier, rows: cols[0]?.length ?? 0, parts: cols.length ? (cols[0] as unknown[]).filter((p) => p !== 0).length : 0 });
       // No rows: no chunks, and no columns either.
       if (cols.length === 0) return [];
       const [parts, seriesCol, ...rest] = cols as [DuckDBValue[], DuckDBValue[], ...DuckDBValue[][]];

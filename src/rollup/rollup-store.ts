@@ -76,18 +76,23 @@ export class RollupStore {
   /**
    * Merge committed batches' partials: their rows and applied marks in one transaction (a backlog of
    * small batches costs one transaction, not one each); batches already marked (a replay) add
-   * nothing. Answers how many were merged.
+   * nothing. `replay` false: every batch was committed by this process and merged by nobody yet, so
+   * the marks are not looked up (a live merge's lag). Answers how many were merged.
    */
-  mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>): Promise<number> {
-    return this.transaction('merge batches of partials', async (conn) => {
-      const keys = batches.map((b) => BigInt(b.batch));
-      const seen = new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0])));
-      const fresh = batches.filter((b) => !seen.has(b.batch));
-      if (fresh.length === 0) return 0;
-      await insertPartials(conn, fresh.flatMap((b) => b.metrics));
-      await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
-      return fresh.length;
-    }, 'appending');
+  mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>, replay = true): Promise<number> {
+    return this.transaction(
+      'merge batches of partials',
+      async (conn) => {
+        const keys = batches.map((b) => BigInt(b.batch));
+        const seen = replay ? new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0]))) : new Set<number>();
+        const fresh = batches.filter((b) => !seen.has(b.batch));
+        if (fresh.length === 0) return 0;
+        await insertPartials(conn, fresh.flatMap((b) => b.metrics));
+        await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
+        return fresh.length;
+      },
+      'appending',
+    );
   }
 
   /** Merge one backfilled view file's partials with its mark; false when it was done already. */

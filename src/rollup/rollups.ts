@@ -3,7 +3,6 @@ import type { Spool } from '../ingest/spool.js';
 import type { Logger } from '../log.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
 import type { Store } from '../store/db.js';
-import { trace } from '../debug/lag-trace.js';
 import { RerunJob } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import { compactPartials } from './compactor.js';
@@ -43,7 +42,11 @@ export class Rollups implements RollupReader {
   readonly reader: RollupReader;
   readonly backfill: MetricBackfiller;
   private readonly queue = new Set<number>();
+  /** Keys found pending at start: a crash may have merged them already (their marks are looked up). */
+  private readonly replays = new Set<number>();
   private draining: Promise<void> | null = null;
+  /** LMDB deletes of merged entries, off the merge path (a replay of one still pending adds nothing). */
+  private removing: Promise<unknown> = Promise.resolve();
   private readonly compaction: RerunJob;
   private compactTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
@@ -73,7 +76,10 @@ export class Rollups implements RollupReader {
 
   /** Replay what a crash left pending, drop rows no metric needs, start the backfiller. */
   async start(): Promise<void> {
-    for (const key of this.pending.keys()) this.merge(key);
+    for (const key of this.pending.keys()) {
+      this.replays.add(key);
+      this.merge(key);
+    }
     for (const { metricId, revision } of await this.db.storedRevisions()) {
       const m = this.d.metrics.byId(metricId);
       if (!m || m.definition_revision !== revision) await this.dropOld(metricId);
@@ -106,12 +112,15 @@ export class Rollups implements RollupReader {
           const entry = this.pending.get(batch);
           return entry ? [{ batch, metrics: entry.metrics }] : [];
         });
-        const t0 = Date.now();
-        if (entries.length > 0) await this.db.mergeBatches(entries);
-        const t1 = Date.now();
-        await Promise.all(keys.map((key) => this.pending.remove(key)));
-        trace('merge', { keys, t0, t1, rows: entries.reduce((n, e) => n + e.metrics.reduce((m, p) => m + p.partials.length, 0), 0) });
-        for (const key of keys) this.queue.delete(key);
+        if (entries.length > 0) await this.db.mergeBatches(entries, keys.some((k) => this.replays.has(k)));
+        for (const key of keys) {
+          this.queue.delete(key);
+          this.replays.delete(key);
+        }
+        // The next merge does not wait for these deletes: until one lands, its entry stays in LMDB
+        // with its applied mark kept (pruneApplied), so a crash meanwhile replays it to nothing.
+        const removed = Promise.all(keys.map((key) => this.pending.remove(key)));
+        this.removing = Promise.all([this.removing, removed]).catch((err: unknown) => this.d.log.error({ err, batches: keys }, 'removing merged rollup entries from LMDB failed; the next start replays them to nothing'));
         this.requestCompaction();
       } catch (err) {
         if (this.stopped) return;
@@ -133,10 +142,8 @@ export class Rollups implements RollupReader {
 
   /** One pass, then the metrics' compact progress and the applied marks no replay can need. */
   private async compactOnce(): Promise<void> {
-    const tc = Date.now();
     const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
     // A backlog is folded a bounded step at a time (memory), one pass after another.
-    trace('compact', { t0: tc, rows: [...folded.values()].reduce((n, f) => n + f.rows, 0) });
     if (more) this.compaction.request();
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
     const waiting = more ? await this.db.partialsByMetric() : new Map<string, number>();
@@ -190,6 +197,7 @@ export class Rollups implements RollupReader {
   async idle(): Promise<void> {
     for (;;) {
       await this.draining;
+      await this.removing;
       await this.backfill.idle();
       if (this.compactTimer) {
         clearTimeout(this.compactTimer);
@@ -206,6 +214,7 @@ export class Rollups implements RollupReader {
     this.unsubscribe?.();
     await this.backfill.stop();
     await this.draining;
+    await this.removing;
     this.stopped = true;
     if (this.compactTimer) clearTimeout(this.compactTimer);
     await this.compaction.stop();

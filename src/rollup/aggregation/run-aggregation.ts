@@ -59,7 +59,7 @@ export interface AggregationContext {
  * Answers one aggregation query: window → which series have data → series selection → tiled reads
  * (figures only unless merging needs sketches) → assembly → fits (docs/metrics.md, "Aggregation").
  */
-async function runAggregation0(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
+export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
   const { metric, now } = ctx;
   const needsEarliest = req.window.explicit === null && req.window.timeRange === 'all_time';
   // The window is planned before the rollups are needed, so its 400s come first.
@@ -153,14 +153,4 @@ async function earliestData(reader: RollupReader, m: MetricRecord, now: number):
     if (rows.length > 0) return rows.reduce((min, r) => Math.min(min, r.start), Infinity);
   }
   return null;
-}
-
-import { trace as traceAgg } from '../../debug/lag-trace.js';
-export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
-  const t0 = Date.now();
-  try {
-    return await runAggregation0(ctx, req);
-  } finally {
-    traceAgg('agg', { t0 });
-  }
 }
