@@ -124,6 +124,8 @@ export class Rollups implements RollupReader {
         this.requestCompaction();
       } catch (err) {
         if (this.stopped) return;
+        // Whether a failed commit left its marks behind is not known: the retry looks them up.
+        for (const key of keys) this.replays.add(key);
         this.d.log.error({ err, batches: keys }, 'merging rollup partials into DuckDB failed; retrying');
         await sleep(RETRY_MS);
       }
