@@ -199,7 +199,8 @@ export class Rollups implements RollupReader {
   async idle(): Promise<void> {
     for (;;) {
       await this.draining;
-      await this.removing;
+      const removing = this.removing;
+      await removing;
       await this.backfill.idle();
       if (this.compactTimer) {
         clearTimeout(this.compactTimer);
@@ -207,7 +208,8 @@ export class Rollups implements RollupReader {
         this.compaction.request();
       }
       await this.compaction.idle();
-      if (this.queue.size === 0 && !this.draining && !this.compactTimer) return;
+      // A merge since the await above may have LMDB deletes under way: go round again.
+      if (this.queue.size === 0 && !this.draining && !this.compactTimer && this.removing === removing) return;
     }
   }
 
