@@ -15,8 +15,8 @@ export type OtherMethod = 'none' | 'subtract' | 'merge';
 /** The stored reads an answer needs. */
 export interface ReadPlan {
   spans: ReadSpan[];
-  /** The series to read (RollupReader `series`): null reads every real series. */
-  series: string[] | null;
+  /** The series to read (RollupReader `series`). */
+  series: string[];
   other: OtherMethod;
 }
 
@@ -73,7 +73,8 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   const kept = selection.kept.map((s) => s.hash);
   return {
     spans: coalesce(spans),
-    series: other === 'merge' ? null : other === 'subtract' ? [...kept, TOTAL_SERIES] : kept,
+    // Named, never null ("every series"): the selection knows them, and the reader need not list them again.
+    series: other === 'merge' ? [...kept, ...selection.tail] : other === 'subtract' ? [...kept, TOTAL_SERIES] : kept,
     other,
   };
 }

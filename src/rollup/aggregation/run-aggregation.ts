@@ -78,14 +78,15 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
   };
 
   const grouped = metric.group_by.length > 0;
-  const scanned = await read(scanSpans(window.boundaries, req.coverage, completeThrough), grouped ? null : [TOTAL_SERIES]);
-  const withData = new Set(scanned.filter((r) => r.count > 0 && r.series !== TOTAL_SERIES).map((r) => r.series));
+  // Which series have data: their names only, never their rows (a metric may have 100,000 series).
+  const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
+  const withData = new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []);
   const selection = selectSeries({
     metricName: metric.name,
     grouped,
     registry: new Map(ctx.registry.map((s) => [s.hash, s])),
     withData,
-    totalHasData: scanned.some((r) => r.series === TOTAL_SERIES && r.count > 0),
+    totalHasData: scanned.includes(TOTAL_SERIES),
     filter: req.series,
     maxSeries: req.maxSeries,
   });
