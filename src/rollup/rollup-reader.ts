@@ -129,9 +129,27 @@ function readDoubles(chunk: DuckDBDataChunk, column: number, n: number, out: Flo
 /** Everything compacted (the usual case): one stored row per bucket, nothing to merge. */
 function compactedBuckets(rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] {
   const out = new Array<StoredBucket>(rows.length);
+  const c = rows.numbers;
+  const [start, count, valueCount, sum, min, max, last, lastAt, p50, p95, p99, distinct] = c as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
   for (let i = 0; i < rows.length; i++) {
     const blob = rows.blobs[i]!;
-    out[i] = storedBucket(figuresAt(rows.numbers, i), names[rows.si[i]!]!, rows.numbers[0]![i]!, sketches && blob !== null ? decodeState(blob) : null);
+    // Fields written out in one literal: one allocation a row, one hidden class.
+    out[i] = {
+      count: count[i]!,
+      value_count: valueCount[i]!,
+      sum: orNull(sum[i]!),
+      min: orNull(min[i]!),
+      max: orNull(max[i]!),
+      last: orNull(last[i]!),
+      last_at: orNull(lastAt[i]!),
+      p50: orNull(p50[i]!),
+      p95: orNull(p95[i]!),
+      p99: orNull(p99[i]!),
+      distinct: orNull(distinct[i]!),
+      series: names[rows.si[i]!]!,
+      start: start[i]!,
+      state: sketches && blob !== null ? decodeState(blob) : null,
+    };
   }
   return out;
 }

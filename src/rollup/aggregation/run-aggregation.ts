@@ -5,8 +5,8 @@ import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-ty
 import { assembleSeries } from './assemble.js';
 import type { NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
-import { planReads, scanSpans } from './read-plan.js';
-import { selectSeries, type SeriesDetails } from './series-selection.js';
+import { planReads, scanSpans, type ReadPlan } from './read-plan.js';
+import { selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
 import { fitSeries, type FitRequest } from './series-fits.js';
 import type { CoverageMode, EmptyBucketHandling } from './series-records.js';
 import type { ReadSpan } from './tiling.js';
@@ -78,21 +78,32 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
   };
 
   const grouped = metric.group_by.length > 0;
-  // Which series have data: their names only, never their rows (a metric may have 100,000 series).
-  const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
-  const withData = new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []);
-  const selection = selectSeries({
-    metricName: metric.name,
-    grouped,
-    registry: new Map(ctx.registry.map((s) => [s.hash, s])),
-    withData,
-    totalHasData: scanned.includes(TOTAL_SERIES),
-    filter: req.series,
-    maxSeries: req.maxSeries,
-  });
+  const registry = new Map(ctx.registry.map((s) => [s.hash, s]));
+  const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
+    selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries });
+  const planOf = (selection: SeriesSelection) => planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
 
-  const plan = planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
-  const rows = await read(plan.spans, plan.series);
+  let selection: SeriesSelection;
+  let plan: ReadPlan;
+  let rows: StoredBucket[];
+  const everyCandidate = nothingFolds(grouped, registry, req);
+  if (everyCandidate !== null) {
+    // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
+    // with data are found in their rows (one read instead of a scan and a read). The registry holds
+    // every series with rows: a batch's or file's series are registered before its rows are merged.
+    plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
+    rows = await read(plan.spans, everyCandidate);
+    const withData = new Set<string>();
+    for (const r of rows) if (r.count > 0) withData.add(r.series);
+    const totalHasData = withData.delete(TOTAL_SERIES);
+    selection = selectionOf(grouped ? withData : new Set(), totalHasData);
+  } else {
+    // Which series have data: their names only, never their rows (a metric may have 100,000 series).
+    const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
+    selection = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
+    plan = planOf(selection);
+    rows = await read(plan.spans, plan.series);
+  }
   const assembled = assembleSeries(rows, selection, plan.other, {
     boundaries: window.boundaries,
     completeThrough,
@@ -120,6 +131,17 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     series_total: selection.seriesTotal,
     complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
   };
+}
+
+/**
+ * The series to read when no tail can fold (no filter, no pins, no more registered series than
+ * `max_series`; or no group_by): every one that may answer. Null when a tail may fold.
+ */
+function nothingFolds(grouped: boolean, registry: ReadonlyMap<string, MetricSeriesRecord>, req: AggregationRequest): string[] | null {
+  if (!grouped) return [TOTAL_SERIES];
+  if (req.series !== null || registry.size > req.maxSeries) return null;
+  for (const s of registry.values()) if (s.pinned_at !== null) return null;
+  return [...registry.keys()];
 }
 
 function available(reader: RollupReader | null): RollupReader {

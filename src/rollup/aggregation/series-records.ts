@@ -52,19 +52,22 @@ export function seriesRecords(cells: ReadonlyArray<Cell | null>, rules: RecordRu
   const running = values.map(() => 0);
   let carried: number | null = null;
   const empty = rules.emptyHandling === 'zero' ? 0 : null;
+  const n = values.length;
   for (let k = 0; k + 1 < boundaries.length; k++) {
     const cell = cells[k] ?? null;
     const hasData = cell !== null && cell.count > 0;
     if (!isAnswered(rules, k, hasData)) continue;
-    const row = values.map((value, i): number | null => {
+    // A plain loop: a closure per bucket (values.map) showed in profiles of 14,400-bucket answers.
+    const row = new Array<number | null>(n);
+    for (let i = 0; i < n; i++) {
+      const value = values[i]!;
       const v = bucketValue(cell, value, rules.nullHandling);
-      if (value === 'cumulative_count' || value === 'cumulative_sum') return (running[i]! += v ?? 0);
-      if (value === 'last') {
+      if (value === 'cumulative_count' || value === 'cumulative_sum') row[i] = running[i]! += v ?? 0;
+      else if (value === 'last') {
         if (v !== null) carried = v;
-        return carried ?? empty;
-      }
-      return v ?? empty;
-    });
+        row[i] = carried ?? empty;
+      } else row[i] = v ?? empty;
+    }
     records[labels[k]!] = row;
     if (row[0] !== null && row[0] !== undefined) points.push({ t: boundaries[k]!, y: row[0] });
   }
