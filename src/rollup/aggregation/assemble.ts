@@ -15,15 +15,24 @@ export interface AssembledSeries extends SeriesRecords {
 export function cellsBySeries(rows: readonly StoredBucket[], boundaries: readonly number[]): Map<string, Array<Cell | null>> {
   const out = new Map<string, Array<Cell | null>>();
   const buckets = boundaries.length - 1;
+  let k = -1;
+  let series: string | null = null;
+  let cells: Array<Cell | null> | undefined;
   for (const row of rows) {
-    const k = bucketIndex(boundaries, row.start);
+    // Rows come by series then start: the next row's bucket is usually this one or the next.
+    if (!(k >= 0 && row.start >= boundaries[k]! && row.start < boundaries[k + 1]!)) {
+      k = k >= 0 && k + 2 < boundaries.length && row.start >= boundaries[k + 1]! && row.start < boundaries[k + 2]! ? k + 1 : bucketIndex(boundaries, row.start);
+    }
     if (k < 0) continue; // a read span never reaches past the answer; defensive
-    let cells = out.get(row.series);
-    if (cells === undefined) out.set(row.series, (cells = new Array<Cell | null>(buckets).fill(null)));
+    if (row.series !== series) {
+      series = row.series;
+      cells = out.get(series);
+      if (cells === undefined) out.set(series, (cells = new Array<Cell | null>(buckets).fill(null)));
+    }
     const cell = cellOfRow(row);
-    const current = cells[k];
+    const current = cells![k];
     if (current) mergeCell(current, cell);
-    else cells[k] = cell;
+    else cells![k] = cell;
   }
   return out;
 }

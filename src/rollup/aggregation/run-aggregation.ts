@@ -74,7 +74,7 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
   const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredBucket[]> => {
     if (series !== null && series.length === 0) return [];
     const parts = await Promise.all(spans.map((s) => reader.read({ metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
-    return parts.flat();
+    return parts.length === 1 ? parts[0]! : parts.flat();
   };
 
   const grouped = metric.group_by.length > 0;
