@@ -2,10 +2,11 @@ import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
 import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
-import { assembleSeries } from './assemble.js';
+import { assembleSeries, cellsBySeries, type OtherCells } from './assemble.js';
 import type { NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
-import { planReads, scanSpans, type ReadPlan } from './read-plan.js';
+import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
+import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
 import { selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
 import { fitSeries, type FitRequest } from './series-fits.js';
 import type { CoverageMode, EmptyBucketHandling } from './series-records.js';
@@ -51,6 +52,8 @@ export interface AggregationContext {
   /** The view the metric aggregates, for coverage reasons. */
   view: { id: string; name: string };
   now: number;
+  /** Merged tails of `__other__` kept between answers (default: the process's, tail-union.ts). */
+  tailCache?: TailUnionCache;
   /** `horizonTime` of the fits module: when a forecast horizon ends. */
   horizonTime(h: MetricRecord['ui_chart_forecast_horizon'], now: number): number;
 }
@@ -104,7 +107,14 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     plan = planOf(selection);
     rows = await read(plan.spans, plan.series);
   }
-  const assembled = assembleSeries(rows, selection, plan.other, {
+  let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
+  if (plan.other === 'merge') {
+    const total = cellsBySeries(rows.filter((r) => r.series === TOTAL_SERIES), window.boundaries).get(TOTAL_SERIES) ?? [];
+    const end = answerEnd(window.boundaries, req.coverage, completeThrough);
+    const tail = { metricId: metric.id, revision: metric.definition_revision, tail: selection.tail, boundaries: window.boundaries, end, completeThrough, sketches: plan.tailSketches, total, read };
+    other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
+  }
+  const assembled = assembleSeries(rows, selection, other, {
     boundaries: window.boundaries,
     completeThrough,
     coverage: req.coverage,
