@@ -3,6 +3,9 @@ import { decodeState, emptyState, figuresOf, mergeState, type BucketState, type 
 import { TIER_MS, TOTAL_SERIES, type RollupReader, type StoredBucket, type Tier } from './rollup-types.js';
 import { duck, tierTable, type RollupStore } from './rollup-store.js';
 
+/** Up to this many series a read matches names with list functions; more take a hash join. */
+const FEW_NAMES = 64;
+
 /** Longest bucket (a 31-day month): a partial minute below `to` + this can still fall in a bucket below `to`. */
 const LONGEST_BUCKET_MS = 31 * 86_400_000;
 
@@ -28,15 +31,19 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       const bucket = bucketSql(q.tier, 'minute');
       const params: DuckDBValue[] = [q.metricId, q.revision, BigInt(Math.floor(q.from)), BigInt(Math.ceil(q.to)), BigInt(Math.ceil(q.to) + LONGEST_BUCKET_MS), q.sketches, listValue(names)];
       const types = [VARCHAR, INTEGER, BIGINT, BIGINT, BIGINT, BOOLEAN, LIST(VARCHAR)];
+      // A few names: matched in the list itself (cheaper than a join); many: a hash join on them.
+      const few = names.length <= FEW_NAMES;
+      const match = (t: string) => (few ? { from: '', where: `AND list_contains($7, ${t}.series)`, si: `list_position($7, ${t}.series) - 1` } : { from: `JOIN n ON n.series = ${t}.series`, where: '', si: 'n.si' });
+      const [mc, mp] = [match('c'), match('r')];
       const sql = `WITH n AS (SELECT unnest($7) AS series, unnest(range(len($7))) AS si),
         p AS (
-          SELECT n.si, ${bucket} AS start, r.state FROM rollup_partials r JOIN n ON n.series = r.series
-          WHERE r.metric_id = $1 AND r.revision = $2 AND r.minute >= $3 AND r.minute < $5),
+          SELECT ${mp.si} AS si, ${bucket} AS start, r.state FROM rollup_partials r ${mp.from}
+          WHERE r.metric_id = $1 AND r.revision = $2 AND r.minute >= $3 AND r.minute < $5 ${mp.where}),
         pk AS (SELECT DISTINCT si, start FROM p)
-        SELECT 0::DOUBLE AS part, n.si::DOUBLE, ${NUMBERS.map((f) => `CAST(c.${f} AS DOUBLE)`).join(', ')},
+        SELECT 0::DOUBLE AS part, (${mc.si})::DOUBLE, ${NUMBERS.map((f) => `CAST(c.${f} AS DOUBLE)`).join(', ')},
           CASE WHEN $6 OR pk.si IS NOT NULL THEN c.state END AS state
-        FROM ${tierTable(q.tier)} c JOIN n ON n.series = c.series LEFT JOIN pk ON pk.si = n.si AND pk.start = c.start
-        WHERE c.metric_id = $1 AND c.revision = $2 AND c.start >= $3 AND c.start < $4
+        FROM ${tierTable(q.tier)} c ${mc.from} LEFT JOIN pk ON pk.si = ${mc.si} AND pk.start = c.start
+        WHERE c.metric_id = $1 AND c.revision = $2 AND c.start >= $3 AND c.start < $4 ${mc.where}
         UNION ALL
         SELECT 1, si::DOUBLE, CAST(start AS DOUBLE), ${NUMBERS.slice(1).map(() => 'NULL').join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
       const result = await duck('read rollups', () => store.reader.run(sql, params, types));

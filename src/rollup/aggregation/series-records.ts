@@ -78,6 +78,21 @@ export function seriesRecords(cells: ReadonlyArray<Cell | null>, rules: RecordRu
 const labelCache = new WeakMap<readonly number[], string[]>();
 function bucketLabels(boundaries: readonly number[]): string[] {
   let labels = labelCache.get(boundaries);
-  if (!labels) labelCache.set(boundaries, (labels = boundaries.map((b) => new Date(b).toISOString())));
+  if (!labels) labelCache.set(boundaries, (labels = boundaries.map(isoLabel)));
   return labels;
+}
+
+/**
+ * ISO strings of recent bucket starts, kept between answers: a dashboard asks for the same buckets
+ * again and again, and 1,441 `toISOString` calls were a millisecond of a 24 h by-minute answer.
+ * Bounded: cleared when full (a week of minutes fits).
+ */
+const isoLabels = new Map<number, string>();
+function isoLabel(t: number): string {
+  let s = isoLabels.get(t);
+  if (s === undefined) {
+    if (isoLabels.size >= 20_000) isoLabels.clear();
+    isoLabels.set(t, (s = new Date(t).toISOString()));
+  }
+  return s;
 }
