@@ -69,6 +69,10 @@ export class Rollups implements RollupReader {
     return this.reader.read(q);
   }
 
+  seriesWithData(q: Parameters<RollupReader['seriesWithData']>[0]): ReturnType<RollupReader['seriesWithData']> {
+    return this.reader.seriesWithData(q);
+  }
+
   /** The commit participant (after views). */
   participant(): CommitParticipant {
     return rollupCommitParticipant({ metrics: this.d.metrics, pending: this.pending, clock: this.d.clock, merge: (key) => this.merge(key) }) as CommitParticipant;

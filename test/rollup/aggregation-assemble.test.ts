@@ -12,6 +12,7 @@ import { QuantileSketch } from '../../src/rollup/ddsketch.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import { runAggregation, type AggregationRequest, type TimeseriesAggregation } from '../../src/rollup/aggregation/run-aggregation.js';
 import { horizonTime } from '../../src/rollup/fits/index.js';
+import { TailUnionCache } from '../../src/rollup/aggregation/tail-union.js';
 import { OTHER_SERIES, TOTAL_SERIES } from '../../src/rollup/rollup-types.js';
 import { mulberry32 } from '../helpers/seeded-random.js';
 import { MemoryRollups, metric, seriesRecord, stateOf, type Rec } from './aggregation-fixtures.js';
@@ -44,7 +45,7 @@ async function aggregate(
   recs: readonly Rec[],
   watermark: number | null,
   req: Partial<AggregationRequest> & { start: number; end: number; interval: AggregationRequest['window']['interval']; timeZone?: string },
-  opts: { metric?: MetricRecord; registry?: MetricSeriesRecord[]; now?: number } = {},
+  opts: { metric?: MetricRecord; registry?: MetricSeriesRecord[]; now?: number; tailCache?: TailUnionCache } = {},
 ): Promise<Run> {
   const store = new MemoryRollups(recs, watermark);
   const { start, end, interval, timeZone, ...rest } = req;
@@ -63,7 +64,8 @@ async function aggregate(
   };
   const m = opts.metric ?? metric();
   const answer = await runAggregation(
-    { reader: store, metric: m, registry: opts.registry ?? [], view: { id: m.view_id, name: 'Requests' }, now: opts.now ?? end + D, horizonTime },
+    // A cache of its own: every test's data is another metric with the same id.
+    { reader: store, metric: m, registry: opts.registry ?? [], view: { id: m.view_id, name: 'Requests' }, now: opts.now ?? end + D, horizonTime, tailCache: opts.tailCache ?? new TailUnionCache() },
     request,
   );
   return { answer, store };
@@ -304,7 +306,28 @@ describe('series and __other__', () => {
     assert.equal(answer.series[0]!.details.color, 'teal');
     assertBuckets(answer, recs, hoursOf, 0, new Set(['s4']));
     assertBuckets(answer, recs, hoursOf, 1, new Set(['s1', 's2', 's3', 's5']));
-    assert.ok(store.reads.some((r) => r.sketches && r.series === null), 'the tail merged from its rows');
+    assert.ok(store.reads.some((r) => r.sketches && ['s1', 's2', 's3', 's5'].every((h) => r.series?.includes(h))), 'the tail merged from its rows');
+  });
+
+  test('a merged tail is kept between answers while the total counts the same records, merged again once records arrive', async () => {
+    const cache = new TailUnionCache();
+    const values: ChartValue[] = ['count', 'last', 'count_unique'];
+    const tail = new Set(['s3', 's4', 's5']);
+    const tailSketchReads = (store: MemoryRollups) => store.reads.filter((r) => r.sketches && r.series?.includes('s3'));
+    const first = await aggregate(recs, from + 6 * H, { ...window, values, maxSeries: 2 }, { metric: grouped, registry, tailCache: cache });
+    assert.equal(tailSketchReads(first.store).length > 0, true, 'merged once');
+    assert.equal(cache.size, 6, 'one union per hour');
+    const again = await aggregate(recs, from + 6 * H, { ...window, values, maxSeries: 2 }, { metric: grouped, registry, tailCache: cache });
+    assert.deepEqual(tailSketchReads(again.store), [], 'answered from the cache: no tail state read');
+    assert.deepEqual(again.answer, first.answer);
+    // Records arrive in the third hour, for a tail series and a kept one: only that hour is merged again.
+    const more = [...recs, { series: 's4', t: hoursOf[2]! + 60_000, value: 5, unique: 'new-user-1' }, { series: 's1', t: hoursOf[2]! + 120_000, value: 7, unique: 'new-user-2' }];
+    const later = await aggregate(more, from + 6 * H, { ...window, values, maxSeries: 2 }, { metric: grouped, registry, tailCache: cache });
+    const reread = tailSketchReads(later.store);
+    assert.ok(reread.length > 0 && reread.every((r) => r.from >= hoursOf[2]! && r.to <= hoursOf[3]!), 'only the hour that changed');
+    assert.equal(later.answer.series[2]!.details.hash, OTHER_SERIES);
+    assertBuckets(later.answer, more, hoursOf, 2, tail);
+    assertBuckets(later.answer, more, hoursOf, 0, new Set(['s1']));
   });
 
   test('a series filter answers exactly those series, __total__ allowed, nothing folded', async () => {

@@ -98,6 +98,16 @@ export class MemoryRollups implements RollupReader {
     return out;
   }
 
+  async seriesWithData(q: { metricId: string; revision: number; spans: ReadonlyArray<{ tier: Tier; from: number; to: number }> }): Promise<string[]> {
+    const out = new Set<string>();
+    for (const s of q.spans) {
+      for (const [series, byStart] of this.tiers.get(s.tier)!) {
+        for (const [start, state] of byStart) if (start >= s.from && start < s.to && state.count > 0) out.add(series);
+      }
+    }
+    return [...out];
+  }
+
   completeThrough(): number | null {
     return this.watermark;
   }

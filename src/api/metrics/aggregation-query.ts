@@ -38,7 +38,7 @@ function parseValues(q: AggregationQuery, metric: MetricRecord, issues: FieldIss
   return values;
 }
 
-function parseSeries(q: AggregationQuery, metric: MetricRecord, knownHashes: ReadonlySet<string>, issues: FieldIssue[]): string[] | null {
+function parseSeries(q: AggregationQuery, metric: MetricRecord, knownHashes: Pick<ReadonlySet<string>, 'has'>, issues: FieldIssue[]): string[] | null {
   if (q.series === undefined) return null;
   const hashes = [...new Set(entries(q.series))];
   const field = 'query.series';
@@ -65,7 +65,7 @@ function instant(name: string, raw: string | undefined, issues: FieldIssue[]): n
  * `query.<param>`; a `page_id` then answers 404 (pages do not exist yet). Text never goes further
  * than comparisons with known names, so SQL-looking text is only ever an unknown name.
  */
-export function parseAggregationQuery(q: AggregationQuery, metric: MetricRecord, knownHashes: ReadonlySet<string>, now: number): AggregationRequest {
+export function parseAggregationQuery(q: AggregationQuery, metric: MetricRecord, knownHashes: Pick<ReadonlySet<string>, 'has'>, now: number): AggregationRequest {
   const issues: FieldIssue[] = [];
   const values = parseValues(q, metric, issues);
   const series = parseSeries(q, metric, knownHashes, issues);

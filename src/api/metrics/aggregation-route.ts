@@ -24,7 +24,9 @@ export function aggregationRoute(s: Services, path: string, params: JsonSchema, 
       const metric = find(ctx.principal.teamId, ctx.params);
       const registry = s.metrics.store.seriesOf(metric.id);
       const now = s.clock.now();
-      const req = parseAggregationQuery(ctx.query, metric, new Set(registry.map((r) => r.hash)), now);
+      // Hashes a `series` filter names are looked up in the registry's index, not in a set of every series.
+      const known = { has: (hash: string) => s.metrics.store.seriesByHash(metric.id, hash) !== undefined };
+      const req = parseAggregationQuery(ctx.query, metric, known, now);
       const view = s.views.get(metric.project_id, metric.view_id);
       return { data: await runAggregation({ reader: s.rollups, metric, registry, view: { id: metric.view_id, name: view?.name ?? metric.view_id }, now, horizonTime }, req) };
     },

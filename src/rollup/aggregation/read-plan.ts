@@ -8,16 +8,18 @@ import { coalesce, isSingleRow, tileBucket, type ReadSpan } from './tiling.js';
 /**
  * How `__other__` is made. `subtract`: the total pseudo-series minus the kept series (count, sum,
  * average, min, max, percentiles and the running totals: cost independent of the tail's size).
- * `merge`: the tail's rows merged (`last` and `count_unique`, which cannot be subtracted).
+ * `merge`: the tail's rows merged (`last` and `count_unique`, which cannot be subtracted; tail-union.ts).
  */
 export type OtherMethod = 'none' | 'subtract' | 'merge';
 
 /** The stored reads an answer needs. */
 export interface ReadPlan {
   spans: ReadSpan[];
-  /** The series to read (RollupReader `series`): null reads every real series. */
-  series: string[] | null;
+  /** The series to read (RollupReader `series`). */
+  series: string[];
   other: OtherMethod;
+  /** `merge`: whether the merged tail needs the rows' states (percentiles, distinct counts). */
+  tailSketches: boolean;
 }
 
 /** The last boundary the answer may reach: strict answers stop at the last final bucket. */
@@ -59,10 +61,8 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   const percentiles = has(PERCENTILE_VALUES);
   const other: OtherMethod = selection.tail.length === 0 ? 'none' : values.includes('last') || values.includes('count_unique') ? 'merge' : 'subtract';
   const mergedNeedsSketch = percentiles || values.includes('count_unique');
-  const alwaysSketch =
-    (percentiles && input.nullHandling === 'count_as_zero') ||
-    (other === 'subtract' && (percentiles || values.includes('min') || values.includes('max'))) ||
-    (other === 'merge' && mergedNeedsSketch);
+  // A merged tail is read on its own (tail-union.ts): the kept series need no states for it.
+  const alwaysSketch = (percentiles && input.nullHandling === 'count_as_zero') || (other === 'subtract' && (percentiles || values.includes('min') || values.includes('max')));
   const end = answerEnd(boundaries, input.coverage, completeThrough);
   const spans: ReadSpan[] = [];
   for (let k = 0; k + 1 < boundaries.length && boundaries[k + 1]! <= end; k++) {
@@ -73,7 +73,9 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   const kept = selection.kept.map((s) => s.hash);
   return {
     spans: coalesce(spans),
-    series: other === 'merge' ? null : other === 'subtract' ? [...kept, TOTAL_SERIES] : kept,
+    // With a tail the total is read too: subtracted from, or versioning the cached merged tail.
+    series: other === 'none' ? kept : [...kept, TOTAL_SERIES],
     other,
+    tailSketches: other === 'merge' && mergedNeedsSketch,
   };
 }

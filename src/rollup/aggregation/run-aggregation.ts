@@ -2,11 +2,12 @@ import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
 import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
-import { assembleSeries } from './assemble.js';
+import { assembleSeries, cellsBySeries, type OtherCells } from './assemble.js';
 import type { NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
-import { planReads, scanSpans } from './read-plan.js';
-import { selectSeries, type SeriesDetails } from './series-selection.js';
+import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
+import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
+import { selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
 import { fitSeries, type FitRequest } from './series-fits.js';
 import type { CoverageMode, EmptyBucketHandling } from './series-records.js';
 import type { ReadSpan } from './tiling.js';
@@ -51,6 +52,8 @@ export interface AggregationContext {
   /** The view the metric aggregates, for coverage reasons. */
   view: { id: string; name: string };
   now: number;
+  /** Merged tails of `__other__` kept between answers (default: the process's, tail-union.ts). */
+  tailCache?: TailUnionCache;
   /** `horizonTime` of the fits module: when a forecast horizon ends. */
   horizonTime(h: MetricRecord['ui_chart_forecast_horizon'], now: number): number;
 }
@@ -74,25 +77,44 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
   const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredBucket[]> => {
     if (series !== null && series.length === 0) return [];
     const parts = await Promise.all(spans.map((s) => reader.read({ metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
-    return parts.flat();
+    return parts.length === 1 ? parts[0]! : parts.flat();
   };
 
   const grouped = metric.group_by.length > 0;
-  const scanned = await read(scanSpans(window.boundaries, req.coverage, completeThrough), grouped ? null : [TOTAL_SERIES]);
-  const withData = new Set(scanned.filter((r) => r.count > 0 && r.series !== TOTAL_SERIES).map((r) => r.series));
-  const selection = selectSeries({
-    metricName: metric.name,
-    grouped,
-    registry: new Map(ctx.registry.map((s) => [s.hash, s])),
-    withData,
-    totalHasData: scanned.some((r) => r.series === TOTAL_SERIES && r.count > 0),
-    filter: req.series,
-    maxSeries: req.maxSeries,
-  });
+  const registry = new Map(ctx.registry.map((s) => [s.hash, s]));
+  const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
+    selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries });
+  const planOf = (selection: SeriesSelection) => planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
 
-  const plan = planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
-  const rows = await read(plan.spans, plan.series);
-  const assembled = assembleSeries(rows, selection, plan.other, {
+  let selection: SeriesSelection;
+  let plan: ReadPlan;
+  let rows: StoredBucket[];
+  const everyCandidate = nothingFolds(grouped, registry, req);
+  if (everyCandidate !== null) {
+    // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
+    // with data are found in their rows (one read instead of a scan and a read). The registry holds
+    // every series with rows: a batch's or file's series are registered before its rows are merged.
+    plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
+    rows = await read(plan.spans, everyCandidate);
+    const withData = new Set<string>();
+    for (const r of rows) if (r.count > 0) withData.add(r.series);
+    const totalHasData = withData.delete(TOTAL_SERIES);
+    selection = selectionOf(grouped ? withData : new Set(), totalHasData);
+  } else {
+    // Which series have data: their names only, never their rows (a metric may have 100,000 series).
+    const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
+    selection = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
+    plan = planOf(selection);
+    rows = await read(plan.spans, plan.series);
+  }
+  let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
+  if (plan.other === 'merge') {
+    const total = cellsBySeries(rows.filter((r) => r.series === TOTAL_SERIES), window.boundaries).get(TOTAL_SERIES) ?? [];
+    const end = answerEnd(window.boundaries, req.coverage, completeThrough);
+    const tail = { metricId: metric.id, revision: metric.definition_revision, tail: selection.tail, boundaries: window.boundaries, end, completeThrough, sketches: plan.tailSketches, total, read };
+    other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
+  }
+  const assembled = assembleSeries(rows, selection, other, {
     boundaries: window.boundaries,
     completeThrough,
     coverage: req.coverage,
@@ -119,6 +141,17 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     series_total: selection.seriesTotal,
     complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
   };
+}
+
+/**
+ * The series to read when no tail can fold (no filter, no pins, no more registered series than
+ * `max_series`; or no group_by): every one that may answer. Null when a tail may fold.
+ */
+function nothingFolds(grouped: boolean, registry: ReadonlyMap<string, MetricSeriesRecord>, req: AggregationRequest): string[] | null {
+  if (!grouped) return [TOTAL_SERIES];
+  if (req.series !== null || registry.size > req.maxSeries) return null;
+  for (const s of registry.values()) if (s.pinned_at !== null) return null;
+  return [...registry.keys()];
 }
 
 function available(reader: RollupReader | null): RollupReader {

@@ -52,19 +52,22 @@ export function seriesRecords(cells: ReadonlyArray<Cell | null>, rules: RecordRu
   const running = values.map(() => 0);
   let carried: number | null = null;
   const empty = rules.emptyHandling === 'zero' ? 0 : null;
+  const n = values.length;
   for (let k = 0; k + 1 < boundaries.length; k++) {
     const cell = cells[k] ?? null;
     const hasData = cell !== null && cell.count > 0;
     if (!isAnswered(rules, k, hasData)) continue;
-    const row = values.map((value, i): number | null => {
+    // A plain loop: a closure per bucket (values.map) showed in profiles of 14,400-bucket answers.
+    const row = new Array<number | null>(n);
+    for (let i = 0; i < n; i++) {
+      const value = values[i]!;
       const v = bucketValue(cell, value, rules.nullHandling);
-      if (value === 'cumulative_count' || value === 'cumulative_sum') return (running[i]! += v ?? 0);
-      if (value === 'last') {
+      if (value === 'cumulative_count' || value === 'cumulative_sum') row[i] = running[i]! += v ?? 0;
+      else if (value === 'last') {
         if (v !== null) carried = v;
-        return carried ?? empty;
-      }
-      return v ?? empty;
-    });
+        row[i] = carried ?? empty;
+      } else row[i] = v ?? empty;
+    }
     records[labels[k]!] = row;
     if (row[0] !== null && row[0] !== undefined) points.push({ t: boundaries[k]!, y: row[0] });
   }
@@ -75,6 +78,21 @@ export function seriesRecords(cells: ReadonlyArray<Cell | null>, rules: RecordRu
 const labelCache = new WeakMap<readonly number[], string[]>();
 function bucketLabels(boundaries: readonly number[]): string[] {
   let labels = labelCache.get(boundaries);
-  if (!labels) labelCache.set(boundaries, (labels = boundaries.map((b) => new Date(b).toISOString())));
+  if (!labels) labelCache.set(boundaries, (labels = boundaries.map(isoLabel)));
   return labels;
+}
+
+/**
+ * ISO strings of recent bucket starts, kept between answers: a dashboard asks for the same buckets
+ * again and again, and 1,441 `toISOString` calls were a millisecond of a 24 h by-minute answer.
+ * Bounded: cleared when full (a week of minutes fits).
+ */
+const isoLabels = new Map<number, string>();
+function isoLabel(t: number): string {
+  let s = isoLabels.get(t);
+  if (s === undefined) {
+    if (isoLabels.size >= 20_000) isoLabels.clear();
+    isoLabels.set(t, (s = new Date(t).toISOString()));
+  }
+  return s;
 }

@@ -68,7 +68,7 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
     .filter((s) => s.pinned_at !== null)
     .sort((a, b) => a.pinned_at!.localeCompare(b.pinned_at!) || a.hash.localeCompare(b.hash))
     .map((s) => s.hash);
-  const keptHashes = pinned.length > 0 ? pinned : rankByLastValue([...withData], registry).slice(0, input.maxSeries);
+  const keptHashes = pinned.length > 0 ? pinned : topByLastValue(withData, registry, input.maxSeries);
   const keptSet = new Set(keptHashes);
   return {
     kept: keptHashes.map((h) => detailsOf(h, registry)),
@@ -77,7 +77,21 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
   };
 }
 
-function rankByLastValue(hashes: string[], registry: ReadonlyMap<string, MetricSeriesRecord>): string[] {
+/**
+ * The first `n` of `hashes` ranked by `last_value` (highest first, none last, then by hash): one pass
+ * keeping the best `n` (n ≤ 50), not a sort of every series — a metric may have 100,000.
+ */
+function topByLastValue(hashes: Iterable<string>, registry: ReadonlyMap<string, MetricSeriesRecord>, n: number): string[] {
   const value = (h: string): number => registry.get(h)?.last_value ?? -Infinity;
-  return hashes.sort((a, b) => value(b) - value(a) || (a < b ? -1 : a > b ? 1 : 0));
+  const before = (a: { h: string; v: number }, b: { h: string; v: number }): boolean => (b.v - a.v || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0)) < 0;
+  const top: Array<{ h: string; v: number }> = [];
+  for (const h of hashes) {
+    const e = { h, v: value(h) };
+    if (top.length === n && !before(e, top[n - 1]!)) continue;
+    let i = top.length;
+    while (i > 0 && before(e, top[i - 1]!)) i--;
+    top.splice(i, 0, e);
+    if (top.length > n) top.pop();
+  }
+  return top.map((e) => e.h);
 }

@@ -7,6 +7,9 @@ export interface Tile {
   to: number;
 }
 
+/** Shortest bucket of each tier (a month is at least 28 days). */
+const SHORTEST_MS: Record<Tier, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000, month: 28 * 86_400_000 };
+
 /** Tiers coarsest first, the minute tier excluded (it is the fallback that tiles anything). */
 const COARSE_FIRST: readonly Tier[] = [...TIERS].reverse().filter((t) => t !== 'minute');
 
@@ -20,6 +23,7 @@ export function coverRange(a: number, b: number, tiers: readonly Tier[] = COARSE
   if (a >= b) return [];
   for (let k = 0; k < tiers.length; k++) {
     const tier = tiers[k]!;
+    if (b - a < SHORTEST_MS[tier]) continue; // no whole bucket of it fits (most answer buckets: cheap)
     const first = bucketStart(tier, a) === a ? a : nextBucketStart(tier, bucketStart(tier, a));
     const last = bucketStart(tier, b);
     if (first < last) {
@@ -53,12 +57,24 @@ export interface ReadSpan extends Tile {
 
 /** Joins adjacent tiles of one tier and sketch need, so a plan makes few reads. */
 export function coalesce(spans: readonly ReadSpan[]): ReadSpan[] {
-  const sorted = [...spans].sort((x, y) => x.tier.localeCompare(y.tier) || Number(x.sketches) - Number(y.sketches) || x.from - y.from);
-  const out: ReadSpan[] = [];
-  for (const s of sorted) {
-    const prev = out[out.length - 1];
-    if (prev && prev.tier === s.tier && prev.sketches === s.sketches && prev.to === s.from) prev.to = s.to;
-    else out.push({ ...s });
+  // Grouped by (tier, sketches) first: an answer of 1,440 minute buckets sorts a few spans, not 1,440.
+  const groups = new Map<string, ReadSpan[]>();
+  for (const s of spans) {
+    const key = `${s.tier}:${s.sketches ? 1 : 0}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = []));
+    g.push(s);
   }
-  return out;
+  const out: ReadSpan[] = [];
+  for (const g of groups.values()) {
+    let ordered = true;
+    for (let i = 1; i < g.length && ordered; i++) if (g[i - 1]!.from > g[i]!.from) ordered = false;
+    const sorted = ordered ? g : [...g].sort((x, y) => x.from - y.from);
+    let prev: ReadSpan | null = null;
+    for (const s of sorted) {
+      if (prev && prev.to === s.from) prev.to = s.to;
+      else out.push((prev = { tier: s.tier, from: s.from, to: s.to, sketches: s.sketches }));
+    }
+  }
+  return out.sort((x, y) => (x.tier < y.tier ? -1 : x.tier > y.tier ? 1 : 0) || Number(x.sketches) - Number(y.sketches) || x.from - y.from);
 }
