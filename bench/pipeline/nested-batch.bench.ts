@@ -2,7 +2,7 @@
  * The worker's batch processing on nested records (bench/transform/nested-records.ts), in one
  * process: leases of BENCH_LEASE_RECORDS records (default 4,300: the 16 MB lease of ~3.7 KB
  * records) through `processBatch` and the book's planning, as a pipeline worker runs them. Prints
- * µs per record of the processing (decode → files written), so a CPU profile of this process
+ * µs (wall and CPU) per record of the processing (decode → files written), so a CPU profile of this process
  * (`node --cpu-prof`) is the worker's time on these records.
  * Run: npx tsc -p . && node dist/bench/pipeline/nested-batch.bench.js
  * (BENCH_BATCHES timed leases, default 20, after BENCH_WARM_BATCHES, default 5; BENCH_KEY_ORDERS, default 3;
@@ -45,21 +45,25 @@ try {
   const settings = { ...DEFAULT_SCHEMA_SETTINGS };
   let seq = 1;
   let ms = 0;
+  let cpuUs = 0;
   let files = 0;
   for (let b = 0; b < leases.length; b++) {
     const entries = leases[b]!.map((body) => ({ seq: seq++, received_at: Date.now(), format: 'ndjson' as const, body }));
     const resolution = createBatchResolution({ book, settings, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion') });
     const t0 = performance.now();
+    const c0 = process.cpuUsage();
     const result = await processBatch({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries, firstSeq: entries[0]!.seq, lastSeq: seq - 1, filesDir: dir }, resolution.resolve);
     book.apply(resolution.plan()!);
     if (b >= WARM) {
       ms += performance.now() - t0;
+      const c = process.cpuUsage(c0);
+      cpuUs += c.user + c.system;
       files += result.files.length;
     }
   }
   const records = BATCHES * LEASE;
   console.log(`${INPUT}: ${BATCHES} leases of ${LEASE} records (${(bytes / records).toFixed(0)} B/record), ${(files / BATCHES).toFixed(1)} files per lease`);
-  console.log(`µs/record ${((ms * 1000) / records).toFixed(1)}  records/s ${Math.round(records / (ms / 1000))}  MB/s ${(bytes / 1e6 / (ms / 1000)).toFixed(1)}`);
+  console.log(`µs/record ${((ms * 1000) / records).toFixed(1)}  CPU µs/record ${(cpuUs / records).toFixed(1)}  records/s ${Math.round(records / (ms / 1000))}  MB/s ${(bytes / 1e6 / (ms / 1000)).toFixed(1)}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -225,7 +225,7 @@ export class PipelineRunner {
     const b = this.backoff.get(collectionId);
     if (b && b.until > Date.now()) return 0;
     if (this.narrow.has(collectionId)) return 1;
-    // Lease ahead only what is worth a batch of its own (LEASE_MIN_AHEAD_BYTES, or a full lease).
+    // Lease ahead only what is worth a batch of its own (floorRecords).
     if ((this.onWorker.get(collectionId) ?? 0) > 0 && this.d.spool.unleasedRecords(collectionId) < this.floorRecords(collectionId)) return 0;
     return this.d.pool.size;
   }
@@ -234,11 +234,17 @@ export class PipelineRunner {
     return this.d.leaseMaxRecords || LEASE_MAX_RECORDS;
   }
 
-  /** Records of LEASE_MIN_AHEAD_BYTES for the collection (a full lease while its record size is unknown). */
+  /**
+   * Least records worth a lease ahead: LEASE_MIN_AHEAD_BYTES of the collection's records, at most a
+   * quarter of a full lease (small records make few, large files anyway); a full lease while the
+   * collection's record size is unknown.
+   */
   private floorRecords(collectionId: string): number {
     const bpr = this.bytesPerRecord.get(collectionId);
+    const max = this.maxRecords();
+    if (bpr === undefined) return max;
     const minBytes = Math.min(LEASE_MIN_AHEAD_BYTES, (this.d.leaseMaxBytes || LEASE_MAX_BYTES) / 2);
-    return bpr === undefined ? this.maxRecords() : Math.max(1, Math.min(this.maxRecords(), Math.ceil(minBytes / bpr)));
+    return Math.max(1, Math.min(Math.ceil(max / 4), Math.ceil(minBytes / bpr)));
   }
 
   /**
