@@ -247,26 +247,13 @@ export class PipelineRunner {
     return Math.max(1, Math.min(Math.ceil(max / 4), Math.ceil(minBytes / bpr)));
   }
 
-  /**
-   * Records the next lease of a collection may take: a narrowed collection's limit, else an even
-   * share of what waits over the workers (not less than the floor), so the last batches of a
-   * backlog end together instead of one worker finishing a full lease while the others wait.
-   */
-  private leaseLimit(collectionId: string): number | undefined {
-    const narrowed = this.narrow.get(collectionId)?.limit;
-    if (narrowed !== undefined) return narrowed;
-    const workers = this.d.pool.size;
-    if (workers <= 1) return undefined;
-    return Math.max(this.floorRecords(collectionId), Math.ceil(this.d.spool.unleasedRecords(collectionId) / workers));
-  }
-
   /** Start as many batches as there are idle workers. */
   pump(): void {
     if (this.stopped) return;
     while (this.busy < this.d.pool.size) {
       const lease = this.d.spool.lease(
         this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
-        (id) => this.leaseLimit(id),
+        (id) => this.narrow.get(id)?.limit,
         (id) => this.aheadOf(id),
         this.d.leaseMaxBytes || LEASE_MAX_BYTES,
       );
