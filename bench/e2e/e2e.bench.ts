@@ -111,6 +111,8 @@ interface Measured {
   maxPending: number;
   refusals: number;
   cpuSeconds: number;
+  /** CPU of the server's sandbox processes over the run (children that ended during it are missed). */
+  sandboxCpuSeconds: number;
   mainCpuSeconds: number;
   clientCpuSeconds: number;
   versions: number;
@@ -151,10 +153,13 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
     const warmRecords = sum(inp.records.slice(0, warmBodies));
     if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
     const cpu0 = server.cpuSeconds();
+    const children0 = server.childCpuSeconds();
     const main0 = server.mainThreadCpuSeconds();
     const client0 = process.cpuUsage();
     const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records, opts.connections);
     const cpuSeconds = server.cpuSeconds() - cpu0;
+    let sandboxCpuSeconds = 0;
+    for (const [pid, s] of server.childCpuSeconds()) sandboxCpuSeconds += s - (children0.get(pid) ?? 0);
     const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
     const client = process.cpuUsage(client0);
     const expected = sum(inp.records);
@@ -200,6 +205,7 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
       maxPending,
       refusals: sent.refusals,
       cpuSeconds,
+      sandboxCpuSeconds,
       mainCpuSeconds,
       clientCpuSeconds: (client.user + client.system) / 1e6,
       versions,
@@ -261,6 +267,9 @@ async function main(): Promise<void> {
         // Server CPU over the run, all threads and the main thread alone (100 % = one core busy).
         'server CPU %': ((100 * r.cpuSeconds) / r.seconds).toFixed(0),
         'main thread %': ((100 * r.mainCpuSeconds) / r.seconds).toFixed(0),
+        // The view sandboxes' processes (not in the server's CPU): per record and over the run.
+        'sandbox µs/rec': ((r.sandboxCpuSeconds * 1e6) / r.records).toFixed(1),
+        'sandbox CPU %': ((100 * r.sandboxCpuSeconds) / r.seconds).toFixed(0),
         // The bench client shares the cores: what it took from the server, as a share of the run.
         'client CPU %': ((100 * r.clientCpuSeconds) / r.seconds).toFixed(0),
         versions: r.versions,
@@ -276,6 +285,7 @@ async function main(): Promise<void> {
   const rate = (r: Measured) => r.records / r.seconds;
   const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
   const cpu = (r: Measured) => r.cpuSeconds / r.records;
+  const allCpu = (r: Measured) => (r.cpuSeconds + r.sandboxCpuSeconds) / r.records;
   for (const name of opts.inputs) {
     for (const extra of extras) {
       for (const build of BUILDS) {
@@ -287,14 +297,15 @@ async function main(): Promise<void> {
       for (const workers of opts.baseline ? opts.workers : []) {
         const base = find(name, workers, extra, 'base');
         const mine = find(name, workers, extra, 'this');
-        if (base && mine) process.stdout.write(`${name}${EXTRA_LABEL[extra]}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec\n`);
+        if (base && mine) process.stdout.write(`${name}${EXTRA_LABEL[extra]}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec (server), ${(allCpu(mine) / allCpu(base)).toFixed(2)} (server + sandbox)\n`);
       }
     }
-    for (const workers of opts.workers) {
-      const none = find(name, workers, 'none');
-      const view = find(name, workers, 'view');
-      const metric = find(name, workers, 'metric');
-      if (none && view) process.stdout.write(`${name}, ${workers}w: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
+    for (const workers of opts.workers) for (const build of BUILDS) {
+      const none = find(name, workers, 'none', build);
+      const view = find(name, workers, 'view', build);
+      const metric = find(name, workers, 'metric', build);
+      const label = opts.baseline ? `, ${build} build` : '';
+      if (none && view) process.stdout.write(`${name}, ${workers}w${label}: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}; CPU µs/rec (server + sandbox) ${(allCpu(view) * 1e6).toFixed(1)} vs ${(allCpu(none) * 1e6).toFixed(1)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
       // The cost of one metric: the same view with and without it, in the same run.
       if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
     }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -209,6 +209,26 @@ export class BenchServer {
   /** CPU seconds (user + system, every thread) the server has used so far, from /proc. */
   cpuSeconds(): number {
     return statCpuSeconds(`/proc/${this.pid}/stat`);
+  }
+
+  /**
+   * CPU seconds of each child process of the server alive now, by pid: the view sandboxes (one per
+   * worker thread that ran a view, src/transform/sandbox-process.ts), whose CPU is not the server's.
+   */
+  childCpuSeconds(): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const d of readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      let stat: string;
+      try {
+        stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      } catch {
+        continue; // ended meanwhile
+      }
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[1]) === this.pid) out.set(Number(d), (Number(fields[11]) + Number(fields[12])) / 100);
+    }
+    return out;
   }
 
   /**

@@ -7,9 +7,11 @@
  * 50,000 (one lease); (b) nested: status records of 2–6 KB, 24 shapes (nested-records.ts),
  * batches of 5,000 (~18 MB of JSON; a batch must fit the isolate's memory limit).
  *
- * Per input, three ways, each an op over all the records:
- * - sandbox: `TransformSandbox.run`, outputs decoded to objects in this thread (what a worker gets);
- * - sandbox in a child process: `TransformProcess.run` (records over IPC, the answer decoded here);
+ * Per input, four ways, each an op over all the records:
+ * - sandbox: `TransformSandbox.run` with the view's declared fields, outputs decoded to columns in
+ *   this thread (what a worker gets);
+ * - sandbox in a child process: `TransformProcess.run` (records over IPC as UTF-8 bytes, as a worker
+ *   sends them; the answer decoded here);
  * - direct, same harness: the harness source evaluated in a node:vm context of this isolate and
  *   its answer decoded the same way — identical code, so the ratio is the cost of the isolate
  *   boundary and of the isolate's smaller heap;
@@ -41,6 +43,7 @@ const NESTED_SCRIPT = NESTED_VIEW.script;
 
 interface Batch {
   recordsText: string;
+  recordsBytes: Buffer;
   arrayText: string;
   receivedAt: Float64Array;
   timestamp: Float64Array;
@@ -57,6 +60,7 @@ function batches(records: Record<string, unknown>[], size: number, timeOf: (r: R
     const receivedAt = timestamp.map((t) => t + 1500);
     out.push({
       recordsText: texts.join('\u001e'),
+      recordsBytes: Buffer.from(texts.join('\u001e')),
       arrayText: `[${texts.join(',')}]`,
       receivedAt,
       timestamp,
@@ -70,7 +74,7 @@ function batches(records: Record<string, unknown>[], size: number, timeOf: (r: R
 type Transform = (record: unknown, ctx: unknown) => unknown;
 let sink = 0;
 
-function scenario(name: string, script: string, data: Batch[], records: number) {
+function scenario(name: string, script: string, fields: string[], data: Batch[], records: number) {
   const sandbox = new TransformSandbox({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
   const child = new TransformProcess({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
   // The harness in a node:vm context of this isolate: same code, no isolate boundary.
@@ -80,6 +84,7 @@ function scenario(name: string, script: string, data: Batch[], records: number) 
   const vmRun = install(runInContext('transform', vmContext) as Transform, new SharedArrayBuffer(4), 64 * 1024 * 1024);
   const fn = runInContext(`(${script.replace('function transform', 'function')})`, createContext({})) as Transform;
   const viewId = 'view_01JBENCH';
+  const fieldsJson = JSON.stringify(fields);
 
   return {
     name,
@@ -87,21 +92,21 @@ function scenario(name: string, script: string, data: Batch[], records: number) 
     tasks: {
       sandbox: () => {
         for (const b of data) {
-          const o = sandbox.run({ scriptHash: name, script, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          const o = sandbox.run({ scriptHash: name, script, fields, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
       },
       'sandbox in a child process': async () => {
         for (const b of data) {
-          const o = await child.run({ scriptHash: name, script, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          const o = await child.run({ scriptHash: name, script, fields, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
       },
       'direct, same harness': () => {
         for (const b of data) {
-          const o = decodeRunResult(vmRun(b.recordsText, viewId, '"sv_1"', b.receivedAt, b.timestamp), b.timestamp.length);
+          const o = decodeRunResult(vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson), b.timestamp.length, fields.length);
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
@@ -128,8 +133,8 @@ function scenario(name: string, script: string, data: Batch[], records: number) 
 const flatRecords = makeRecords(FLAT);
 const nestedRecords = makeNestedRecords(NESTED, 7);
 const scenarios = [
-  scenario('flat', FLAT_SCRIPT, batches(flatRecords, 50_000, (r) => r.ts as number), FLAT),
-  scenario('nested', NESTED_SCRIPT, batches(nestedRecords, 5_000, (r) => Number(r.timestamp_ms)), NESTED),
+  scenario('flat', FLAT_SCRIPT, FLAT_VIEW.outputSchema.map((f) => f.name), batches(flatRecords, 50_000, (r) => r.ts as number), FLAT),
+  scenario('nested', NESTED_SCRIPT, NESTED_VIEW.outputSchema.map((f) => f.name), batches(nestedRecords, 5_000, (r) => Number(r.timestamp_ms)), NESTED),
 ];
 const nestedBytes = nestedRecords.reduce((s, r) => s + JSON.stringify(r).length, 0);
 console.log(`nested records: ${Math.round(nestedBytes / NESTED)} bytes on average; sandbox memory limit ${MEMORY_MB} MB`);

@@ -131,7 +131,7 @@ export class MetricBackfiller extends BackgroundPass {
       todo = due.filter((f) => !done.has(f.id));
       this.note(m, todo);
       m = await this.patch(m, () => progress(due.length, due.length - todo.length), false);
-      if (m && m.definition_revision !== revision) return;
+      if (m && (m.definition_revision !== revision || m.status === 'cancelled')) return;
     }
     // The view's own history still arriving (its backfill, a join catching up) is more of the
     // metric's: it stays backfilling until that is in too (the rescan takes the new files).
@@ -142,11 +142,16 @@ export class MetricBackfiller extends BackgroundPass {
     this.remaining.set(m.id, [m.definition_revision, left.reduce((min, f) => Math.min(min, f.min_ts), Infinity)]);
   }
 
-  /** Patch the metric if it is still at this revision; answers it as it is now (undefined: gone). */
+  /**
+   * Patch the metric if it is still at this revision and not cancelled meanwhile (a backfill under
+   * way stops at its next file, and never moves a cancelled metric on); answers it as it is now
+   * (undefined: gone).
+   */
   private async patch(m: MetricRecord, fn: (cur: MetricRecord) => Partial<MetricRecord>, notify = true): Promise<MetricRecord | undefined> {
+    const mine = (cur: MetricRecord) => cur.definition_revision === m.definition_revision && cur.status !== 'cancelled';
     const cur = this.d.metrics.store.byId(m.id);
-    if (!cur || cur.definition_revision !== m.definition_revision) return cur;
-    return this.d.metrics.patchMetric(m.id, (now) => (now.definition_revision === m.definition_revision ? fn(now) : {}), { notify });
+    if (!cur || !mine(cur)) return cur;
+    return this.d.metrics.patchMetric(m.id, (now) => (mine(now) ? fn(now) : {}), { notify });
   }
 }
 

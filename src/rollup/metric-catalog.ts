@@ -126,6 +126,7 @@ export class MetricCatalog {
       }
       const { deleted_at: restore, ...settings } = change;
       const next: MetricRecord = { ...cur, ...settings, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
+      const restoring = restore === null && cur.deleted_at !== null;
       if (restore === null) next.deleted_at = null;
       const view = this.views.get(projectId, next.view_id);
       if (!view || this.views.destroying.has(next.view_id) || view.deleted_at) {
@@ -133,7 +134,9 @@ export class MetricCatalog {
         throw new ApiError('conflict', `Metric ${id} aggregates view ${next.view_id}, which is ${view ? 'scheduled for deletion' : 'gone'}; restore the view first`);
       }
       assertValid(checkMetricDefinition(next, view));
-      const rebuild = REBUILD_FIELDS.some((f) => JSON.stringify(next[f]) !== JSON.stringify(cur[f]));
+      // A restored metric was `cancelled`: the batches committed meanwhile were not counted, so its
+      // history is rebuilt from the view's files (exact, like any rebuild).
+      const rebuild = restoring || REBUILD_FIELDS.some((f) => JSON.stringify(next[f]) !== JSON.stringify(cur[f]));
       if (rebuild) {
         Object.assign(next, progressSeeds(), { status: startStatus(view), error_message: null, definition_revision: cur.definition_revision + 1 });
       }
@@ -171,13 +174,17 @@ export class MetricCatalog {
     return next;
   }
 
-  /** Schedule a metric for deletion (hidden, restorable for 7 days); its view can then be deleted. */
+  /**
+   * Schedule a metric for deletion (hidden, restorable for 7 days); its view can then be deleted. It
+   * becomes `cancelled`: no live partials, no backfill (docs/metrics.md, "Metric fields"); a restore
+   * rebuilds it (`update`).
+   */
   async scheduleDelete(metric: MetricRecord): Promise<MetricRecord> {
     const next = await this.store.store.transaction(() => {
       const cur = this.store.get(metric.project_id, metric.id);
       if (!cur) throw notFound(`Metric ${metric.id}`);
       if (cur.deleted_at) return cur;
-      const out: MetricRecord = { ...cur, deleted_at: iso(this.clock.now()), updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
+      const out: MetricRecord = { ...cur, deleted_at: iso(this.clock.now()), status: 'cancelled', error_message: null, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
       this.store.stageMetric(out);
       return out;
     });

@@ -143,8 +143,8 @@ export interface MetricRecord {
    */
   definition_revision: number;
   /**
-   * Internal (not in the API): why the rollups set `status` to `error` (a worker failure building
-   * its partials, a failed backfill); null or absent otherwise. Also logged.
+   * Why the rollups set `status` to `error` (a worker failure building its partials, a failed
+   * backfill); null or absent otherwise. Also logged. Shown as `error_message` (a Sluice addition).
    */
   error_message?: string | null;
 }

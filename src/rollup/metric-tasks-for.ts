@@ -5,8 +5,9 @@ import { feedsLive, metricTaskOf } from './metric-task.js';
 
 /**
  * The view tasks of a batch with the metrics of each view attached (main thread, per lease): every
- * metric of the view that takes live partials, scheduled for deletion included (it may be restored),
- * and the view's late-data boundary from `lateBefore` (late-data.ts).
+ * metric of the view that takes live partials (not `error`, not `cancelled` — a metric scheduled for
+ * deletion is cancelled, and rebuilt if restored), and the view's late-data boundary from
+ * `lateBefore` (late-data.ts).
  */
 export function withMetricTasks(tasks: ViewTask[], views: ViewCatalog, metrics: MetricCatalog, lateBefore: (viewId: string) => number | undefined = () => undefined): ViewTask[] {
   if (tasks.length === 0) return tasks;

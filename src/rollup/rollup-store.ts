@@ -16,64 +16,83 @@ import type { MetricPartials } from './rollup-types.js';
  * - `rollup_minute|hour|day|month` (metric_id, revision, series, start, figures…, state): the
  *   canonical rows, one per (metric, revision, series, bucket), figures precomputed from the state.
  *
- * Every write goes through `exclusive` (one connection, one operation at a time), so a transaction
- * never races another writer; reads use their own connection and see committed snapshots.
+ * Writes go through two lanes, each one connection running one operation at a time: `exclusive`
+ * (compaction, pruning, drops: they update and delete rows) and `appending` (merges of committed
+ * batches and backfilled files: they only append). Appends never conflict in DuckDB's MVCC with
+ * another transaction's deletes of older rows, so a merge never waits behind a compaction pass (the
+ * ingest → counted lag, docs/metrics.md "Rollups"); a delete only sees rows of its own snapshot.
+ * Reads use their own connection and see committed snapshots.
  */
 export class RollupStore {
-  private chain: Promise<unknown> = Promise.resolve();
+  private readonly chains = { exclusive: Promise.resolve() as Promise<unknown>, appending: Promise.resolve() as Promise<unknown> };
   private closed = false;
 
-  private constructor(private readonly instance: DuckDBInstance, private readonly writer: DuckDBConnection, readonly reader: DuckDBConnection) {}
+  private constructor(
+    private readonly instance: DuckDBInstance,
+    private readonly writer: DuckDBConnection,
+    private readonly appender: DuckDBConnection,
+    readonly reader: DuckDBConnection,
+  ) {}
 
   static async open(dataDir: string): Promise<RollupStore> {
     return duck('open the rollups database', async () => {
       const instance = await DuckDBInstance.create(join(dataDir, 'rollups.duckdb'), { threads: '2' });
-      const store = new RollupStore(instance, await instance.connect(), await instance.connect());
+      const store = new RollupStore(instance, await instance.connect(), await instance.connect(), await instance.connect());
       await store.writer.run(SCHEMA);
       return store;
     });
   }
 
-  /** Run `fn` with the write connection once every earlier write has finished. */
-  exclusive<T>(what: string, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    const run = this.chain.then(() => {
+  /** Run `fn` with the write connection once every earlier write of its lane has finished. */
+  exclusive<T>(what: string, fn: (conn: DuckDBConnection) => Promise<T>, lane: WriteLane = 'exclusive'): Promise<T> {
+    const conn = lane === 'exclusive' ? this.writer : this.appender;
+    const run = this.chains[lane].then(() => {
       if (this.closed) throw new ApiError('service_unavailable', 'the rollups database is closed');
-      return duck(what, () => fn(this.writer));
+      return duck(what, () => fn(conn));
     });
-    this.chain = run.catch(() => undefined);
+    this.chains[lane] = run.catch(() => undefined);
     return run;
   }
 
-  /** `fn` inside one DuckDB transaction on the write connection (rolled back when it throws). */
-  transaction<T>(what: string, fn: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
-    return this.exclusive(what, async (conn) => {
-      await conn.run('BEGIN TRANSACTION');
-      try {
-        const out = await fn(conn);
-        await conn.run('COMMIT');
-        return out;
-      } catch (err) {
-        await conn.run('ROLLBACK').catch(() => undefined);
-        throw err;
-      }
-    });
+  /** `fn` inside one DuckDB transaction on the lane's write connection (rolled back when it throws). */
+  transaction<T>(what: string, fn: (conn: DuckDBConnection) => Promise<T>, lane: WriteLane = 'exclusive'): Promise<T> {
+    return this.exclusive(
+      what,
+      async (conn) => {
+        await conn.run('BEGIN TRANSACTION');
+        try {
+          const out = await fn(conn);
+          await conn.run('COMMIT');
+          return out;
+        } catch (err) {
+          await conn.run('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
+      },
+      lane,
+    );
   }
 
   /**
    * Merge committed batches' partials: their rows and applied marks in one transaction (a backlog of
    * small batches costs one transaction, not one each); batches already marked (a replay) add
-   * nothing. Answers how many were merged.
+   * nothing. `replay` false: every batch was committed by this process and merged by nobody yet, so
+   * the marks are not looked up (a live merge's lag). Answers how many were merged.
    */
-  mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>): Promise<number> {
-    return this.transaction('merge batches of partials', async (conn) => {
-      const keys = batches.map((b) => BigInt(b.batch));
-      const seen = new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0])));
-      const fresh = batches.filter((b) => !seen.has(b.batch));
-      if (fresh.length === 0) return 0;
-      await insertPartials(conn, fresh.flatMap((b) => b.metrics));
-      await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
-      return fresh.length;
-    });
+  mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>, replay = true): Promise<number> {
+    return this.transaction(
+      'merge batches of partials',
+      async (conn) => {
+        const keys = batches.map((b) => BigInt(b.batch));
+        const seen = replay ? new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0]))) : new Set<number>();
+        const fresh = batches.filter((b) => !seen.has(b.batch));
+        if (fresh.length === 0) return 0;
+        await insertPartials(conn, fresh.flatMap((b) => b.metrics));
+        await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
+        return fresh.length;
+      },
+      'appending',
+    );
   }
 
   /** Merge one backfilled view file's partials with its mark; false when it was done already. */
@@ -84,7 +103,7 @@ export class RollupStore {
       await insertPartials(conn, [partials]);
       await conn.run('INSERT INTO rollup_backfilled VALUES ($1, $2, $3)', [metricId, revision, fileId]);
       return true;
-    });
+    }, 'appending');
   }
 
   /** Partial rows not folded yet, per metric (compaction progress). */
@@ -128,10 +147,11 @@ export class RollupStore {
 
   /** Let the writes queued so far finish, then close. */
   async close(): Promise<void> {
-    await this.chain;
+    await Promise.all([this.chains.exclusive, this.chains.appending]);
     this.closed = true;
     try {
       this.writer.closeSync();
+      this.appender.closeSync();
       this.reader.closeSync();
       this.instance.closeSync();
     } catch {
@@ -139,6 +159,9 @@ export class RollupStore {
     }
   }
 }
+
+/** `exclusive`: writes that update or delete; `appending`: writes that only append (merges). */
+export type WriteLane = 'exclusive' | 'appending';
 
 /** The table of a tier's canonical rows (a fixed name per tier, never user text). */
 export function tierTable(tier: Tier): string {

@@ -42,7 +42,11 @@ export class Rollups implements RollupReader {
   readonly reader: RollupReader;
   readonly backfill: MetricBackfiller;
   private readonly queue = new Set<number>();
+  /** Keys found pending at start: a crash may have merged them already (their marks are looked up). */
+  private readonly replays = new Set<number>();
   private draining: Promise<void> | null = null;
+  /** LMDB deletes of merged entries, off the merge path (a replay of one still pending adds nothing). */
+  private removing: Promise<unknown> = Promise.resolve();
   private readonly compaction: RerunJob;
   private compactTimer: ReturnType<typeof setTimeout> | null = null;
   private stopped = false;
@@ -72,7 +76,10 @@ export class Rollups implements RollupReader {
 
   /** Replay what a crash left pending, drop rows no metric needs, start the backfiller. */
   async start(): Promise<void> {
-    for (const key of this.pending.keys()) this.merge(key);
+    for (const key of this.pending.keys()) {
+      this.replays.add(key);
+      this.merge(key);
+    }
     for (const { metricId, revision } of await this.db.storedRevisions()) {
       const m = this.d.metrics.byId(metricId);
       if (!m || m.definition_revision !== revision) await this.dropOld(metricId);
@@ -105,12 +112,20 @@ export class Rollups implements RollupReader {
           const entry = this.pending.get(batch);
           return entry ? [{ batch, metrics: entry.metrics }] : [];
         });
-        if (entries.length > 0) await this.db.mergeBatches(entries);
-        await Promise.all(keys.map((key) => this.pending.remove(key)));
-        for (const key of keys) this.queue.delete(key);
+        if (entries.length > 0) await this.db.mergeBatches(entries, keys.some((k) => this.replays.has(k)));
+        for (const key of keys) {
+          this.queue.delete(key);
+          this.replays.delete(key);
+        }
+        // The next merge does not wait for these deletes: until one lands, its entry stays in LMDB
+        // with its applied mark kept (pruneApplied), so a crash meanwhile replays it to nothing.
+        const removed = Promise.all(keys.map((key) => this.pending.remove(key)));
+        this.removing = Promise.all([this.removing, removed]).catch((err: unknown) => this.d.log.error({ err, batches: keys }, 'removing merged rollup entries from LMDB failed; the next start replays them to nothing'));
         this.requestCompaction();
       } catch (err) {
         if (this.stopped) return;
+        // Whether a failed commit left its marks behind is not known: the retry looks them up.
+        for (const key of keys) this.replays.add(key);
         this.d.log.error({ err, batches: keys }, 'merging rollup partials into DuckDB failed; retrying');
         await sleep(RETRY_MS);
       }
@@ -184,6 +199,8 @@ export class Rollups implements RollupReader {
   async idle(): Promise<void> {
     for (;;) {
       await this.draining;
+      const removing = this.removing;
+      await removing;
       await this.backfill.idle();
       if (this.compactTimer) {
         clearTimeout(this.compactTimer);
@@ -191,7 +208,8 @@ export class Rollups implements RollupReader {
         this.compaction.request();
       }
       await this.compaction.idle();
-      if (this.queue.size === 0 && !this.draining && !this.compactTimer) return;
+      // A merge since the await above may have LMDB deletes under way: go round again.
+      if (this.queue.size === 0 && !this.draining && !this.compactTimer && this.removing === removing) return;
     }
   }
 
@@ -200,6 +218,7 @@ export class Rollups implements RollupReader {
     this.unsubscribe?.();
     await this.backfill.stop();
     await this.draining;
+    await this.removing;
     this.stopped = true;
     if (this.compactTimer) clearTimeout(this.compactTimer);
     await this.compaction.stop();

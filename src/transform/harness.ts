@@ -1,11 +1,16 @@
+import { isAscii } from 'node:buffer';
+
 /**
  * Both ends of the wire between a worker thread and a view's transform context.
  *
  * Inside the isolate, `HARNESS_SOURCE` runs first in every script's context (before the user's
  * script, so it captures pristine builtins and removes the non-ECMAScript globals) and returns
  * `install(transform, progressBuffer, maxOutputChars)`, which returns
- * `run(recordsText, viewId, schemaVersionJson, receivedAt, timestamps)`: one call per (view,
- * batch) that parses each record, builds its ctx, calls `transform` and answers with ONE string.
+ * `run(recordsText, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson)`: one
+ * call per (view, batch) that parses each record, builds its ctx, calls `transform` and answers
+ * with ONE string. `schemaVersionJson` is one version for all records, or (with `svIndex`, an
+ * Int32Array) the distinct versions, record i's being `[svIndex[i]]`. `fieldsJson` names the
+ * view's declared output fields (null: none declared).
  * Outside, `decodeRunResult` turns that string into a value. The context belongs to one user
  * script, which can rewrite anything in it (prototypes included), so the answer is treated as
  * untrusted text and checked here.
@@ -16,10 +21,19 @@
  * record dies young. Measured on 50,000 flat records: 172 ms as one array, 104 ms one by one.
  * For the same reason outputs are converted to JSON 128 at a time (−10% on the same batch).
  *
+ * With declared fields, outputs go back column-wise: one JSON array of values per field, no keys
+ * repeated per row and no object per row to parse outside (the worker coerces the columns as they
+ * are); keys outside the fields are only counted. Measured on 50,000 flat records, 5 fields: the
+ * answer is ~40% shorter and the worker's decode + coercion ~2× cheaper than with row objects.
+ *
  * Wire format of the answer (JSON.stringify never emits a raw newline):
- *   `o<sources>\n<outputs JSON array>`  ok; `<sources>` is empty when output k came from record k
- *                                       for every k (the common case), else a JSON array of
- *                                       record indexes
+ *   `o<sources>\n<outputs JSON array>`  ok, no declared fields; `<sources>` is empty when output
+ *                                       k came from record k for every k (the common case), else
+ *                                       a JSON array of record indexes
+ *   `c<sources>\n<extra>\n<columns>`     ok, declared fields: `<columns>` a JSON array of one
+ *                                       array per field (values in output order; missing → null),
+ *                                       `<extra>` a JSON object {key: outputs having it} for keys
+ *                                       not declared
  *   `e<JSON {r: reason, i: record index|null, m: message}>`  the first failure of the batch
  *   `x<message>`                        the caller's input was not as documented
  */
@@ -44,6 +58,7 @@ export const HARNESS_SOURCE = String.raw`(function () {
   'use strict';
   const parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
   const getProto = Object.getPrototypeOf, ObjProto = Object.prototype, I32 = Int32Array;
+  const keys = Object.keys, create = Object.create;
   const toText = String, exec = RegExp.prototype.exec, apply = Reflect.apply, DateCtor = Date;
   // Builtin methods as plain functions: a script that rewrites String.prototype breaks only itself.
   const uncurry = Function.prototype.bind.bind(Function.prototype.call);
@@ -108,18 +123,24 @@ export const HARNESS_SOURCE = String.raw`(function () {
     return a;
   }
   // A chunk of outputs did not convert: find the first output that does not. base = index of
-  // the chunk's first output among all outputs.
-  function locate(chunk, src, base, whole) {
-    for (let k = 0; k < chunk.length; k++) {
+  // the chunk's first output among all outputs; item(k) = what output k converts as.
+  function locate(count, item, src, base, whole) {
+    for (let k = 0; k < count; k++) {
       const i = src === null ? base + k : src[base + k];
       try {
-        stringify(chunk[k]);
+        stringify(item(k));
       } catch (e) {
         if (e instanceof RangeError && apply(exec, TOO_LONG, [toText(e.message)]) !== null) return fail('output_too_large', i, 'the output of record ' + i + ' is too large to convert to JSON');
         return fail('bad_output', i, 'the output of record ' + i + ' cannot be converted to JSON: ' + describe(e));
       }
     }
     return fail('output_too_large', null, 'the outputs of the batch cannot be converted to JSON: ' + describe(whole));
+  }
+  // Row r of column chunks, as one array (for naming the output that failed or passed the cap).
+  function rowOf(cols, r) {
+    const a = [];
+    for (let k = 0; k < cols.length; k++) push(a, cols[k][r]);
+    return a;
   }
 
   // ctx times arrive as epoch ms; the script sees ISO-8601 strings. Date#toISOString costs ~0.5 µs;
@@ -156,39 +177,91 @@ export const HARNESS_SOURCE = String.raw`(function () {
     const progress = new I32(progressBuffer);
     // One batch: records = their JSON texts joined by U+001E (which no JSON text holds raw); ctx
     // columns: view id, schema version(s) as JSON text, receivedAt/timestamp epoch ms per record.
-    return function run(text, viewId, schemaVersionJson, receivedAt, timestamps) {
+    return function run(text, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson) {
       try {
         const n = receivedAt.length;
         if (timestamps.length !== n) return 'xreceivedAt and timestamp differ in length';
-        let sv;
+        let sv, fields = null;
         try {
           sv = parse(schemaVersionJson);
+          if (fieldsJson !== null) fields = parse(fieldsJson);
         } catch (e) {
-          return 'xschema version is not JSON: ' + describe(e);
+          return 'xschema version or fields are not JSON: ' + describe(e);
         }
-        const svPer = isArray(sv);
-        if (svPer && sv.length !== n) return 'xschemaVersion has ' + sv.length + ' entries for ' + n + ' records';
+        // svIndex: record i's version is sv[svIndex[i]] (one string per distinct version).
+        const svPer = svIndex !== null;
+        if (svPer) {
+          if (!isArray(sv) || svIndex.length !== n) return 'xschemaVersion index has ' + svIndex.length + ' entries for ' + n + ' records';
+          for (let k = 0; k < n; k++) if (!(svIndex[k] >= 0 && svIndex[k] < sv.length)) return 'xschemaVersion index out of range at ' + k;
+        }
+        // Declared fields: outputs go back as one JSON array per field (no key repeated per row, no
+        // object per row to rebuild outside), keys outside them counted in extra.
+        const nf = fields === null ? 0 : fields.length;
+        const slot = create(null), extra = create(null);
+        for (let k = 0; k < nf; k++) slot[fields[k]] = k;
+        const colParts = [];
+        for (let k = 0; k < nf; k++) push(colParts, []);
         // Outputs are converted to JSON a chunk at a time, so they die young instead of being
         // promoted with the whole batch (the young generation is small; see the file comment).
         let out = [], done = 0, chars = 0;
         const parts = [];
         // Record index of each output; null while output k came from record k.
         let src = null;
+        // The chunk's outputs as texts to append: [rows JSON] or one [column JSON] per field.
+        const chunkTexts = () => {
+          if (nf === 0) {
+            try {
+              return [stringify(out)];
+            } catch (e) {
+              return locate(out.length, (k) => out[k], src, done, e);
+            }
+          }
+          const m = out.length;
+          const cols = [];
+          for (let k = 0; k < nf; k++) {
+            const c = new Array(m);
+            for (let r = 0; r < m; r++) c[r] = null;
+            push(cols, c);
+          }
+          for (let r = 0; r < m; r++) {
+            const o = out[r];
+            try {
+              // Object.keys: the own enumerable keys, the ones JSON.stringify would write.
+              const ks = keys(o);
+              for (let q = 0; q < ks.length; q++) {
+                const key = ks[q], v = o[key], k = slot[key];
+                if (k !== undefined) cols[k][r] = v;
+                else if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') extra[key] = (extra[key] || 0) + 1;
+              }
+            } catch (e) {
+              const i = src === null ? done + r : src[done + r];
+              return fail('bad_output', i, 'the output of record ' + i + ' cannot be converted to JSON: ' + describe(e));
+            }
+          }
+          const texts = [];
+          try {
+            for (let k = 0; k < nf; k++) push(texts, stringify(cols[k]));
+          } catch (e) {
+            return locate(m, (r) => rowOf(cols, r), src, done, e);
+          }
+          // flush names a record past the output cap from the columns.
+          out = cols;
+          return texts;
+        };
         const flush = (i) => {
           progress[1] = src === null ? done : src[done];
           progress[2] = i;
           progress[0] = ${PROGRESS_SERIALIZING};
-          let t;
-          try {
-            t = stringify(out);
-          } catch (e) {
-            return locate(out, src, done, e);
-          }
-          if (chars + t.length - 1 > maxOutputChars) {
+          const rows = out.length;
+          const texts = chunkTexts();
+          if (typeof texts === 'string') return texts;
+          let size = 0;
+          for (let k = 0; k < texts.length; k++) size += texts[k].length - 1;
+          if (chars + size > maxOutputChars) {
             // Name the record whose output passes the cap.
             let at = i;
-            for (let k = 0, total = chars; k < out.length; k++) {
-              total += stringify(out[k]).length + 1;
+            for (let k = 0, total = chars; k < rows; k++) {
+              total += stringify(nf === 0 ? out[k] : rowOf(out, k)).length + 1;
               if (total > maxOutputChars) {
                 at = src === null ? done + k : src[done + k];
                 break;
@@ -196,14 +269,16 @@ export const HARNESS_SOURCE = String.raw`(function () {
             }
             return fail('output_too_large', at, 'the outputs of the batch exceed ' + maxOutputChars + ' characters of JSON at record ' + at);
           }
-          chars += t.length - 1;
-          push(parts, slice(t, 1, t.length - 1));
-          done += out.length;
+          chars += size;
+          if (nf === 0) push(parts, slice(texts[0], 1, texts[0].length - 1));
+          else for (let k = 0; k < nf; k++) push(colParts[k], slice(texts[k], 1, texts[k].length - 1));
+          done += rows;
           out = [];
           return null;
         };
         const len = text.length;
         let p = 0, i = 0;
+        let lastR = NaN, lastT = NaN, receivedIso = null, timestampIso = null;
         while (p < len) {
           if (i === n) return 'xthe records text holds more than the ' + n + ' records of the ctx';
           let e = indexOf(text, RS, p);
@@ -216,7 +291,11 @@ export const HARNESS_SOURCE = String.raw`(function () {
             return 'xrecord ' + i + ' is not JSON: ' + describe(err);
           }
           p = e + 1;
-          const ctx = { view_id: viewId, schema_version: svPer ? sv[i] : sv, received_at: isoOf(receivedAt[i]), timestamp: isoOf(timestamps[i]) };
+          // The records of one request share their receive time: its ISO string is made once.
+          const rms = receivedAt[i], tms = timestamps[i];
+          if (rms !== lastR) receivedIso = isoOf((lastR = rms));
+          if (tms !== lastT) timestampIso = isoOf((lastT = tms));
+          const ctx = { view_id: viewId, schema_version: svPer ? sv[svIndex[i]] : sv, received_at: receivedIso, timestamp: timestampIso };
           let r;
           try {
             r = transform(record, ctx);
@@ -251,7 +330,11 @@ export const HARNESS_SOURCE = String.raw`(function () {
           const failed = flush(n - 1);
           if (failed !== null) return failed;
         }
-        return 'o' + (src === null ? '' : stringify(src)) + '\n[' + join(parts, ',') + ']';
+        const head = src === null ? '' : stringify(src);
+        if (nf === 0) return 'o' + head + '\n[' + join(parts, ',') + ']';
+        const cols = [];
+        for (let k = 0; k < nf; k++) push(cols, '[' + join(colParts[k], ',') + ']');
+        return 'c' + head + '\n' + stringify(extra) + '\n[' + join(cols, ',') + ']';
       } catch (e) {
         // The harness itself failed (e.g. stack exhausted while describing an error).
         return fail('threw', null, 'transform failed: ' + describe(e));
@@ -270,7 +353,18 @@ export interface TransformFailure {
   message: string;
 }
 
-export type RunResult = { status: 'ok'; outputs: Record<string, unknown>[]; sources: Uint32Array; rows: number } | TransformFailure;
+/**
+ * A call's outputs: row objects when the call named no fields, else `columns[k]` the values of
+ * declared field k for every output (missing → null; as the script returned them, through JSON)
+ * and `extra` the number of outputs having each key outside the fields. `sources[k]` is the record
+ * output k came from; `rows` the number of outputs.
+ */
+export type RunOk = { status: 'ok'; sources: Uint32Array; rows: number } & (
+  | { outputs: Record<string, unknown>[]; columns?: undefined }
+  | { columns: unknown[][]; extra: Record<string, number>; outputs?: undefined }
+);
+
+export type RunResult = RunOk | TransformFailure;
 
 /** The harness's answer before decoding (what crosses a process boundary cheaply: one string). */
 export interface RawAnswer {
@@ -278,15 +372,56 @@ export interface RawAnswer {
   answer: string;
   /** Records of the batch (the answer's record indexes are checked against it). */
   records: number;
+  /** Fields the call named (its answer holds that many columns); 0: rows. */
+  fields: number;
+}
+
+const UTF8 = new TextDecoder();
+
+/** `BatchInput.schemaVersion`: one for every record, one per record, or per record as an index into distinct values. */
+export type SchemaVersions = string | null | ReadonlyArray<string | null> | VersionColumn;
+
+/** Per-record schema versions as their distinct values and each record's index into them. */
+export interface VersionColumn {
+  values: ReadonlyArray<string | null>;
+  index: Int32Array;
+}
+
+/**
+ * A batch's schema versions as the harness takes them: one value for all records (`index` null),
+ * or the distinct values with each record's index — not one string per record to serialise,
+ * parse and keep (`BatchInput.schemaVersion` takes either form, or one value per record).
+ */
+export function versionColumn(sv: SchemaVersions): { values: string | null | ReadonlyArray<string | null>; index: Int32Array | null } {
+  if (sv === null || typeof sv === 'string') return { values: sv, index: null };
+  if (!Array.isArray(sv)) return sv as VersionColumn;
+  const list = sv as ReadonlyArray<string | null>;
+  const ids = new Map<string | null, number>();
+  const index = new Int32Array(list.length);
+  for (let i = 0; i < list.length; i++) {
+    const v = list[i]!;
+    let k = ids.get(v);
+    if (k === undefined) ids.set(v, (k = ids.size));
+    index[i] = k;
+  }
+  return { values: [...ids.keys()], index };
+}
+
+/** A batch's records text (`BatchInput.recordsText`) as a string. */
+export function recordsTextOf(text: string | Uint8Array): string {
+  if (typeof text === 'string') return text;
+  // ASCII (checked by simdutf) is its own Latin-1: a plain copy instead of a UTF-8 decode.
+  return isAscii(text) ? Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1') : UTF8.decode(text);
 }
 
 const REASONS = new Set<string>(['threw', 'bad_output', 'output_too_large']);
 
 /**
- * Decodes the harness's answer. Throws only when the caller broke the input contract (`x…`);
- * anything the user's script could have forged becomes a `bad_output` failure.
+ * Decodes the harness's answer (`fields`: the number of fields the call named, 0 for none).
+ * Throws only when the caller broke the input contract (`x…`); anything the user's script could
+ * have forged becomes a `bad_output` failure.
  */
-export function decodeRunResult(answer: unknown, records: number): RunResult {
+export function decodeRunResult(answer: unknown, records: number, fields = 0): RunResult {
   const n = records;
   if (typeof answer !== 'string' || answer.length === 0) return forged('the transform context returned no result');
   const tag = answer.charCodeAt(0);
@@ -302,19 +437,27 @@ export function decodeRunResult(answer: unknown, records: number): RunResult {
     const recordIndex = Number.isSafeInteger(e.i) && (e.i as number) >= 0 ? (e.i as number) : null;
     return { status: 'failed', reason, recordIndex, message: typeof e.m === 'string' ? e.m : 'transform failed' };
   }
-  if (tag !== 0x6f /* o */) return forged('the transform context returned an unknown result');
+  if (tag !== (fields > 0 ? 0x63 /* c */ : 0x6f /* o */)) return forged('the transform context returned an unknown result');
   const nl = answer.indexOf('\n');
   if (nl < 0) return forged('the transform context returned a malformed result');
-  let outputs: unknown;
+  const nl2 = fields > 0 ? answer.indexOf('\n', nl + 1) : nl;
+  if (nl2 < 0) return forged('the transform context returned a malformed result');
+  let body: unknown;
   let srcList: unknown = null;
+  let extraIn: unknown = null;
   try {
-    outputs = JSON.parse(answer.slice(nl + 1));
+    body = JSON.parse(answer.slice(nl2 + 1));
     if (nl > 1) srcList = JSON.parse(answer.slice(1, nl));
+    if (fields > 0) extraIn = JSON.parse(answer.slice(nl + 1, nl2));
   } catch {
     return forged('the transform context returned outputs that are not JSON');
   }
-  if (!Array.isArray(outputs)) return forged('the transform context returned outputs that are not an array');
-  const rows = outputs.length;
+  if (!Array.isArray(body)) return forged('the transform context returned outputs that are not an array');
+  let rows: number;
+  if (fields > 0) {
+    if (body.length !== fields || !body.every((c) => Array.isArray(c) && c.length === (body as unknown[][])[0]!.length)) return forged('the transform context returned malformed columns');
+    rows = (body[0] as unknown[]).length;
+  } else rows = body.length;
   const sources = new Uint32Array(rows);
   if (srcList === null) {
     if (rows !== n) return forged('the transform context returned a wrong number of outputs');
@@ -328,15 +471,21 @@ export function decodeRunResult(answer: unknown, records: number): RunResult {
       sources[k] = last = i;
     }
   }
+  if (fields > 0) {
+    if (extraIn === null || typeof extraIn !== 'object' || Array.isArray(extraIn)) return forged('the transform context returned malformed counts');
+    const extra: Record<string, number> = {};
+    for (const [k, v] of Object.entries(extraIn)) if (Number.isSafeInteger(v) && (v as number) > 0) extra[k] = v as number;
+    return { status: 'ok', columns: body as unknown[][], extra, sources, rows };
+  }
   for (let k = 0; k < rows; k++) {
-    const o = outputs[k] as unknown;
+    const o = body[k] as unknown;
     // A toJSON the script installed can turn an object into anything.
     if (typeof o !== 'object' || o === null || Array.isArray(o)) {
       const i = sources[k]!;
       return { status: 'failed', reason: 'bad_output', recordIndex: i, message: `the output of record ${i} did not convert to a JSON object (a toJSON method?)` };
     }
   }
-  return { status: 'ok', outputs: outputs as Record<string, unknown>[], sources, rows };
+  return { status: 'ok', outputs: body as Record<string, unknown>[], sources, rows };
 }
 
 function forged(message: string): RunResult {

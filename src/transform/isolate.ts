@@ -1,5 +1,5 @@
 import ivm from 'isolated-vm';
-import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, type RawAnswer, type TransformFailure } from './harness.js';
+import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, recordsTextOf, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
 
 /**
  * The one boundary to isolated-vm. A `TransformIsolate` owns one V8 isolate with the harness
@@ -32,14 +32,16 @@ export interface LoadedScript {
 /**
  * One batch of records, the same for every view run over it. `recordsText` is the records' JSON
  * texts joined by U+001E (RS; no JSON text holds it raw, so it is built from spool bytes by
- * joining byte ranges with 0x1E and decoding once). Record i's ctx is `{ view_id, schema_version,
- * received_at, timestamp }` with the times given here as epoch ms and seen by the script as
- * ISO-8601 strings (null when not a valid time).
+ * joining byte ranges with 0x1E), as a string or as its UTF-8 bytes: bytes cross to the sandbox's
+ * process as one copy and are decoded there (a string of records with any non-ASCII character is
+ * two bytes per character, so twice the bytes to copy, and decoding it was the worker's largest
+ * view cost on nested records). Record i's ctx is `{ view_id, schema_version, received_at,
+ * timestamp }` with the times given here as epoch ms and seen by the script as ISO-8601 strings
+ * (null when not a valid time).
  */
 export interface BatchInput {
-  recordsText: string;
-  /** One for every record, or one per record. */
-  schemaVersion: string | null | ReadonlyArray<string | null>;
+  recordsText: string | Uint8Array;
+  schemaVersion: SchemaVersions;
   /** Epoch ms per record: when Sluice received it. */
   receivedAt: Float64Array;
   /** Epoch ms per record: its event time. */
@@ -143,9 +145,12 @@ export class TransformIsolate {
    * hold half-done state of the script: the caller drops it. After `memory` the isolate is
    * disposed: the caller builds a new one.
    */
-  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number): RawAnswer | TransformFailure {
+  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number, fields: readonly string[] = []): RawAnswer | TransformFailure {
     const n = batch.receivedAt.length;
     if (batch.timestamp.length !== n) throw new Error(`transform sandbox: receivedAt has ${n} entries, timestamp ${batch.timestamp.length}`);
+    const versions = versionColumn(batch.schemaVersion);
+    if (versions.index !== null && versions.index.length !== n) throw new Error(`transform sandbox: schemaVersion has ${versions.index.length} entries for ${n} records`);
+    const text = recordsTextOf(batch.recordsText);
     this.progress[0] = PROGRESS_IDLE;
     let answer: string;
     try {
@@ -153,12 +158,14 @@ export class TransformIsolate {
         undefined,
         [
           // Measured: ExternalCopy beats a plain string argument for the records text, and the
-          // time columns go over as typed-array copies (a memcpy).
-          new ivm.ExternalCopy(batch.recordsText).copyInto({ release: true }),
+          // number columns go over as typed-array copies (a memcpy).
+          new ivm.ExternalCopy(text).copyInto({ release: true }),
           viewId,
-          JSON.stringify(batch.schemaVersion),
+          JSON.stringify(versions.values),
+          versions.index === null ? null : new ivm.ExternalCopy(versions.index).copyInto({ release: true }),
           new ivm.ExternalCopy(batch.receivedAt).copyInto({ release: true }),
           new ivm.ExternalCopy(batch.timestamp).copyInto({ release: true }),
+          fields.length === 0 ? null : JSON.stringify(fields),
         ] as never,
         { timeout: timeoutMs },
       );
@@ -178,7 +185,7 @@ export class TransformIsolate {
       if (f.kind === 'memory') return { status: 'failed', reason: 'memory', recordIndex, message: `transform ran out of memory ${where} (limit ${this.memoryLimitMb} MB)` };
       return { status: 'failed', reason: 'threw', recordIndex, message: `transform failed ${where}: ${errorText(f.error)}` };
     }
-    return { status: 'answer', answer, records: n };
+    return { status: 'answer', answer, records: n, fields: fields.length };
   }
 
   /** Frees a loaded script's context. */

@@ -1,4 +1,5 @@
 import type { ViewRow } from '../schema/file-reader.js';
+import { recordsTextOf } from './harness.js';
 import { joinKey } from './join-key.js';
 import type { LookupEntry } from './join-store.js';
 import type { OutputField } from './output-schema.js';
@@ -90,7 +91,7 @@ export function flattenJoined(rec: Readonly<Record<string, unknown>>, baseFields
 export function passThroughRun(baseFields: readonly OutputField[], sides: readonly JoinSide[]): RunScript {
   return function passThrough(batch) {
     // JSON text escapes U+001E, so the separator never occurs inside a record.
-    const texts = batch.recordsText.split('\u001e');
+    const texts = recordsTextOf(batch.recordsText).split('\u001e');
     const outputs = texts.map((t) => flattenJoined(JSON.parse(t) as Record<string, unknown>, baseFields, sides));
     const sources = new Uint32Array(outputs.length);
     for (let i = 0; i < sources.length; i++) sources[i] = i;

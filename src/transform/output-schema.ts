@@ -121,22 +121,58 @@ export interface CoercionCounts {
  * e.g. a number into a string column).
  */
 export function coerceOutputs(rows: readonly unknown[], schema: readonly OutputField[]): { columns: OutputColumn[]; counts: CoercionCounts } {
+  const raw = rowsToColumns(rows, schema);
+  return coerceColumns(raw.columns, raw.extra, schema);
+}
+
+/**
+ * Output rows as one value array per field of `schema` (a missing key, or a row that is not an
+ * object, gives undefined) and, per key outside the schema, how many rows have it. The form the
+ * sandbox answers in when the view declares its fields (harness.ts); rows are turned into it when
+ * they came as objects.
+ */
+export function rowsToColumns(rows: readonly unknown[], schema: readonly OutputField[]): { columns: unknown[][]; extra: Record<string, number> } {
   const n = rows.length;
   const objs = rows.map((row) => (row !== null && typeof row === 'object' && !Array.isArray(row) ? (row as Record<string, unknown>) : null));
+  const columns = schema.map(({ name }) => {
+    // `toString`, `constructor`…: a plain object inherits them; only own keys are values.
+    const inherited = name in Object.prototype;
+    const values = new Array<unknown>(n);
+    for (let r = 0; r < n; r++) {
+      const obj = objs[r] ?? null;
+      values[r] = obj === null || (inherited && !Object.hasOwn(obj, name)) ? undefined : obj[name];
+    }
+    return values;
+  });
+  const known = new Set(schema.map((f) => f.name));
+  const extra: Record<string, number> = {};
+  for (const obj of objs) {
+    if (obj === null) continue;
+    for (const k in obj) {
+      if (!known.has(k) && Object.hasOwn(obj, k)) extra[k] = (extra[k] ?? 0) + 1;
+    }
+  }
+  return { columns, extra };
+}
+
+/**
+ * Coerces raw value columns (`raw[k]` for `schema[k]`, see `rowsToColumns`) by the rules of
+ * `coerceOutputs`; `extra` becomes `counts.extra`.
+ */
+export function coerceColumns(raw: readonly (readonly unknown[])[], extra: Record<string, number>, schema: readonly OutputField[]): { columns: OutputColumn[]; counts: CoercionCounts } {
   const failed: Record<string, number> = {};
   let coerced = 0;
   // Column at a time: one type per loop keeps the loops monomorphic.
-  const columns = schema.map((field): OutputColumn => {
+  const columns = schema.map((field, k): OutputColumn => {
     const { name, type } = field;
     const coerce = COERCE[type];
     const native = NATIVE[type];
-    // `toString`, `constructor`…: a plain object inherits them; only own keys are values.
-    const inherited = name in Object.prototype;
+    const input = raw[k]!;
+    const n = input.length;
     const values = new Array<string | number | boolean | null>(n);
     let bad = 0;
     for (let r = 0; r < n; r++) {
-      const obj = objs[r] ?? null;
-      const v = obj === null || (inherited && !Object.hasOwn(obj, name)) ? undefined : obj[name];
+      const v = input[r];
       if (v === undefined || v === null) {
         values[r] = null;
         continue;
@@ -153,14 +189,6 @@ export function coerceOutputs(rows: readonly unknown[], schema: readonly OutputF
     if (bad > 0) failed[name] = bad;
     return { name, type, values } as OutputColumn;
   });
-  const known = new Set(schema.map((f) => f.name));
-  const extra: Record<string, number> = {};
-  for (const obj of objs) {
-    if (obj === null) continue;
-    for (const k in obj) {
-      if (!known.has(k) && Object.hasOwn(obj, k)) extra[k] = (extra[k] ?? 0) + 1;
-    }
-  }
   return { columns, counts: { coerced, failed, extra } };
 }
 

@@ -1,7 +1,7 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { decodeRunResult, type TransformFailure } from './harness.js';
+import { decodeRunResult, versionColumn, type TransformFailure } from './harness.js';
 import type { BatchInput, TransformInput, TransformOutcome, TransformSandboxOptions, ViewScript } from './sandbox.js';
 import type { ChildMessage, ChildRequest } from './sandbox-child.js';
 
@@ -19,8 +19,9 @@ import type { ChildMessage, ChildRequest } from './sandbox-child.js';
  * Requests are queued, one at a time per child. The child is forked on first use and again after
  * it ends; a child that does not answer within the call's time limit + `graceMs` is killed. A
  * batch's records cross the process boundary once for all its views (`runViews`; IPC with V8
- * serialization, ~30 ms per 18 MB measured) and each answer comes back as the harness's one
- * string, decoded here.
+ * serialization), best as UTF-8 bytes (see `BatchInput`: 18 MB of nested records took ~40 ms as
+ * bytes against 100–600 ms as the two-byte string they decode to), and each answer comes back as
+ * the harness's one string, decoded here.
  */
 
 export interface TransformProcessOptions extends TransformSandboxOptions {
@@ -47,7 +48,7 @@ export class TransformProcess {
 
   /** Runs one view over one batch (see `TransformSandbox.run`). */
   async run(input: TransformInput): Promise<TransformOutcome> {
-    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script }]);
+    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}) }]);
     return outcome!;
   }
 
@@ -134,7 +135,7 @@ export class TransformProcess {
           outcomes.push({ status: 'failed', reason: 'bad_output', recordIndex: null, message: reply.message });
         } else if (reply.status === 'answer') {
           try {
-            outcomes.push(decodeRunResult(reply.answer, records));
+            outcomes.push(decodeRunResult(reply.answer, records, reply.fields));
           } catch (err) {
             error ??= err as Error;
             outcomes.push({ status: 'failed', reason: 'bad_output', recordIndex: null, message: (err as Error).message });
@@ -163,8 +164,11 @@ export class TransformProcess {
       child.ref();
       child.channel?.ref();
       arm();
-      const { recordsText, schemaVersion } = batch;
-      const request: ChildRequest = { batch: { recordsText, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) }, views: views.map(({ viewId, scriptHash, script }) => ({ viewId, scriptHash, script })) };
+      const { recordsText } = batch;
+      // Distinct versions and an index: not one string per record through the serialiser.
+      const v = versionColumn(batch.schemaVersion);
+      const schemaVersion = v.index === null ? batch.schemaVersion : { values: v.values as ReadonlyArray<string | null>, index: v.index };
+      const request: ChildRequest = { batch: { recordsText, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) }, views: views.map(({ viewId, scriptHash, script, fields }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}) })) };
       child.send(request);
     });
   }

@@ -44,6 +44,11 @@ export interface ViewScript {
   /** Stable hash of `script`; the cache key. */
   scriptHash: string;
   script: string;
+  /**
+   * The view's declared output fields: when given, the outputs come back column-wise (`columns`,
+   * `extra` in the outcome, see harness.ts); absent or empty: as row objects (`outputs`).
+   */
+  fields?: readonly string[];
 }
 
 /** One batch of one view: the script and the records with their ctx columns (see `BatchInput`). */
@@ -85,7 +90,7 @@ export class TransformSandbox {
   /** Runs `input.script`'s transform over every record of the batch. */
   run(input: TransformInput): TransformOutcome {
     const r = this.runRaw(input);
-    return r.status === 'answer' ? decodeRunResult(r.answer, r.records) : r;
+    return r.status === 'answer' ? decodeRunResult(r.answer, r.records, r.fields) : r;
   }
 
   /**
@@ -110,7 +115,7 @@ export class TransformSandbox {
       this.scripts.set(input.scriptHash, loaded);
       while (this.scripts.size > this.maxCachedScripts) this.forget(this.scripts.keys().next().value as string);
     }
-    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs);
+    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs, input.fields);
     if (outcome.status === 'failed') {
       if (iso.disposed) this.drop();
       // The call was cut off mid-script: its globals may be half-updated.

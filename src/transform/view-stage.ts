@@ -1,7 +1,7 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DecodedRows } from '../pipeline/decode.js';
-import { coerceOutputs, inferOutputSchema, type CoercionCounts, type OutputColumn, type OutputField } from './output-schema.js';
+import { coerceColumns, inferOutputSchema, rowsToColumns, type CoercionCounts, type OutputColumn, type OutputField } from './output-schema.js';
 import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
@@ -107,20 +107,22 @@ function sizeOf(input: ViewInput, i: number): number {
   return input.bytes ? input.bytes.end[i]! - input.bytes.start[i]! : input.texts[i]!.length;
 }
 
-/** Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E. */
-function joinedText(input: ViewInput, from: number, to: number): string {
+/**
+ * Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E, as UTF-8
+ * bytes when the input is bytes (one buffer for the call, decoded where the sandbox runs).
+ */
+function joinedText(input: ViewInput, from: number, to: number): string | Uint8Array {
   const b = input.bytes;
   if (!b) return input.texts.slice(from, to).join('\u001e');
   let size = 0;
   for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
-  // One buffer and one UTF-8 decode for the call, not a string per record.
-  const out = Buffer.allocUnsafe(Math.max(0, size - 1));
+  const out = Buffer.allocUnsafeSlow(Math.max(0, size - 1));
   let at = 0;
   for (let i = from; i < to; i++) {
     if (i > from) out[at++] = 0x1e;
     at += b.bodies[b.entry[i]!]!.copy(out, at, b.start[i]!, b.end[i]!);
   }
-  return out.toString('utf8', 0, at);
+  return out.subarray(0, at);
 }
 
 /**
@@ -153,10 +155,11 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
       outcomes.push({ viewId: v.viewId, transformId, ...failure });
       continue;
     }
-    const { outputs, sources } = ran;
-    const schema = v.outputSchema.length > 0 ? v.outputSchema : inferOutputSchema(outputs);
-    const { columns, counts } = coerceOutputs(outputs, schema);
-    const m = outputs.length;
+    const { out, sources } = ran;
+    const schema = v.outputSchema.length > 0 ? v.outputSchema : inferOutputSchema(out.rows ?? []);
+    const raw = out.columns ? out : rowsToColumns(out.rows, schema);
+    const { columns, counts } = coerceColumns(raw.columns, raw.extra, schema);
+    const m = sources.length;
     const ts = new Float64Array(m);
     const seq = new Float64Array(m);
     const received = new Float64Array(m);
@@ -195,7 +198,13 @@ export function removeViewFiles(dirOf: (viewId: string) => string, outcomes: rea
   for (const o of outcomes) if (o.status === 'ok' && o.file) rmSync(join(dirOf(o.viewId), o.file.path), { force: true });
 }
 
-type Ran = { status: 'ok'; outputs: Record<string, unknown>[]; sources: number[] } | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
+/**
+ * A view's outputs of one batch: row objects when it declares no fields (the stage infers its
+ * schema from them), else one raw value array per declared field (see harness.ts).
+ */
+type Outputs = { rows: Record<string, unknown>[]; columns?: undefined } | { columns: unknown[][]; extra: Record<string, number>; rows?: undefined };
+
+type Ran = { status: 'ok'; out: Outputs; sources: ArrayLike<number> } | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
 
 /**
  * The view's records through its scripts: each routed schema version's records through its route's
@@ -211,7 +220,8 @@ async function runRouted(input: ViewInput, v: ViewTask, run: RunScript): Promise
   routes.forEach((r, k) => r.versionIds.forEach((id) => routeOf.set(id, k)));
   const parts: number[][] = Array.from({ length: routes.length + 1 }, () => []);
   for (let i = 0; i < input.ts.length; i++) parts[routeOf.get(input.versions[i] ?? '') ?? routes.length]!.push(i);
-  const merged: Array<[number, Record<string, unknown>]> = [];
+  const outs: Outputs[] = [];
+  const sources: number[] = [];
   for (let k = 0; k <= routes.length; k++) {
     const rows = parts[k]!;
     if (rows.length === 0) continue;
@@ -221,11 +231,14 @@ async function runRouted(input: ViewInput, v: ViewTask, run: RunScript): Promise
       const recordIndex = r.recordIndex === null ? null : rows[r.recordIndex]!;
       return { ...r, message: r.recordIndex === null ? r.message : r.message.replace(`record ${r.recordIndex}`, `record ${recordIndex}`), recordIndex, transformId: script.transformId };
     }
-    for (let j = 0; j < r.outputs.length; j++) merged.push([rows[r.sources[j]!]!, r.outputs[j]!]);
+    outs.push(r.out);
+    for (let j = 0; j < r.sources.length; j++) sources.push(rows[r.sources[j]!]!);
   }
   // Stable: outputs of one record keep their order.
-  merged.sort((a, b) => a[0] - b[0]);
-  return { status: 'ok', outputs: merged.map((m) => m[1]), sources: merged.map((m) => m[0]) };
+  const order = Array.from(sources, (_, j) => j).sort((a, b) => sources[a]! - sources[b]! || a - b);
+  const all = concatOutputs(outs);
+  const pick = <T>(a: readonly T[]) => order.map((j) => a[j]!);
+  return { status: 'ok', out: all.columns ? { columns: all.columns.map(pick), extra: all.extra } : { rows: pick(all.rows) }, sources: pick(sources) };
 }
 
 /** The records `rows` (ascending indexes) of `input`, as an input of their own. */
@@ -239,8 +252,9 @@ function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
 
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
-  const outputs: Record<string, unknown>[] = [];
-  const sources: number[] = [];
+  const fields = v.outputSchema.map((f) => f.name);
+  const outs: Outputs[] = [];
+  const parts: Array<{ sources: ArrayLike<number>; from: number }> = [];
   const n = input.ts.length;
   for (let from = 0; from < n; ) {
     let to = from;
@@ -254,7 +268,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
         receivedAt: input.received.subarray(from, to),
         timestamp: input.ts.subarray(from, to),
       },
-      { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script },
+      { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields } : {}) },
     );
     if (out.status !== 'ok') {
       const recordIndex = out.recordIndex === null ? null : out.recordIndex + from;
@@ -262,13 +276,25 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
       const message = out.recordIndex === null ? out.message : out.message.replace(`record ${out.recordIndex}`, `record ${recordIndex}`);
       return { status: 'failed', reason: out.reason, message, recordIndex };
     }
-    for (let i = 0; i < out.outputs.length; i++) {
-      outputs.push(out.outputs[i]!);
-      sources.push(out.sources[i]! + from);
-    }
+    // A runner may answer rows though fields were named (e.g. a join's pass-through).
+    outs.push(out.columns ? { columns: out.columns, extra: out.extra } : fields.length > 0 ? rowsToColumns(out.outputs, v.outputSchema) : { rows: out.outputs });
+    parts.push({ sources: out.sources, from });
     from = to;
   }
-  return { status: 'ok', outputs, sources };
+  if (parts.length === 1 && parts[0]!.from === 0) return { status: 'ok', out: outs[0]!, sources: parts[0]!.sources };
+  const sources: number[] = [];
+  for (const p of parts) for (let i = 0; i < p.sources.length; i++) sources.push(p.sources[i]! + p.from);
+  return { status: 'ok', out: outs.length === 0 ? (fields.length > 0 ? { columns: fields.map(() => []), extra: {} } : { rows: [] }) : concatOutputs(outs), sources };
+}
+
+/** Outputs of several calls (all rows or all columns, one or more) as one. */
+function concatOutputs(outs: readonly Outputs[]): Outputs {
+  if (outs.length === 1) return outs[0]!;
+  const first = outs[0]!;
+  if (!first.columns) return { rows: outs.flatMap((o) => o.rows ?? []) };
+  const extra: Record<string, number> = {};
+  for (const o of outs) for (const [k, c] of Object.entries(o.columns ? o.extra : {})) extra[k] = (extra[k] ?? 0) + c;
+  return { columns: first.columns.map((_, k) => outs.flatMap((o) => o.columns![k]!)), extra };
 }
 
 function writeViewFile(dir: string, name: string, bytes: Uint8Array, ts: Float64Array): ViewWrittenFile {

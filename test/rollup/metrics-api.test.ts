@@ -5,7 +5,7 @@ import { fails, ok, otherTeamToken, scopedToken } from '../catalog/helpers.js';
 import { SCRIPT, viewSetup } from '../transform/view-helpers.js';
 
 const METRIC_FIELDS = [
-  'object', 'id', 'name', 'team_id', 'project_id', 'deleted_at', 'view_id', 'status', 'group_by', 'filters', 'timestamp_field', 'value_field',
+  'object', 'id', 'name', 'team_id', 'project_id', 'deleted_at', 'view_id', 'status', 'error_message', 'group_by', 'filters', 'timestamp_field', 'value_field',
   'unique_field', 'null_handling', 'empty_bucket_handling', 'group_by_display_fields', 'backfill_strategy', 'ui_chart_family', 'ui_chart_type',
   'ui_chart_color_mode', 'ui_chart_color_base', 'ui_chart_color_rules', 'ui_chart_curve', 'ui_chart_show_alerts', 'ui_chart_show_monitors',
   'ui_chart_show_trends', 'ui_chart_compact_values', 'ui_chart_y_min', 'ui_chart_y_max', 'ui_chart_show_forecast', 'ui_chart_forecast_horizon',

@@ -28,6 +28,8 @@ describe('TransformSandbox', () => {
       const o = failed(sb.run(batch("function transform(r) { return { s: 'x'.repeat(r.id === 300 ? 20000 : 10) } }", records(400))));
       assert.deepEqual([o.reason, o.recordIndex], ['output_too_large', 300]);
       assert.match(o.message, /exceed 10000 characters of JSON at record 300/);
+      const c = failed(sb.run({ ...batch("function transform(r) { return { id: r.id, s: 'x'.repeat(r.id === 300 ? 20000 : 10) } }", records(400)), fields: ['s', 'id'] }));
+      assert.deepEqual([c.reason, c.recordIndex], ['output_too_large', 300], 'the same with the outputs as columns');
     } finally {
       sb.dispose();
     }

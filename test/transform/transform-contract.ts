@@ -31,8 +31,17 @@ export function batch(script: string, records: unknown[], times?: number[]): Tra
 
 export const records = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, name: `n${i}`, score: i * 0.5, ok: i % 2 === 0, nested: { x: i } }));
 
+/** An ok outcome with row outputs (the call named no fields). */
 export function okOutcome(o: TransformOutcome) {
   if (o.status !== 'ok') assert.fail(`expected ok, got ${o.reason}: ${o.message}`);
+  if (o.outputs === undefined) assert.fail('expected row outputs, got columns');
+  return o;
+}
+
+/** An ok outcome with column outputs (the call named its fields). */
+export function okColumns(o: TransformOutcome) {
+  if (o.status !== 'ok') assert.fail(`expected ok, got ${o.reason}: ${o.message}`);
+  if (o.columns === undefined) assert.fail('expected columns, got row outputs');
   return o;
 }
 export function failed(o: TransformOutcome) {
@@ -61,8 +70,11 @@ export function describeTransformContract(name: string, make: (opts: TransformSa
     it('passes the whole documented ctx, and only it; schema_version per batch or per record', async () => {
       const o = okOutcome(await run(batch('function transform(r, ctx) { return { ctx } }', [{}])));
       assert.deepEqual(o.outputs[0], { ctx: { view_id: 'view_1', schema_version: 'sv_1', received_at: new Date(T0 + 1500).toISOString(), timestamp: new Date(T0).toISOString() } });
-      const perRecord = { ...batch('function transform(r, ctx) { return { v: ctx.schema_version } }', [{}, {}]), schemaVersion: ['a', null] };
-      assert.deepEqual(okOutcome(await run(perRecord)).outputs, [{ v: 'a' }, { v: null }]);
+      const perRecord = { ...batch('function transform(r, ctx) { return { v: ctx.schema_version } }', [{}, {}, {}, {}]), schemaVersion: ['a', null, 'b', 'a'] };
+      assert.deepEqual(okOutcome(await run(perRecord)).outputs, [{ v: 'a' }, { v: null }, { v: 'b' }, { v: 'a' }]);
+      const indexed = { ...perRecord, schemaVersion: { values: ['b', 'a'], index: Int32Array.from([1, 1, 0, 1]) } };
+      assert.deepEqual(okOutcome(await run(indexed)).outputs, [{ v: 'a' }, { v: 'a' }, { v: 'b' }, { v: 'a' }]);
+      await assert.rejects(async () => run({ ...perRecord, schemaVersion: { values: ['a'], index: Int32Array.from([0, 0, 1, 0]) } }), /schemaVersion index out of range at 2/);
     });
 
     it('formats ctx times exactly as Date#toISOString, across days, before 1970, fractions, far years; an invalid time is null', async () => {
@@ -129,6 +141,46 @@ export function describeTransformContract(name: string, make: (opts: TransformSa
       const big = failed(await run(batch('function transform(r) { return r.id === 4 ? [{}, { n: 1n }] : {}; }', records(9))));
       assert.deepEqual([big.reason, big.recordIndex], ['bad_output', 4]);
       assert.match(big.message, /BigInt/);
+    });
+
+    it('with the view\'s fields named, answers one column per field: values in output order, missing → null, other keys counted', async () => {
+      const script = `function transform(r) {
+  if (r.id % 5 === 1) return null;
+  const o = { name: r.name, id: r.id, f: () => 1, u: undefined };
+  if (r.id % 3 === 0) o.more = r.nested;
+  if (r.id % 7 === 0) o.toString = 'own';
+  return r.id % 5 === 2 ? [o, { id: -r.id, nested: r.nested }] : o;
+}`;
+      const fields = ['id', 'name', 'nested', 'f', 'toString'];
+      const o = okColumns(await run({ ...batch(script, records(300)), fields }));
+      const want: Array<[number, unknown[]]> = [];
+      const extra: Record<string, number> = {};
+      const count = (k: string) => (extra[k] = (extra[k] ?? 0) + 1);
+      for (const r of records(300)) {
+        if (r.id % 5 === 1) continue;
+        want.push([r.id, [r.id, r.name, null, null, r.id % 7 === 0 ? 'own' : null]]);
+        if (r.id % 3 === 0) count('more');
+        if (r.id % 5 === 2) want.push([r.id, [-r.id, null, r.nested, null, null]]);
+      }
+      assert.equal(o.rows, want.length);
+      assert.deepEqual([...o.sources], want.map((w) => w[0]));
+      assert.deepEqual(o.columns, fields.map((_, k) => want.map((w) => w[1][k])));
+      assert.deepEqual(o.extra, extra, 'keys outside the fields are counted (functions and undefined are not values)');
+      const none = okColumns(await run({ ...batch('function transform() { return null }', records(3)), fields: ['a'] }));
+      assert.deepEqual([none.rows, none.columns, none.extra], [0, [[]], {}]);
+    });
+
+    it('with fields named, refuses outputs JSON cannot hold and getters that throw, naming the record', async () => {
+      const fields = ['a', 'self', 'n'];
+      const cyc = failed(await run({ ...batch('function transform(r) { const o = { a: 1 }; if (r.id === 700) o.self = o; return o; }', records(1000)), fields }));
+      assert.deepEqual([cyc.reason, cyc.recordIndex], ['bad_output', 700]);
+      assert.match(cyc.message, /the output of record 700 cannot be converted to JSON: TypeError: Converting circular structure/);
+      const big = failed(await run({ ...batch('function transform(r) { return r.id === 4 ? [{}, { n: 1n }] : {}; }', records(9)), fields }));
+      assert.deepEqual([big.reason, big.recordIndex], ['bad_output', 4]);
+      assert.match(big.message, /BigInt/);
+      const getter = failed(await run({ ...batch('function transform(r) { return r.id === 6 ? { get a() { throw new Error("no a") } } : { a: 1 }; }', records(9)), fields }));
+      assert.deepEqual([getter.reason, getter.recordIndex], ['bad_output', 6]);
+      assert.match(getter.message, /the output of record 6 cannot be converted to JSON: Error: no a/);
     });
 
     it('drops function and undefined values as JSON does (the column reads null)', async () => {

@@ -11,6 +11,8 @@ export function serializeMetric(m: MetricRecord) {
     deleted_at: m.deleted_at,
     view_id: m.view_id,
     status: m.status,
+    // Sluice addition (docs/metrics.md): why the metric is in `error`; null in every other status.
+    error_message: m.status === 'error' ? (m.error_message ?? null) : null,
     group_by: m.group_by,
     filters: m.filters,
     timestamp_field: m.timestamp_field,
