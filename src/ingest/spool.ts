@@ -407,6 +407,15 @@ export class Spool {
     return [...this.projects.keys()];
   }
 
+  /** Durable records of one collection waiting and not leased (what a next lease could take). */
+  unleasedRecords(collectionId: string): number {
+    const q = this.queues.get(collectionId);
+    if (!q) return 0;
+    let leased = 0;
+    for (const l of q.leases) leased += l.records;
+    return q.records - leased;
+  }
+
   /** Durable entries of one collection waiting (leased included). */
   pendingEntries(collectionId: string): number {
     return this.queues.get(collectionId)?.entries ?? 0;

@@ -47,6 +47,14 @@ export const LEASE_MAX_RECORDS = 50_000;
  * the e2e bench's nested input). 50,000 flat records of ~200 bytes stay under it.
  */
 export const LEASE_MAX_BYTES = 16 << 20;
+/**
+ * Body bytes a lease of a collection should have at least while another batch of it is on a
+ * worker: a nested record's batch writes one file per schema version (~20 here) whatever its size,
+ * and each file has a fixed Parquet cost (~2–3 ms for ~100 columns), so leasing ahead the few
+ * requests that arrived meanwhile made small batches that cost more per record and left the big
+ * one last (docs/benchmarks.md, "2w ÷ 1w").
+ */
+export const LEASE_MIN_AHEAD_BYTES = 8 << 20;
 const RETRY_MIN_MS = 500;
 /** The detector looks at a collection at most this often, after batches that brought new shapes. */
 const DETECTOR_INTERVAL_MS = 10_000;
@@ -115,6 +123,10 @@ export class PipelineRunner {
   private readonly lanes = new Map<string, CollectionLane>();
   /** Everything a batch commits, schema first. */
   private readonly participants: CommitParticipant[];
+  /** Per collection: its batches on a worker now. */
+  private readonly onWorker = new Map<string, number>();
+  /** Per collection: body bytes per record of its last lease (sizes leases in records from bytes). */
+  private readonly bytesPerRecord = new Map<string, number>();
 
   constructor(private readonly d: RunnerDeps) {
     this.participants = [schemaCommitParticipant(d.schema) as CommitParticipant, ...(d.participants ?? [])];
@@ -213,7 +225,26 @@ export class PipelineRunner {
     const b = this.backoff.get(collectionId);
     if (b && b.until > Date.now()) return 0;
     if (this.narrow.has(collectionId)) return 1;
+    // Lease ahead only what is worth a batch of its own (floorRecords).
+    if ((this.onWorker.get(collectionId) ?? 0) > 0 && this.d.spool.unleasedRecords(collectionId) < this.floorRecords(collectionId)) return 0;
     return this.d.pool.size;
+  }
+
+  private maxRecords(): number {
+    return this.d.leaseMaxRecords || LEASE_MAX_RECORDS;
+  }
+
+  /**
+   * Least records worth a lease ahead: LEASE_MIN_AHEAD_BYTES of the collection's records, at most a
+   * quarter of a full lease (small records make few, large files anyway); a full lease while the
+   * collection's record size is unknown.
+   */
+  private floorRecords(collectionId: string): number {
+    const bpr = this.bytesPerRecord.get(collectionId);
+    const max = this.maxRecords();
+    if (bpr === undefined) return max;
+    const minBytes = Math.min(LEASE_MIN_AHEAD_BYTES, (this.d.leaseMaxBytes || LEASE_MAX_BYTES) / 2);
+    return Math.max(1, Math.min(Math.ceil(max / 4), Math.ceil(minBytes / bpr)));
   }
 
   /** Start as many batches as there are idle workers. */
@@ -228,11 +259,16 @@ export class PipelineRunner {
       );
       if (!lease) break;
       this.busy++;
+      const cid = lease.collectionId;
+      this.onWorker.set(cid, (this.onWorker.get(cid) ?? 0) + 1);
       let freed = false;
       const free = () => {
         if (freed) return;
         freed = true;
         this.busy--;
+        const n = (this.onWorker.get(cid) ?? 1) - 1;
+        if (n > 0) this.onWorker.set(cid, n);
+        else this.onWorker.delete(cid);
         this.pump();
       };
       const p = this.runLease(lease, free).finally(() => {
@@ -308,6 +344,7 @@ export class PipelineRunner {
         },
       });
       const { entries, buffer } = packEntries(lease);
+      if (lease.records > 0) this.bytesPerRecord.set(collection.id, buffer.byteLength / lease.records);
       result = await pool.run(
         { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection), views: this.d.viewTasks?.(collection.id) ?? [] },
         resolution.resolve,

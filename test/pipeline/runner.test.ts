@@ -104,6 +104,26 @@ describe('runner: batches of one collection in flight together', () => {
     assert.equal(v!.row_count, 60);
   });
 
+  it('a batch is leased ahead only once enough waits for a batch of its own', async () => {
+    // Each request is a fifth of a lease (2 of 10 records): while the first batch runs, one more
+    // request is not worth a batch of its own (it would write as many files as a full one); two are
+    // (a quarter of a lease, runner.ts floorRecords).
+    const [s1] = await spoolEntries(1, 2);
+    const gate = deferred();
+    const pool = new ScriptedPool(2, (run) => ({ beforeReturn: () => (run.firstSeq === s1 ? gate.promise : undefined) }));
+    const r = start(pool);
+    await pool.started(1);
+    const [s2] = await spoolEntries(1, 2);
+    await new Promise((res) => setTimeout(res, 50));
+    assert.equal(pool.runs.length, 1, 'a fifth of a lease waiting: not leased ahead');
+    const [, s4] = await spoolEntries(2, 2);
+    const runs = await pool.started(2);
+    assert.deepEqual([runs[1]!.firstSeq, runs[1]!.lastSeq], [s2, s2! + 1], 'a quarter of a lease waiting: leased ahead, whole');
+    gate.resolve();
+    assert.ok(await r.idle(10_000));
+    assert.deepEqual(pool.runs.map((x) => [x.firstSeq, x.lastSeq]), [[s1, s1], [s2, s2! + 1], [s4, s4]]);
+  });
+
   it('a plan applied ahead is not undone when the batch before it commits', async () => {
     // a and b plan; a commits; only then c plans (against the book holding a and b), then b and
     // c commit. Applying a's plan again at its commit would put a's counts back over b's.
