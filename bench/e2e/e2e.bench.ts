@@ -15,6 +15,7 @@
  * options.ts (BENCH_*); docs/benchmarks.md.
  */
 import { availableParallelism, loadavg } from 'node:os';
+import { sluiceNodeFlags } from '../sluice-node-flags.js';
 import { makeNdjsonBodies } from '../pipeline/records.js';
 import { makeNestedRecords, NESTED_SHAPES } from '../transform/nested-records.js';
 import { FLAT_VIEW, MIXED_VIEW, NESTED_VIEW, type ViewScript } from '../transform/view-scripts.js';
@@ -222,7 +223,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
       `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
-      `warm-up ${opts.warmupPercent}% of the bodies, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
+      `server node flags: ${sluiceNodeFlags().join(' ') || 'none'}; warm-up ${opts.warmupPercent}% of the bodies, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
   const results: Measured[] = [];
   const bounds = new Map<InputName, ParseBound>();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { startChild, type ChildServer } from '../../test/helpers/child.js';
+import { sluiceNodeFlags } from '../sluice-node-flags.js';
 import type { ViewScript } from '../transform/view-scripts.js';
 
 const KEY = 'slk_bench_e2e_bootstrap_key_0000000000000000';
@@ -68,7 +69,7 @@ export class BenchServer {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
     const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' };
     try {
-      const child = await startChild(env, 60_000, [], mainJs);
+      const child = await startChild(env, 60_000, sluiceNodeFlags(), mainJs);
       const base = child.url;
       const api = (method: string, path: string, body?: unknown) => call(base, method, path, body);
       const project = await api('POST', '/v1/projects', { name: 'bench' });
@@ -102,7 +103,7 @@ export class BenchServer {
     const code = await this.child.exited;
     if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM: ${this.child.stdout().slice(-2000)}`);
     await whileStopped(this.dataDir);
-    this.child = await startChild(this.env, 60_000, [], this.mainJs);
+    this.child = await startChild(this.env, 60_000, sluiceNodeFlags(), this.mainJs);
     this.watch();
   }
 

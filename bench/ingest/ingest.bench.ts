@@ -17,6 +17,7 @@
  * send time (open-loop.ts), so queueing shows instead of being hidden by a client that waits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { sluiceNodeFlags } from '../sluice-node-flags.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -41,12 +42,7 @@ const OPEN_RATE = Number(process.env.BENCH_OPEN_RATE ?? 0);
 /** Keep-alive connections of the open-loop generator (a request waits in the generator when all are busy). */
 const OPEN_CONNECTIONS = Number(process.env.BENCH_OPEN_CONNECTIONS ?? 512);
 const OPEN_LOOP = 'HTTP single record open-loop';
-/**
- * Node options Sluice runs with, as `npm start` starts it (package.json): a 64 MB semi-space keeps
- * requests awaiting their commit in the young generation (default: p99 ~20–35 ms at 30k req/s open
- * loop, from promotion and scavenges; with it 6–9 ms). BENCH_SLUICE_NODE_FLAGS='' runs without.
- */
-const SLUICE_NODE_FLAGS = (process.env.BENCH_SLUICE_NODE_FLAGS ?? '--max-semi-space-size=64').split(' ').filter(Boolean);
+const SLUICE_NODE_FLAGS = sluiceNodeFlags();
 const KEY = 'slk_bench_bootstrap_key_000000000000000000';
 
 /** A ~200-byte event record. */
