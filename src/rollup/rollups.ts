@@ -24,6 +24,8 @@ export interface RollupDeps {
   log: Logger;
   /** Tests only (config.rollupMergeDelayMs): hold each merge this long after its commit. */
   mergeDelayMs?: number;
+  /** Tests only (config.rollupCompactRows): partial rows a compaction pass folds at most (0: the default). */
+  compactRows?: number;
 }
 
 /** Quiet time before a compaction pass after a merge: passes fold many batches at once. */
@@ -148,7 +150,7 @@ export class Rollups implements RollupReader {
 
   /** One pass, then the metrics' compact progress and the applied marks no replay can need. */
   private async compactOnce(): Promise<void> {
-    const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
+    const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null, this.d.compactRows || undefined);
     // A backlog is folded a bounded step at a time (memory), one pass after another.
     if (more) this.compaction.request();
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
