@@ -26,6 +26,8 @@ const arg = (name: string, def: string) => {
 const records = Number(arg('--records', '200000'));
 const fileRows = Number(arg('--file-rows', '50000'));
 const dists = arg('--dist', 'dist').split(',').map((d) => resolve(d));
+/** Partial rows per pass (0: the compactor's default). */
+const limit = Number(arg('--limit', '0'));
 const DAY = 86_400_000;
 /** Days the records span (30 in bench:query; fewer keeps its records per minute with fewer records). */
 const days = Number(arg('--days', '30'));
@@ -68,7 +70,7 @@ async function measure(dist: string, seedDb: string): Promise<void> {
   const times: number[] = [];
   for (let more = true; more; ) {
     const p0 = performance.now();
-    const r = await compactPartials(store, () => 1);
+    const r = await compactPartials(store, () => 1, limit || undefined);
     times.push(performance.now() - p0);
     more = r.more;
     passes++;
