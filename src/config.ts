@@ -24,6 +24,8 @@ export interface Config {
    * window a crash test kills in (docs/metrics.md, "Rollups"). 0 in production.
    */
   rollupMergeDelayMs: number;
+  /** Tests only: partial rows a rollup compaction pass folds at most (0: the default). */
+  rollupCompactRows: number;
   /** Run the schema pipeline (spool → collection files). `SLUICE_PIPELINE=0` leaves the spool untouched (ingest tests). */
   pipeline: boolean;
   /** Ingest refuses with spool_full_disk_gate below this many free bytes on the data volume. */
@@ -63,6 +65,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workers: int(env, 'SLUICE_WORKERS', 0),
     leaseMaxRecords: int(env, 'SLUICE_LEASE_MAX_RECORDS', 0),
     rollupMergeDelayMs: int(env, 'SLUICE_ROLLUP_MERGE_DELAY_MS', 0),
+    rollupCompactRows: int(env, 'SLUICE_ROLLUP_COMPACT_ROWS', 0),
     pipeline: env.SLUICE_PIPELINE !== '0',
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),

@@ -183,7 +183,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
   let rollups: Rollups | null = null;
   if (config.pipeline) {
-    rollups = await Rollups.open({ store, dataDir: config.dataDir, metrics: services.metrics, views, spool: services.spool, clock, log, mergeDelayMs: config.rollupMergeDelayMs });
+    rollups = await Rollups.open({ store, dataDir: config.dataDir, metrics: services.metrics, views, spool: services.spool, clock, log, mergeDelayMs: config.rollupMergeDelayMs, compactRows: config.rollupCompactRows });
     services.rollups = rollups;
     await rollups.start();
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,

@@ -17,11 +17,12 @@ import { readViewFileColumns } from './view-file-columns.js';
 /**
  * Count one view file into a metric revision: build its partials (only events in `bounds`, see
  * MetricTask), register its series, merge them with the mark `markId` (nothing when it is there).
- * The backfill and the late-data re-backfill count files through this.
+ * The backfill and the late-data re-backfill count files through this. Answers the partial rows
+ * merged (0: none, or the file was counted already).
  */
-export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; clock: Clock }, m: MetricRecord, path: string, markId: string, bounds: { eventBefore?: number } = {}): Promise<void> {
+export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; clock: Clock }, m: MetricRecord, path: string, markId: string, bounds: { eventBefore?: number } = {}): Promise<number> {
   const view = d.views.store.byId(m.view_id);
-  if (!view) return;
+  if (!view) return 0;
   const task = { ...metricTaskOf(m, view.output_schema), ...bounds };
   const wanted = fieldsOfTask(task);
   const fields = view.output_schema.filter((x) => wanted.has(x.name));
@@ -33,7 +34,7 @@ export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCata
     const cur = d.metrics.store.byId(m.id);
     if (cur && cur.definition_revision === m.definition_revision) stageSeenSeries(d.metrics.store, m.id, partials.series, d.clock.now());
   });
-  await d.db.mergeBackfillFile(m.id, m.definition_revision, markId, partials);
+  return (await d.db.mergeBackfillFile(m.id, m.definition_revision, markId, partials)) ? partials.partials.length : 0;
 }
 
 /** Whether a view and the views it reads have written all the history they will backfill. */
@@ -125,12 +126,12 @@ export class MetricBackfiller extends BackgroundPass {
     while (m && todo.length > 0 && !this.stopped) {
       const order = m.backfill_strategy === 'oldest_first' ? (a: ViewFileManifest, b: ViewFileManifest) => a.min_ts - b.min_ts : (a: ViewFileManifest, b: ViewFileManifest) => b.max_ts - a.max_ts;
       const file = todo.sort(order)[0]!;
-      await countViewFile(this.d, m, join(this.d.views.viewDir(view), file.id), file.id);
+      const merged = await countViewFile(this.d, m, join(this.d.views.viewDir(view), file.id), file.id);
       this.d.merged();
       ({ due, done } = await this.plan(m));
       todo = due.filter((f) => !done.has(f.id));
       this.note(m, todo);
-      m = await this.patch(m, () => progress(due.length, due.length - todo.length), false);
+      m = await this.patch(m, (cur) => ({ ...progress(due.length, due.length - todo.length), ...compactBehind(cur, merged) }), false);
       if (m && (m.definition_revision !== revision || m.status === 'cancelled')) return;
     }
     // The view's own history still arriving (its backfill, a join catching up) is more of the
@@ -153,6 +154,17 @@ export class MetricBackfiller extends BackgroundPass {
     if (!cur || !mine(cur)) return cur;
     return this.d.metrics.patchMetric(m.id, (now) => (mine(now) ? fn(now) : {}), { notify });
   }
+}
+
+/**
+ * The compaction progress once `rows` more partials wait: the total grows at once, so
+ * `compact_percent` never reads 100 while a merged file's partials are not folded yet (the next
+ * compaction pass sets both from what it folded and what still waits).
+ */
+function compactBehind(cur: MetricRecord, rows: number): Partial<MetricRecord> {
+  if (rows === 0) return {};
+  const total = Math.max(cur.compact_total_count, cur.compact_completed_count) + rows;
+  return { compact_total_count: total, compact_percent: Math.floor((cur.compact_completed_count / total) * 100) };
 }
 
 function progress(total: number, completed: number): Pick<MetricRecord, 'backfill_total_count' | 'backfill_completed_count' | 'backfill_percent'> {

@@ -24,6 +24,8 @@ export interface RollupDeps {
   log: Logger;
   /** Tests only (config.rollupMergeDelayMs): hold each merge this long after its commit. */
   mergeDelayMs?: number;
+  /** Tests only (config.rollupCompactRows): partial rows a compaction pass folds at most (0: the default). */
+  compactRows?: number;
 }
 
 /** Quiet time before a compaction pass after a merge: passes fold many batches at once. */
@@ -146,23 +148,45 @@ export class Rollups implements RollupReader {
     this.compactTimer.unref();
   }
 
-  /** One pass, then the metrics' compact progress and the applied marks no replay can need. */
+  /**
+   * One pass, then the metrics' compact progress and the applied marks no replay can need. A failed
+   * pass is retried after RETRY_MS: after the last merge of a backfill no other request would come,
+   * and the partials would wait for a restart.
+   */
   private async compactOnce(): Promise<void> {
-    const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null);
+    try {
+      await this.compactStep();
+    } catch (err) {
+      if (this.stopped) return;
+      this.d.log.error({ err }, 'rollup compaction pass failed; retrying');
+      const retry = setTimeout(() => this.requestCompaction(), RETRY_MS);
+      retry.unref();
+    }
+  }
+
+  private async compactStep(): Promise<void> {
+    const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null, this.d.compactRows || undefined);
     // A backlog is folded a bounded step at a time (memory), one pass after another.
     if (more) this.compaction.request();
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
-    const waiting = more ? await this.db.partialsByMetric() : new Map<string, number>();
+    // Metrics this pass folded nothing of are looked at too: a backfill counts a merged file's rows
+    // as waiting, and an earlier pass may have folded them already.
+    const waiting = await this.db.partialsByMetric();
+    const rows = new Map<string, number>();
     for (const f of folded.values()) {
-      const m = this.d.metrics.byId(f.metricId);
-      if (!m || m.definition_revision !== f.revision) continue;
-      const at = new Date(this.d.clock.now()).toISOString();
-      const left = waiting.get(f.metricId) ?? 0;
+      if (this.d.metrics.byId(f.metricId)?.definition_revision === f.revision) rows.set(f.metricId, (rows.get(f.metricId) ?? 0) + f.rows);
+    }
+    const at = new Date(this.d.clock.now()).toISOString();
+    for (const { value: m } of this.d.metrics.store.metrics.all()) {
+      const n = rows.get(m.id) ?? 0;
+      const left = waiting.get(m.id) ?? 0;
+      if (n === 0 && (left > 0 || m.compact_percent === 100 || m.compact_total_count === 0)) continue;
+      const revision = m.definition_revision;
       await this.d.metrics.patchMetric(
-        f.metricId,
+        m.id,
         (cur) => {
-          if (cur.definition_revision !== f.revision) return {};
-          const done = cur.compact_completed_count + f.rows;
+          if (cur.definition_revision !== revision) return {};
+          const done = cur.compact_completed_count + n;
           const total = done + left;
           return { compact_started_at: cur.compact_started_at ?? at, compact_total_count: total, compact_completed_count: done, compact_percent: left === 0 ? 100 : Math.floor((done / total) * 100) };
         },
