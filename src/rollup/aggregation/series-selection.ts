@@ -1,5 +1,6 @@
 import type { MetricSeriesRecord } from '../metric-records.js';
 import { OTHER_SERIES, TOTAL_SERIES } from '../rollup-types.js';
+import type { SeriesLookup } from '../series-cache.js';
 
 /** Spec: Aggregation series `details`. */
 export interface SeriesDetails {
@@ -28,7 +29,7 @@ export function seriesLabel(s: Pick<MetricSeriesRecord, 'display_label' | 'dimen
   return parts.length ? parts.join(' / ') : '(all)';
 }
 
-function detailsOf(hash: string, registry: ReadonlyMap<string, MetricSeriesRecord>): SeriesDetails {
+function detailsOf(hash: string, registry: SeriesLookup): SeriesDetails {
   const r = registry.get(hash);
   if (r === undefined) return { label: hash, hash, dimensions: {}, color: null }; // data seen before the registry caught up
   return { label: seriesLabel(r), hash, dimensions: r.dimensions, color: r.color };
@@ -38,7 +39,7 @@ export interface SelectionInput {
   /** The metric's name: the label of its one series when it has no group_by. */
   metricName: string;
   grouped: boolean;
-  registry: ReadonlyMap<string, MetricSeriesRecord>;
+  registry: SeriesLookup;
   /** Real series with data in the window (never TOTAL_SERIES). */
   withData: ReadonlySet<string>;
   /** Whether the total pseudo-series has data in the window. */
@@ -64,10 +65,7 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
     const kept = input.filter.map((h) => (h === TOTAL_SERIES ? { label: 'Total', hash: h, dimensions: {}, color: null } : detailsOf(h, registry)));
     return { kept, tail: [], seriesTotal };
   }
-  const pinned = [...registry.values()]
-    .filter((s) => s.pinned_at !== null)
-    .sort((a, b) => a.pinned_at!.localeCompare(b.pinned_at!) || a.hash.localeCompare(b.hash))
-    .map((s) => s.hash);
+  const pinned = registry.pinned().map((s) => s.hash);
   const keptHashes = pinned.length > 0 ? pinned : topByLastValue(withData, registry, input.maxSeries);
   const keptSet = new Set(keptHashes);
   return {
@@ -81,7 +79,7 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
  * The first `n` of `hashes` ranked by `last_value` (highest first, none last, then by hash): one pass
  * keeping the best `n` (n ≤ 50), not a sort of every series — a metric may have 100,000.
  */
-function topByLastValue(hashes: Iterable<string>, registry: ReadonlyMap<string, MetricSeriesRecord>, n: number): string[] {
+function topByLastValue(hashes: Iterable<string>, registry: SeriesLookup, n: number): string[] {
   const value = (h: string): number => registry.get(h)?.last_value ?? -Infinity;
   const before = (a: { h: string; v: number }, b: { h: string; v: number }): boolean => (b.v - a.v || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0)) < 0;
   const top: Array<{ h: string; v: number }> = [];
