@@ -13,18 +13,25 @@ export interface SeriesLookup {
 /** Orders the series listing sorts by (GET .../series). */
 export type SeriesListField = 'first_seen_at' | 'last_value';
 
+/** A series' current record: orders hold entries, so a write replaces the record without a lookup. */
+interface Entry {
+  rec: MetricSeriesRecord;
+}
+
 /**
  * One metric's series in memory, keyed by hash. Pins and listing orders are kept beside it so a
  * request costs O(answer), not O(series): a metric may have 100,000 series.
  */
 export class MetricSeriesView implements SeriesLookup {
-  private readonly byHash = new Map<string, MetricSeriesRecord>();
-  /** Hashes in registration order (new series are appended; the registry never removes one). */
-  private readonly registered: string[] = [];
+  private readonly byHash = new Map<string, Entry>();
+  /** Entries in registration order (new series are appended; the registry never removes one). */
+  private readonly registered: Entry[] = [];
   private readonly pins = new Map<string, MetricSeriesRecord>();
   private pinOrder: MetricSeriesRecord[] | null = null;
-  /** Last listing order per field (hashes) and how many of `registered` it holds. */
-  private readonly orders = new Map<SeriesListField, { hashes: string[]; known: number }>();
+  /** Writes that moved a series in the `last_value` order. */
+  private lastValueChanges = 0;
+  /** Each listing order as last sorted, how many registered entries it holds, and the version it was sorted at. */
+  private readonly orders = new Map<SeriesListField, { entries: Entry[]; known: number; version: number }>();
 
   constructor(readonly revision: number, records: readonly MetricSeriesRecord[]) {
     for (const r of records) this.put(r);
@@ -35,7 +42,7 @@ export class MetricSeriesView implements SeriesLookup {
   }
 
   get(hash: string): MetricSeriesRecord | undefined {
-    return this.byHash.get(hash);
+    return this.byHash.get(hash)?.rec;
   }
 
   hashes(): Iterable<string> {
@@ -50,27 +57,41 @@ export class MetricSeriesView implements SeriesLookup {
   /** Apply a committed write of one series. */
   put(r: MetricSeriesRecord): void {
     const cur = this.byHash.get(r.hash);
-    if (cur === undefined) this.registered.push(r.hash);
-    this.byHash.set(r.hash, r);
-    if (r.pinned_at !== null || cur?.pinned_at != null) {
-      if (r.pinned_at !== null) this.pins.set(r.hash, r);
-      else this.pins.delete(r.hash);
+    if (cur === undefined) {
+      const e = { rec: r };
+      this.byHash.set(r.hash, e);
+      this.registered.push(e);
+    } else {
+      if (cur.rec.last_value !== r.last_value) this.lastValueChanges++;
+      if (cur.rec.pinned_at !== null && r.pinned_at === null) {
+        this.pins.delete(r.hash);
+        this.pinOrder = null;
+      }
+      cur.rec = r;
+    }
+    if (r.pinned_at !== null) {
+      this.pins.set(r.hash, r);
       this.pinOrder = null;
     }
   }
 
   /**
-   * Every series sorted ascending by `field` then id (the listing's keyset order). The order of the
-   * previous call is sorted again with current values: it is nearly sorted, which the engine's merge
-   * sort finishes in about one pass instead of a full sort of 100,000 records per page.
+   * Every series sorted ascending by `field` then id (the listing's keyset order). An order is sorted
+   * again only when it may have changed (new series; for `last_value`, a changed value), starting from
+   * its previous order: nearly sorted, which the engine's merge sort finishes in about one pass.
    */
   sortedBy(field: SeriesListField): MetricSeriesRecord[] {
-    const prev = this.orders.get(field) ?? { hashes: [], known: 0 };
-    const records = prev.hashes.map((h) => this.byHash.get(h)!);
-    for (let i = prev.known; i < this.registered.length; i++) records.push(this.byHash.get(this.registered[i]!)!);
-    records.sort(field === 'first_seen_at' ? byFirstSeen : byLastValue);
-    this.orders.set(field, { hashes: records.map((r) => r.hash), known: this.registered.length });
-    return records;
+    let o = this.orders.get(field);
+    if (o === undefined) this.orders.set(field, (o = { entries: [], known: 0, version: -1 }));
+    for (; o.known < this.registered.length; o.known++) o.entries.push(this.registered[o.known]!);
+    // first_seen_at and id never change: that order changes only when series are added.
+    const version = field === 'first_seen_at' ? this.registered.length : this.registered.length + this.lastValueChanges;
+    if (o.version !== version) {
+      const cmp = field === 'first_seen_at' ? byFirstSeen : byLastValue;
+      o.entries.sort((a, b) => cmp(a.rec, b.rec));
+      o.version = version;
+    }
+    return o.entries.map((e) => e.rec);
   }
 }
 

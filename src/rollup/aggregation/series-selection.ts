@@ -99,8 +99,13 @@ function topByLastValue(hashes: Iterable<string>, registry: SeriesLookup, n: num
   const before = (a: { h: string; v: number }, b: { h: string; v: number }): boolean => (b.v - a.v || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0)) < 0;
   const top: Array<{ h: string; v: number }> = [];
   for (const h of hashes) {
-    const e = { h, v: value(h) };
-    if (top.length === n && !before(e, top[n - 1]!)) continue;
+    const v = value(h);
+    // Most series rank below the current n-th: rejected without allocating.
+    if (top.length === n) {
+      const last = top[n - 1]!;
+      if (!(v > last.v || (v === last.v && h < last.h))) continue;
+    }
+    const e = { h, v };
     let i = top.length;
     while (i > 0 && before(e, top[i - 1]!)) i--;
     top.splice(i, 0, e);
