@@ -39,13 +39,18 @@ export class Store {
     return db as unknown as Database<V, K>;
   }
 
-  /** Run `fn` in one write transaction (serialised with every other write); its reads are consistent. */
+  /**
+   * Run `fn` in one write transaction (serialised with every other write); its reads are consistent,
+   * and when it throws none of its writes commit. (lmdb-js `transaction` does not undo the writes of
+   * a callback that throws — lmdb 3.5 commits what was staged before the throw; its `childTransaction`
+   * runs the callback in an abortable nested transaction of the same batched commit.)
+   */
   transaction<T>(fn: () => T): Promise<T> {
     let hooks: CommitHook[] = [];
     return guardAsync('transaction', async () => {
       let out: T;
       try {
-        out = await this.root.transaction(() => {
+        out = await this.root.childTransaction(() => {
           // A callback run again starts over: hooks of an earlier run do not count.
           hooks = [];
           const outer = this.committing;
@@ -69,9 +74,7 @@ export class Store {
   /**
    * Inside a `transaction` callback: run `committed` once that transaction has committed, or
    * `failed` when it did not. In-memory views derived from LMDB apply their changes here, so they
-   * never show a write that did not commit. `failed` must assume nothing about what LMDB kept: an
-   * async lmdb-js transaction whose callback throws still commits the writes staged before the
-   * throw (lmdb 3.5), so a view drops what it holds and reads LMDB again. Neither may throw.
+   * never show a write that did not commit. Neither may throw.
    */
   afterCommit(committed: () => void, failed?: () => void): void {
     if (this.committing === null) throw new Error('afterCommit called outside a Store.transaction callback');
