@@ -105,8 +105,11 @@ const byLastValue = (a: MetricSeriesRecord, b: MetricSeriesRecord): number => {
   return a.last_value - b.last_value;
 };
 
-/** How many series the cache holds at most across metrics before it drops the least recently used. */
-export const DEFAULT_CACHED_SERIES = 1_000_000;
+/**
+ * How many series the cache holds at most across metrics before it drops the least recently used:
+ * about 650 bytes of heap each (measured), so ~330 MB at the bound — five metrics of 100,000 series.
+ */
+export const DEFAULT_CACHED_SERIES = 500_000;
 
 /**
  * The series registry of every metric as an in-memory view derived from LMDB (which stays the truth):
