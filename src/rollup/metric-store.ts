@@ -1,6 +1,7 @@
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
 import type { MetricRecord, MetricSeriesRecord } from './metric-records.js';
+import { SeriesCache, type MetricSeriesView } from './series-cache.js';
 
 /**
  * LMDB storage of metrics. Metrics are kept under their project (`metricProject` finds the project
@@ -12,12 +13,15 @@ export class MetricStore {
   readonly series: Table<MetricSeriesRecord>;
   /** `<metric id> NUL <series hash>` → series id: the rollups find a series by the hash of its values. */
   readonly seriesHash: Index;
+  /** The registry in memory, kept current by the series writes of this store once they commit. */
+  readonly seriesCache: SeriesCache;
 
-  constructor(readonly store: Store) {
+  constructor(readonly store: Store, opts: { cachedSeries?: number } = {}) {
     this.metrics = new Table(store, 'metrics');
     this.metricProject = new Index(store, 'metric_project');
     this.series = new Table(store, 'metric_series');
     this.seriesHash = new Index(store, 'metric_series_hash');
+    this.seriesCache = new SeriesCache((metricId) => this.seriesOf(metricId), opts.cachedSeries);
   }
 
   get(projectId: string, id: string): MetricRecord | undefined {
@@ -35,13 +39,23 @@ export class MetricStore {
     return this.metrics.list(projectId);
   }
 
+  /** Every series of a metric read from LMDB (the cache's source; requests use `seriesView`). */
   seriesOf(metricId: string): MetricSeriesRecord[] {
     return this.series.list(metricId);
+  }
+
+  /**
+   * A metric's series from memory (loaded from LMDB on first use). Outside a transaction only: it
+   * shows committed writes, not those staged by the transaction running.
+   */
+  seriesView(metric: Pick<MetricRecord, 'id' | 'definition_revision'>): MetricSeriesView {
+    return this.seriesCache.of(metric.id, metric.definition_revision);
   }
 
   stageMetric(metric: MetricRecord): void {
     void this.metrics.put(metric.project_id, metric);
     void this.metricProject.put(metric.id, metric.project_id);
+    this.store.afterCommit(() => this.seriesCache.revised(metric.id, metric.definition_revision), () => this.seriesCache.drop(metric.id));
   }
 
   /** The series of `metricId` with this hash, if registered. */
@@ -53,6 +67,7 @@ export class MetricStore {
   stageSeries(series: MetricSeriesRecord): void {
     void this.series.put(series.metric_id, series);
     void this.seriesHash.put(`${series.metric_id}\u0000${series.hash}`, series.id);
+    this.store.afterCommit(() => this.seriesCache.committed(series), () => this.seriesCache.drop(series.metric_id));
   }
 
   /** Stage the removal of a metric with its series. */
@@ -63,5 +78,7 @@ export class MetricStore {
     }
     void this.metrics.remove(metric.project_id, metric.id);
     void this.metricProject.remove(metric.id);
+    const drop = () => this.seriesCache.drop(metric.id);
+    this.store.afterCommit(drop, drop);
   }
 }

@@ -10,6 +10,8 @@ import { ApiError } from '../errors.js';
 export class Store {
   readonly root: RootDatabase;
   private readonly dbs = new Map<string, Database>();
+  /** `afterCommit` callbacks of the transaction callback running now (null outside one). */
+  private committing: CommitHook[] | null = null;
 
   constructor(dataDir: string) {
     const path = join(dataDir, 'lmdb');
@@ -37,14 +39,56 @@ export class Store {
     return db as unknown as Database<V, K>;
   }
 
-  /** Run `fn` in one write transaction (serialised with every other write); its reads are consistent. */
+  /**
+   * Run `fn` in one write transaction (serialised with every other write); its reads are consistent,
+   * and when it throws none of its writes commit. (lmdb-js `transaction` does not undo the writes of
+   * a callback that throws — lmdb 3.5 commits what was staged before the throw; its `childTransaction`
+   * runs the callback in an abortable nested transaction of the same batched commit.)
+   */
   transaction<T>(fn: () => T): Promise<T> {
-    return guardAsync('transaction', () => this.root.transaction(fn));
+    let hooks: CommitHook[] = [];
+    return guardAsync('transaction', async () => {
+      let out: T;
+      try {
+        out = await this.root.childTransaction(() => {
+          // A callback run again starts over: hooks of an earlier run do not count.
+          hooks = [];
+          const outer = this.committing;
+          this.committing = hooks;
+          try {
+            return fn();
+          } finally {
+            this.committing = outer;
+          }
+        });
+      } catch (err) {
+        for (const h of hooks) h.failed?.();
+        throw err;
+      }
+      // In commit order, before the caller continues: in-memory views follow LMDB.
+      for (const h of hooks) h.committed();
+      return out;
+    });
+  }
+
+  /**
+   * Inside a `transaction` callback: run `committed` once that transaction has committed, or
+   * `failed` when it did not. In-memory views derived from LMDB apply their changes here, so they
+   * never show a write that did not commit. Neither may throw.
+   */
+  afterCommit(committed: () => void, failed?: () => void): void {
+    if (this.committing === null) throw new Error('afterCommit called outside a Store.transaction callback');
+    this.committing.push({ committed, ...(failed ? { failed } : {}) });
   }
 
   async close(): Promise<void> {
     await this.root.close();
   }
+}
+
+interface CommitHook {
+  committed(): void;
+  failed?(): void;
 }
 
 /** The one boundary where LMDB failures become catalogue errors (ApiErrors thrown inside pass through). */

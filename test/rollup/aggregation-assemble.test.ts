@@ -10,6 +10,7 @@ import { loadHasher } from '../../src/rollup/hll.js';
 import { figuresOf } from '../../src/rollup/bucket-state.js';
 import { QuantileSketch } from '../../src/rollup/ddsketch.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../../src/rollup/metric-records.js';
+import { MetricSeriesView } from '../../src/rollup/series-cache.js';
 import { runAggregation, type AggregationRequest, type TimeseriesAggregation } from '../../src/rollup/aggregation/run-aggregation.js';
 import { horizonTime } from '../../src/rollup/fits/index.js';
 import { TailUnionCache } from '../../src/rollup/aggregation/tail-union.js';
@@ -65,7 +66,7 @@ async function aggregate(
   const m = opts.metric ?? metric();
   const answer = await runAggregation(
     // A cache of its own: every test's data is another metric with the same id.
-    { reader: store, metric: m, registry: opts.registry ?? [], view: { id: m.view_id, name: 'Requests' }, now: opts.now ?? end + D, horizonTime, tailCache: opts.tailCache ?? new TailUnionCache() },
+    { reader: store, metric: m, registry: new MetricSeriesView(1, opts.registry ?? []), view: { id: m.view_id, name: 'Requests' }, now: opts.now ?? end + D, horizonTime, tailCache: opts.tailCache ?? new TailUnionCache() },
     request,
   );
   return { answer, store };

@@ -22,10 +22,9 @@ export function aggregationRoute(s: Services, path: string, params: JsonSchema, 
     schema: { params, query: aggregationQuerySchema },
     handler: async (ctx) => {
       const metric = find(ctx.principal.teamId, ctx.params);
-      const registry = s.metrics.store.seriesOf(metric.id);
+      const registry = s.metrics.store.seriesView(metric);
       const now = s.clock.now();
-      // Hashes a `series` filter names are looked up in the registry's index, not in a set of every series.
-      const known = { has: (hash: string) => s.metrics.store.seriesByHash(metric.id, hash) !== undefined };
+      const known = { has: (hash: string) => registry.get(hash) !== undefined };
       const req = parseAggregationQuery(ctx.query, metric, known, now);
       const view = s.views.get(metric.project_id, metric.view_id);
       return { data: await runAggregation({ reader: s.rollups, metric, registry, view: { id: metric.view_id, name: view?.name ?? metric.view_id }, now, horizonTime }, req) };

@@ -129,7 +129,11 @@ export function metricRoutes(s: Services): RouteDef[] {
       summary: "List a metric's series (value combinations of its group_by fields)",
       params: metricParams,
       order: seriesOrder,
-      items: (ctx) => s.metrics.store.seriesOf(find(ctx.principal.teamId, ctx.params).id),
+      // From the in-memory registry, already in the requested order (the page's sort is then one pass).
+      items: (ctx) => {
+        const sorted = s.metrics.store.seriesView(find(ctx.principal.teamId, ctx.params)).sortedBy(ctx.query.order_by === 'last_value' ? 'last_value' : 'first_seen_at');
+        return (ctx.query.sort ?? seriesOrder.defaultSort) === 'desc' ? sorted.reverse() : sorted;
+      },
       serialize: serializeSeries,
     }),
     defineRoute<MetricSeriesChange, unknown, SeriesParams>({

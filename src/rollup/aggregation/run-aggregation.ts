@@ -1,6 +1,7 @@
 import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
-import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
+import type { ChartValue, MetricRecord } from '../metric-records.js';
+import type { SeriesLookup } from '../series-cache.js';
 import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
 import { assembleSeries, cellsBySeries, type OtherCells } from './assemble.js';
 import type { NullHandling } from './chart-values.js';
@@ -47,8 +48,8 @@ export interface AggregationContext {
   /** The rollups; null while they are not available (the answer is then 503, after the query is checked). */
   reader: RollupReader | null;
   metric: MetricRecord;
-  /** The metric's series registry. */
-  registry: readonly MetricSeriesRecord[];
+  /** The metric's series registry (in memory: MetricStore.seriesView). */
+  registry: SeriesLookup;
   /** The view the metric aggregates, for coverage reasons. */
   view: { id: string; name: string };
   now: number;
@@ -81,7 +82,7 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
   };
 
   const grouped = metric.group_by.length > 0;
-  const registry = new Map(ctx.registry.map((s) => [s.hash, s]));
+  const registry = ctx.registry;
   const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
     selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries });
   const planOf = (selection: SeriesSelection) => planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
@@ -147,11 +148,10 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
  * The series to read when no tail can fold (no filter, no pins, no more registered series than
  * `max_series`; or no group_by): every one that may answer. Null when a tail may fold.
  */
-function nothingFolds(grouped: boolean, registry: ReadonlyMap<string, MetricSeriesRecord>, req: AggregationRequest): string[] | null {
+function nothingFolds(grouped: boolean, registry: SeriesLookup, req: AggregationRequest): string[] | null {
   if (!grouped) return [TOTAL_SERIES];
-  if (req.series !== null || registry.size > req.maxSeries) return null;
-  for (const s of registry.values()) if (s.pinned_at !== null) return null;
-  return [...registry.keys()];
+  if (req.series !== null || registry.size > req.maxSeries || registry.pinned().length > 0) return null;
+  return [...registry.hashes()];
 }
 
 function available(reader: RollupReader | null): RollupReader {
