@@ -3,11 +3,12 @@ import { TOTAL_SERIES } from '../rollup-types.js';
 import { cellOfRow, mergeCell, subtractCells, type Cell } from './cell.js';
 import { bucketIndex } from './buckets.js';
 import { OTHER_DETAILS, type SeriesDetails, type SeriesSelection } from './series-selection.js';
-import { seriesRecords, type RecordRules, type SeriesRecords } from './series-records.js';
+import { seriesRecords, type RecordRules, type RecordTable } from './series-records.js';
 
 /** One answered series before fits. */
-export interface AssembledSeries extends SeriesRecords {
+export interface AssembledSeries {
   details: SeriesDetails;
+  table: RecordTable;
 }
 
 /** Rows grouped into cells: series hash → one cell (or null) per answer bucket. */
@@ -49,7 +50,8 @@ export function assembleSeries(rows: readonly StoredBucket[], selection: SeriesS
   const buckets = rules.boundaries.length - 1;
   const none = new Array<Cell | null>(buckets).fill(null);
   const of = (hash: string): ReadonlyArray<Cell | null> => cells.get(hash) ?? none;
-  const out: AssembledSeries[] = selection.kept.map((details) => ({ details, ...seriesRecords(of(details.hash), rules) }));
+  const recordsOf = (cells: ReadonlyArray<Cell | null>): RecordTable => seriesRecords((k) => cells[k] ?? null, rules);
+  const out: AssembledSeries[] = selection.kept.map((details) => ({ details, table: recordsOf(of(details.hash)) }));
   if (other.method === 'none') return out;
   let otherCells: ReadonlyArray<Cell | null>;
   if (other.method === 'merge') otherCells = other.cells;
@@ -57,6 +59,6 @@ export function assembleSeries(rows: readonly StoredBucket[], selection: SeriesS
     const kept = selection.kept.map((s) => of(s.hash));
     otherCells = Array.from({ length: buckets }, (_, k) => subtractCells(of(TOTAL_SERIES)[k] ?? null, kept.map((c) => c[k] ?? null)));
   }
-  out.push({ details: OTHER_DETAILS, ...seriesRecords(otherCells, rules) });
+  out.push({ details: OTHER_DETAILS, table: recordsOf(otherCells) });
   return out;
 }

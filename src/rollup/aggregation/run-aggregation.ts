@@ -8,8 +8,10 @@ import type { Interval } from './buckets.js';
 import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
 import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
 import { selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
-import { fitSeries, type FitRequest } from './series-fits.js';
-import type { CoverageMode, EmptyBucketHandling } from './series-records.js';
+import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
+
+const NO_FITS: SeriesFits = { regression: null, forecast: null };
+import { recordPoints, recordsObject, type CoverageMode, type EmptyBucketHandling, type RecordTable } from './series-records.js';
 import type { ReadSpan } from './tiling.js';
 import { planWindow, type WindowRequest } from './window-plan.js';
 
@@ -43,6 +45,11 @@ export interface TimeseriesAggregation {
   complete_through_at: string | null;
 }
 
+/** A TimeseriesAggregation with each series' records still a table (aggregation-json.ts writes it as text). */
+export interface AggregationAnswer extends Omit<TimeseriesAggregation, 'series'> {
+  series: Array<{ details: SeriesDetails; table: RecordTable; regression: Regression | null; forecast: Forecast | null }>;
+}
+
 export interface AggregationContext {
   /** The rollups; null while they are not available (the answer is then 503, after the query is checked). */
   reader: RollupReader | null;
@@ -63,6 +70,12 @@ export interface AggregationContext {
  * (figures only unless merging needs sketches) → assembly → fits (docs/metrics.md, "Aggregation").
  */
 export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
+  const answer = await answerAggregation(ctx, req);
+  return { ...answer, series: answer.series.map((s) => ({ details: s.details, records: recordsObject(s.table), regression: s.regression, forecast: s.forecast })) };
+}
+
+/** runAggregation's answer with the records as tables: the API writes it as JSON text (aggregation-json.ts). */
+export async function answerAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<AggregationAnswer> {
   const { metric, now } = ctx;
   const needsEarliest = req.window.explicit === null && req.window.timeRange === 'all_time';
   // The window is planned before the rollups are needed, so its 400s come first.
@@ -137,7 +150,8 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     end_at: new Date(window.end).toISOString(),
     interval: window.interval,
     values: req.values,
-    series: assembled.map((s) => ({ details: s.details, records: s.records, ...fitSeries(s.points, fits) })),
+    // Points only when a fit uses them (one object per answered bucket otherwise made for nothing).
+    series: assembled.map((s) => ({ details: s.details, table: s.table, ...(fits.regression === 'none' && fits.forecastAt === null ? NO_FITS : fitSeries(recordPoints(s.table), fits)) })),
     series_total: selection.seriesTotal,
     complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
   };
