@@ -1,8 +1,9 @@
 import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
-import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
-import { assembleSeries, cellsBySeries, type OtherCells } from './assemble.js';
+import { TOTAL_SERIES, type RollupReader, type StoredColumns } from '../rollup-types.js';
+import { allocColumns, concatColumns, readColumns, seriesWithRecords } from '../stored-columns.js';
+import { assembleSeries, CellGrid, type OtherCells } from './assemble.js';
 import type { NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
 import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
@@ -87,10 +88,10 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   });
   const reader = available(ctx.reader);
   const completeThrough = reader.completeThrough(metric.id);
-  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredBucket[]> => {
-    if (series !== null && series.length === 0) return [];
-    const parts = await Promise.all(spans.map((s) => reader.read({ metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
-    return parts.length === 1 ? parts[0]! : parts.flat();
+  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredColumns> => {
+    if (series !== null && series.length === 0) return allocColumns(0, [], false);
+    const parts = await Promise.all(spans.map((s) => readColumns(reader, { metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
+    return parts.length === 0 ? allocColumns(0, [], false) : concatColumns(parts);
   };
 
   const grouped = metric.group_by.length > 0;
@@ -101,7 +102,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
 
   let selection: SeriesSelection;
   let plan: ReadPlan;
-  let rows: StoredBucket[];
+  let rows: StoredColumns;
   const everyCandidate = nothingFolds(grouped, registry, req);
   if (everyCandidate !== null) {
     // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
@@ -109,8 +110,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     // every series with rows: a batch's or file's series are registered before its rows are merged.
     plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
     rows = await read(plan.spans, everyCandidate);
-    const withData = new Set<string>();
-    for (const r of rows) if (r.count > 0) withData.add(r.series);
+    const withData = seriesWithRecords(rows);
     const totalHasData = withData.delete(TOTAL_SERIES);
     selection = selectionOf(grouped ? withData : new Set(), totalHasData);
   } else {
@@ -120,14 +120,15 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     plan = planOf(selection);
     rows = await read(plan.spans, plan.series);
   }
+  const grid = new CellGrid(rows, window.boundaries);
   let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
   if (plan.other === 'merge') {
-    const total = cellsBySeries(rows.filter((r) => r.series === TOTAL_SERIES), window.boundaries).get(TOTAL_SERIES) ?? [];
+    const total = grid.cells(TOTAL_SERIES);
     const end = answerEnd(window.boundaries, req.coverage, completeThrough);
     const tail = { metricId: metric.id, revision: metric.definition_revision, tail: selection.tail, boundaries: window.boundaries, end, completeThrough, sketches: plan.tailSketches, total, read };
     other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
   }
-  const assembled = assembleSeries(rows, selection, other, {
+  const assembled = assembleSeries(grid, selection, other, {
     boundaries: window.boundaries,
     completeThrough,
     coverage: req.coverage,

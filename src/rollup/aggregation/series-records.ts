@@ -95,18 +95,21 @@ export function recordsObject(t: RecordTable): Record<string, Array<number | nul
   return out;
 }
 
-/** `recordsObject(t)` as JSON text, written directly: what JSON.stringify of it gives, byte for byte. */
-export function recordsJson(t: RecordTable): string {
+/**
+ * `recordsObject(t)` as JSON text, appended to `out` (joined once by the caller): what JSON.stringify
+ * of it gives, byte for byte. One string a bucket joined once measured faster than `+=` into one rope.
+ */
+export function writeRecordsJson(t: RecordTable, out: string[]): void {
   const keys = bucketKeys(t.boundaries);
   const { width, cells } = t;
-  let s = '{';
+  out.push('{');
   for (let r = 0; r < t.rows; r++) {
-    s += r === 0 ? keys[t.buckets[r]!]! : `,${keys[t.buckets[r]!]!}`;
     const at = r * width;
-    for (let i = 0; i < width; i++) s += i === 0 ? jsonNumber(cells[at]!) : `,${jsonNumber(cells[at + i]!)}`;
-    s += ']';
+    let row = r === 0 ? keys[t.buckets[r]!]! : `,${keys[t.buckets[r]!]!}`;
+    for (let i = 0; i < width; i++) row += i === 0 ? jsonNumber(cells[at]!) : `,${jsonNumber(cells[at + i]!)}`;
+    out.push(`${row}]`);
   }
-  return `${s}}`;
+  out.push('}');
 }
 
 /** The first value's numbers at their bucket starts, in time order: what fits use. */
