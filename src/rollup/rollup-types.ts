@@ -108,6 +108,8 @@ export interface RollupReadQuery {
   to: number;
   series: readonly string[] | null;
   sketches: boolean;
+  /** The figures wanted (default every one): the others read as null (NaN in columns), neither fetched nor converted. */
+  figures?: ReadonlySet<ColumnFigure>;
 }
 
 /** The read side of the rollup store. */

@@ -1,10 +1,10 @@
 import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../metric-records.js';
-import { TOTAL_SERIES, type RollupReader, type StoredColumns } from '../rollup-types.js';
+import { TOTAL_SERIES, type ColumnFigure, type RollupReader, type StoredColumns } from '../rollup-types.js';
 import { allocColumns, concatColumns, readColumns, seriesWithRecords } from '../stored-columns.js';
 import { assembleSeries, CellGrid, type OtherCells } from './assemble.js';
-import type { NullHandling } from './chart-values.js';
+import { figuresFor, type NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
 import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
 import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
@@ -88,9 +88,11 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   });
   const reader = available(ctx.reader);
   const completeThrough = reader.completeThrough(metric.id);
-  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredColumns> => {
+  // The answer's own reads fetch only the figures its values use; the merged tail's (cached between answers of any values) every one.
+  const figures = figuresFor(req.values);
+  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null, only?: ReadonlySet<ColumnFigure>): Promise<StoredColumns> => {
     if (series !== null && series.length === 0) return allocColumns(0, [], false);
-    const parts = await Promise.all(spans.map((s) => readColumns(reader, { metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
+    const parts = await Promise.all(spans.map((s) => readColumns(reader, { metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches, figures: only })));
     return parts.length === 0 ? allocColumns(0, [], false) : concatColumns(parts);
   };
 
@@ -109,7 +111,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     // with data are found in their rows (one read instead of a scan and a read). The registry holds
     // every series with rows: a batch's or file's series are registered before its rows are merged.
     plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
-    rows = await read(plan.spans, everyCandidate);
+    rows = await read(plan.spans, everyCandidate, figures);
     const withData = seriesWithRecords(rows);
     const totalHasData = withData.delete(TOTAL_SERIES);
     selection = selectionOf(grouped ? withData : new Set(), totalHasData);
@@ -118,7 +120,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
     selection = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
     plan = planOf(selection);
-    rows = await read(plan.spans, plan.series);
+    rows = await read(plan.spans, plan.series, figures);
   }
   const grid = new CellGrid(rows, window.boundaries);
   let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
