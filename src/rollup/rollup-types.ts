@@ -84,6 +84,34 @@ export interface StoredBucket extends StateFigures {
   state: BucketState | null;
 }
 
+/** The figures of StoredBucket a StoredColumns holds, one Float64Array each. */
+export const COLUMN_FIGURES = ['start', 'count', 'value_count', 'sum', 'min', 'max', 'last', 'last_at', 'p50', 'p95', 'p99', 'distinct'] as const;
+export type ColumnFigure = (typeof COLUMN_FIGURES)[number];
+
+/**
+ * Stored rows column-wise (RollupReader.readColumns): row i is of series `names[si[i]]`, its figures
+ * at i of each column (NaN for null), its state at `states[i]` when the read asked for sketches.
+ * A 24 h by-minute answer of 10 series is 14,400 rows: an object per row was most of its cost.
+ */
+export type StoredColumns = Record<ColumnFigure, Float64Array> & {
+  length: number;
+  names: readonly string[];
+  si: Int32Array;
+  states: Array<BucketState | null> | null;
+};
+
+export interface RollupReadQuery {
+  metricId: string;
+  revision: number;
+  tier: Tier;
+  from: number;
+  to: number;
+  series: readonly string[] | null;
+  sketches: boolean;
+  /** The figures wanted (default every one): the others read as null (NaN in columns), neither fetched nor converted. */
+  figures?: ReadonlySet<ColumnFigure>;
+}
+
 /** The read side of the rollup store. */
 export interface RollupReader {
   /**
@@ -91,7 +119,9 @@ export interface RollupReader {
    * `series`: only these hashes (TOTAL_SERIES included when listed); null: every series except
    * TOTAL_SERIES. `sketches`: decode the states (needed to merge percentiles and distinct counts).
    */
-  read(q: { metricId: string; revision: number; tier: Tier; from: number; to: number; series: readonly string[] | null; sketches: boolean }): Promise<StoredBucket[]>;
+  read(q: RollupReadQuery): Promise<StoredBucket[]>;
+  /** `read` column-wise, rows in the same order (stored-columns.ts adapts a reader without it). */
+  readColumns?(q: RollupReadQuery): Promise<StoredColumns>;
   /**
    * The series (TOTAL_SERIES among them when it has data) with records in rows of these spans
    * (`from <= start < to` in each span's tier) or in partials not folded yet within them: which

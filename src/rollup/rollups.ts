@@ -12,7 +12,7 @@ import { PendingPartials } from './pending-partials.js';
 import { rollupCommitParticipant } from './rollup-commit.js';
 import { rollupReader } from './rollup-reader.js';
 import { RollupStore } from './rollup-store.js';
-import type { RollupReader } from './rollup-types.js';
+import type { RollupReader, StoredColumns } from './rollup-types.js';
 
 export interface RollupDeps {
   store: Store;
@@ -69,6 +69,10 @@ export class Rollups implements RollupReader {
 
   read(q: Parameters<RollupReader['read']>[0]): ReturnType<RollupReader['read']> {
     return this.reader.read(q);
+  }
+
+  readColumns(q: Parameters<RollupReader['read']>[0]): Promise<StoredColumns> {
+    return this.reader.readColumns!(q);
   }
 
   seriesWithData(q: Parameters<RollupReader['seriesWithData']>[0]): ReturnType<RollupReader['seriesWithData']> {

@@ -11,7 +11,8 @@ import { figuresOf } from '../../src/rollup/bucket-state.js';
 import { QuantileSketch } from '../../src/rollup/ddsketch.js';
 import type { ChartValue, MetricRecord, MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import { MetricSeriesView } from '../../src/rollup/series-cache.js';
-import { runAggregation, type AggregationRequest, type TimeseriesAggregation } from '../../src/rollup/aggregation/run-aggregation.js';
+import { answerAggregation, runAggregation, type AggregationRequest, type TimeseriesAggregation } from '../../src/rollup/aggregation/run-aggregation.js';
+import { aggregationJson } from '../../src/rollup/aggregation/aggregation-json.js';
 import { horizonTime } from '../../src/rollup/fits/index.js';
 import { TailUnionCache } from '../../src/rollup/aggregation/tail-union.js';
 import { OTHER_SERIES, TOTAL_SERIES } from '../../src/rollup/rollup-types.js';
@@ -42,12 +43,21 @@ interface Run {
   store: MemoryRollups;
 }
 
-async function aggregate(
-  recs: readonly Rec[],
-  watermark: number | null,
-  req: Partial<AggregationRequest> & { start: number; end: number; interval: AggregationRequest['window']['interval']; timeZone?: string },
-  opts: { metric?: MetricRecord; registry?: MetricSeriesRecord[]; now?: number; tailCache?: TailUnionCache } = {},
-): Promise<Run> {
+type Query = Partial<AggregationRequest> & { start: number; end: number; interval: AggregationRequest['window']['interval']; timeZone?: string };
+type Options = { metric?: MetricRecord; registry?: MetricSeriesRecord[]; now?: number; tailCache?: TailUnionCache };
+
+async function aggregate(recs: readonly Rec[], watermark: number | null, req: Query, opts: Options = {}): Promise<Run> {
+  const { store, context, request } = setUp(recs, watermark, req, opts);
+  return { answer: await runAggregation(context, request), store };
+}
+
+/** The API's text of an answer (aggregation-json.ts) and JSON.stringify of runAggregation's, from one store. */
+async function bothTexts(recs: readonly Rec[], watermark: number | null, req: Query, opts: Options = {}): Promise<[string, string]> {
+  const { context, request } = setUp(recs, watermark, req, opts);
+  return [aggregationJson(await answerAggregation(context, request)), JSON.stringify(await runAggregation(context, request))];
+}
+
+function setUp(recs: readonly Rec[], watermark: number | null, req: Query, opts: Options) {
   const store = new MemoryRollups(recs, watermark);
   const { start, end, interval, timeZone, ...rest } = req;
   const request: AggregationRequest = {
@@ -64,12 +74,9 @@ async function aggregate(
     ...rest,
   };
   const m = opts.metric ?? metric();
-  const answer = await runAggregation(
-    // A cache of its own: every test's data is another metric with the same id.
-    { reader: store, metric: m, registry: new MetricSeriesView(1, opts.registry ?? []), view: { id: m.view_id, name: 'Requests' }, now: opts.now ?? end + D, horizonTime, tailCache: opts.tailCache ?? new TailUnionCache() },
-    request,
-  );
-  return { answer, store };
+  // A cache of its own: every test's data is another metric with the same id.
+  const context = { reader: store, metric: m, registry: new MetricSeriesView(1, opts.registry ?? []), view: { id: m.view_id, name: 'Requests' }, now: opts.now ?? end + D, horizonTime, tailCache: opts.tailCache ?? new TailUnionCache() };
+  return { store, context, request };
 }
 
 const FIGURE_VALUES: ChartValue[] = ['count', 'sum', 'average', 'min', 'max', 'last', 'p50', 'p95', 'p99', 'count_unique'];
@@ -371,4 +378,27 @@ describe('fits', () => {
     assert.equal(plain.answer.series[0]!.regression, null);
     assert.equal(plain.answer.series[0]!.forecast, null);
   });
+});
+
+describe('the API writes the answer as text', () => {
+  const from = at('2026-10-01T00:00:00Z');
+  const names = ['s1', 's2', 's3'];
+  const recs = records(9, names, from, from + 3 * H, 2000, 0.2);
+  const registry = names.map((h, i) => seriesRecord(h, { last_value: 100 - i * 10 }));
+  const grouped = metric({ group_by: ['region'] });
+  const cases: Array<[string, Query, Options, number | null]> = [
+    ['every value by minute, gaps, nulls', { start: from, end: from + 3 * H, interval: 'minute', values: [...FIGURE_VALUES, 'cumulative_sum', 'cumulative_count'], emptyHandling: 'gaps' }, {}, from + 2 * H],
+    ['observed, not normalized, count_as_zero', { start: from - H, end: from + 3 * H, interval: 'hour', values: ['average', 'min', 'p95'], coverage: 'observed', normalize: false, nullHandling: 'count_as_zero' }, {}, from + H],
+    ['__other__ by subtraction', { start: from, end: from + 3 * H, interval: 'hour', values: ['count', 'sum', 'p50'], maxSeries: 2 }, { metric: grouped, registry }, from + 3 * H],
+    ['__other__ merged', { start: from, end: from + 3 * H, interval: 'minute', values: ['last', 'count_unique'], maxSeries: 1 }, { metric: grouped, registry }, from + 3 * H],
+    ['fits', { start: from, end: from + 3 * H, interval: 'hour', values: ['count'], regression: 'linear', forecastAt: from + 9 * H }, { now: from + 3 * H }, from + 3 * H],
+    ['no watermark', { start: from, end: from + 3 * H, interval: 'hour', values: ['count'] }, {}, null],
+  ];
+  for (const [name, req, opts, watermark] of cases) {
+    test(`${name}: the text is JSON.stringify of the answer, byte for byte`, async () => {
+      const [text, stringified] = await bothTexts(recs, watermark, req, opts);
+      assert.ok(text.length > 200, 'an answer with records');
+      assert.equal(text, stringified);
+    });
+  }
 });

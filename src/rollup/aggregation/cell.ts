@@ -1,6 +1,6 @@
 import { emptyState, mergeState, type BucketState } from '../bucket-state.js';
 import { QuantileSketch } from '../ddsketch.js';
-import type { StoredBucket } from '../rollup-types.js';
+import type { StoredColumns } from '../rollup-types.js';
 
 /**
  * The aggregate of one (series, answer bucket): the stored rows that tile the bucket, merged. Counts,
@@ -31,25 +31,36 @@ export interface Cell {
   ownsState: boolean;
 }
 
-/** A cell holding one stored row. Its state is borrowed: merging copies it first, so rows read stay as read. */
-export function cellOfRow(row: StoredBucket): Cell {
-  return {
-    rows: 1,
-    count: row.count,
-    valueCount: row.value_count,
-    sum: row.sum ?? 0,
-    min: row.min,
-    max: row.max,
-    last: row.last,
-    lastAt: row.last_at,
-    p50: row.p50,
-    p95: row.p95,
-    p99: row.p99,
-    distinct: row.distinct,
-    state: row.state,
-    ownsState: false,
-  };
+/**
+ * A cell holding stored row `i` of columns, written into `into` when given (a reused object: read
+ * it before the next call). Its state is borrowed: merging copies it first, so rows read stay as read.
+ */
+export function cellOfColumns(c: StoredColumns, i: number, into?: Cell): Cell {
+  const sum = c.sum[i]!;
+  const cell = into ?? blankCell();
+  cell.rows = 1;
+  cell.count = c.count[i]!;
+  cell.valueCount = c.value_count[i]!;
+  cell.sum = Number.isNaN(sum) ? 0 : sum;
+  cell.min = orNull(c.min[i]!);
+  cell.max = orNull(c.max[i]!);
+  cell.last = orNull(c.last[i]!);
+  cell.lastAt = orNull(c.last_at[i]!);
+  cell.p50 = orNull(c.p50[i]!);
+  cell.p95 = orNull(c.p95[i]!);
+  cell.p99 = orNull(c.p99[i]!);
+  cell.distinct = orNull(c.distinct[i]!);
+  cell.state = c.states?.[i] ?? null;
+  cell.ownsState = false;
+  return cell;
 }
+
+/** A cell of no rows, every field written out (one hidden class for every cell). */
+export function blankCell(): Cell {
+  return { rows: 0, count: 0, valueCount: 0, sum: 0, min: null, max: null, last: null, lastAt: null, p50: null, p95: null, p99: null, distinct: null, state: null, ownsState: false };
+}
+
+const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
 
 function copyState(s: BucketState): BucketState {
   const copy = emptyState({ values: s.values !== null, distinct: s.distinct !== null });

@@ -1,5 +1,6 @@
 import { QuantileSketch } from '../ddsketch.js';
 import type { ChartValue, NULL_HANDLINGS } from '../metric-records.js';
+import type { ColumnFigure } from '../rollup-types.js';
 import type { Cell } from './cell.js';
 
 export type NullHandling = (typeof NULL_HANDLINGS)[number];
@@ -58,4 +59,25 @@ function quantileOf(cell: Cell, p: { q: number; figure: 'p50' | 'p95' | 'p99' },
   withZeros.merge(sketch);
   withZeros.add(0, zeros);
   return withZeros.quantile(p.q);
+}
+
+/** Stored figures each value is computed from (bucketValue, mergeCell), beyond start, count and value_count. */
+const FIGURES_OF: Record<ChartValue, readonly ColumnFigure[]> = {
+  count: [],
+  cumulative_count: [],
+  sum: ['sum'],
+  cumulative_sum: ['sum'],
+  average: ['sum'],
+  min: ['min'],
+  max: ['max'],
+  last: ['last', 'last_at'],
+  p50: ['p50'],
+  p95: ['p95'],
+  p99: ['p99'],
+  count_unique: ['distinct'],
+};
+
+/** The stored figures an answer of `values` reads: start, count and value_count always (placement, presence, null handling). */
+export function figuresFor(values: readonly ChartValue[]): ReadonlySet<ColumnFigure> {
+  return new Set<ColumnFigure>(['start', 'count', 'value_count', ...values.flatMap((v) => FIGURES_OF[v])]);
 }

@@ -68,7 +68,12 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   for (let k = 0; k + 1 < boundaries.length && boundaries[k + 1]! <= end; k++) {
     const tiles = tileBucket(boundaries[k]!, boundaries[k + 1]!, completeThrough);
     const sketches = alwaysSketch || (mergedNeedsSketch && !isSingleRow(tiles));
-    for (const t of tiles) spans.push({ ...t, sketches });
+    for (const t of tiles) {
+      // Joined to the previous span when adjacent (a by-minute day is then one span, not 1,440 for coalesce).
+      const prev = spans[spans.length - 1];
+      if (prev !== undefined && prev.tier === t.tier && prev.sketches === sketches && prev.to === t.from) prev.to = t.to;
+      else spans.push({ tier: t.tier, from: t.from, to: t.to, sketches });
+    }
   }
   const kept = selection.kept.map((s) => s.hash);
   return {

@@ -2,15 +2,18 @@ import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord } from '../metric-records.js';
 import type { SeriesLookup } from '../series-cache.js';
-import { TOTAL_SERIES, type RollupReader, type StoredBucket } from '../rollup-types.js';
-import { assembleSeries, cellsBySeries, type OtherCells } from './assemble.js';
-import type { NullHandling } from './chart-values.js';
+import { TOTAL_SERIES, type ColumnFigure, type RollupReader, type StoredColumns } from '../rollup-types.js';
+import { allocColumns, concatColumns, readColumns, seriesWithRecords } from '../stored-columns.js';
+import { assembleSeries, CellGrid, type OtherCells } from './assemble.js';
+import { figuresFor, type NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
 import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
 import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
 import { selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
-import { fitSeries, type FitRequest } from './series-fits.js';
-import type { CoverageMode, EmptyBucketHandling } from './series-records.js';
+import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
+
+const NO_FITS: SeriesFits = { regression: null, forecast: null };
+import { recordPoints, recordsObject, type CoverageMode, type EmptyBucketHandling, type RecordTable } from './series-records.js';
 import type { ReadSpan } from './tiling.js';
 import { planWindow, type WindowRequest } from './window-plan.js';
 
@@ -44,6 +47,11 @@ export interface TimeseriesAggregation {
   complete_through_at: string | null;
 }
 
+/** A TimeseriesAggregation with each series' records still a table (aggregation-json.ts writes it as text). */
+export interface AggregationAnswer extends Omit<TimeseriesAggregation, 'series'> {
+  series: Array<{ details: SeriesDetails; table: RecordTable; regression: Regression | null; forecast: Forecast | null }>;
+}
+
 export interface AggregationContext {
   /** The rollups; null while they are not available (the answer is then 503, after the query is checked). */
   reader: RollupReader | null;
@@ -64,6 +72,12 @@ export interface AggregationContext {
  * (figures only unless merging needs sketches) → assembly → fits (docs/metrics.md, "Aggregation").
  */
 export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
+  const answer = await answerAggregation(ctx, req);
+  return { ...answer, series: answer.series.map((s) => ({ details: s.details, records: recordsObject(s.table), regression: s.regression, forecast: s.forecast })) };
+}
+
+/** runAggregation's answer with the records as tables: the API writes it as JSON text (aggregation-json.ts). */
+export async function answerAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<AggregationAnswer> {
   const { metric, now } = ctx;
   const needsEarliest = req.window.explicit === null && req.window.timeRange === 'all_time';
   // The window is planned before the rollups are needed, so its 400s come first.
@@ -75,10 +89,12 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
   });
   const reader = available(ctx.reader);
   const completeThrough = reader.completeThrough(metric.id);
-  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null): Promise<StoredBucket[]> => {
-    if (series !== null && series.length === 0) return [];
-    const parts = await Promise.all(spans.map((s) => reader.read({ metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches })));
-    return parts.length === 1 ? parts[0]! : parts.flat();
+  // The answer's own reads fetch only the figures its values use; the merged tail's (cached between answers of any values) every one.
+  const figures = figuresFor(req.values);
+  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null, only?: ReadonlySet<ColumnFigure>): Promise<StoredColumns> => {
+    if (series !== null && series.length === 0) return allocColumns(0, [], false);
+    const parts = await Promise.all(spans.map((s) => readColumns(reader, { metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches, figures: only })));
+    return parts.length === 0 ? allocColumns(0, [], false) : concatColumns(parts);
   };
 
   const grouped = metric.group_by.length > 0;
@@ -89,16 +105,15 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
 
   let selection: SeriesSelection;
   let plan: ReadPlan;
-  let rows: StoredBucket[];
+  let rows: StoredColumns;
   const everyCandidate = nothingFolds(grouped, registry, req);
   if (everyCandidate !== null) {
     // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
     // with data are found in their rows (one read instead of a scan and a read). The registry holds
     // every series with rows: a batch's or file's series are registered before its rows are merged.
     plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
-    rows = await read(plan.spans, everyCandidate);
-    const withData = new Set<string>();
-    for (const r of rows) if (r.count > 0) withData.add(r.series);
+    rows = await read(plan.spans, everyCandidate, figures);
+    const withData = seriesWithRecords(rows);
     const totalHasData = withData.delete(TOTAL_SERIES);
     selection = selectionOf(grouped ? withData : new Set(), totalHasData);
   } else {
@@ -106,16 +121,17 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
     selection = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
     plan = planOf(selection);
-    rows = await read(plan.spans, plan.series);
+    rows = await read(plan.spans, plan.series, figures);
   }
+  const grid = new CellGrid(rows, window.boundaries);
   let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
   if (plan.other === 'merge') {
-    const total = cellsBySeries(rows.filter((r) => r.series === TOTAL_SERIES), window.boundaries).get(TOTAL_SERIES) ?? [];
+    const total = grid.cells(TOTAL_SERIES);
     const end = answerEnd(window.boundaries, req.coverage, completeThrough);
     const tail = { metricId: metric.id, revision: metric.definition_revision, tail: selection.tail, boundaries: window.boundaries, end, completeThrough, sketches: plan.tailSketches, total, read };
     other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
   }
-  const assembled = assembleSeries(rows, selection, other, {
+  const assembled = assembleSeries(grid, selection, other, {
     boundaries: window.boundaries,
     completeThrough,
     coverage: req.coverage,
@@ -138,7 +154,8 @@ export async function runAggregation(ctx: AggregationContext, req: AggregationRe
     end_at: new Date(window.end).toISOString(),
     interval: window.interval,
     values: req.values,
-    series: assembled.map((s) => ({ details: s.details, records: s.records, ...fitSeries(s.points, fits) })),
+    // Points only when a fit uses them (one object per answered bucket otherwise made for nothing).
+    series: assembled.map((s) => ({ details: s.details, table: s.table, ...(fits.regression === 'none' && fits.forecastAt === null ? NO_FITS : fitSeries(recordPoints(s.table), fits)) })),
     series_total: selection.seriesTotal,
     complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
   };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { TOTAL_SERIES, type StoredBucket } from '../rollup-types.js';
-import { cellsBySeries } from './assemble.js';
+import { TOTAL_SERIES, type StoredColumns } from '../rollup-types.js';
+import { CellGrid } from './assemble.js';
 import { mergeCells, type Cell } from './cell.js';
 import { coalesce, tileBucket, type ReadSpan, type Tile } from './tiling.js';
 
@@ -57,7 +57,7 @@ export interface TailUnionInput {
   sketches: boolean;
   /** The total pseudo-series' cells per answer bucket, as read for this answer (their counts are the versions). */
   total: ReadonlyArray<Cell | null>;
-  read(spans: readonly ReadSpan[], series: readonly string[]): Promise<StoredBucket[]>;
+  read(spans: readonly ReadSpan[], series: readonly string[]): Promise<StoredColumns>;
 }
 
 /** The tail merged, one cell (or null) per answer bucket; cached unions reused while current. */
@@ -78,15 +78,11 @@ export async function tailCells(input: TailUnionInput, cache: TailUnionCache): P
   if (missing.length === 0) return out;
   // The tail and the total in one read (one snapshot): the total's count then versions the union.
   const spans = coalesce(missing.flatMap((m) => m.tiles.map((t) => ({ ...t, sketches: input.sketches }))));
-  const rows = await input.read(spans, [...input.tail, TOTAL_SERIES]);
-  const cells = cellsBySeries(rows, boundaries);
-  const none: ReadonlyArray<Cell | null> = [];
-  const tail = input.tail.map((h) => cells.get(h) ?? none);
-  const totals = cells.get(TOTAL_SERIES) ?? none;
+  const grid = new CellGrid(await input.read(spans, [...input.tail, TOTAL_SERIES]), boundaries);
   for (const m of missing) {
-    const cell = mergeCells(tail.map((c) => c[m.k] ?? null));
+    const cell = mergeCells(input.tail.map((h) => grid.cellAt(h, m.k)));
     out[m.k] = cell;
-    const t = totals[m.k] ?? null;
+    const t = grid.cellAt(TOTAL_SERIES, m.k);
     // Shared between answers from now on: nothing may merge into it (mergeCell copies a borrowed state).
     if (cell !== null && t !== null) cache.set(m.key, t.count, { ...cell, ownsState: false });
   }
