@@ -7,6 +7,8 @@ import type { Logger } from '../log.js';
  */
 export class RerunJob {
   private running: Promise<void> | null = null;
+  /** True from the first request until the loop has seen no request left (cleared in the same tick). */
+  private active = false;
   private again = false;
   private stopped = false;
 
@@ -20,25 +22,35 @@ export class RerunJob {
   /** Run the pass now, or once more after the one running. */
   request(): void {
     if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = (async () => {
-      do {
+    this.again = true;
+    if (this.active) return;
+    this.active = true;
+    this.running = this.loop();
+  }
+
+  /**
+   * Passes while requests come. `active` is cleared in the same tick as the last look at `again`:
+   * cleared later (in a `.finally` callback, a microtask after), a request landing in between would
+   * see a loop still "running" that never looks again, and be lost.
+   */
+  private async loop(): Promise<void> {
+    try {
+      while (this.again && !this.stopped) {
         this.again = false;
         try {
           await this.pass();
         } catch (err) {
           this.log.error({ err }, `${this.what} failed; retried on the next change`);
         }
-      } while (this.again && !this.stopped);
-    })().finally(() => (this.running = null));
+      }
+    } finally {
+      this.active = false;
+    }
   }
 
   /** Resolves once no pass is running. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    while (this.active) await this.running;
   }
 
   /** No more passes; resolves when the one running has ended. */
