@@ -109,10 +109,23 @@ export class Rollups implements RollupReader {
   /** A batch's pending partials are durable in LMDB: merge them into DuckDB (in commit order). */
   merge(key: number): void {
     this.queue.add(key);
-    this.draining ??= this.drain().finally(() => (this.draining = null));
+    this.draining ??= this.drain();
   }
 
+  /**
+   * Merges until the queue is empty. `draining` is cleared in the same tick as the last look at the
+   * queue: cleared in a `.finally` callback (a microtask later), a batch queued in between would wait
+   * for the next batch to be merged.
+   */
   private async drain(): Promise<void> {
+    try {
+      await this.drainQueue();
+    } finally {
+      this.draining = null;
+    }
+  }
+
+  private async drainQueue(): Promise<void> {
     while (this.queue.size > 0 && !this.stopped) {
       // Every batch queued meanwhile goes in the same DuckDB transaction (in commit order).
       const keys = [...this.queue].slice(0, MERGE_BATCHES);
