@@ -146,7 +146,7 @@ const METRIC_GRACE_MS = 120_000;
 
 async function scenario(inp: Input, workers: number, extra: Extra, build: Build): Promise<Measured | null> {
   const withView = extra !== 'none';
-  const server = await BenchServer.start(workers, build === 'base' ? opts.baseline! : undefined);
+  const server = build === 'base' ? await BenchServer.start(workers, opts.baseline!, opts.baselineNodeFlags ?? sluiceNodeFlags()) : await BenchServer.start(workers);
   try {
     let setup: ViewSetup | null = null;
     let metricId: string | null = null;
@@ -282,7 +282,7 @@ async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
       `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
-      `server node flags: ${sluiceNodeFlags().join(' ') || 'none'}; warm-up ${opts.warmupPercent}% of the bodies ${opts.warmupRounds > 0 ? `× ${opts.warmupRounds} per worker` : 'once'}, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
+      `server node flags: ${sluiceNodeFlags().join(' ') || 'none'}${opts.baselineNodeFlags ? ` (baseline build: ${opts.baselineNodeFlags.join(' ') || 'none'})` : ''}; warm-up ${opts.warmupPercent}% of the bodies ${opts.warmupRounds > 0 ? `× ${opts.warmupRounds} per worker` : 'once'}, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
   const results: Measured[] = [];
   const bounds = new Map<InputName, ParseBound>();

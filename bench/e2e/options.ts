@@ -32,6 +32,8 @@ export interface E2eOptions {
   keyOrders: number;
   /** Another build's `src/main.js`: every scenario also runs on it, side by side (null: this build only). */
   baseline: string | null;
+  /** The baseline build's Node options (null: the same as this build's). */
+  baselineNodeFlags: string[] | null;
 }
 
 /** Every knob with its default and meaning, for the refusal message and the docs. */
@@ -48,6 +50,7 @@ export const KNOBS: Record<string, string> = {
   BENCH_WARMUP_ROUNDS: 'times the warm-up bodies are sent and drained, per worker, 0 to 10 (default 2; 0: once, as before)',
   BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
   BENCH_BASELINE: "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
+  BENCH_BASELINE_NODE_FLAGS: "the baseline build's Node options, space-separated (default: the same as this build's; for a baseline whose npm start had other flags)",
 };
 
 function baselineMain(): string | null {
@@ -78,6 +81,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2
       warmupRounds: integer('BENCH_WARMUP_ROUNDS', 2, 0, 10),
       keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
       baseline: baselineMain(),
+      baselineNodeFlags: process.env.BENCH_BASELINE_NODE_FLAGS === undefined ? null : process.env.BENCH_BASELINE_NODE_FLAGS.split(' ').filter(Boolean),
     };
   } catch (err) {
     return refuseOptions('e2e bench', KNOBS, err);
