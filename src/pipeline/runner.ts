@@ -384,9 +384,7 @@ export class PipelineRunner {
           lane.markPlanned(slot);
         },
       });
-      const packedAt = performance.now();
-      const { entries, buffer } = packEntries(lease);
-      this.count.packMs += performance.now() - packedAt;
+      const { entries, buffer } = this.timed('packMs', () => packEntries(lease));
       if (lease.records > 0) this.bytesPerRecord.set(collection.id, buffer.byteLength / lease.records);
       try {
         result = await pool.run(
@@ -399,14 +397,7 @@ export class PipelineRunner {
         if (err instanceof BatchError) cost = err.cost;
         throw err;
       } finally {
-        if (cost) {
-          this.count.workerCpuMs += cost.cpuMs;
-          this.count.planWaitMs += cost.planWaitMs;
-          const t = (this.count.threads[cost.thread] ??= { tasks: 0, records: 0, cpuMs: 0 });
-          t.tasks++;
-          t.records += lease.records;
-          t.cpuMs += cost.cpuMs;
-        }
+        this.tally(cost, lease.records);
       }
       free();
       const plan = resolution.plan();
@@ -414,15 +405,7 @@ export class PipelineRunner {
       await lane.commitTurn(slot);
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
-      const staging = (stage: () => void) => () => {
-        const at = performance.now();
-        try {
-          stage();
-        } finally {
-          this.count.commitStageMs += performance.now() - at;
-        }
-      };
-      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, staging(stage)), (err, participant) =>
+      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, () => this.timed('commitStageMs', stage)), (err, participant) =>
         log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
       );
       ok = true;
@@ -445,6 +428,27 @@ export class PipelineRunner {
     // After the slot has left: the detector reads the report and may re-key the collection, which
     // must not hold the commits of the batches behind this one.
     if (ok && brought) await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
+  }
+
+  /** Count a task's cost on its worker (the counters; absent when the pool does not report it). */
+  private tally(cost: TaskCost | undefined, records: number): void {
+    if (!cost) return;
+    this.count.workerCpuMs += cost.cpuMs;
+    this.count.planWaitMs += cost.planWaitMs;
+    const t = (this.count.threads[cost.thread] ??= { tasks: 0, records: 0, cpuMs: 0 });
+    t.tasks++;
+    t.records += records;
+    t.cpuMs += cost.cpuMs;
+  }
+
+  /** Run `fn` on the main thread, adding the time it took to counter `key`. */
+  private timed<T>(key: 'packMs' | 'commitStageMs', fn: () => T): T {
+    const at = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.count[key] += performance.now() - at;
+    }
   }
 
   /**
