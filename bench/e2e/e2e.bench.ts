@@ -24,6 +24,7 @@ import { measureParseBound, type ParseBound } from './parse-bound.js';
 import { BenchServer, type ViewSetup } from './sluice-server.js';
 import { benchMetricBody, metricCounted } from './bench-metric.js';
 import { sendAndDrain } from './drain.js';
+import type { PipelineCounters } from '../../src/pipeline/runner.js';
 
 const opts = readOptions();
 const CORES = availableParallelism();
@@ -115,10 +116,18 @@ interface Measured {
   /** CPU of the server's sandbox processes over the run (children that ended during it are missed). */
   sandboxCpuSeconds: number;
   mainCpuSeconds: number;
+  /** CPU of the `workers` busiest threads other than the main one (the pipeline's worker threads). */
+  workerCpuSeconds: number;
+  /** The rest of the server's threads: V8's GC helpers, libuv's pool (LMDB, files). */
+  helperCpuSeconds: number;
   clientCpuSeconds: number;
   versions: number;
   fileRows: number;
   rssMb: number;
+  /** The runner's counters over the timed part (null: the build does not report them). */
+  pipeline: PipelineCounters | null;
+  /** The counters at the start of the timed part (what the warm-up did: how warm each worker is). */
+  warm: PipelineCounters | null;
   note: string;
 }
 
@@ -137,7 +146,7 @@ const METRIC_GRACE_MS = 120_000;
 
 async function scenario(inp: Input, workers: number, extra: Extra, build: Build): Promise<Measured | null> {
   const withView = extra !== 'none';
-  const server = await BenchServer.start(workers, build === 'base' ? opts.baseline! : undefined);
+  const server = build === 'base' ? await BenchServer.start(workers, opts.baseline!, opts.baselineNodeFlags ?? sluiceNodeFlags()) : await BenchServer.start(workers);
   try {
     let setup: ViewSetup | null = null;
     let metricId: string | null = null;
@@ -151,18 +160,27 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
       if (extra === 'metric') metricId = await server.createMetric(benchMetricBody(inp.name, setup.id));
     }
     const warmBodies = opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
-    const warmRecords = sum(inp.records.slice(0, warmBodies));
-    if (warmBodies > 0) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
+    // Every worker warm, not only the first: each round is a few batches, and a worker thread's
+    // first batches cost up to 1.6× the CPU per record (JIT, parquet-wasm's tier-up), so one round
+    // left the second worker cold for the timed part (docs/benchmarks.md, "2w ÷ 1w").
+    const rounds = warmBodies === 0 ? 0 : Math.max(1, opts.warmupRounds * workers);
+    const warmRecords = rounds * sum(inp.records.slice(0, warmBodies));
+    for (let round = 0; round < rounds; round++) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
     const cpu0 = server.cpuSeconds();
     const children0 = server.childCpuSeconds();
     const main0 = server.mainThreadCpuSeconds();
+    const threads0 = server.threadCpuSeconds();
+    const counters0 = await server.pipelineCounters();
     const client0 = process.cpuUsage();
     const { sent, drainedAt, maxPending } = await sendAndDrain(server, inp.bodies, inp.records, opts.connections);
     const cpuSeconds = server.cpuSeconds() - cpu0;
     let sandboxCpuSeconds = 0;
     for (const [pid, s] of server.childCpuSeconds()) sandboxCpuSeconds += s - (children0.get(pid) ?? 0);
     const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
+    const { workerCpuSeconds, helperCpuSeconds } = splitThreads(server.pid, threads0, server.threadCpuSeconds(), workers);
     const client = process.cpuUsage(client0);
+    const counters1 = await server.pipelineCounters();
+    const pipeline = counters0 && counters1 ? counterDelta(counters0, counters1) : null;
     const expected = sum(inp.records);
     if (sent.records !== expected) throw new Error(`sent ${sent.records} records, expected ${expected}`);
     const notes: string[] = [];
@@ -208,10 +226,14 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
       cpuSeconds,
       sandboxCpuSeconds,
       mainCpuSeconds,
+      workerCpuSeconds,
+      helperCpuSeconds,
       clientCpuSeconds: (client.user + client.system) / 1e6,
       versions,
       fileRows,
       rssMb: server.rssMb(),
+      pipeline,
+      warm: counters0,
       note: notes.join('; '),
     };
   } finally {
@@ -219,11 +241,48 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
   }
 }
 
+function counterDelta(a: PipelineCounters, b: PipelineCounters): PipelineCounters {
+  const out = { ...b, threads: {} as PipelineCounters['threads'] };
+  for (const k of Object.keys(b) as (keyof PipelineCounters)[]) if (k !== 'threads') out[k] = b[k] - a[k];
+  for (const [id, t] of Object.entries(b.threads)) {
+    const t0 = a.threads[Number(id)] ?? { tasks: 0, records: 0, cpuMs: 0 };
+    if (t.tasks > t0.tasks) out.threads[Number(id)] = { tasks: t.tasks - t0.tasks, records: t.records - t0.records, cpuMs: t.cpuMs - t0.cpuMs };
+  }
+  return out;
+}
+
+/** One line on what the pipeline did in a run: leases, re-runs and their wasted CPU, where the time went. */
+function pipelineLine(r: Measured): string {
+  const c = r.pipeline;
+  if (!c) return 'no pipeline counters (the build does not report them)';
+  const perRec = (ms: number) => ((ms * 1000) / r.records).toFixed(1);
+  return (
+    `leases ${c.leases} (${fmt(c.leasedRecords / Math.max(1, c.leases))} records avg), committed ${c.committed}, ` +
+    `re-runs ${c.reruns} (${fmt(c.rerunRecords)} records), failed ${c.failed}; ` +
+    `worker CPU ${perRec(c.workerCpuMs)} µs/rec of which wasted ${perRec(c.wastedWorkerCpuMs)}; ` +
+    `workers waited for plans ${(c.planWaitMs / 1000).toFixed(2)} s; ` +
+    `main thread: pack ${perRec(c.packMs)}, plan ${perRec(c.planMs)}, commit staging ${perRec(c.commitStageMs)} µs/rec; ` +
+    `warm-up tasks per worker thread ${r.warm ? Object.values(r.warm.threads).map((t) => t.tasks).join('/') : '?'}; ` +
+    `per worker thread (tasks, records, CPU µs/rec): ${Object.values(c.threads).map((t) => `${t.tasks}, ${fmt(t.records)}, ${((t.cpuMs * 1000) / Math.max(1, t.records)).toFixed(0)}`).join(' | ')}`
+  );
+}
+
+/**
+ * The server's CPU over a run by kind of thread: the `workers` busiest threads other than the main
+ * one are taken to be the pipeline's workers (they do the batches' CPU work), the rest are helpers.
+ */
+function splitThreads(pid: number, before: Map<number, number>, after: Map<number, number>, workers: number): { workerCpuSeconds: number; helperCpuSeconds: number } {
+  const used: number[] = [];
+  for (const [tid, s] of after) if (tid !== pid) used.push(s - (before.get(tid) ?? 0));
+  used.sort((a, b) => b - a);
+  return { workerCpuSeconds: sum(used.slice(0, workers)), helperCpuSeconds: sum(used.slice(workers)) };
+}
+
 async function main(): Promise<void> {
   process.stdout.write(
     `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
       `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
-      `server node flags: ${sluiceNodeFlags().join(' ') || 'none'}; warm-up ${opts.warmupPercent}% of the bodies, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
+      `server node flags: ${sluiceNodeFlags().join(' ') || 'none'}${opts.baselineNodeFlags ? ` (baseline build: ${opts.baselineNodeFlags.join(' ') || 'none'})` : ''}; warm-up ${opts.warmupPercent}% of the bodies ${opts.warmupRounds > 0 ? `× ${opts.warmupRounds} per worker` : 'once'}, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
   const results: Measured[] = [];
   const bounds = new Map<InputName, ParseBound>();
@@ -268,6 +327,11 @@ async function main(): Promise<void> {
         // Server CPU over the run, all threads and the main thread alone (100 % = one core busy).
         'server CPU %': ((100 * r.cpuSeconds) / r.seconds).toFixed(0),
         'main thread %': ((100 * r.mainCpuSeconds) / r.seconds).toFixed(0),
+        // Per worker thread, on average: near 100 % the workers are busy the whole run.
+        'per worker %': ((100 * r.workerCpuSeconds) / r.workers / r.seconds).toFixed(0),
+        'helpers %': ((100 * r.helperCpuSeconds) / r.seconds).toFixed(0),
+        // Where a record's CPU goes: main thread (ingest, leases, plans, commits), workers, helpers.
+        'main/worker/helper µs/rec': [r.mainCpuSeconds, r.workerCpuSeconds, r.helperCpuSeconds].map((c) => ((c * 1e6) / r.records).toFixed(0)).join('/'),
         // The view sandboxes' processes (not in the server's CPU): per record and over the run.
         'sandbox µs/rec': ((r.sandboxCpuSeconds * 1e6) / r.records).toFixed(1),
         'sandbox CPU %': ((100 * r.sandboxCpuSeconds) / r.seconds).toFixed(0),
@@ -292,7 +356,17 @@ async function main(): Promise<void> {
       for (const build of BUILDS) {
         const a = find(name, w1, extra, build);
         const b = find(name, wN, extra, build);
-        if (a && b && w1 !== wN) process.stdout.write(`${name}${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)}\n`);
+        if (a && b && w1 !== wN) {
+          // What this machine allows: the 1-worker run already used more than one core (main
+          // thread, helpers, the client), so N workers can at best use the CPUs the 1-worker run
+          // left free, at the same CPU per record.
+          const used = (a.cpuSeconds + a.sandboxCpuSeconds + a.clientCpuSeconds) / a.seconds;
+          const ceiling = Math.min(wN / w1, CORES / used);
+          process.stdout.write(
+            `${name}${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${wN}w ÷ ${w1}w = ${(rate(b) / rate(a)).toFixed(2)} ` +
+              `(ceiling on ${CORES} cores ${ceiling.toFixed(2)}: the ${w1}w run used ${used.toFixed(2)} cores with the client; CPU µs/rec ${wN}w ÷ ${w1}w ${(cpu(b) / cpu(a)).toFixed(2)})\n`,
+          );
+        }
       }
       // This build against the baseline, same input and workers: throughput, and CPU per record.
       for (const workers of opts.baseline ? opts.workers : []) {
@@ -311,6 +385,7 @@ async function main(): Promise<void> {
       if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
     }
   }
+  for (const r of results) process.stdout.write(`pipeline — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${pipelineLine(r)}\n`);
   for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`);
   if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
   process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);

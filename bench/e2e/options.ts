@@ -26,10 +26,14 @@ export interface E2eOptions {
   metric: boolean;
   /** Percent of a scenario's bodies sent (and drained) before timing. */
   warmupPercent: number;
+  /** Times the warm-up bodies are sent (and drained) per worker; 0: once whatever the workers. */
+  warmupRounds: number;
   /** Distinct key orders in the nested records (producers). */
   keyOrders: number;
   /** Another build's `src/main.js`: every scenario also runs on it, side by side (null: this build only). */
   baseline: string | null;
+  /** The baseline build's Node options (null: the same as this build's). */
+  baselineNodeFlags: string[] | null;
 }
 
 /** Every knob with its default and meaning, for the refusal message and the docs. */
@@ -43,8 +47,10 @@ export const KNOBS: Record<string, string> = {
   BENCH_VIEW: '1 to also run each scenario with a view on the collection (or --view; default 0)',
   BENCH_METRIC: '1 to also run each scenario with a view and one metric on it, beside the view alone (or --metric; default 0)',
   BENCH_WARMUP_PERCENT: 'share of the bodies sent and drained before timing, 0 to 50 (default 10)',
+  BENCH_WARMUP_ROUNDS: 'times the warm-up bodies are sent and drained, per worker, 0 to 10 (default 2; 0: once, as before)',
   BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
   BENCH_BASELINE: "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
+  BENCH_BASELINE_NODE_FLAGS: "the baseline build's Node options, space-separated (default: the same as this build's; for a baseline whose npm start had other flags)",
 };
 
 function baselineMain(): string | null {
@@ -72,8 +78,10 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2
       view: flagKnob(KNOBS, 'BENCH_VIEW') || argv.includes('--view') || metric,
       metric,
       warmupPercent: integer('BENCH_WARMUP_PERCENT', 10, 0, 50),
+      warmupRounds: integer('BENCH_WARMUP_ROUNDS', 2, 0, 10),
       keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
       baseline: baselineMain(),
+      baselineNodeFlags: process.env.BENCH_BASELINE_NODE_FLAGS === undefined ? null : process.env.BENCH_BASELINE_NODE_FLAGS.split(' ').filter(Boolean),
     };
   } catch (err) {
     return refuseOptions('e2e bench', KNOBS, err);

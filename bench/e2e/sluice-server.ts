@@ -5,6 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { startChild, type ChildServer } from '../../test/helpers/child.js';
 import { sluiceNodeFlags } from '../sluice-node-flags.js';
 import type { ViewScript } from '../transform/view-scripts.js';
+import type { PipelineCounters } from '../../src/pipeline/runner.js';
 
 const KEY = 'slk_bench_e2e_bootstrap_key_0000000000000000';
 
@@ -43,6 +44,8 @@ export class BenchServer {
     private readonly env: Record<string, string>,
     /** The entry point it runs (undefined: this build's), kept for `restart`. */
     private readonly mainJs: string | undefined,
+    /** Its Node options, kept for `restart`. */
+    private readonly nodeFlags: readonly string[],
     /** The server's data dir (removed by `stop`). */
     readonly dataDir: string,
     readonly projectId: string,
@@ -64,12 +67,12 @@ export class BenchServer {
     return `the server exited (${exitCode ?? signalCode}); its output ended with:\n${this.child.stdout().slice(-2000)}${this.stderrTail}`;
   }
 
-  /** `mainJs`: another build's entry point (default: this build's). */
-  static async start(workers: number, mainJs?: string): Promise<BenchServer> {
+  /** `mainJs`: another build's entry point (default: this build's); `nodeFlags`: its Node options (default: `npm start`'s). */
+  static async start(workers: number, mainJs?: string, nodeFlags: readonly string[] = sluiceNodeFlags()): Promise<BenchServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
     const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' };
     try {
-      const child = await startChild(env, 60_000, sluiceNodeFlags(), mainJs);
+      const child = await startChild(env, 60_000, nodeFlags, mainJs, true);
       const base = child.url;
       const api = (method: string, path: string, body?: unknown) => call(base, method, path, body);
       const project = await api('POST', '/v1/projects', { name: 'bench' });
@@ -77,7 +80,7 @@ export class BenchServer {
       const key = await api('POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {});
       const collection = await api('POST', `/v1/projects/${project.id}/collections`, { name: 'Traffic', source_id: source.id });
       const path = `/ingest?key=${encodeURIComponent(key.key)}&collection=${encodeURIComponent(collection.slug)}`;
-      return new BenchServer(child, env, mainJs, dataDir, project.id, collection.id, path);
+      return new BenchServer(child, env, mainJs, nodeFlags, dataDir, project.id, collection.id, path);
     } catch (err) {
       rmSync(dataDir, { recursive: true, force: true });
       throw err;
@@ -103,7 +106,7 @@ export class BenchServer {
     const code = await this.child.exited;
     if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM: ${this.child.stdout().slice(-2000)}`);
     await whileStopped(this.dataDir);
-    this.child = await startChild(this.env, 60_000, sluiceNodeFlags(), this.mainJs);
+    this.child = await startChild(this.env, 60_000, this.nodeFlags, this.mainJs, true);
     this.watch();
   }
 
@@ -238,6 +241,44 @@ export class BenchServer {
    */
   mainThreadCpuSeconds(): number {
     return statCpuSeconds(`/proc/${this.pid}/task/${this.pid}/stat`);
+  }
+
+  /**
+   * CPU seconds of each thread of the server by thread id (/proc/<pid>/task): the main thread, the
+   * pipeline's worker threads, and V8's and libuv's helpers (GC, LMDB writes), which the bench
+   * tells apart by how busy they were (Node 20 does not name its threads).
+   */
+  threadCpuSeconds(): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const t of readdirSync(`/proc/${this.pid}/task`)) {
+      try {
+        out.set(Number(t), statCpuSeconds(`/proc/${this.pid}/task/${t}/stat`));
+      } catch {
+        // ended meanwhile
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The pipeline runner's counters (src/pipeline/runner.ts), asked over the IPC channel; null from
+   * a build that does not answer (an older baseline) within a second.
+   */
+  pipelineCounters(): Promise<PipelineCounters | null> {
+    const proc = this.child.proc;
+    return new Promise((resolve) => {
+      const done = (c: PipelineCounters | null) => {
+        clearTimeout(timer);
+        proc.off('message', onMessage);
+        resolve(c);
+      };
+      const onMessage = (m: { type?: string; counters?: PipelineCounters | null }) => {
+        if (m?.type === 'sluice:pipeline-counters') done(m.counters ?? null);
+      };
+      const timer = setTimeout(() => done(null), 1000);
+      proc.on('message', onMessage);
+      proc.send({ type: 'sluice:pipeline-counters' });
+    });
   }
 
   /** Resident memory of the server, MB. */

@@ -12,6 +12,16 @@ export interface BatchFailure {
   failed: true;
   kind: BatchFailureKind;
   message: string;
+  /** What the task cost its worker before it failed (the pipeline's counters). */
+  cost?: TaskCost;
+}
+
+/** A task's cost on its worker thread: CPU, and time spent waiting for the main thread's plan. */
+export interface TaskCost {
+  /** The worker thread's id (worker_threads.threadId). */
+  thread: number;
+  cpuMs: number;
+  planWaitMs: number;
 }
 
 /** A worker's failure, thrown on the main thread by the pool. */
@@ -19,6 +29,7 @@ export class BatchError extends Error {
   constructor(
     readonly kind: BatchFailureKind,
     message: string,
+    readonly cost?: TaskCost,
   ) {
     super(message);
     this.name = 'BatchError';

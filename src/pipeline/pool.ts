@@ -15,6 +15,33 @@ import type { BatchResult, BatchTask, ResolveRequest, Resolver } from './process
  */
 const WORKER_YOUNG_GENERATION_MB = 192;
 
+type LoadBalancer = NonNullable<NonNullable<ConstructorParameters<typeof Piscina>[0]>['loadBalancer']>;
+
+/**
+ * A batch goes to the idle worker idle longest. Piscina's default gives every task to the first
+ * idle worker, so under a light load one thread did every batch and the others stayed cold: when
+ * a burst then spread batches over them, each first paid its JIT and parquet-wasm's tier-up
+ * (~1 s of CPU per thread on this machine, first batches ~1.6× the CPU per record of a warm
+ * thread; docs/benchmarks.md). Taking turns keeps every thread's code and per-collection caches
+ * (templates, field layouts) warm.
+ */
+function longestIdle(): LoadBalancer {
+  const picked = new Map<number, number>();
+  let turn = 0;
+  return (_task, workers) => {
+    let best: (typeof workers)[number] | null = null;
+    for (const w of workers) {
+      if (w.currentUsage !== 0 || w.terminating || w.destroyed) continue;
+      if (best === null || (picked.get(w.id) ?? 0) < (picked.get(best.id) ?? 0)) best = w;
+    }
+    if (best === null) return null;
+    picked.set(best.id, ++turn);
+    // Threads replaced after a crash leave their ids behind: keep only the live ones.
+    if (picked.size > 2 * workers.length) for (const id of [...picked.keys()]) if (!workers.some((w) => w.id === id)) picked.delete(id);
+    return best;
+  };
+}
+
 /**
  * The one boundary to piscina: a pool of pipeline worker threads. `run` sends a batch with a
  * private channel the worker resolves shapes over; a worker failure (thrown error, crashed thread)
@@ -33,6 +60,7 @@ export class WorkerPool {
       maxThreads: this.size,
       // One batch per thread at a time: batches are CPU-bound.
       concurrentTasksPerWorker: 1,
+      loadBalancer: longestIdle(),
       idleTimeout: 60_000,
       // 3 × the semi-space size (two semi-spaces and the young large-object space): 64 MB semi-spaces.
       resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
@@ -58,7 +86,7 @@ export class WorkerPool {
     } finally {
       port1.close();
     }
-    if ('failed' in out) throw new BatchError(out.kind, out.message);
+    if ('failed' in out) throw new BatchError(out.kind, out.message, out.cost);
     return out;
   }
 

@@ -15,6 +15,7 @@ import type { BuiltFile } from './build-files.js';
 import { loadHasher } from '../rollup/hll.js';
 import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
 import type { MetricOutcome } from '../rollup/metric-task.js';
+import type { TaskCost } from './failures.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -70,6 +71,8 @@ export interface BatchResult {
   metrics?: MetricOutcome[];
   /** Per view with metrics that produced output: its event times and late events (absent: none). */
   eventTimes?: ViewEventTimes[];
+  /** What the task cost its worker (set by the worker entry; absent when run in-process). */
+  cost?: TaskCost;
 }
 
 /** Path of a batch's file within the collection directory. */

@@ -37,8 +37,8 @@ export function createBatchResolution(args: {
   typedColumns?: boolean;
   /** Awaited before the plan is made: the batch's turn to plan (collection-lane.ts). */
   planTurn?: () => Promise<void>;
-  /** Called with the plan as soon as it is made (the runner applies it to the book ahead of the commit). */
-  onPlan?: (plan: BatchPlan) => void;
+  /** Called with the plan as soon as it is made (the runner applies it to the book ahead of the commit), and the milliseconds making it took. */
+  onPlan?: (plan: BatchPlan, ms: number) => void;
 }): BatchResolution {
   const { book, settings } = args;
   let sightings: Sighting[] = [];
@@ -47,6 +47,7 @@ export function createBatchResolution(args: {
 
   const answer = async (): Promise<ResolveReply> => {
     await args.planTurn?.();
+    const at = performance.now();
     plan = book.planBatch(sightings, args.nowMs(), settings, args.newVersionId);
     // Rows refused classification (not an object, too many fields) have no signature either:
     // they count with the unrecorded shapes' rows in the report's `unclassified.rows`.
@@ -68,7 +69,7 @@ export function createBatchResolution(args: {
     });
     countUnclassifiedFileRows(plan, files);
     const reply: ResolveReply = { type: 'plan', assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]), files };
-    args.onPlan?.(plan);
+    args.onPlan?.(plan, performance.now() - at);
     return reply;
   };
 

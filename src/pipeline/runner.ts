@@ -14,7 +14,7 @@ import { createBatchResolution } from './resolver.js';
 import { StaleBatchError, type SchemaService } from '../schema/schema-service.js';
 import { CollectionLane, LaneAborted, type LaneSlot } from './collection-lane.js';
 import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
-import { causeOf, isEnvironmental } from './failures.js';
+import { BatchError, causeOf, isEnvironmental, type TaskCost } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
 import type { ViewTask } from '../transform/view-stage.js';
 
@@ -66,6 +66,37 @@ const RETRY_MAX_MS = 30_000;
  * first half; a lone entry is set aside as unprocessable (its records never block the collection).
  */
 export const POISON_ATTEMPTS = 3;
+
+/**
+ * What the runner has done since start (benchmarks read them to tell where a second worker's gain
+ * goes; docs/benchmarks.md). Times are milliseconds; the main thread's are its synchronous work.
+ */
+export interface PipelineCounters {
+  leases: number;
+  leasedRecords: number;
+  committed: number;
+  committedRecords: number;
+  /** Batches given back to run again at once: planned against a replaced book, or behind a batch that did not commit. */
+  reruns: number;
+  rerunRecords: number;
+  /** Batches that failed (retried with back-off, or isolated). */
+  failed: number;
+  /** Worker CPU of every task, and the part spent on tasks whose work was thrown away (reruns, failures). */
+  workerCpuMs: number;
+  wastedWorkerCpuMs: number;
+  /** Time tasks held their worker waiting for the main thread's answers (shapes, the plan at its turn). */
+  planWaitMs: number;
+  /** Main thread: copying leases' bodies for the worker, planning, staging commits in the spool transaction. */
+  packMs: number;
+  planMs: number;
+  commitStageMs: number;
+  /** Per worker thread (by thread id): tasks, their records, and their CPU. */
+  threads: Record<number, { tasks: number; records: number; cpuMs: number }>;
+}
+
+function newCounters(): PipelineCounters {
+  return { leases: 0, leasedRecords: 0, committed: 0, committedRecords: 0, reruns: 0, rerunRecords: 0, failed: 0, workerCpuMs: 0, wastedWorkerCpuMs: 0, planWaitMs: 0, packMs: 0, planMs: 0, commitStageMs: 0, threads: {} };
+}
 
 export interface RunnerDeps {
   spool: Spool;
@@ -127,6 +158,7 @@ export class PipelineRunner {
   private readonly onWorker = new Map<string, number>();
   /** Per collection: body bytes per record of its last lease (sizes leases in records from bytes). */
   private readonly bytesPerRecord = new Map<string, number>();
+  private readonly count = newCounters();
 
   constructor(private readonly d: RunnerDeps) {
     this.participants = [schemaCommitParticipant(d.schema) as CommitParticipant, ...(d.participants ?? [])];
@@ -204,6 +236,11 @@ export class PipelineRunner {
     return chosen;
   }
 
+  /** The runner's counters since start (a copy). */
+  counters(): PipelineCounters {
+    return structuredClone(this.count);
+  }
+
   /** Batches committed since start. */
   batches(): number {
     return this.processedBatches;
@@ -258,6 +295,8 @@ export class PipelineRunner {
         this.d.leaseMaxBytes || LEASE_MAX_BYTES,
       );
       if (!lease) break;
+      this.count.leases++;
+      this.count.leasedRecords += lease.records;
       this.busy++;
       const cid = lease.collectionId;
       this.onWorker.set(cid, (this.onWorker.get(cid) ?? 0) + 1);
@@ -312,6 +351,7 @@ export class PipelineRunner {
     const lane = this.laneOf(collection.id);
     const slot = lane.enter();
     let result: BatchResult | null = null;
+    let cost: TaskCost | undefined;
     let ok = false;
     let brought = false;
     // Why the plan was refused: the worker only hears "error" and fails with a plain message.
@@ -335,7 +375,8 @@ export class PipelineRunner {
             throw err;
           }
         },
-        onPlan: (plan) => {
+        onPlan: (plan, ms) => {
+          this.count.planMs += ms;
           brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
           // Applied ahead: the next batch of the collection plans against this one's decisions.
           book.apply(plan);
@@ -343,20 +384,28 @@ export class PipelineRunner {
           lane.markPlanned(slot);
         },
       });
-      const { entries, buffer } = packEntries(lease);
+      const { entries, buffer } = this.timed('packMs', () => packEntries(lease));
       if (lease.records > 0) this.bytesPerRecord.set(collection.id, buffer.byteLength / lease.records);
-      result = await pool.run(
-        { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection), views: this.d.viewTasks?.(collection.id) ?? [] },
-        resolution.resolve,
-        [buffer],
-      );
+      try {
+        result = await pool.run(
+          { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection), views: this.d.viewTasks?.(collection.id) ?? [] },
+          resolution.resolve,
+          [buffer],
+        );
+        cost = result.cost;
+      } catch (err) {
+        if (err instanceof BatchError) cost = err.cost;
+        throw err;
+      } finally {
+        this.tally(cost, lease.records);
+      }
       free();
       const plan = resolution.plan();
       if (!plan) throw new Error('the batch finished without a plan');
       await lane.commitTurn(slot);
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
-      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, stage), (err, participant) =>
+      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, () => this.timed('commitStageMs', stage)), (err, participant) =>
         log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
       );
       ok = true;
@@ -366,7 +415,10 @@ export class PipelineRunner {
       const n = this.narrow.get(collection.id);
       if (n && lease.lastSeq >= n.untilSeq) this.narrow.delete(collection.id);
       this.processedBatches++;
+      this.count.committed++;
+      this.count.committedRecords += lease.records;
     } catch (err) {
+      this.count.wastedWorkerCpuMs += cost?.cpuMs ?? 0;
       if (slot.appliedAhead) await this.discardAppliedPlan(lane, slot, collection.id);
       await this.notCommitted(lease, collection, slot, result, refused ?? err);
     } finally {
@@ -376,6 +428,27 @@ export class PipelineRunner {
     // After the slot has left: the detector reads the report and may re-key the collection, which
     // must not hold the commits of the batches behind this one.
     if (ok && brought) await this.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
+  }
+
+  /** Count a task's cost on its worker (the counters; absent when the pool does not report it). */
+  private tally(cost: TaskCost | undefined, records: number): void {
+    if (!cost) return;
+    this.count.workerCpuMs += cost.cpuMs;
+    this.count.planWaitMs += cost.planWaitMs;
+    const t = (this.count.threads[cost.thread] ??= { tasks: 0, records: 0, cpuMs: 0 });
+    t.tasks++;
+    t.records += records;
+    t.cpuMs += cost.cpuMs;
+  }
+
+  /** Run `fn` on the main thread, adding the time it took to counter `key`. */
+  private timed<T>(key: 'packMs' | 'commitStageMs', fn: () => T): T {
+    const at = performance.now();
+    try {
+      return fn();
+    } finally {
+      this.count[key] += performance.now() - at;
+    }
   }
 
   /**
@@ -403,6 +476,8 @@ export class PipelineRunner {
       // Not a failure: an earlier batch did not commit, or the book changed. Given back, the
       // batch is leased again (once the lane has drained) under the current book.
       spool.release(lease);
+      this.count.reruns++;
+      this.count.rerunRecords += lease.records;
       return;
     }
     if ((err instanceof ApiError && err.code === 'source_deleted') || !this.d.collections.byId(lease.collectionId)) {
@@ -413,6 +488,7 @@ export class PipelineRunner {
       this.narrow.delete(lease.collectionId);
       return;
     }
+    this.count.failed++;
     // A full disk, too many open files, an I/O error: the machine's trouble, not the records'.
     // Such a batch is retried (with back-off) until it passes, never set aside.
     if (!isEnvironmental(err) && (await this.isolate(lease, err)) === 'set_aside') return;

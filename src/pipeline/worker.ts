@@ -1,5 +1,6 @@
-import type { MessagePort } from 'node:worker_threads';
-import { failureOf, type BatchFailure } from './failures.js';
+import { threadId, type MessagePort } from 'node:worker_threads';
+import { failureOf, type BatchFailure, type TaskCost } from './failures.js';
+import { threadCpuMs } from './thread-cpu.js';
 import { TransformProcess } from '../transform/sandbox-process.js';
 import { createBatchProcessor, type BatchResult, type BatchTask, type ResolveReply, type ResolveRequest } from './process-batch.js';
 
@@ -22,9 +23,14 @@ export interface WorkerInput {
 
 /** Never throws for the batch's own errors: they come back as a classified value (failures.ts). */
 export default async function runBatch({ task, port }: WorkerInput): Promise<BatchResult | BatchFailure> {
+  const cpu0 = threadCpuMs();
+  let planWaitMs = 0;
+  const cost = (): TaskCost => ({ thread: threadId, cpuMs: threadCpuMs() - cpu0, planWaitMs });
   const resolve = (req: ResolveRequest) =>
     new Promise<ResolveReply>((ok, fail) => {
+      const asked = performance.now();
       const onMessage = (reply: ResolveReply | { type: 'error'; message: string }) => {
+        planWaitMs += performance.now() - asked;
         port.off('close', onClose);
         if (reply.type === 'error') fail(new Error(`resolving shapes failed: ${reply.message}`));
         else ok(reply);
@@ -35,9 +41,9 @@ export default async function runBatch({ task, port }: WorkerInput): Promise<Bat
       port.postMessage(req);
     });
   try {
-    return await processBatch(task, resolve);
+    return { ...(await processBatch(task, resolve)), cost: cost() };
   } catch (err) {
-    return failureOf(err);
+    return { ...failureOf(err), cost: cost() };
   } finally {
     port.close();
   }

@@ -15,12 +15,13 @@ export interface ChildServer {
 /**
  * Start `node main.js` as a separate process (for signal and crash tests) and wait until it listens.
  * `execArgv` are node options (e.g. `--cpu-prof`, which NODE_OPTIONS does not take); `mainJs` another
- * build's entry point (benchmarks compare builds).
+ * build's entry point (benchmarks compare builds); `ipc` opens an IPC channel to it.
  */
-export async function startChild(env: Record<string, string>, timeoutMs = 20_000, execArgv: readonly string[] = [], mainJs = MAIN_JS): Promise<ChildServer> {
+export async function startChild(env: Record<string, string>, timeoutMs = 20_000, execArgv: readonly string[] = [], mainJs = MAIN_JS, ipc = false): Promise<ChildServer> {
   const proc = spawn(process.execPath, [...execArgv, mainJs], {
     env: { ...process.env, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    // An IPC channel (benchmarks): the server answers questions about its pipeline there (main.ts).
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
   let err = '';

@@ -193,6 +193,22 @@ describe('runner: batches of one collection in flight together', () => {
     for (const s of seqs.slice(2)) assert.ok(runsOf(s) >= 2, `batch ${s}, behind it, ran again`);
   });
 
+  it('counts what it did: leases, commits, and the batches run again behind a failed one', async () => {
+    const seqs = await spoolEntries(4);
+    const pool = new ScriptedPool(4, (run) => (run.firstSeq === seqs[1] && run.attempt === 1 ? { fail: 'after-plan' } : {}));
+    const r = start(pool);
+    assert.ok(await r.idle(15_000));
+    const c = r.counters();
+    assert.equal(c.committed, 4);
+    assert.equal(c.committedRecords, 40);
+    assert.equal(c.failed, 1, 'the failing batch');
+    const behind = pool.runs.filter((x) => x.firstSeq > seqs[1]! && x.attempt === 1).length;
+    assert.ok(c.reruns >= behind && behind > 0, `the batches behind it counted as re-runs (${c.reruns} of ${behind} at least)`);
+    assert.equal(c.leases, pool.runs.length, 'one lease per run');
+    assert.equal(c.leases, c.committed + c.failed + c.reruns, 'every lease committed, failed or re-ran');
+    assert.ok(c.planMs >= 0 && c.commitStageMs > 0);
+  });
+
   it('an entry that always fails is narrowed down to and set aside while the batches around it commit', async () => {
     const seqs = await spoolEntries(6, 10, (i, k) => (i === 2 ? { poison: true, k } : { a: i * 1000 + k }));
     const pool = new ScriptedPool(3, (run) => (run.firstSeq <= seqs[2]! && run.lastSeq >= seqs[2]! ? { fail: 'after-plan' } : {}));
