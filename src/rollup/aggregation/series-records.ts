@@ -34,6 +34,10 @@ export interface RecordTable {
   buckets: Int32Array;
   /** rows × width numbers, row-major; NaN for null. */
   cells: Float64Array;
+  /** Rows' JSON text (`rowJson`) where known already (sealed buckets kept between answers), else undefined. */
+  texts?: Array<string | undefined>;
+  /** The first `rows` rows' JSON text joined by commas, as UTF-8 bytes (sealed buckets kept between answers). */
+  lead?: { rows: number; json: Buffer };
 }
 
 /**
@@ -97,19 +101,30 @@ export function recordsObject(t: RecordTable): Record<string, Array<number | nul
 
 /**
  * `recordsObject(t)` as JSON text, appended to `out` (joined once by the caller): what JSON.stringify
- * of it gives, byte for byte. One string a bucket joined once measured faster than `+=` into one rope.
+ * of it gives, byte for byte. One flat string a bucket joined once measured faster than `+=` into one rope.
  */
-export function writeRecordsJson(t: RecordTable, out: string[]): void {
+export function writeRecordsJson(t: RecordTable, out: Array<string | Buffer>): void {
   const keys = bucketKeys(t.boundaries);
+  const from = t.lead?.rows ?? 0;
+  const rows = new Array<string>(t.rows - from);
+  for (let r = from; r < t.rows; r++) rows[r - from] = t.texts?.[r] ?? rowText(t, r, keys);
+  // One join: flat strings in, one flat string out (a `,${row}` per row made a rope to flatten later).
+  if (t.lead && t.lead.rows > 0) out.push('{', t.lead.json, rows.length > 0 ? `,${rows.join(',')}}` : '}');
+  else out.push(`{${rows.join(',')}}`);
+}
+
+/** Row `r` of a table as JSON text: `"<bucket start ISO>":[<numbers>]`, a flat string (kept between answers). */
+export function rowJson(t: RecordTable, r: number): string {
+  return rowText(t, r, bucketKeys(t.boundaries));
+}
+
+function rowText(t: RecordTable, r: number, keys: readonly string[]): string {
   const { width, cells } = t;
-  out.push('{');
-  for (let r = 0; r < t.rows; r++) {
-    const at = r * width;
-    let row = r === 0 ? keys[t.buckets[r]!]! : `,${keys[t.buckets[r]!]!}`;
-    for (let i = 0; i < width; i++) row += i === 0 ? jsonNumber(cells[at]!) : `,${jsonNumber(cells[at + i]!)}`;
-    out.push(`${row}]`);
-  }
-  out.push('}');
+  const at = r * width;
+  const parts = new Array<string>(width);
+  for (let i = 0; i < width; i++) parts[i] = jsonNumber(cells[at + i]!);
+  // Array joins give flat strings; a template here would keep a rope that every later join walks.
+  return [keys[t.buckets[r]!]!, parts.join(','), ']'].join('');
 }
 
 /** The first value's numbers at their bucket starts, in time order: what fits use. */
