@@ -2,10 +2,8 @@ import type { ChartValue } from '../metric-records.js';
 import type { StoredColumns } from '../rollup-types.js';
 import { seriesWithRecords } from '../stored-columns.js';
 import { CellGrid } from './assemble.js';
-import type { SealedBucket, SealedCells } from './sealed-cells.js';
+import type { SealedBlock, SealedCells, SealedRef } from './sealed-cells.js';
 import { rowJson, seriesRecords, type RecordRules, type RecordTable } from './series-records.js';
-
-const EMPTY = Buffer.alloc(0);
 
 /**
  * Values whose row in a bucket depends only on that bucket: `last` carries forward from earlier
@@ -41,77 +39,132 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
   const { cache, key, metricId, sealBefore, candidates, rules } = input;
   const { boundaries } = rules;
   const n = boundaries.length - 1;
-  const width = rules.values.length;
   const generation = cache.begin(metricId, sealBefore);
   const cached = cache.get(key, generation);
-  const hits: SealedBucket[] = [];
+  const hits: SealedRef[] = [];
   for (let k = 0; k < n && boundaries[k + 1]! <= sealBefore; k++) {
-    const b = cached?.get(boundaries[k]!);
-    if (!b || b.texts.length !== candidates.length) break;
-    hits.push(b);
+    const ref = cached?.get(boundaries[k]!);
+    if (!ref || ref.block.series !== candidates.length) break;
+    hits.push(ref);
   }
   const prefix = hits.length;
-  const sub = boundaries.slice(prefix);
+  cache.servedBuckets += prefix;
+  const sub = prefix === 0 ? boundaries : boundaries.slice(prefix);
   const rows = await input.read(sub);
   const grid = new CellGrid(rows, sub);
   const fresh = candidates.map((s) => seriesRecords(grid.reader(s), { ...rules, boundaries: sub }));
-  keepSealed(input, generation, grid, fresh, prefix);
+  const block = sealBlock(input, grid, fresh, prefix);
+  if (block) {
+    cache.put(key, metricId, generation, block);
+    // The fresh tables' sealed rows are written from the block's bytes (made once).
+    fresh.forEach((t, j) => (t.lead = { rows: rowsIn(block, j, 0, block.starts.length), json: block.json[j]! }));
+  }
 
   const withData = seriesWithRecords(rows);
-  for (const b of hits) b.hasData.forEach((has, j) => has === 1 && withData.add(candidates[j]!));
-  const leads = prefix === 0 ? candidates.map(() => EMPTY) : cache.lead(key, generation, boundaries[0]!, prefix, () => candidates.map((_, j) => Buffer.from(hits.flatMap((b) => (b.texts[j] === null ? [] : [b.texts[j]!])).join(','), 'utf8')));
-  const tables = fresh.map((t, j) => joinTables(boundaries, width, hits, j, t, prefix, leads[j]!));
+  const count = candidates.length;
+  for (const { block: b, i } of hits) for (let j = 0; j < count; j++) if (b.hasData[i * count + j] === 1) withData.add(candidates[j]!);
+  if (prefix === 0) return { tables: fresh, withData };
+  const leads = cache.lead(key, generation, boundaries[0]!, prefix, () => candidates.map((_, j) => leadJson(hits, j)));
+  const tables = fresh.map((t, j) => joinTables(boundaries, hits, j, t, leads[j]!));
   return { tables, withData };
 }
 
-/** The fresh part's sealed buckets (rows, texts, presence per candidate) into the cache; the texts go to the tables too. */
-function keepSealed(input: SealedTablesInput, generation: number, grid: CellGrid, fresh: RecordTable[], prefix: number): void {
-  const { boundaries } = input.rules;
-  const width = input.rules.values.length;
-  const count = input.candidates.length;
-  const readers = input.candidates.map((s) => grid.reader(s));
-  const next = new Int32Array(count);
-  const keep: Array<{ start: number; bucket: SealedBucket }> = [];
-  for (let k = prefix; k + 1 < boundaries.length && boundaries[k + 1]! <= input.sealBefore; k++) {
-    const bucket: SealedBucket = { hasData: new Uint8Array(count), texts: new Array<string | null>(count).fill(null), cells: new Float64Array(count * width).fill(NaN) };
-    for (let j = 0; j < count; j++) {
-      const cell = readers[j]!(k - prefix);
-      bucket.hasData[j] = cell !== null && cell.count > 0 ? 1 : 0;
-      const t = fresh[j]!;
-      const r = next[j]!;
-      if (r >= t.rows || t.buckets[r] !== k - prefix) continue;
-      const text = rowJson(t, r);
-      (t.texts ??= [])[r] = text;
-      bucket.texts[j] = text;
-      for (let i = 0; i < width; i++) bucket.cells[j * width + i] = t.cells[r * width + i]!;
-      next[j] = r + 1;
+/** Answered rows of candidate `j` in buckets [a, b) of a block. */
+function rowsIn(block: SealedBlock, j: number, a: number, b: number): number {
+  let rows = 0;
+  for (let i = a; i < b; i++) rows += block.answered[i * block.series + j]!;
+  return rows;
+}
+
+const COMMA = Buffer.from(',');
+
+/** The JSON text of candidate `j`'s answered rows among `hits`, joined by commas: slices of each block's bytes. */
+function leadJson(hits: readonly SealedRef[], j: number): Buffer {
+  const parts: Buffer[] = [];
+  for (let k = 0; k < hits.length; ) {
+    const { block, i } = hits[k]!;
+    // The run of hits in this block at consecutive indexes.
+    let end = i + 1;
+    while (k + (end - i) < hits.length && hits[k + (end - i)]!.block === block && hits[k + (end - i)]!.i === end) end++;
+    const off = block.offsets[j]!;
+    if (off[end]! > off[i]!) {
+      if (parts.length > 0) parts.push(COMMA);
+      parts.push(block.json[j]!.subarray(off[i]!, off[end]! - 1));
     }
-    keep.push({ start: boundaries[k]!, bucket });
+    k += end - i;
   }
-  input.cache.put(input.key, input.metricId, generation, keep);
+  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }
 
 /**
- * Candidate `j`'s table over the whole window: its cached rows of the first `prefix` buckets (their
- * text as `lead`), then `fresh` (over the rest).
+ * The fresh part's sealed buckets as one block (rows as bytes, numbers, presence per candidate), or
+ * null when none of its buckets is sealed. Sealed buckets come first in the fresh tables.
  */
-function joinTables(boundaries: readonly number[], width: number, hits: readonly SealedBucket[], j: number, fresh: RecordTable, prefix: number, lead: Buffer): RecordTable {
+function sealBlock(input: SealedTablesInput, grid: CellGrid, fresh: RecordTable[], prefix: number): SealedBlock | null {
+  const { boundaries } = input.rules;
+  const width = input.rules.values.length;
+  const count = input.candidates.length;
+  let end = prefix;
+  while (end + 1 < boundaries.length && boundaries[end + 1]! <= input.sealBefore) end++;
+  if (end === prefix) return null;
+  const m = end - prefix;
+  const block: SealedBlock = { starts: boundaries.slice(prefix, end), series: count, width, hasData: new Uint8Array(m * count), answered: new Uint8Array(m * count), cells: new Float64Array(m * count * width).fill(NaN), json: [], offsets: [], bytes: 0, live: 0 };
+  for (let j = 0; j < count; j++) {
+    const t = fresh[j]!;
+    const s = input.candidates[j]!;
+    for (let i = 0; i < m; i++) if (grid.hasRecords(s, i)) block.hasData[i * count + j] = 1;
+    const offsets = new Int32Array(m + 1);
+    const texts: string[] = [];
+    let at = 0;
+    let i = 0;
+    // The table's rows are in bucket order: its rows within the sealed buckets come first.
+    for (let r = 0; r < t.rows && t.buckets[r]! < m; r++) {
+      const b = t.buckets[r]!;
+      for (; i <= b; i++) offsets[i] = at;
+      const text = rowJson(t, r);
+      texts.push(text);
+      // Row text is ASCII (ISO keys, numbers, null): its length is its byte length.
+      at += text.length + 1;
+      block.answered[b * count + j] = 1;
+      for (let v = 0; v < width; v++) block.cells[(b * count + j) * width + v] = t.cells[r * width + v]!;
+    }
+    for (; i <= m; i++) offsets[i] = at;
+    block.offsets.push(offsets);
+    block.json.push(Buffer.from(texts.join(','), 'latin1'));
+  }
+  return block;
+}
+
+/**
+ * Candidate `j`'s table over the whole window: its cached rows of the first `hits.length` buckets
+ * (their text as `lead`), then `fresh` (over the rest).
+ */
+function joinTables(boundaries: readonly number[], hits: readonly SealedRef[], j: number, fresh: RecordTable, lead: Buffer): RecordTable {
+  const width = fresh.width;
+  const prefix = hits.length;
   let cachedRows = 0;
-  for (const b of hits) if (b.texts[j] !== null) cachedRows++;
+  for (const { block, i } of hits) cachedRows += block.answered[i * block.series + j]!;
   const rows = cachedRows + fresh.rows;
-  const t: RecordTable = { boundaries, width, rows, buckets: new Int32Array(rows), cells: new Float64Array(rows * width), texts: new Array<string | undefined>(rows), lead: { rows: cachedRows, json: lead } };
+  const t: RecordTable = { boundaries, width, rows, buckets: new Int32Array(rows), cells: new Float64Array(rows * width), lead: joinLeads(lead, cachedRows, fresh.lead) };
   let r = 0;
-  for (let k = 0; k < hits.length; k++) {
-    const b = hits[k]!;
-    if (b.texts[j] === null) continue;
+  for (let k = 0; k < prefix; k++) {
+    const { block, i } = hits[k]!;
+    const at = i * block.series + j;
+    if (block.answered[at] === 0) continue;
     t.buckets[r] = k;
-    for (let i = 0; i < width; i++) t.cells[r * width + i] = b.cells[j * width + i]!;
+    for (let v = 0; v < width; v++) t.cells[r * width + v] = block.cells[at * width + v]!;
     r++;
   }
   for (let f = 0; f < fresh.rows; f++, r++) {
     t.buckets[r] = fresh.buckets[f]! + prefix;
-    for (let i = 0; i < width; i++) t.cells[r * width + i] = fresh.cells[f * width + i]!;
-    t.texts![r] = fresh.texts?.[f];
+    for (let v = 0; v < width; v++) t.cells[r * width + v] = fresh.cells[f * width + v]!;
   }
   return t;
+}
+
+/** The cached rows' text followed by the fresh table's own leading rows' (its newly sealed ones). */
+function joinLeads(lead: Buffer, rows: number, next: RecordTable['lead']): RecordTable['lead'] {
+  if (!next || next.rows === 0) return { rows, json: lead };
+  if (rows === 0) return next;
+  return { rows: rows + next.rows, json: Buffer.concat([lead, COMMA, next.json]) };
 }

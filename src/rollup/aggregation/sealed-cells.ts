@@ -14,20 +14,41 @@
  * empty.
  */
 
-/** One sealed bucket of one entry: per series (the entry's order) its answered row. */
-export interface SealedBucket {
-  /** Whether the series has records in the bucket. */
+/**
+ * Sealed buckets kept by one answer: a run of `starts.length` buckets. Per (bucket, series) — index
+ * `bucket × series + j`, in the entry's series order — whether it has records, whether it is
+ * answered, and its numbers (`width` each, NaN for null, as RecordTable cells). Per series, the JSON
+ * text of its answered rows (`"<start ISO>":[…]`) joined by commas as UTF-8 bytes, with the offset
+ * where each bucket's text begins (`offsets[i]`; `offsets[m]` is the length + 1, as if a comma
+ * followed the last row; a bucket without a row takes no bytes). Bytes and typed arrays, not a string
+ * per row: a cold 24 h by-minute answer keeps 14,400 rows, which as strings would all be promoted by
+ * the garbage collector.
+ */
+export interface SealedBlock {
+  starts: readonly number[];
+  series: number;
+  width: number;
   hasData: Uint8Array;
-  /** The row's JSON text (`"<start ISO>":[…]`), or null when the bucket is not answered for the series. */
-  texts: Array<string | null>;
-  /** series × width numbers (NaN for null), as RecordTable cells. */
+  answered: Uint8Array;
   cells: Float64Array;
+  json: Buffer[];
+  offsets: Int32Array[];
+  /** Estimated bytes (set when kept). */
+  bytes: number;
+  /** Buckets of the block still indexed by its entry (the block's bytes are freed when none are). */
+  live: number;
+}
+
+/** One cached bucket: its block and index in it. */
+export interface SealedRef {
+  block: SealedBlock;
+  i: number;
 }
 
 interface Entry {
   metricId: string;
   generation: number;
-  buckets: Map<number, SealedBucket>;
+  buckets: Map<number, SealedRef>;
   bytes: number;
   /** The last answer's run of cached buckets joined per series (the next answer in the same minute asks the same run). */
   lead: { first: number; count: number; json: Buffer[]; bytes: number } | null;
@@ -42,6 +63,8 @@ export class SealedCells {
   private readonly entries = new Map<string, Entry>();
   private readonly metrics = new Map<string, { generation: number; ceiling: number }>();
   private bytes = 0;
+  /** Buckets answers took from here (tests, docs). */
+  servedBuckets = 0;
 
   constructor(readonly maxBytes = SEALED_CACHE_BYTES) {}
 
@@ -56,7 +79,7 @@ export class SealedCells {
   }
 
   /** The cached buckets under `key` while the metric is still at `generation` (most recently used). */
-  get(key: string, generation: number): ReadonlyMap<number, SealedBucket> | undefined {
+  get(key: string, generation: number): ReadonlyMap<number, SealedRef> | undefined {
     const e = this.entries.get(key);
     if (!e) return undefined;
     if (e.generation !== generation) {
@@ -68,25 +91,27 @@ export class SealedCells {
     return e.buckets;
   }
 
-  /** Keep buckets read under `generation`; nothing when the metric moved on meanwhile (what was read may be stale). */
-  put(key: string, metricId: string, generation: number, buckets: ReadonlyArray<{ start: number; bucket: SealedBucket }>): void {
-    if (buckets.length === 0 || this.metric(metricId).generation !== generation) return;
+  /** Keep a block read under `generation`; nothing when the metric moved on meanwhile (what was read may be stale). */
+  put(key: string, metricId: string, generation: number, block: SealedBlock): void {
+    if (block.starts.length === 0 || this.metric(metricId).generation !== generation) return;
     let e = this.entries.get(key);
     if (e && e.generation !== generation) {
       this.drop(key, e);
       e = undefined;
     }
     if (!e) this.entries.set(key, (e = { metricId, generation, buckets: new Map(), bytes: 0, lead: null }));
-    for (const { start, bucket } of buckets) {
+    block.bytes = blockBytes(block);
+    block.live = block.starts.length;
+    this.account(e, block.bytes);
+    block.starts.forEach((start, i) => {
       const old = e.buckets.get(start);
-      if (old) this.account(e, -bucketBytes(old));
-      e.buckets.set(start, bucket);
-      this.account(e, bucketBytes(bucket));
-    }
+      if (old) this.release(e, old);
+      e.buckets.set(start, { block, i });
+    });
     if (e.buckets.size > MAX_ENTRY_BUCKETS) {
       const starts = [...e.buckets.keys()].sort((a, b) => a - b);
       for (const s of starts.slice(0, e.buckets.size - MAX_ENTRY_BUCKETS)) {
-        this.account(e, -bucketBytes(e.buckets.get(s)!));
+        this.release(e, e.buckets.get(s)!);
         e.buckets.delete(s);
       }
     }
@@ -95,6 +120,11 @@ export class SealedCells {
       if (this.bytes <= this.maxBytes) break;
       this.drop(k, old);
     }
+  }
+
+  /** A bucket no longer indexed: its block's bytes go once none of its buckets is. */
+  private release(e: Entry, ref: SealedRef): void {
+    if (--ref.block.live === 0) this.account(e, -ref.block.bytes);
   }
 
   /**
@@ -149,9 +179,10 @@ export class SealedCells {
   }
 }
 
-/** A bucket's estimated heap: its texts (one byte a character plus a string header) and arrays. */
-function bucketBytes(b: SealedBucket): number {
-  let n = 96 + b.hasData.length + b.cells.byteLength + 8 * b.texts.length;
-  for (const t of b.texts) if (t !== null) n += 24 + t.length;
+/** A block's estimated memory: its bytes, arrays and a header per array. */
+function blockBytes(b: SealedBlock): number {
+  let n = 256 + 16 * b.starts.length + b.hasData.length + b.answered.length + b.cells.byteLength;
+  for (const j of b.json) n += 96 + j.byteLength;
+  for (const o of b.offsets) n += 96 + o.byteLength;
   return n;
 }

@@ -34,8 +34,6 @@ export interface RecordTable {
   buckets: Int32Array;
   /** rows × width numbers, row-major; NaN for null. */
   cells: Float64Array;
-  /** Rows' JSON text (`rowJson`) where known already (sealed buckets kept between answers), else undefined. */
-  texts?: Array<string | undefined>;
   /** The first `rows` rows' JSON text joined by commas, as UTF-8 bytes (sealed buckets kept between answers). */
   lead?: { rows: number; json: Buffer };
 }
@@ -107,13 +105,13 @@ export function writeRecordsJson(t: RecordTable, out: Array<string | Buffer>): v
   const keys = bucketKeys(t.boundaries);
   const from = t.lead?.rows ?? 0;
   const rows = new Array<string>(t.rows - from);
-  for (let r = from; r < t.rows; r++) rows[r - from] = t.texts?.[r] ?? rowText(t, r, keys);
+  for (let r = from; r < t.rows; r++) rows[r - from] = rowText(t, r, keys);
   // One join: flat strings in, one flat string out (a `,${row}` per row made a rope to flatten later).
   if (t.lead && t.lead.rows > 0) out.push('{', t.lead.json, rows.length > 0 ? `,${rows.join(',')}}` : '}');
   else out.push(`{${rows.join(',')}}`);
 }
 
-/** Row `r` of a table as JSON text: `"<bucket start ISO>":[<numbers>]`, a flat string (kept between answers). */
+/** Row `r` of a table as JSON text: `"<bucket start ISO>":[<numbers>]`. */
 export function rowJson(t: RecordTable, r: number): string {
   return rowText(t, r, bucketKeys(t.boundaries));
 }
@@ -121,10 +119,9 @@ export function rowJson(t: RecordTable, r: number): string {
 function rowText(t: RecordTable, r: number, keys: readonly string[]): string {
   const { width, cells } = t;
   const at = r * width;
-  const parts = new Array<string>(width);
-  for (let i = 0; i < width; i++) parts[i] = jsonNumber(cells[at + i]!);
-  // Array joins give flat strings; a template here would keep a rope that every later join walks.
-  return [keys[t.buckets[r]!]!, parts.join(','), ']'].join('');
+  let row = keys[t.buckets[r]!]!;
+  for (let i = 0; i < width; i++) row += i === 0 ? jsonNumber(cells[at]!) : `,${jsonNumber(cells[at + i]!)}`;
+  return `${row}]`;
 }
 
 /** The first value's numbers at their bucket starts, in time order: what fits use. */
