@@ -114,23 +114,22 @@ function sealBlock(input: SealedTablesInput, grid: CellGrid, fresh: RecordTable[
     const s = input.candidates[j]!;
     for (let i = 0; i < m; i++) if (grid.hasRecords(s, i)) block.hasData[i * count + j] = 1;
     const offsets = new Int32Array(m + 1);
-    const texts: string[] = [];
-    let at = 0;
+    // One string grown row by row, encoded once (its rope is flattened by the encoding).
+    let json = '';
     let i = 0;
     // The table's rows are in bucket order: its rows within the sealed buckets come first.
     for (let r = 0; r < t.rows && t.buckets[r]! < m; r++) {
       const b = t.buckets[r]!;
+      // Row text is ASCII (ISO keys, numbers, null): string offsets are byte offsets.
+      const at = json.length === 0 ? 0 : json.length + 1;
       for (; i <= b; i++) offsets[i] = at;
-      const text = rowJson(t, r);
-      texts.push(text);
-      // Row text is ASCII (ISO keys, numbers, null): its length is its byte length.
-      at += text.length + 1;
+      json = json.length === 0 ? rowJson(t, r) : `${json},${rowJson(t, r)}`;
       block.answered[b * count + j] = 1;
       for (let v = 0; v < width; v++) block.cells[(b * count + j) * width + v] = t.cells[r * width + v]!;
     }
-    for (; i <= m; i++) offsets[i] = at;
+    for (; i <= m; i++) offsets[i] = json.length + 1;
     block.offsets.push(offsets);
-    block.json.push(Buffer.from(texts.join(','), 'latin1'));
+    block.json.push(Buffer.from(json, 'latin1'));
   }
   return block;
 }
