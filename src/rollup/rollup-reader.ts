@@ -86,7 +86,7 @@ async function readRaw(store: RollupStore, q: RollupReadQuery): Promise<{ rows: 
     WHERE c.metric_id = $1 AND c.revision = $2 AND c.start >= $3 AND c.start < $4 ${mc.where}
     UNION ALL
     SELECT 1, si::DOUBLE, CAST(start AS DOUBLE), ${NUMBERS.slice(1).map(() => 'NULL').join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
-  const result = await duck('read rollups', () => store.read(sql, params, types));
+  const result = await duck('read rollups', () => store.reader.run(sql, params, types));
   return { rows: readRows(result, wanted, q.sketches), names, wanted };
 }
 

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { BIGINT, BLOB, blobValue, DuckDBInstance, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBMaterializedResult, type DuckDBPreparedStatement, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { BIGINT, BLOB, blobValue, DuckDBInstance, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { ApiError } from '../errors.js';
 import { TIERS, type Tier } from './rollup-types.js';
 import type { MetricPartials } from './rollup-types.js';
@@ -26,9 +26,6 @@ import type { MetricPartials } from './rollup-types.js';
 export class RollupStore {
   private readonly chains = { exclusive: Promise.resolve() as Promise<unknown>, appending: Promise.resolve() as Promise<unknown> };
   private closed = false;
-  /** Idle prepared read statements by SQL text, least recently used first (`read`). */
-  private readonly prepared = new Map<string, DuckDBPreparedStatement[]>();
-  private preparedCount = 0;
   /** Told after every commit that adds or drops rows (compaction aside: it changes no figure). */
   listener: RollupWriteListener | null = null;
 
@@ -177,48 +174,10 @@ export class RollupStore {
     return r.getRows().map((row) => ({ metricId: String(row[0]), revision: Number(row[1]) }));
   }
 
-  /**
-   * A read on the read connection through a prepared statement kept for the next read of the same
-   * text: preparing the aggregation's read cost ~1 ms of its ~3 (the SQL texts are a few fixed
-   * shapes). A statement is taken out while it runs, so reads in flight never share bindings.
-   */
-  async read(sql: string, params: DuckDBValue[], types: DuckDBType[]): Promise<DuckDBMaterializedResult> {
-    const idle = this.prepared.get(sql);
-    let ps = idle?.pop();
-    if (ps) this.preparedCount--;
-    ps ??= await this.reader.prepare(sql);
-    try {
-      ps.bind(params, types);
-      const result = await ps.run();
-      this.keepPrepared(sql, ps);
-      return result;
-    } catch (err) {
-      ps.destroySync();
-      throw err;
-    }
-  }
-
-  private keepPrepared(sql: string, ps: DuckDBPreparedStatement): void {
-    if (this.closed) return ps.destroySync();
-    const list = this.prepared.get(sql) ?? [];
-    this.prepared.delete(sql);
-    this.prepared.set(sql, list);
-    list.push(ps);
-    this.preparedCount++;
-    for (const [k, l] of this.prepared) {
-      if (this.preparedCount <= MAX_PREPARED) break;
-      for (const old of l) old.destroySync();
-      this.preparedCount -= l.length;
-      this.prepared.delete(k);
-    }
-  }
-
   /** Let the writes queued so far finish, then close. */
   async close(): Promise<void> {
     await Promise.all([this.chains.exclusive, this.chains.appending]);
     this.closed = true;
-    for (const list of this.prepared.values()) for (const ps of list) ps.destroySync();
-    this.prepared.clear();
     try {
       this.writer.closeSync();
       this.appender.closeSync();
@@ -237,9 +196,6 @@ export interface RollupWriteListener {
   /** Rows of `metricId` were dropped. */
   dropped(metricId: string): void;
 }
-
-/** Prepared read statements kept at most (a few fixed SQL shapes, a few reads in flight each). */
-const MAX_PREPARED = 32;
 
 /** `exclusive`: writes that update or delete; `appending`: writes that only append (merges). */
 export type WriteLane = 'exclusive' | 'appending';
