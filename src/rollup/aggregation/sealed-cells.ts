@@ -5,10 +5,11 @@
  * rest.
  *
  * Correctness does not rest on the seal point (a guess at what no longer changes) but on the writes:
- * the rollup store reports every commit that adds rows (a live merge, a backfilled file, a late-data
- * re-backfill) with the oldest minute it touched, and every drop; a write below the oldest boundary
- * any answer may have cached from (the metric's ceiling, raised before the answer's read) bumps the
- * metric's generation, which makes every cached bucket of the metric unusable. A metric's change
+ * the rollup store reports, after its commit, every write that adds rows (a live merge, a backfilled
+ * file, a late-data re-backfill) with the oldest minute it touched, and every drop; a write below the
+ * metric's ceiling (the latest seal point any answer read to, raised before that answer's read) bumps
+ * the metric's generation, which makes every cached bucket of the metric unusable, and an answer
+ * keeps what it read only while the generation it started with is current. A metric's change
  * (update, rebuild, delete, restore) bumps it too. Compaction is not reported: it folds rows that
  * are already read into coarser ones without changing any figure. In memory only: a restart starts
  * empty.
@@ -54,7 +55,7 @@ interface Entry {
   lead: { first: number; count: number; json: Buffer[]; bytes: number } | null;
 }
 
-/** Default bound on the estimated memory of every cached bucket (64 MiB: ~60 answers of 24 h by minute over 10 series). */
+/** Default bound on the estimated memory of every cached bucket (64 MiB: ~35 answers of 24 h by minute over 10 series, each ~1 MB of buckets and ~0.7 MB of joined text). */
 export const SEALED_CACHE_BYTES = 64 * 1024 * 1024;
 /** Buckets one entry keeps at most (two weeks of minutes: an answer has at most 10,080 buckets). */
 const MAX_ENTRY_BUCKETS = 20_160;
