@@ -20,6 +20,8 @@ export interface LagPlan {
   batch: number;
   seconds: number;
   pollMs: number;
+  /** time_range of the poll (by minute): `last_hour`, or `last_24_hours` as a dashboard asks it. */
+  pollRange: string;
   source: TrafficSource;
   /** After the last 202, how long uncounted records are waited for. */
   settleMs: number;
@@ -50,7 +52,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function measureLag(plan: LagPlan): Promise<LagResult> {
   const { server } = plan;
-  const path = server.aggregationPath(plan.metricId, { time_range: 'last_hour', interval: 'minute', values: 'count', coverage_mode: 'observed', timezone: 'UTC' });
+  const path = server.aggregationPath(plan.metricId, { time_range: plan.pollRange, interval: 'minute', values: 'count', coverage_mode: 'observed', timezone: 'UTC' });
   const startMinute = Math.floor(Date.now() / MINUTE) * MINUTE;
   const read = async () => countFrom((await server.api('GET', path)) as AggregationAnswer, startMinute);
   const baseline = await read();

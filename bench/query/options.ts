@@ -27,6 +27,10 @@ export interface QueryOptions {
   lagRate: number;
   lagBatch: number;
   lagSeconds: number;
+  /** Another build's entry point to run as the server, or undefined. */
+  serverMain: string | undefined;
+  /** time_range of the lag run's poll (by minute). */
+  lagPollRange: string;
   /** Longest wait for a metric to become active, s. */
   backfillTimeoutS: number;
 }
@@ -45,6 +49,8 @@ export const KNOBS: Record<string, string> = {
   BENCH_LAG_RATE: 'offered records/s of the lag run (default 0: half the burst\'s rate)',
   BENCH_LAG_BATCH: 'records per request of the lag run (default 20)',
   BENCH_LAG_SECONDS: 'length of the lag run, s (default 20)',
+  BENCH_SERVER_MAIN: "another build's dist/src/main.js to run as the server (default: this build's; compares builds with one bench client)",
+  BENCH_LAG_POLL_RANGE: 'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
 };
 
@@ -59,6 +65,11 @@ function scaleArg(argv: readonly string[]): number {
   if (raw === undefined || raw === '') return 0.05;
   const v = Number(raw);
   if (!Number.isFinite(v) || v < 0.0001 || v > 1) throw new OptionError(`--scale "${raw}": must be a number from 0.0001 to 1 — ${KNOBS['--scale']}`);
+  return v;
+}
+
+function pollRange(v: string): string {
+  if (!['last_hour', 'last_6_hours', 'last_24_hours'].includes(v)) throw new OptionError(`BENCH_LAG_POLL_RANGE="${v}": ${KNOBS.BENCH_LAG_POLL_RANGE}`);
   return v;
 }
 
@@ -84,6 +95,8 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       lagRate: numberKnob(KNOBS, 'BENCH_LAG_RATE', 0, 0, 10_000_000),
       lagBatch: integer('BENCH_LAG_BATCH', 20, 1, 100_000),
       lagSeconds: integer('BENCH_LAG_SECONDS', 20, 1, 3_600),
+      serverMain: process.env.BENCH_SERVER_MAIN || undefined,
+      lagPollRange: pollRange(process.env.BENCH_LAG_POLL_RANGE ?? 'last_hour'),
       backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
     };
   } catch (err) {

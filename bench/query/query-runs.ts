@@ -25,6 +25,8 @@ export interface QueryRun {
   seriesReturned: number;
   seriesTotal: number;
   buckets: number;
+  /** The first request of the window (nothing of it cached yet), ms. */
+  firstMs: number;
   rollupMs: Float64Array;
   rawMs: Float64Array;
   errors: ValueErrors[];
@@ -44,7 +46,9 @@ export interface RunContext {
 export async function runQuery(ctx: RunContext, metric: BenchMetric, query: QuerySpec): Promise<QueryRun> {
   const { from, to } = windowOf(query, ctx.dataEnd);
   const path = ctx.server.aggregationPath(metric.id, aggregationParams(query, from, to, ctx.coverage));
+  const t0 = performance.now();
   const answer = (await ctx.server.api('GET', path)) as AggregationAnswer;
+  const firstMs = performance.now() - t0;
   const got = cellsOf(answer, metric.field);
   // The raw scan folds the same tail the answer folded: every group it did not keep.
   const folded = got.some((c) => c.group === OTHER);
@@ -59,6 +63,7 @@ export async function runQuery(ctx: RunContext, metric: BenchMetric, query: Quer
     seriesReturned: answer.series.length,
     seriesTotal: answer.series_total,
     buckets: new Set(got.map((c) => c.bucket)).size,
+    firstMs,
     rollupMs,
     rawMs,
     errors: compareCells(query.values, got, want),
@@ -81,6 +86,7 @@ export function queryRow(r: QueryRun): Record<string, string | number> {
     query: r.query.name,
     'series (total)': `${r.seriesReturned} (${r.seriesTotal})`,
     buckets: r.buckets,
+    'first ms': ms(r.firstMs),
     'rollup p50 ms': ms(rollup50),
     'rollup p99 ms': ms(quantile(r.rollupMs, 0.99)),
     'raw p50 ms': ms(raw50),

@@ -112,7 +112,7 @@ async function lagRun(server: BenchServer, metric: BenchMetric): Promise<LagRun>
   const countedRate = burstCounted / burstCountedS;
   say(`burst: ${fmt(d.sent.records)} records closed-loop, ${fmt(burstRate)} records/s to files; counted ${fmt(burstCounted)} of them ${burstCountedS.toFixed(2)} s after the first request (${fmt(countedRate)} records/s)`);
   const rate = opts.lagRate > 0 ? opts.lagRate : Math.min(burstRate, countedRate) / 2;
-  const result = await measureLag({ server, metricId: metric.id, rate, batch: opts.lagBatch, seconds: opts.lagSeconds, pollMs: 50, source, settleMs: 30_000 });
+  const result = await measureLag({ server, metricId: metric.id, rate, batch: opts.lagBatch, seconds: opts.lagSeconds, pollMs: 50, pollRange: opts.lagPollRange, source, settleMs: 30_000 });
   return { burstRate, burstCountedS, burstCounted, rate, result };
 }
 
@@ -120,7 +120,7 @@ async function main(): Promise<void> {
   const knobs = Object.keys(KNOBS).filter((k) => process.env[k] !== undefined && process.env[k] !== '').map((k) => `${k}=${process.env[k]}`);
   const command = [...knobs, `npm run bench:query -- --scale ${opts.scale}`].join(' ');
   say(`query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`);
-  const server = await BenchServer.start(opts.workers);
+  const server = await BenchServer.start(opts.workers, opts.serverMain);
   // Interrupted: stop the server and remove its data dir before leaving.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.stop().finally(() => process.exit(130)));
   let scanner: ExactScanner | null = null;
@@ -203,7 +203,9 @@ function report(backfills: BackfillRow[], runs: QueryRun[], lag: LagRun | null, 
         uncounted: l.lags.length - counted.length,
         '202 p99 ms': quantile(l.load.latencies, 0.99).toFixed(1),
         polls: l.polls,
+        poll: opts.lagPollRange,
         'poll p50 ms': quantile(l.pollMs, 0.5).toFixed(1),
+        'poll p99 ms': quantile(l.pollMs, 0.99).toFixed(1),
       },
     ]);
     say(`target — ingest → counted p99 ${msOrNever(quantile(l.lags, 0.99))} ms at ${fmt(lag.rate)} records/s (target < 2,000 ms); ${opts.lagBatch} records per request, ${opts.lagSeconds} s`);

@@ -26,6 +26,8 @@ import type { MetricPartials } from './rollup-types.js';
 export class RollupStore {
   private readonly chains = { exclusive: Promise.resolve() as Promise<unknown>, appending: Promise.resolve() as Promise<unknown> };
   private closed = false;
+  /** Told after every commit that adds or drops rows (compaction aside: it changes no figure). */
+  listener: RollupWriteListener | null = null;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -79,31 +81,54 @@ export class RollupStore {
    * nothing. `replay` false: every batch was committed by this process and merged by nobody yet, so
    * the marks are not looked up (a live merge's lag). Answers how many were merged.
    */
-  mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>, replay = true): Promise<number> {
-    return this.transaction(
-      'merge batches of partials',
-      async (conn) => {
-        const keys = batches.map((b) => BigInt(b.batch));
-        const seen = replay ? new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0]))) : new Set<number>();
-        const fresh = batches.filter((b) => !seen.has(b.batch));
-        if (fresh.length === 0) return 0;
-        await insertPartials(conn, fresh.flatMap((b) => b.metrics));
-        await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
-        return fresh.length;
-      },
-      'appending',
-    );
+  async mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>, replay = true): Promise<number> {
+    let added: readonly MetricPartials[] = [];
+    try {
+      return await this.transaction(
+        'merge batches of partials',
+        async (conn) => {
+          const keys = batches.map((b) => BigInt(b.batch));
+          const seen = replay ? new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0]))) : new Set<number>();
+          const fresh = batches.filter((b) => !seen.has(b.batch));
+          if (fresh.length === 0) return 0;
+          added = fresh.flatMap((b) => b.metrics);
+          await insertPartials(conn, added);
+          await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
+          return fresh.length;
+        },
+        'appending',
+      );
+    } finally {
+      // After the commit (or a failure that may have committed): readers' caches learn what changed.
+      this.reportAdded(added);
+    }
   }
 
   /** Merge one backfilled view file's partials with its mark; false when it was done already. */
-  mergeBackfillFile(metricId: string, revision: number, fileId: string, partials: MetricPartials): Promise<boolean> {
-    return this.transaction('merge a backfilled file', async (conn) => {
-      const seen = await conn.runAndReadAll('SELECT 1 FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2 AND file_id = $3', [metricId, revision, fileId]);
-      if (seen.currentRowCount > 0) return false;
-      await insertPartials(conn, [partials]);
-      await conn.run('INSERT INTO rollup_backfilled VALUES ($1, $2, $3)', [metricId, revision, fileId]);
-      return true;
-    }, 'appending');
+  async mergeBackfillFile(metricId: string, revision: number, fileId: string, partials: MetricPartials): Promise<boolean> {
+    let added = false;
+    try {
+      return await this.transaction('merge a backfilled file', async (conn) => {
+        const seen = await conn.runAndReadAll('SELECT 1 FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2 AND file_id = $3', [metricId, revision, fileId]);
+        if (seen.currentRowCount > 0) return false;
+        added = true;
+        await insertPartials(conn, [partials]);
+        await conn.run('INSERT INTO rollup_backfilled VALUES ($1, $2, $3)', [metricId, revision, fileId]);
+        return true;
+      }, 'appending');
+    } finally {
+      if (added) this.reportAdded([partials]);
+    }
+  }
+
+  /** Per metric, the oldest minute of partials just committed, to the listener (sealed-cells.ts). */
+  private reportAdded(added: readonly MetricPartials[]): void {
+    if (!this.listener || added.length === 0) return;
+    const oldest = new Map<string, number>();
+    for (const m of added) {
+      for (const p of m.partials) if (p.minute < (oldest.get(m.metricId) ?? Infinity)) oldest.set(m.metricId, p.minute);
+    }
+    for (const [id, minute] of oldest) this.listener.added(id, minute);
   }
 
   /** Partial rows not folded yet, per metric (compaction progress). */
@@ -130,12 +155,16 @@ export class RollupStore {
   }
 
   /** Remove every row and mark of `metricId` whose revision is not `keep` (null: every revision). */
-  dropMetric(metricId: string, keep: number | null): Promise<void> {
-    return this.transaction('drop old rollup rows', async (conn) => {
-      const cond = 'metric_id = $1 AND revision IS DISTINCT FROM $2';
-      const params: DuckDBValue[] = [metricId, keep];
-      for (const t of ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)]) await conn.run(`DELETE FROM ${t} WHERE ${cond}`, params, [VARCHAR, INTEGER]);
-    });
+  async dropMetric(metricId: string, keep: number | null): Promise<void> {
+    try {
+      await this.transaction('drop old rollup rows', async (conn) => {
+        const cond = 'metric_id = $1 AND revision IS DISTINCT FROM $2';
+        const params: DuckDBValue[] = [metricId, keep];
+        for (const t of ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)]) await conn.run(`DELETE FROM ${t} WHERE ${cond}`, params, [VARCHAR, INTEGER]);
+      });
+    } finally {
+      this.listener?.dropped(metricId);
+    }
   }
 
   /** (metric, revision) pairs that have rows (start-up: drop what metrics no longer need). */
@@ -158,6 +187,14 @@ export class RollupStore {
       // Closing twice is harmless.
     }
   }
+}
+
+/** What the rollup store tells after its writes (sealed-cells.ts keeps its cached buckets true to them). */
+export interface RollupWriteListener {
+  /** Partials of `metricId` were committed, the oldest at minute `from`. */
+  added(metricId: string, from: number): void;
+  /** Rows of `metricId` were dropped. */
+  dropped(metricId: string): void;
 }
 
 /** `exclusive`: writes that update or delete; `appending`: writes that only append (merges). */

@@ -1,3 +1,4 @@
+import type { SealedCells } from './aggregation/sealed-cells.js';
 import type { BucketState, StateFigures } from './bucket-state.js';
 
 /**
@@ -133,4 +134,6 @@ export interface RollupReader {
    * tier; later buckets are provisional. null: no statement can be made (nothing stored yet).
    */
   completeThrough(metricId: string): number | null;
+  /** Sealed buckets' answered cells kept between answers (absent: every answer reads everything). */
+  readonly sealed?: SealedCells;
 }

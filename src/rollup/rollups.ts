@@ -13,6 +13,7 @@ import { rollupCommitParticipant } from './rollup-commit.js';
 import { rollupReader } from './rollup-reader.js';
 import { RollupStore } from './rollup-store.js';
 import type { RollupReader, StoredColumns } from './rollup-types.js';
+import { SealedCells } from './aggregation/sealed-cells.js';
 
 export interface RollupDeps {
   store: Store;
@@ -43,6 +44,8 @@ export class Rollups implements RollupReader {
   readonly pending: PendingPartials;
   readonly reader: RollupReader;
   readonly backfill: MetricBackfiller;
+  /** Sealed buckets' answered cells kept between aggregations; told of every write and metric change. */
+  readonly sealed = new SealedCells();
   private readonly queue = new Set<number>();
   /** Keys found pending at start: a crash may have merged them already (their marks are looked up). */
   private readonly replays = new Set<number>();
@@ -58,6 +61,7 @@ export class Rollups implements RollupReader {
 
   private constructor(private readonly d: RollupDeps, readonly db: RollupStore) {
     this.pending = new PendingPartials(d.store);
+    db.listener = { added: (id, from) => this.sealed.written(id, from), dropped: (id) => this.sealed.changed(id) };
     this.reader = rollupReader(db, (id) => this.completeThrough(id));
     this.backfill = new MetricBackfiller({ metrics: d.metrics, views: d.views, db, pending: this.pending, clock: d.clock, log: d.log, merged: () => this.requestCompaction() });
     this.compaction = new RerunJob(() => this.compactOnce(), d.log, 'rollup compaction');
@@ -96,6 +100,8 @@ export class Rollups implements RollupReader {
       else this.revisions.set(metricId, revision);
     }
     this.unsubscribe = this.d.metrics.onChange((id) => {
+      // Any change (update, rebuild, status, delete, restore): the metric's cached buckets are dropped.
+      this.sealed.changed(id);
       const m = this.d.metrics.byId(id);
       if (m && this.revisions.get(id) === m.definition_revision) return;
       if (m) this.revisions.set(id, m.definition_revision);

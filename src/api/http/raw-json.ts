@@ -1,3 +1,5 @@
+import { joinJson } from '../../json-text.js';
+
 /**
  * JSON text that a response carries verbatim instead of re-serializing a parsed value: the `docs`
  * endpoint returns documents exactly as sent (a re-serialization would turn `1e400` into null, round
@@ -5,21 +7,23 @@
  * known to be valid JSON.
  */
 export class RawJson {
-  constructor(readonly text: string) {}
+  /** `text` as a string, or as UTF-8 bytes (a large answer written into one buffer: no re-encoding). */
+  constructor(readonly text: string | Buffer) {}
 }
 
 /**
  * A response body's JSON text. Top-level members of the body that are `RawJson` are written as
  * their text; everything else as `JSON.stringify` writes it (member order kept).
  */
-export function responseJson(body: unknown): string {
+export function responseJson(body: unknown): string | Buffer {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return JSON.stringify(body) ?? 'null';
   const members = Object.entries(body as Record<string, unknown>);
   if (!members.some(([, v]) => v instanceof RawJson)) return JSON.stringify(body);
-  const parts: string[] = [];
+  const parts: Array<string | Buffer> = [];
   for (const [k, v] of members) {
     if (v === undefined || typeof v === 'function') continue;
-    parts.push(`${JSON.stringify(k)}:${v instanceof RawJson ? v.text : (JSON.stringify(v) ?? 'null')}`);
+    parts.push(`${parts.length === 0 ? '{' : ','}${JSON.stringify(k)}:`, v instanceof RawJson ? v.text : (JSON.stringify(v) ?? 'null'));
   }
-  return `{${parts.join(',')}}`;
+  parts.push('}');
+  return joinJson(parts);
 }

@@ -65,6 +65,17 @@ export class CellGrid {
     return (k) => this.cellInto(series, k, this.scratch);
   }
 
+  /** Whether `series` has records in bucket `k` (no cell made). */
+  hasRecords(series: string, k: number): boolean {
+    const s = this.series.get(series);
+    if (s === undefined) return false;
+    const at = s * this.buckets + k;
+    const merged = this.merged.get(at);
+    if (merged) return merged.count > 0;
+    const row = this.rowOf[at]!;
+    return row !== -1 && this.columns.count[row]! > 0;
+  }
+
   private cellInto(series: string, k: number, scratch?: Cell): Cell | null {
     const s = this.series.get(series);
     if (s === undefined) return null;

@@ -4,7 +4,8 @@ import type { ChartValue, MetricRecord } from '../metric-records.js';
 import type { SeriesLookup } from '../series-cache.js';
 import { TOTAL_SERIES, type ColumnFigure, type RollupReader, type StoredColumns } from '../rollup-types.js';
 import { allocColumns, concatColumns, readColumns, seriesWithRecords } from '../stored-columns.js';
-import { assembleSeries, CellGrid, type OtherCells } from './assemble.js';
+import { assembleSeries, CellGrid, type AssembledSeries, type OtherCells } from './assemble.js';
+import { sealable, sealedTables } from './sealed-answer.js';
 import { figuresFor, type NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
 import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
@@ -13,9 +14,9 @@ import { selectSeries, type SeriesDetails, type SeriesSelection } from './series
 import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
 
 const NO_FITS: SeriesFits = { regression: null, forecast: null };
-import { recordPoints, recordsObject, type CoverageMode, type EmptyBucketHandling, type RecordTable } from './series-records.js';
+import { recordPoints, recordsObject, type CoverageMode, type EmptyBucketHandling, type RecordRules, type RecordTable } from './series-records.js';
 import type { ReadSpan } from './tiling.js';
-import { planWindow, type WindowRequest } from './window-plan.js';
+import { planWindow, type WindowPlan, type WindowRequest } from './window-plan.js';
 
 /** A validated aggregation query with every default applied (api/metrics/aggregation-query.ts). */
 export interface AggregationRequest {
@@ -63,6 +64,12 @@ export interface AggregationContext {
   now: number;
   /** Merged tails of `__other__` kept between answers (default: the process's, tail-union.ts). */
   tailCache?: TailUnionCache;
+  /**
+   * Where sealed buckets end for this metric given its `completeThrough` (the route's estimate of
+   * what live data can no longer reach: docs/metrics.md, "Sealed buckets"); absent: nothing is taken
+   * from the sealed-bucket cache.
+   */
+  sealBefore?(completeThrough: number): number;
   /** `horizonTime` of the fits module: when a forecast horizon ends. */
   horizonTime(h: MetricRecord['ui_chart_forecast_horizon'], now: number): number;
 }
@@ -111,6 +118,19 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
     // with data are found in their rows (one read instead of a scan and a read). The registry holds
     // every series with rows: a batch's or file's series are registered before its rows are merged.
+    const sealed = reader.sealed;
+    if (sealed && ctx.sealBefore && completeThrough !== null && sealable(req.values)) {
+      // The leading sealed buckets come from the cache; DuckDB reads only the buckets after them.
+      const rules = recordRules(req, window.boundaries, completeThrough);
+      const key = [metric.id, metric.definition_revision, window.interval, req.window.timeZone, req.values.join(','), req.nullHandling, req.emptyHandling, req.normalize, everyCandidate.join(',')].join('\u0000');
+      const sealBefore = Math.min(ctx.sealBefore(completeThrough), completeThrough);
+      const readSuffix = (boundaries: readonly number[]) => read(planReads({ ...rules, boundaries, selection: { kept: [], tail: [], seriesTotal: 0 }, values: req.values, nullHandling: req.nullHandling }).spans, everyCandidate, figures);
+      const { tables, withData } = await sealedTables({ cache: sealed, key, metricId: metric.id, sealBefore, candidates: everyCandidate, rules, read: readSuffix });
+      const totalHasData = withData.delete(TOTAL_SERIES);
+      selection = selectionOf(grouped ? withData : new Set(), totalHasData);
+      const byHash = new Map(everyCandidate.map((h, j) => [h, tables[j]!]));
+      return answerOf(ctx, req, window, completeThrough, selection, selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })));
+    }
     plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
     rows = await read(plan.spans, everyCandidate, figures);
     const withData = seriesWithRecords(rows);
@@ -131,16 +151,18 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     const tail = { metricId: metric.id, revision: metric.definition_revision, tail: selection.tail, boundaries: window.boundaries, end, completeThrough, sketches: plan.tailSketches, total, read };
     other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
   }
-  const assembled = assembleSeries(grid, selection, other, {
-    boundaries: window.boundaries,
-    completeThrough,
-    coverage: req.coverage,
-    normalize: req.normalize,
-    values: req.values,
-    nullHandling: req.nullHandling,
-    emptyHandling: req.emptyHandling,
-  });
+  const assembled = assembleSeries(grid, selection, other, recordRules(req, window.boundaries, completeThrough));
+  return answerOf(ctx, req, window, completeThrough, selection, assembled);
+}
 
+/** The query's rules for turning cells into records. */
+function recordRules(req: AggregationRequest, boundaries: readonly number[], completeThrough: number | null): RecordRules {
+  return { boundaries, completeThrough, coverage: req.coverage, normalize: req.normalize, values: req.values, nullHandling: req.nullHandling, emptyHandling: req.emptyHandling };
+}
+
+/** The answer around its assembled series: fits, coverage, window and watermark. */
+function answerOf(ctx: AggregationContext, req: AggregationRequest, window: WindowPlan, completeThrough: number | null, selection: SeriesSelection, assembled: readonly AssembledSeries[]): AggregationAnswer {
+  const { metric, now } = ctx;
   const fits: FitRequest = {
     regression: req.regression,
     forecastAt: req.forecastAt ?? defaultForecastAt(metric, window.projectFrom !== null ? window.requestedEnd : null, now, ctx.horizonTime),

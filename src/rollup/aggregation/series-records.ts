@@ -34,6 +34,8 @@ export interface RecordTable {
   buckets: Int32Array;
   /** rows × width numbers, row-major; NaN for null. */
   cells: Float64Array;
+  /** The first `rows` rows' JSON text joined by commas, as UTF-8 bytes (sealed buckets kept between answers). */
+  lead?: { rows: number; json: Buffer };
 }
 
 /**
@@ -97,19 +99,29 @@ export function recordsObject(t: RecordTable): Record<string, Array<number | nul
 
 /**
  * `recordsObject(t)` as JSON text, appended to `out` (joined once by the caller): what JSON.stringify
- * of it gives, byte for byte. One string a bucket joined once measured faster than `+=` into one rope.
+ * of it gives, byte for byte. One flat string a bucket joined once measured faster than `+=` into one rope.
  */
-export function writeRecordsJson(t: RecordTable, out: string[]): void {
+export function writeRecordsJson(t: RecordTable, out: Array<string | Buffer>): void {
   const keys = bucketKeys(t.boundaries);
+  const from = t.lead?.rows ?? 0;
+  const rows = new Array<string>(t.rows - from);
+  for (let r = from; r < t.rows; r++) rows[r - from] = rowText(t, r, keys);
+  // One join: flat strings in, one flat string out (a `,${row}` per row made a rope to flatten later).
+  if (t.lead && t.lead.rows > 0) out.push('{', t.lead.json, rows.length > 0 ? `,${rows.join(',')}}` : '}');
+  else out.push(`{${rows.join(',')}}`);
+}
+
+/** Row `r` of a table as JSON text: `"<bucket start ISO>":[<numbers>]`. */
+export function rowJson(t: RecordTable, r: number): string {
+  return rowText(t, r, bucketKeys(t.boundaries));
+}
+
+function rowText(t: RecordTable, r: number, keys: readonly string[]): string {
   const { width, cells } = t;
-  out.push('{');
-  for (let r = 0; r < t.rows; r++) {
-    const at = r * width;
-    let row = r === 0 ? keys[t.buckets[r]!]! : `,${keys[t.buckets[r]!]!}`;
-    for (let i = 0; i < width; i++) row += i === 0 ? jsonNumber(cells[at]!) : `,${jsonNumber(cells[at + i]!)}`;
-    out.push(`${row}]`);
-  }
-  out.push('}');
+  const at = r * width;
+  let row = keys[t.buckets[r]!]!;
+  for (let i = 0; i < width; i++) row += i === 0 ? jsonNumber(cells[at]!) : `,${jsonNumber(cells[at + i]!)}`;
+  return `${row}]`;
 }
 
 /** The first value's numbers at their bucket starts, in time order: what fits use. */
