@@ -1,5 +1,3 @@
-import { isAscii } from 'node:buffer';
-
 /**
  * Both ends of the wire between a worker thread and a view's transform context.
  *
@@ -376,8 +374,6 @@ export interface RawAnswer {
   fields: number;
 }
 
-const UTF8 = new TextDecoder();
-
 /** `BatchInput.schemaVersion`: one for every record, one per record, or per record as an index into distinct values. */
 export type SchemaVersions = string | null | ReadonlyArray<string | null> | VersionColumn;
 
@@ -405,13 +401,6 @@ export function versionColumn(sv: SchemaVersions): { values: string | null | Rea
     index[i] = k;
   }
   return { values: [...ids.keys()], index };
-}
-
-/** A batch's records text (`BatchInput.recordsText`) as a string. */
-export function recordsTextOf(text: string | Uint8Array): string {
-  if (typeof text === 'string') return text;
-  // ASCII (checked by simdutf) is its own Latin-1: a plain copy instead of a UTF-8 decode.
-  return isAscii(text) ? Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1') : UTF8.decode(text);
 }
 
 const REASONS = new Set<string>(['threw', 'bad_output', 'output_too_large']);

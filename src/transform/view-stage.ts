@@ -108,21 +108,38 @@ function sizeOf(input: ViewInput, i: number): number {
 }
 
 /**
+ * The buffer `joinedText` joins bytes into, kept for the next call (up to SCRATCH_KEEP_BYTES): not
+ * a new one per sandbox call — memory outside the JS heap, whose growth starts the worker's
+ * collections. `scratchLent` is the call's bytes while a sandbox call holds them (`runChunked`
+ * takes them back once it has answered); a call made meanwhile gets a buffer of its own.
+ */
+let scratch = Buffer.alloc(0);
+let scratchLent: Uint8Array | null = null;
+const SCRATCH_KEEP_BYTES = 32 << 20;
+
+/**
  * Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E, as UTF-8
- * bytes when the input is bytes (one buffer for the call, decoded where the sandbox runs).
+ * bytes when the input is bytes (decoded where the sandbox runs).
  */
 function joinedText(input: ViewInput, from: number, to: number): string | Uint8Array {
   const b = input.bytes;
   if (!b) return input.texts.slice(from, to).join('\u001e');
   let size = 0;
   for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
-  const out = Buffer.allocUnsafeSlow(Math.max(0, size - 1));
+  const lend = scratchLent === null;
+  let out = lend ? scratch : Buffer.allocUnsafeSlow(Math.max(0, size - 1));
+  if (out.length < size - 1) {
+    out = Buffer.allocUnsafeSlow(Math.max(size, Math.min(2 * out.length, SCRATCH_KEEP_BYTES)));
+    if (out.length <= SCRATCH_KEEP_BYTES) scratch = out;
+  }
   let at = 0;
   for (let i = from; i < to; i++) {
     if (i > from) out[at++] = 0x1e;
     at += b.bodies[b.entry[i]!]!.copy(out, at, b.start[i]!, b.end[i]!);
   }
-  return out.subarray(0, at);
+  const bytes = out.subarray(0, at);
+  if (lend && out === scratch) scratchLent = bytes;
+  return bytes;
 }
 
 /**
@@ -261,15 +278,21 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     let chars = 0;
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
-    const out = await run(
-      {
-        recordsText: joinedText(input, from, to),
-        schemaVersion: input.versions.slice(from, to),
-        receivedAt: input.received.subarray(from, to),
-        timestamp: input.ts.subarray(from, to),
-      },
-      { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields } : {}) },
-    );
+    const text = joinedText(input, from, to);
+    let out: TransformOutcome;
+    try {
+      out = await run(
+        {
+          recordsText: text,
+          schemaVersion: input.versions.slice(from, to),
+          receivedAt: input.received.subarray(from, to),
+          timestamp: input.ts.subarray(from, to),
+        },
+        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields } : {}) },
+      );
+    } finally {
+      if (text === scratchLent) scratchLent = null;
+    }
     if (out.status !== 'ok') {
       const recordIndex = out.recordIndex === null ? null : out.recordIndex + from;
       // The sandbox names the record by its index in the call; name it by the batch's.
