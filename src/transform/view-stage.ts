@@ -270,6 +270,8 @@ function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
   const fields = v.outputSchema.map((f) => f.name);
+  const dateFields: number[] = [];
+  v.outputSchema.forEach((f, k) => f.type === 'date' && dateFields.push(k));
   const outs: Outputs[] = [];
   const parts: Array<{ sources: ArrayLike<number>; from: number }> = [];
   const n = input.ts.length;
@@ -288,7 +290,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
           receivedAt: input.received.subarray(from, to),
           timestamp: input.ts.subarray(from, to),
         },
-        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields } : {}) },
+        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, dateFields } : {}) },
       );
     } finally {
       if (text === scratchLent) scratchLent = null;
