@@ -133,9 +133,18 @@ function joinedText(input: ViewInput, from: number, to: number): string | Uint8A
     if (out.length <= SCRATCH_KEEP_BYTES) scratch = out;
   }
   let at = 0;
-  for (let i = from; i < to; i++) {
+  for (let i = from; i < to; ) {
     if (i > from) out[at++] = 0x1e;
-    at += b.bodies[b.entry[i]!]!.copy(out, at, b.start[i]!, b.end[i]!);
+    // Records one byte apart in the same body (NDJSON lines, array elements) are copied in one go
+    // and the byte between them made the separator: one native copy per run, not per record.
+    const e = b.entry[i]!;
+    const first = b.start[i]!;
+    let j = i;
+    while (j + 1 < to && b.entry[j + 1] === e && b.start[j + 1] === b.end[j]! + 1) j++;
+    const base = at - first;
+    at += b.bodies[e]!.copy(out, at, first, b.end[j]!);
+    for (let k = i; k < j; k++) out[base + b.end[k]!] = 0x1e;
+    i = j + 1;
   }
   const bytes = out.subarray(0, at);
   if (lend && out === scratch) scratchLent = bytes;
@@ -175,19 +184,17 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
     const { out, sources } = ran;
     const schema = v.outputSchema.length > 0 ? v.outputSchema : inferOutputSchema(out.rows ?? []);
     const raw = out.columns ? out : rowsToColumns(out.rows, schema);
-    const { columns, counts } = coerceColumns(raw.columns, raw.extra, schema);
+    // The raw columns are this stage's own (decoded for it): coerced where they are.
+    const { columns, counts } = coerceColumns(raw.columns as unknown[][], raw.extra, schema, true);
     const m = sources.length;
-    const ts = new Float64Array(m);
-    const seq = new Float64Array(m);
-    const received = new Float64Array(m);
-    const versions = new Array<string | null>(m);
-    for (let i = 0; i < m; i++) {
-      const s = sources[i]!;
-      ts[i] = input.ts[s]!;
-      seq[i] = input.seq[s]!;
-      received[i] = input.received[s]!;
-      versions[i] = input.versions[s]!;
-    }
+    // One output per record, in order (the common case): the records' own columns, not copies.
+    const same = isIdentity(sources, input.ts.length);
+    const pick = <T, A extends { [i: number]: T }>(a: ArrayLike<T>, into: A): A => {
+      for (let i = 0; i < m; i++) into[i] = a[sources[i]!]!;
+      return into;
+    };
+    const ts = same ? input.ts : pick(input.ts, new Float64Array(m));
+    const seq = same ? input.seq : pick(input.seq, new Float64Array(m));
     let file: ViewWrittenFile | null = null;
     if (m > 0) {
       try {
@@ -203,11 +210,20 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
     if (args.views.some((w) => w.parentViewId === v.viewId)) {
       const texts = new Array<string>(m);
       for (let i = 0; i < m; i++) texts[i] = JSON.stringify(columnsRow(columns, i));
+      const received = same ? input.received : pick(input.received, new Float64Array(m));
+      const versions = same ? input.versions : pick(input.versions, new Array<string | null>(m));
       inputs.set(v.viewId, { texts, ts, received, seq, versions });
     }
     outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'ok', file, rows: m, counts, inferredSchema: v.outputSchema.length > 0 ? null : schema });
   }
   return outcomes;
+}
+
+/** True when `sources` maps output k to record k for all `n` records. */
+function isIdentity(sources: ArrayLike<number>, n: number): boolean {
+  if (sources.length !== n) return false;
+  for (let i = 0; i < n; i++) if (sources[i] !== i) return false;
+  return true;
 }
 
 /** Remove the files `outcomes` wrote (their batch did not commit); `dirOf` names each view's directory. */
