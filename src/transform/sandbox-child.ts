@@ -4,9 +4,9 @@
  * abort the process instead of reaching isolated-vm's memory limit) ends this process only.
  *
  * Host mode: options arrive in SLUICE_TRANSFORM_OPTIONS (JSON). Each IPC message is a batch with
- * the views to run over it (`ChildRequest`), the records' bytes following on stdin; for each view the child says `start`, then `done`
- * with the sandbox's `runRaw` result (`error` when the input broke the contract), so the parent
- * knows which view was running if the process dies. Check mode: the script on stdin, a
+ * the views to run over it (`ChildRequest`), the records' bytes following on stdin; for each view
+ * the child says `start`, then `done` with the sandbox's `runRaw` result (`error` when the input
+ * broke the contract), so the parent knows which view was running if the process dies. Check mode: the script on stdin, a
  * `ChildCheck` as JSON on stdout.
  */
 import { readSync } from 'node:fs';
