@@ -184,7 +184,8 @@ export const HARNESS_SOURCE = String.raw`(function () {
         try {
           sv = parse(schemaVersionJson);
           if (fieldsJson !== null) fields = parse(fieldsJson);
-          if (datesJson !== null) dates = parse(datesJson);
+          // Absent (a caller of the harness that names no dates) or null: none.
+          if (typeof datesJson === 'string') dates = parse(datesJson);
         } catch (e) {
           return 'xschema version or fields are not JSON: ' + describe(e);
         }
