@@ -1,16 +1,15 @@
-import { isAscii } from 'node:buffer';
-
 /**
  * Both ends of the wire between a worker thread and a view's transform context.
  *
  * Inside the isolate, `HARNESS_SOURCE` runs first in every script's context (before the user's
  * script, so it captures pristine builtins and removes the non-ECMAScript globals) and returns
  * `install(transform, progressBuffer, maxOutputChars)`, which returns
- * `run(recordsText, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson)`: one
+ * `run(recordsText, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson, datesJson)`: one
  * call per (view, batch) that parses each record, builds its ctx, calls `transform` and answers
  * with ONE string. `schemaVersionJson` is one version for all records, or (with `svIndex`, an
  * Int32Array) the distinct versions, record i's being `[svIndex[i]]`. `fieldsJson` names the
- * view's declared output fields (null: none declared).
+ * view's declared output fields (null: none declared), `datesJson` the indexes of those typed
+ * `date` (null: none).
  * Outside, `decodeRunResult` turns that string into a value. The context belongs to one user
  * script, which can rewrite anything in it (prototypes included), so the answer is treated as
  * untrusted text and checked here.
@@ -177,14 +176,16 @@ export const HARNESS_SOURCE = String.raw`(function () {
     const progress = new I32(progressBuffer);
     // One batch: records = their JSON texts joined by U+001E (which no JSON text holds raw); ctx
     // columns: view id, schema version(s) as JSON text, receivedAt/timestamp epoch ms per record.
-    return function run(text, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson) {
+    return function run(text, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson, datesJson) {
       try {
         const n = receivedAt.length;
         if (timestamps.length !== n) return 'xreceivedAt and timestamp differ in length';
-        let sv, fields = null;
+        let sv, fields = null, dates = null;
         try {
           sv = parse(schemaVersionJson);
           if (fieldsJson !== null) fields = parse(fieldsJson);
+          // Absent (a caller of the harness that names no dates) or null: none.
+          if (typeof datesJson === 'string') dates = parse(datesJson);
         } catch (e) {
           return 'xschema version or fields are not JSON: ' + describe(e);
         }
@@ -204,6 +205,15 @@ export const HARNESS_SOURCE = String.raw`(function () {
         // Outputs are converted to JSON a chunk at a time, so they die young instead of being
         // promoted with the whole batch (the young generation is small; see the file comment).
         let out = [], done = 0, chars = 0;
+        // A date field's value that is its record's ctx.timestamp or ctx.received_at, as the script
+        // got it, goes back as those epoch ms: what the worker would read the string back as (an
+        // integer time's 24-character ISO string, years 0000–9999), without writing and reading it.
+        // outT/outR: the ctx strings of each output's record (kept only when a field is a date).
+        const isDate = [];
+        for (let k = 0; k < nf; k++) push(isDate, false);
+        if (dates !== null) for (let q = 0; q < dates.length; q++) if (dates[q] >= 0 && dates[q] < nf) isDate[dates[q]] = true;
+        const keepCtx = dates !== null && dates.length > 0;
+        let outT = [], outR = [];
         const parts = [];
         // Record index of each output; null while output k came from record k.
         let src = null;
@@ -230,8 +240,22 @@ export const HARNESS_SOURCE = String.raw`(function () {
               const ks = keys(o);
               for (let q = 0; q < ks.length; q++) {
                 const key = ks[q], v = o[key], k = slot[key];
-                if (k !== undefined) cols[k][r] = v;
-                else if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') extra[key] = (extra[key] || 0) + 1;
+                if (k === undefined) {
+                  if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') extra[key] = (extra[key] || 0) + 1;
+                  continue;
+                }
+                if (isDate[k] && typeof v === 'string' && v.length === 24) {
+                  const i = src === null ? done + r : src[done + r];
+                  if (v === outT[r] && timestamps[i] % 1 === 0) {
+                    cols[k][r] = timestamps[i];
+                    continue;
+                  }
+                  if (v === outR[r] && receivedAt[i] % 1 === 0) {
+                    cols[k][r] = receivedAt[i];
+                    continue;
+                  }
+                }
+                cols[k][r] = v;
               }
             } catch (e) {
               const i = src === null ? done + r : src[done + r];
@@ -274,6 +298,10 @@ export const HARNESS_SOURCE = String.raw`(function () {
           else for (let k = 0; k < nf; k++) push(colParts[k], slice(texts[k], 1, texts[k].length - 1));
           done += rows;
           out = [];
+          if (keepCtx) {
+            outT = [];
+            outR = [];
+          }
           return null;
         };
         const len = text.length;
@@ -312,12 +340,20 @@ export const HARNESS_SOURCE = String.raw`(function () {
               if (!isPlain(o)) return fail('bad_output', i, 'transform returned an array holding ' + kind(o) + ' at position ' + k + ' for record ' + i + '; each element must be a plain object');
               push(out, o);
               push(src, i);
+              if (keepCtx) {
+                push(outT, timestampIso);
+                push(outR, receivedIso);
+              }
             }
           } else {
             const proto = getProto(r);
             if (proto !== ObjProto && proto !== null) return badReturn(i, r);
             push(out, r);
             if (src !== null) push(src, i);
+            if (keepCtx) {
+              push(outT, timestampIso);
+              push(outR, receivedIso);
+            }
           }
           if (out.length >= CHUNK) {
             const failed = flush(i);
@@ -376,8 +412,6 @@ export interface RawAnswer {
   fields: number;
 }
 
-const UTF8 = new TextDecoder();
-
 /** `BatchInput.schemaVersion`: one for every record, one per record, or per record as an index into distinct values. */
 export type SchemaVersions = string | null | ReadonlyArray<string | null> | VersionColumn;
 
@@ -405,13 +439,6 @@ export function versionColumn(sv: SchemaVersions): { values: string | null | Rea
     index[i] = k;
   }
   return { values: [...ids.keys()], index };
-}
-
-/** A batch's records text (`BatchInput.recordsText`) as a string. */
-export function recordsTextOf(text: string | Uint8Array): string {
-  if (typeof text === 'string') return text;
-  // ASCII (checked by simdutf) is its own Latin-1: a plain copy instead of a UTF-8 decode.
-  return isAscii(text) ? Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('latin1') : UTF8.decode(text);
 }
 
 const REASONS = new Set<string>(['threw', 'bad_output', 'output_too_large']);

@@ -1,5 +1,6 @@
 import ivm from 'isolated-vm';
-import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, recordsTextOf, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
+import { recordsTextOf } from './records-text.js';
+import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
 
 /**
  * The one boundary to isolated-vm. A `TransformIsolate` owns one V8 isolate with the harness
@@ -145,7 +146,7 @@ export class TransformIsolate {
    * hold half-done state of the script: the caller drops it. After `memory` the isolate is
    * disposed: the caller builds a new one.
    */
-  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number, fields: readonly string[] = []): RawAnswer | TransformFailure {
+  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number, fields: readonly string[] = [], dateFields: readonly number[] = []): RawAnswer | TransformFailure {
     const n = batch.receivedAt.length;
     if (batch.timestamp.length !== n) throw new Error(`transform sandbox: receivedAt has ${n} entries, timestamp ${batch.timestamp.length}`);
     const versions = versionColumn(batch.schemaVersion);
@@ -166,6 +167,7 @@ export class TransformIsolate {
           new ivm.ExternalCopy(batch.receivedAt).copyInto({ release: true }),
           new ivm.ExternalCopy(batch.timestamp).copyInto({ release: true }),
           fields.length === 0 ? null : JSON.stringify(fields),
+          fields.length === 0 || dateFields.length === 0 ? null : JSON.stringify(dateFields),
         ] as never,
         { timeout: timeoutMs },
       );

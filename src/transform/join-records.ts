@@ -1,5 +1,5 @@
 import type { ViewRow } from '../schema/file-reader.js';
-import { recordsTextOf } from './harness.js';
+import { recordsTextOf } from './records-text.js';
 import { joinKey } from './join-key.js';
 import type { LookupEntry } from './join-store.js';
 import type { OutputField } from './output-schema.js';

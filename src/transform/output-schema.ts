@@ -157,9 +157,10 @@ export function rowsToColumns(rows: readonly unknown[], schema: readonly OutputF
 
 /**
  * Coerces raw value columns (`raw[k]` for `schema[k]`, see `rowsToColumns`) by the rules of
- * `coerceOutputs`; `extra` becomes `counts.extra`.
+ * `coerceOutputs`; `extra` becomes `counts.extra`. `inPlace`: the coerced values are written over
+ * the raw ones (the caller's own arrays; no second array per column).
  */
-export function coerceColumns(raw: readonly (readonly unknown[])[], extra: Record<string, number>, schema: readonly OutputField[]): { columns: OutputColumn[]; counts: CoercionCounts } {
+export function coerceColumns(raw: readonly (readonly unknown[])[], extra: Record<string, number>, schema: readonly OutputField[], inPlace = false): { columns: OutputColumn[]; counts: CoercionCounts } {
   const failed: Record<string, number> = {};
   let coerced = 0;
   // Column at a time: one type per loop keeps the loops monomorphic.
@@ -169,7 +170,7 @@ export function coerceColumns(raw: readonly (readonly unknown[])[], extra: Recor
     const native = NATIVE[type];
     const input = raw[k]!;
     const n = input.length;
-    const values = new Array<string | number | boolean | null>(n);
+    const values = inPlace ? (input as (string | number | boolean | null)[]) : new Array<string | number | boolean | null>(n);
     let bad = 0;
     for (let r = 0; r < n; r++) {
       const v = input[r];

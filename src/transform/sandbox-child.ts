@@ -4,21 +4,48 @@
  * abort the process instead of reaching isolated-vm's memory limit) ends this process only.
  *
  * Host mode: options arrive in SLUICE_TRANSFORM_OPTIONS (JSON). Each IPC message is a batch with
- * the views to run over it (`ChildRequest`); for each view the child says `start`, then `done`
- * with the sandbox's `runRaw` result (`error` when the input broke the contract), so the parent
- * knows which view was running if the process dies. Check mode: the script on stdin, a
+ * the views to run over it (`ChildRequest`), the records' bytes following on stdin; for each view
+ * the child says `start`, then `done` with the sandbox's `runRaw` result (`error` when the input
+ * broke the contract), so the parent knows which view was running if the process dies. Check mode: the script on stdin, a
  * `ChildCheck` as JSON on stdout.
  */
+import { readSync } from 'node:fs';
 import { TransformIsolate } from './isolate.js';
+import { recordsTextOf } from './records-text.js';
 import { TransformSandbox, type BatchInput, type RawAnswer, type TransformFailure, type ViewScript } from './sandbox.js';
 
 /** What `--check` prints. */
 export type ChildCheck = { ok: true } | { ok: false; message: string; line: number | null; column: number | null };
 
 export interface ChildRequest {
-  batch: BatchInput;
+  /** `recordsText` as a string, or `stdinBytes`: that many bytes of UTF-8 to read from stdin. */
+  batch: Omit<BatchInput, 'recordsText'> & { recordsText: string | { stdinBytes: number } };
   views: ViewScript[];
 }
+
+/** Buffer the records' bytes are read into, kept for the next batch. */
+let scratch = Buffer.alloc(0);
+
+/** `n` bytes from stdin (blocking: this process has nothing else to do meanwhile). */
+function readStdin(n: number): Uint8Array {
+  if (scratch.length < n) scratch = Buffer.allocUnsafeSlow(Math.max(n, Math.min(2 * scratch.length, 256 << 20)));
+  for (let at = 0; at < n; ) {
+    let got: number;
+    try {
+      got = readSync(0, scratch, at, n - at, null);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
+      Atomics.wait(PAUSE, 0, 0, 1);
+      continue;
+    }
+    // The parent went away.
+    if (got === 0) process.exit(0);
+    at += got;
+  }
+  return scratch.subarray(0, n);
+}
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 export type ChildMessage =
   | { type: 'start'; view: number }
@@ -46,7 +73,10 @@ if (process.argv[2] === '--check') {
 } else {
   const sandbox = new TransformSandbox(JSON.parse(process.env.SLUICE_TRANSFORM_OPTIONS ?? '{}') as ConstructorParameters<typeof TransformSandbox>[0]);
   const send = (m: ChildMessage) => process.send!(m);
-  process.on('message', ({ batch, views }: ChildRequest) => {
+  process.on('message', ({ batch: sent, views }: ChildRequest) => {
+    const r = sent.recordsText;
+    // Made into the sandbox's string once for all the views (the bytes' buffer is reused).
+    const batch: BatchInput = { ...sent, recordsText: typeof r === 'string' ? r : recordsTextOf(readStdin(r.stdinBytes)) };
     views.forEach((view, k) => {
       send({ type: 'start', view: k });
       let reply: Extract<ChildMessage, { type: 'done' }>['reply'];

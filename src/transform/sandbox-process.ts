@@ -18,10 +18,12 @@ import type { ChildMessage, ChildRequest } from './sandbox-child.js';
  *
  * Requests are queued, one at a time per child. The child is forked on first use and again after
  * it ends; a child that does not answer within the call's time limit + `graceMs` is killed. A
- * batch's records cross the process boundary once for all its views (`runViews`; IPC with V8
- * serialization), best as UTF-8 bytes (see `BatchInput`: 18 MB of nested records took ~40 ms as
- * bytes against 100–600 ms as the two-byte string they decode to), and each answer comes back as
- * the harness's one string, decoded here.
+ * batch's records cross the process boundary once for all its views (`runViews`), best as UTF-8
+ * bytes (see `BatchInput`: 18 MB of nested records took ~40 ms as bytes against 100–600 ms as the
+ * two-byte string they decode to). The request goes over IPC with V8 serialization, the bytes down
+ * the child's stdin as they are (through the serialiser they were copied and allocated anew on both
+ * sides, and that memory outside the JS heap started collections in the worker); each answer comes
+ * back as the harness's one string, decoded here.
  */
 
 export interface TransformProcessOptions extends TransformSandboxOptions {
@@ -48,7 +50,7 @@ export class TransformProcess {
 
   /** Runs one view over one batch (see `TransformSandbox.run`). */
   async run(input: TransformInput): Promise<TransformOutcome> {
-    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}) }]);
+    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}), ...(input.dateFields ? { dateFields: input.dateFields } : {}) }]);
     return outcome!;
   }
 
@@ -168,8 +170,15 @@ export class TransformProcess {
       // Distinct versions and an index: not one string per record through the serialiser.
       const v = versionColumn(batch.schemaVersion);
       const schemaVersion = v.index === null ? batch.schemaVersion : { values: v.values as ReadonlyArray<string | null>, index: v.index };
-      const request: ChildRequest = { batch: { recordsText, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) }, views: views.map(({ viewId, scriptHash, script, fields }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}) })) };
+      const bytes = typeof recordsText === 'string' ? null : recordsText;
+      const request: ChildRequest = {
+        batch: { recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength }, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) },
+        views: views.map(({ viewId, scriptHash, script, fields, dateFields }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(dateFields ? { dateFields } : {}) })),
+      };
       child.send(request);
+      // The records' bytes go down the child's stdin as they are: no serialiser copy of them here
+      // or there (their buffer is kept as is until the child has read it, i.e. until it answers).
+      if (bytes !== null && bytes.byteLength > 0) child.stdin!.write(bytes);
     });
   }
 
@@ -180,8 +189,12 @@ export class TransformProcess {
       serialization: 'advanced',
       execArgv: [],
       env: { ...process.env, SLUICE_TRANSFORM_OPTIONS: JSON.stringify(sandboxOptions) },
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      stdio: ['pipe', 'ignore', 'pipe', 'ipc'],
     });
+    // The records' bytes (see `exchange`). A child that dies mid-batch fails the write: its
+    // outcome comes from 'close'.
+    child.stdin!.on('error', () => undefined);
+    (child.stdin as Socket).unref();
     this.stderrTail = '';
     child.stderr!.setEncoding('utf8');
     child.stderr!.on('data', (d: string) => {

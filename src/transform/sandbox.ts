@@ -49,6 +49,12 @@ export interface ViewScript {
    * `extra` in the outcome, see harness.ts); absent or empty: as row objects (`outputs`).
    */
   fields?: readonly string[];
+  /**
+   * Indexes into `fields` of the fields typed `date`: a value of theirs that is its record's
+   * `ctx.timestamp` or `ctx.received_at` comes back as that time's epoch ms, which is what the
+   * string coerces to (harness.ts).
+   */
+  dateFields?: readonly number[];
 }
 
 /** One batch of one view: the script and the records with their ctx columns (see `BatchInput`). */
@@ -115,7 +121,7 @@ export class TransformSandbox {
       this.scripts.set(input.scriptHash, loaded);
       while (this.scripts.size > this.maxCachedScripts) this.forget(this.scripts.keys().next().value as string);
     }
-    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs, input.fields);
+    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs, input.fields, input.dateFields);
     if (outcome.status === 'failed') {
       if (iso.disposed) this.drop();
       // The call was cut off mid-script: its globals may be half-updated.

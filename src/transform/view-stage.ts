@@ -108,21 +108,47 @@ function sizeOf(input: ViewInput, i: number): number {
 }
 
 /**
+ * The buffer `joinedText` joins bytes into, kept for the next call (up to SCRATCH_KEEP_BYTES): not
+ * a new one per sandbox call — memory outside the JS heap, whose growth starts the worker's
+ * collections. `scratchLent` is the call's bytes while a sandbox call holds them (`runChunked`
+ * takes them back once it has answered); a call made meanwhile gets a buffer of its own.
+ */
+let scratch = Buffer.alloc(0);
+let scratchLent: Uint8Array | null = null;
+const SCRATCH_KEEP_BYTES = 32 << 20;
+
+/**
  * Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E, as UTF-8
- * bytes when the input is bytes (one buffer for the call, decoded where the sandbox runs).
+ * bytes when the input is bytes (decoded where the sandbox runs).
  */
 function joinedText(input: ViewInput, from: number, to: number): string | Uint8Array {
   const b = input.bytes;
   if (!b) return input.texts.slice(from, to).join('\u001e');
   let size = 0;
   for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
-  const out = Buffer.allocUnsafeSlow(Math.max(0, size - 1));
-  let at = 0;
-  for (let i = from; i < to; i++) {
-    if (i > from) out[at++] = 0x1e;
-    at += b.bodies[b.entry[i]!]!.copy(out, at, b.start[i]!, b.end[i]!);
+  const lend = scratchLent === null;
+  let out = lend ? scratch : Buffer.allocUnsafeSlow(Math.max(0, size - 1));
+  if (out.length < size - 1) {
+    out = Buffer.allocUnsafeSlow(Math.max(size, Math.min(2 * out.length, SCRATCH_KEEP_BYTES)));
+    if (out.length <= SCRATCH_KEEP_BYTES) scratch = out;
   }
-  return out.subarray(0, at);
+  let at = 0;
+  for (let i = from; i < to; ) {
+    if (i > from) out[at++] = 0x1e;
+    // Records one byte apart in the same body (NDJSON lines, array elements) are copied in one go
+    // and the byte between them made the separator: one native copy per run, not per record.
+    const e = b.entry[i]!;
+    const first = b.start[i]!;
+    let j = i;
+    while (j + 1 < to && b.entry[j + 1] === e && b.start[j + 1] === b.end[j]! + 1) j++;
+    const base = at - first;
+    at += b.bodies[e]!.copy(out, at, first, b.end[j]!);
+    for (let k = i; k < j; k++) out[base + b.end[k]!] = 0x1e;
+    i = j + 1;
+  }
+  const bytes = out.subarray(0, at);
+  if (lend && out === scratch) scratchLent = bytes;
+  return bytes;
 }
 
 /**
@@ -158,19 +184,17 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
     const { out, sources } = ran;
     const schema = v.outputSchema.length > 0 ? v.outputSchema : inferOutputSchema(out.rows ?? []);
     const raw = out.columns ? out : rowsToColumns(out.rows, schema);
-    const { columns, counts } = coerceColumns(raw.columns, raw.extra, schema);
+    // The raw columns are this stage's own (decoded for it): coerced where they are.
+    const { columns, counts } = coerceColumns(raw.columns as unknown[][], raw.extra, schema, true);
     const m = sources.length;
-    const ts = new Float64Array(m);
-    const seq = new Float64Array(m);
-    const received = new Float64Array(m);
-    const versions = new Array<string | null>(m);
-    for (let i = 0; i < m; i++) {
-      const s = sources[i]!;
-      ts[i] = input.ts[s]!;
-      seq[i] = input.seq[s]!;
-      received[i] = input.received[s]!;
-      versions[i] = input.versions[s]!;
-    }
+    // One output per record, in order (the common case): the records' own columns, not copies.
+    const same = isIdentity(sources, input.ts.length);
+    const pick = <T, A extends { [i: number]: T }>(a: ArrayLike<T>, into: A): A => {
+      for (let i = 0; i < m; i++) into[i] = a[sources[i]!]!;
+      return into;
+    };
+    const ts = same ? input.ts : pick(input.ts, new Float64Array(m));
+    const seq = same ? input.seq : pick(input.seq, new Float64Array(m));
     let file: ViewWrittenFile | null = null;
     if (m > 0) {
       try {
@@ -186,11 +210,20 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
     if (args.views.some((w) => w.parentViewId === v.viewId)) {
       const texts = new Array<string>(m);
       for (let i = 0; i < m; i++) texts[i] = JSON.stringify(columnsRow(columns, i));
+      const received = same ? input.received : pick(input.received, new Float64Array(m));
+      const versions = same ? input.versions : pick(input.versions, new Array<string | null>(m));
       inputs.set(v.viewId, { texts, ts, received, seq, versions });
     }
     outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'ok', file, rows: m, counts, inferredSchema: v.outputSchema.length > 0 ? null : schema });
   }
   return outcomes;
+}
+
+/** True when `sources` maps output k to record k for all `n` records. */
+function isIdentity(sources: ArrayLike<number>, n: number): boolean {
+  if (sources.length !== n) return false;
+  for (let i = 0; i < n; i++) if (sources[i] !== i) return false;
+  return true;
 }
 
 /** Remove the files `outcomes` wrote (their batch did not commit); `dirOf` names each view's directory. */
@@ -253,6 +286,8 @@ function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
   const fields = v.outputSchema.map((f) => f.name);
+  const dateFields: number[] = [];
+  v.outputSchema.forEach((f, k) => f.type === 'date' && dateFields.push(k));
   const outs: Outputs[] = [];
   const parts: Array<{ sources: ArrayLike<number>; from: number }> = [];
   const n = input.ts.length;
@@ -261,15 +296,21 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     let chars = 0;
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
-    const out = await run(
-      {
-        recordsText: joinedText(input, from, to),
-        schemaVersion: input.versions.slice(from, to),
-        receivedAt: input.received.subarray(from, to),
-        timestamp: input.ts.subarray(from, to),
-      },
-      { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields } : {}) },
-    );
+    const text = joinedText(input, from, to);
+    let out: TransformOutcome;
+    try {
+      out = await run(
+        {
+          recordsText: text,
+          schemaVersion: input.versions.slice(from, to),
+          receivedAt: input.received.subarray(from, to),
+          timestamp: input.ts.subarray(from, to),
+        },
+        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, dateFields } : {}) },
+      );
+    } finally {
+      if (text === scratchLent) scratchLent = null;
+    }
     if (out.status !== 'ok') {
       const recordIndex = out.recordIndex === null ? null : out.recordIndex + from;
       // The sandbox names the record by its index in the call; name it by the batch's.

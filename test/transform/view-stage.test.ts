@@ -59,3 +59,41 @@ test('records of a routed schema version run their transform\'s script, the rest
   assert.equal(failed!.status === 'failed' && failed!.recordIndex, 3, 'the batch\'s index of the record, not the route\'s');
   assert.match(failed!.status === 'failed' ? failed!.message : '', /record 3\b.*no four/);
 });
+
+test('a date field holding ctx.timestamp or ctx.received_at stores the same times as their ISO strings would; other values are coerced as before', async (t) => {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-view-stage-'));
+  const sandbox = new TransformSandbox();
+  t.after(() => {
+    sandbox.dispose();
+    rmSync(root, { recursive: true, force: true });
+  });
+  const ts = [Date.UTC(2026, 0, 31, 12, 0, 0, 5), Date.UTC(2026, 0, 31, 23, 59, 59, 999), 1.5, -62198755200000 /* year -0001 */];
+  const base: ViewInput = { texts: ts.map((_, i) => JSON.stringify({ i })), ts: Float64Array.from(ts), received: Float64Array.from(ts, (x) => x + 1000), seq: Float64Array.from(ts, () => 3), versions: ts.map(() => null) };
+  const script = `function transform(r, ctx) {
+    return { at: ctx.timestamp, got: ctx.received_at, copy: ctx.timestamp + '', text: ctx.timestamp, other: r.i === 0 ? '2020-01-01T00:00:00.000Z' : null };
+  }`;
+  const outputSchema = [
+    { name: 'at', type: 'date' as const },
+    { name: 'got', type: 'date' as const },
+    { name: 'copy', type: 'date' as const },
+    { name: 'text', type: 'string' as const },
+    { name: 'other', type: 'date' as const },
+  ];
+  const cols: Record<string, unknown[]> = {};
+  const [o] = await transformViewsStage({
+    base,
+    views: [{ viewId: 'v', parentViewId: null, transformId: 'vtr_v', scriptHash: 'hd', script, outputSchema, dir: join(root, 'v'), metrics: [] }],
+    firstSeq: 3,
+    run: (batch, view) => sandbox.run({ ...batch, ...view }),
+    onOutput: (_v, _ts, columns) => columns.forEach((c) => (cols[c.name] = c.values)),
+  });
+  assert.equal(o!.status, 'ok');
+  const iso = (ms: number) => new Date(ms).toISOString();
+  // 1.5 ms shows as …001Z and reads back as 1; year -0001 has no 24-character form and does not coerce.
+  assert.deepEqual(cols.at, [ts[0], ts[1], 1, null]);
+  assert.deepEqual(cols.got, [ts[0]! + 1000, ts[1]! + 1000, 1001, null]);
+  assert.deepEqual(cols.copy, cols.at, 'an equal string made by the script: the same times');
+  assert.deepEqual(cols.text, [iso(ts[0]!), iso(ts[1]!), iso(1.5), iso(ts[3]!)], 'a string field keeps the ISO text');
+  assert.deepEqual(cols.other, [Date.UTC(2020, 0, 1), null, null, null]);
+  assert.equal(o!.status === 'ok' && o!.counts.failed.at, 1);
+});
