@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
-import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 import { fails, ok } from '../catalog/helpers.js';
-import { countsAndSums, rollupsOf, settle } from './rollup-helpers.js';
+import { countsAndSums, ingestProject, rollupsOf, settle } from './rollup-helpers.js';
 
 /** Issue 12, Deliver 7: events behind the watermark by more than the window are stored but kept out of the metrics, recorded, and folded back on request. */
 
@@ -18,11 +17,8 @@ async function counted(srv: TestServer, metricId: string): Promise<number> {
 test('late data: events behind the late window are kept out and recorded; receipt-timed ones never are; re_backfill folds them back once', async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
-  const fx = await createIngestKey(srv, 'late data');
-  const q = `key=${fx.secret}&collection=events`;
-  const project = `/v1/projects/${fx.projectId}`;
+  const { fx, project, send } = await ingestProject(srv, 'late data', 'events');
   ok(await srv.post(project, { late_data_window_minutes: 60 }));
-  const send = async (recs: object[]) => assert.equal((await ingest(srv.url, q, ndjson(recs), { 'content-type': 'application/x-ndjson' })).status, 202);
 
   // The view and metric exist first, so every batch below is counted live.
   await send([{ n: 0 }]);

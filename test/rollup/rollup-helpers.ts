@@ -3,6 +3,7 @@ import type { Rollups } from '../../src/rollup/rollups.js';
 import { TOTAL_SERIES, type Tier } from '../../src/rollup/rollup-types.js';
 import type { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
+import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 
 /** The server's rollups (services.rollups is the Rollups service when the pipeline runs). */
 export function rollupsOf(srv: TestServer): Rollups {
@@ -37,4 +38,13 @@ export async function countsAndSums(srv: TestServer, metricId: string, revision:
     out.get(r.series)!.set(r.start, [r.count, r.sum]);
   }
   return out;
+}
+
+/** A project with an ingest key, and `send` posting NDJSON records into `collection` (asserts the 202). */
+export async function ingestProject(srv: TestServer, name: string, collection: string) {
+  const fx = await createIngestKey(srv, name);
+  const q = `key=${fx.secret}&collection=${collection}`;
+  const project = `/v1/projects/${fx.projectId}`;
+  const send = async (recs: object[]) => assert.equal((await ingest(srv.url, q, ndjson(recs), { 'content-type': 'application/x-ndjson' })).status, 202);
+  return { fx, project, send };
 }

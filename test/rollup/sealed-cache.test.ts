@@ -1,9 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
-import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 import { ok } from '../catalog/helpers.js';
-import { rollupsOf, settle } from './rollup-helpers.js';
+import { ingestProject, rollupsOf, settle } from './rollup-helpers.js';
 
 /**
  * docs/metrics.md, "Sealed buckets": answers take sealed buckets from memory, and every event that
@@ -19,12 +18,9 @@ const HOUR = 60 * MIN;
 test('sealed buckets: cached between answers, and never stale after a re-backfill, a backfill, a rebuilding update, a view change, a delete and restore, or a restart', async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
-  const fx = await createIngestKey(srv, 'sealed');
-  const q = `key=${fx.secret}&collection=events`;
-  const project = `/v1/projects/${fx.projectId}`;
+  const { project, send } = await ingestProject(srv, 'sealed', 'events');
   const metrics = `${project}/metrics`;
   ok(await srv.post(project, { late_data_window_minutes: 60 }));
-  const send = async (recs: object[]) => assert.equal((await ingest(srv.url, q, ndjson(recs), { 'content-type': 'application/x-ndjson' })).status, 202);
   const now = Date.now();
   const at = (ms: number) => new Date(ms).toISOString();
 
@@ -126,13 +122,10 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
 test('sealed buckets: concurrent answers of many shapes (values, intervals, zones, handling) equal the ones computed without the cache', async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
-  const fx = await createIngestKey(srv, 'sealed shapes');
-  const q = `key=${fx.secret}&collection=events`;
-  const project = `/v1/projects/${fx.projectId}`;
+  const { project, send } = await ingestProject(srv, 'sealed shapes', 'events');
   const metrics = `${project}/metrics`;
   // Accept three hours of history while sending it, then seal everything older than a few minutes.
   ok(await srv.post(project, { late_data_window_minutes: 600 }));
-  const send = async (recs: object[]) => assert.equal((await ingest(srv.url, q, ndjson(recs), { 'content-type': 'application/x-ndjson' })).status, 202);
   await send([{ g: 'a', n: 1, u: 'x' }]);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));

@@ -4,13 +4,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestServer } from '../helpers/server.js';
-import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 import { ok } from '../catalog/helpers.js';
 import { Store } from '../../src/store/db.js';
 import { MetricStore } from '../../src/rollup/metric-store.js';
 import type { MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import type { MetricCatalog } from '../../src/rollup/metric-catalog.js';
-import { settle } from './rollup-helpers.js';
+import { ingestProject, settle } from './rollup-helpers.js';
 
 /**
  * Issue 12, Deliver 5: the series registry is served from memory (a metric may have 100,000 series)
@@ -33,11 +32,8 @@ function assertCurrent(metrics: MetricCatalog, metricId: string, revision: numbe
 test('series registry in memory follows registration, pins and colors, a rebuild, a restart and a deletion', async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
-  const fx = await createIngestKey(srv, 'series cache');
-  const q = `key=${fx.secret}&collection=requests`;
-  const project = `/v1/projects/${fx.projectId}`;
+  const { project, send } = await ingestProject(srv, 'series cache', 'requests');
   const metricsPath = `${project}/metrics`;
-  const send = async (recs: object[]) => assert.equal((await ingest(srv.url, q, ndjson(recs), { 'content-type': 'application/x-ndjson' })).status, 202);
   const metrics = () => srv.sluice.services.metrics;
 
   await send([{ region: 'eu', latency: 1 }]);
