@@ -1,10 +1,21 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { transformViewsStage, type RunScript, type ViewInput, type ViewTask } from '../../src/transform/view-stage.js';
 import { TransformSandbox } from '../../src/transform/sandbox.js';
+
+/** A scratch directory and a sandbox, both gone after the test. */
+function sandboxIn(t: TestContext): { root: string; sandbox: TransformSandbox } {
+  const root = mkdtempSync(join(tmpdir(), 'sluice-view-stage-'));
+  const sandbox = new TransformSandbox();
+  t.after(() => {
+    sandbox.dispose();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return { root, sandbox };
+}
 
 test('a sandbox that breaks its contract on a later view leaves no file of the earlier views', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'sluice-view-stage-'));
@@ -27,12 +38,7 @@ test('a sandbox that breaks its contract on a later view leaves no file of the e
 });
 
 test('records of a routed schema version run their transform\'s script, the rest the view\'s; outputs keep record order; a failure names its transform and the batch\'s record', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'sluice-view-stage-'));
-  const sandbox = new TransformSandbox();
-  t.after(() => {
-    sandbox.dispose();
-    rmSync(root, { recursive: true, force: true });
-  });
+  const { root, sandbox } = sandboxIn(t);
   const run: RunScript = (batch, view) => sandbox.run({ ...batch, ...view });
   const bodies = [Buffer.from('{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n{"n":5}')];
   const starts = [0, 8, 16, 24, 32];
@@ -61,12 +67,7 @@ test('records of a routed schema version run their transform\'s script, the rest
 });
 
 test('a date field holding ctx.timestamp or ctx.received_at stores the same times as their ISO strings would; other values are coerced as before', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'sluice-view-stage-'));
-  const sandbox = new TransformSandbox();
-  t.after(() => {
-    sandbox.dispose();
-    rmSync(root, { recursive: true, force: true });
-  });
+  const { root, sandbox } = sandboxIn(t);
   const ts = [Date.UTC(2026, 0, 31, 12, 0, 0, 5), Date.UTC(2026, 0, 31, 23, 59, 59, 999), 1.5, -62198755200000 /* year -0001 */];
   const base: ViewInput = { texts: ts.map((_, i) => JSON.stringify({ i })), ts: Float64Array.from(ts), received: Float64Array.from(ts, (x) => x + 1000), seq: Float64Array.from(ts, () => 3), versions: ts.map(() => null) };
   const script = `function transform(r, ctx) {
