@@ -1,11 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
-import { Store } from '../../src/store/db.js';
+import { scratchStore } from '../helpers/scratch-store.js';
 import { MetricStore } from '../../src/rollup/metric-store.js';
 import type { MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import type { MetricCatalog } from '../../src/rollup/metric-catalog.js';
@@ -105,12 +102,7 @@ test('series registry in memory follows registration, pins and colors, a rebuild
 });
 
 test('series cache: bounded across metrics (least recently used dropped), a transaction that fails leaves it equal to LMDB', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-series-cache-'));
-  const store = new Store(dir);
-  t.after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = scratchStore(t, 'sluice-series-cache-');
   const metrics = new MetricStore(store, { cachedSeries: 4 });
   const record = (metricId: string, hash: string, over: Partial<MetricSeriesRecord> = {}): MetricSeriesRecord => ({
     id: `mse_${metricId}${hash}`.padEnd(24, '0'), metric_id: metricId, hash, dimensions: { k: hash }, display_values: null, display_label: null,

@@ -1,9 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Store } from '../../src/store/db.js';
+import { scratchStore } from '../helpers/scratch-store.js';
 
 /**
  * Store.transaction is all or nothing: a callback that throws commits none of its writes (lmdb-js's
@@ -11,12 +8,7 @@ import { Store } from '../../src/store/db.js';
  * run only for the transactions that committed.
  */
 test('store transaction: a throwing callback commits nothing; after-commit hooks follow the outcome', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'sluice-store-'));
-  const store = new Store(dir);
-  t.after(async () => {
-    await store.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const store = scratchStore(t, 'sluice-store-');
   const db = store.db<number, string>('t');
   const seen: string[] = [];
   // Queued in the same event-loop turn: lmdb-js commits them together, yet each is its own unit.
