@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CellGrid } from '../../src/rollup/aggregation/assemble.js';
-import { sealedTables } from '../../src/rollup/aggregation/sealed-answer.js';
+import { columnsPart, sealedTables } from '../../src/rollup/aggregation/sealed-answer.js';
 import { SealedCells } from '../../src/rollup/aggregation/sealed-cells.js';
 import { seriesRecords, writeRecordsJson, type RecordRules, type RecordTable } from '../../src/rollup/aggregation/series-records.js';
 import { joinJson } from '../../src/json-text.js';
@@ -76,7 +76,7 @@ test('sealed answer: tables from cached buckets plus a read of the rest equal th
         const rules: RecordRules = { boundaries, completeThrough, coverage: 'observed', normalize: shape.normalize, values: shape.values, nullHandling: 'skip', emptyHandling: shape.emptyHandling };
         const key = `${shape.values.join(',')}|${shape.normalize}`;
         const before = cache.servedBuckets;
-        const got = await sealedTables({ cache, key, metricId: 'm', sealBefore, candidates: SERIES, rules, read: async (sub) => columnsOf(rows, sub[0]!, sub[sub.length - 1]!) });
+        const got = await sealedTables({ cache, key, metricId: 'm', sealBefore, candidates: SERIES, rules, compute: async (sub) => columnsPart(columnsOf(rows, sub[0]!, sub[sub.length - 1]!), SERIES, { ...rules, boundaries: sub }) });
         served += cache.servedBuckets - before;
         const all = columnsOf(rows, boundaries[0]!, boundaries[length]!);
         const grid = new CellGrid(all, boundaries);

@@ -42,12 +42,28 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
   const cached = `${metrics}/${metric.id}/aggregation?${window}&values=count,sum`;
   // `last` carries forward across buckets: such answers are never taken from sealed buckets.
   const uncached = `${metrics}/${metric.id}/aggregation?${window}&values=count,sum,last`;
+  // The same with one series kept and the other folded into `__other__` (by subtraction; with
+  // `last`, uncached, by merging the tail).
+  const folded = `${cached}&max_series=1`;
+  const foldedUncached = `${uncached}&max_series=1`;
+  let foldServed = 0;
   /** series label → bucket → [count, sum], from the cached answer, checked against the uncached one. */
   const answer = async (): Promise<Map<string, Map<string, number[]>>> => {
     const a = ok(await srv.get(cached));
     const b = ok(await srv.get(uncached));
     const cells = (x: any) => new Map<string, Map<string, number[]>>(x.series.map((s: any) => [s.details.label, new Map(Object.entries(s.records as Record<string, number[]>).map(([k, v]) => [k, v.slice(0, 2)]))]));
     assert.deepEqual(cells(a), cells(b), 'the cached answer equals the one computed from the stored rows');
+    const served = sealed.servedBuckets;
+    const f = ok(await srv.get(folded));
+    foldServed = sealed.servedBuckets - served;
+    assert.deepEqual(cells(f), cells(ok(await srv.get(foldedUncached))), 'the cached folded answer equals the one computed from the stored rows');
+    // Folding keeps every record: per bucket, the folded answer's series add up to the unfolded ones.
+    const perBucket = (x: Map<string, Map<string, number[]>>) => {
+      const out = new Map<string, number[]>();
+      for (const s of x.values()) for (const [k, v] of s) out.set(k, (out.get(k) ?? [0, 0]).map((n, i) => n + v[i]!));
+      return out;
+    };
+    assert.deepEqual(perBucket(cells(f)), perBucket(cells(a)), 'kept + __other__ = every series');
     return cells(a);
   };
   /** Records counted in buckets older than two hours (sealed), all series. */
@@ -62,6 +78,7 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
     const served = sealed.servedBuckets;
     const cells = await answer();
     assert.ok(sealed.servedBuckets - served >= 3 * 60, `the sealed buckets were served from memory (${sealed.servedBuckets - served})`);
+    assert.ok(foldServed >= 3 * 60, `the folded answer's sealed buckets were served from memory (${foldServed})`);
     return cells;
   };
 
@@ -149,22 +166,44 @@ test('sealed buckets: concurrent answers of many shapes (values, intervals, zone
     'interval=hour&values=count,average&timezone=Asia/Kolkata',
     'interval=minute&values=count&coverage_mode=strict',
     'interval=hour&values=count_unique&regression=linear',
+    // Folded: two series kept, the third in `__other__` (subtracted; count_unique merged).
+    'interval=minute&values=count,sum&max_series=2',
+    'interval=minute&values=count_unique,count&max_series=2',
+    'interval=hour&values=p95,count&max_series=1&empty_bucket_handling=gaps',
+    'interval=minute&values=count,sum&max_series=1&normalize=false',
   ];
   const path = (shape: string, extra = '') => `${metrics}/${metric.id}/aggregation?${window}&${shape.replace('values=', `values=${extra}`)}`.replace(/coverage_mode=observed(.*)coverage_mode=strict/, 'coverage_mode=strict$1');
   const columns = (a: any, drop: number) => a.series.map((s: any) => [s.details.hash, Object.entries(s.records).map(([k, v]) => [k, (v as unknown[]).slice(drop)])]);
-  const served = rollupsOf(srv).sealed.servedBuckets;
-  for (let round = 0; round < 2; round++) {
-    // Every shape at once (reads in flight together share no prepared statement), cached and not.
-    const answers = await Promise.all(shapes.flatMap((s) => [srv.get(path(s)), srv.get(path(s, 'last,'))]));
-    shapes.forEach((s, i) => {
-      const cached = ok(answers[2 * i]!);
-      const uncached = ok(answers[2 * i + 1]!);
-      assert.ok(cached.series.length >= 3, s);
-      assert.deepEqual(columns(cached, 0), columns(uncached, 1), `${s}: cached = computed`);
-      assert.equal(cached.series_total, uncached.series_total);
-      // Fits read the tables' numbers, cached rows included.
-      if (s.includes('regression')) assert.ok(cached.series.every((x: any) => x.regression !== null), s);
-    });
-  }
-  assert.ok(rollupsOf(srv).sealed.servedBuckets - served > 1000, 'the second round was served from memory');
+  /** Two rounds of every shape at once (reads in flight together share no prepared statement), cached and not: the buckets the second served from memory. */
+  const rounds = async (list: readonly string[], seriesCount: (shape: string) => number, extra = ''): Promise<number> => {
+    let served = 0;
+    for (let round = 0; round < 2; round++) {
+      const before = rollupsOf(srv).sealed.servedBuckets;
+      const answers = await Promise.all(list.flatMap((s) => [srv.get(path(s) + extra), srv.get(path(s, 'last,') + extra)]));
+      served = rollupsOf(srv).sealed.servedBuckets - before;
+      list.forEach((s, i) => {
+        const cached = ok(answers[2 * i]!);
+        const uncached = ok(answers[2 * i + 1]!);
+        assert.equal(cached.series.length, seriesCount(s), s);
+        assert.deepEqual(columns(cached, 0), columns(uncached, 1), `${s}${extra}: cached = computed`);
+        assert.equal(cached.series_total, uncached.series_total);
+        // Fits read the tables' numbers, cached rows included.
+        if (s.includes('regression')) assert.ok(cached.series.every((x: any) => x.regression !== null), s);
+      });
+    }
+    return served;
+  };
+  assert.ok((await rounds(shapes, (s) => (s.includes('max_series=1') ? 2 : 3))) > 1000, 'the second round was served from memory');
+
+  // A pin changes which series are kept as themselves, so what `__other__` folds: the folded shapes
+  // are answered anew (other kept series, another key), then from memory again.
+  const folds = shapes.filter((s) => s.includes('max_series'));
+  const list = ok(await srv.get(`${metrics}/${metric.id}/series`));
+  const c = list.find((x: any) => x.dimensions.g === 'c');
+  ok(await srv.post(`${metrics}/${metric.id}/series/${c.id}`, { pinned: true }));
+  assert.ok((await rounds(folds, () => 2)) > 300, 'pinned: the second round was served from memory');
+  const pinned = ok(await srv.get(path(folds[0]!)));
+  assert.deepEqual(pinned.series.map((x: any) => x.details.label), ['c', 'Other']);
+  // A `series` filter: exactly those series, no fold.
+  assert.ok((await rounds(folds.slice(0, 2), () => 1, `&series=${c.hash}`)) > 100);
 });

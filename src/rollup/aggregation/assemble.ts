@@ -97,14 +97,17 @@ export type OtherCells = { method: 'none' } | { method: 'subtract' } | { method:
  */
 export function assembleSeries(grid: CellGrid, selection: SeriesSelection, other: OtherCells, rules: RecordRules): AssembledSeries[] {
   const out: AssembledSeries[] = selection.kept.map((details) => ({ details, table: seriesRecords(grid.reader(details.hash), rules) }));
-  if (other.method === 'none') return out;
-  let otherCells: ReadonlyArray<Cell | null>;
-  if (other.method === 'merge') otherCells = other.cells;
-  else {
-    const kept = selection.kept.map((s) => grid.cells(s.hash));
-    const total = grid.cells(TOTAL_SERIES);
-    otherCells = total.map((t, k) => subtractCells(t, kept.map((c) => c[k] ?? null)));
-  }
+  const otherCells = otherCellsOf(grid, selection, other);
+  if (otherCells === null) return out;
   out.push({ details: OTHER_DETAILS, table: seriesRecords((k) => otherCells[k] ?? null, rules) });
   return out;
+}
+
+/** `__other__`'s cell per bucket (null: no tail folds): the merged tail, or the total less the kept series. */
+export function otherCellsOf(grid: CellGrid, selection: SeriesSelection, other: OtherCells): ReadonlyArray<Cell | null> | null {
+  if (other.method === 'none') return null;
+  if (other.method === 'merge') return other.cells;
+  const kept = selection.kept.map((s) => grid.cells(s.hash));
+  const total = grid.cells(TOTAL_SERIES);
+  return total.map((t, k) => subtractCells(t, kept.map((c) => c[k] ?? null)));
 }

@@ -2,18 +2,20 @@ import { ApiError } from '../../errors.js';
 import type { Forecast, Regression } from '../fits/index.js';
 import type { ChartValue, MetricRecord } from '../metric-records.js';
 import type { SeriesLookup } from '../series-cache.js';
-import { TOTAL_SERIES, type ColumnFigure, type RollupReader, type StoredColumns } from '../rollup-types.js';
-import { allocColumns, concatColumns, readColumns, seriesWithRecords } from '../stored-columns.js';
-import { assembleSeries, CellGrid, type AssembledSeries, type OtherCells } from './assemble.js';
-import { sealable, sealedTables } from './sealed-answer.js';
+import { OTHER_SERIES, TOTAL_SERIES, type ColumnFigure, type RollupReader, type StoredColumns } from '../rollup-types.js';
+import { allocColumns, concatColumns, readColumns } from '../stored-columns.js';
+import { assembleSeries, CellGrid, otherCellsOf, type AssembledSeries, type OtherCells } from './assemble.js';
+import { columnsPart, sealable, sealedTables, type SealedPart } from './sealed-answer.js';
 import { figuresFor, type NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
-import { answerEnd, planReads, scanSpans, type ReadPlan } from './read-plan.js';
+import { answerEnd, planReads, scanSpans } from './read-plan.js';
 import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
-import { selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
+import { OTHER_DETAILS, selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
 import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
 
 const NO_FITS: SeriesFits = { regression: null, forecast: null };
+/** The read plan of an answer whose series are all read at once (no tail folds). */
+const NO_SELECTION: SeriesSelection = { kept: [], tail: [], seriesTotal: 0 };
 import { recordPoints, recordsObject, type CoverageMode, type EmptyBucketHandling, type RecordRules, type RecordTable } from './series-records.js';
 import type { ReadSpan } from './tiling.js';
 import { planWindow, type WindowPlan, type WindowRequest } from './window-plan.js';
@@ -108,51 +110,57 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const registry = ctx.registry;
   const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
     selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries });
-  const planOf = (selection: SeriesSelection) => planReads({ boundaries: window.boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
+  const planOf = (boundaries: readonly number[], selection: SeriesSelection) => planReads({ boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
 
-  let selection: SeriesSelection;
-  let plan: ReadPlan;
-  let rows: StoredColumns;
   const everyCandidate = nothingFolds(grouped, registry, req);
+  const rules = recordRules(req, window.boundaries, completeThrough);
+  const sealed = reader.sealed;
+  const cacheable = sealed !== undefined && ctx.sealBefore !== undefined && completeThrough !== null && sealable(req.values);
+  const sealBefore = cacheable ? Math.min(ctx.sealBefore!(completeThrough), completeThrough) : null;
+  // What cached rows depend on besides their bucket and series (sealed-cells.ts).
+  const shapeKey = [metric.id, metric.definition_revision, window.interval, req.window.timeZone, req.values.join(','), req.nullHandling, req.emptyHandling, req.normalize].join('\u0000');
   if (everyCandidate !== null) {
     // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
     // with data are found in their rows (one read instead of a scan and a read). The registry holds
     // every series with rows: a batch's or file's series are registered before its rows are merged.
-    const sealed = reader.sealed;
-    if (sealed && ctx.sealBefore && completeThrough !== null && sealable(req.values)) {
-      // The leading sealed buckets come from the cache; DuckDB reads only the buckets after them.
-      const rules = recordRules(req, window.boundaries, completeThrough);
-      const key = [metric.id, metric.definition_revision, window.interval, req.window.timeZone, req.values.join(','), req.nullHandling, req.emptyHandling, req.normalize, everyCandidate.join(',')].join('\u0000');
-      const sealBefore = Math.min(ctx.sealBefore(completeThrough), completeThrough);
-      const readSuffix = (boundaries: readonly number[]) => read(planReads({ ...rules, boundaries, selection: { kept: [], tail: [], seriesTotal: 0 }, values: req.values, nullHandling: req.nullHandling }).spans, everyCandidate, figures);
-      const { tables, withData } = await sealedTables({ cache: sealed, key, metricId: metric.id, sealBefore, candidates: everyCandidate, rules, read: readSuffix });
-      const totalHasData = withData.delete(TOTAL_SERIES);
-      selection = selectionOf(grouped ? withData : new Set(), totalHasData);
-      const byHash = new Map(everyCandidate.map((h, j) => [h, tables[j]!]));
-      return answerOf(ctx, req, window, completeThrough, selection, selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })));
-    }
-    plan = planOf({ kept: [], tail: [], seriesTotal: 0 });
-    rows = await read(plan.spans, everyCandidate, figures);
-    const withData = seriesWithRecords(rows);
+    const readAll = async (rules: RecordRules) => columnsPart(await read(planOf(rules.boundaries, NO_SELECTION).spans, everyCandidate, figures), everyCandidate, rules);
+    // The leading sealed buckets come from the cache; DuckDB reads only the buckets after them.
+    const { tables, withData } = cacheable ? await sealedTables({ cache: sealed, key: `${shapeKey}\u0000all\u0000${everyCandidate.join(',')}`, metricId: metric.id, sealBefore: sealBefore!, candidates: everyCandidate, rules, compute: (sub) => readAll({ ...rules, boundaries: sub }) }) : await readAll(rules);
     const totalHasData = withData.delete(TOTAL_SERIES);
-    selection = selectionOf(grouped ? withData : new Set(), totalHasData);
-  } else {
-    // Which series have data: their names only, never their rows (a metric may have 100,000 series).
-    const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
-    selection = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
-    plan = planOf(selection);
-    rows = await read(plan.spans, plan.series, figures);
+    const selection = selectionOf(grouped ? withData : new Set(), totalHasData);
+    const byHash = new Map(everyCandidate.map((h, j) => [h, tables[j]!]));
+    return answerOf(ctx, req, window, completeThrough, selection, selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })));
   }
-  const grid = new CellGrid(rows, window.boundaries);
-  let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
-  if (plan.other === 'merge') {
-    const total = grid.cells(TOTAL_SERIES);
-    const end = answerEnd(window.boundaries, req.coverage, completeThrough);
-    const tail = { metricId: metric.id, revision: metric.definition_revision, tail: selection.tail, boundaries: window.boundaries, end, completeThrough, sketches: plan.tailSketches, total, read };
-    other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
-  }
-  const assembled = assembleSeries(grid, selection, other, recordRules(req, window.boundaries, completeThrough));
-  return answerOf(ctx, req, window, completeThrough, selection, assembled);
+  // Which series have data: their names only, never their rows (a metric may have 100,000 series).
+  const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
+  const chosen = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
+  const kept = chosen.kept.map((s) => s.hash);
+  // The kept series, then `__other__` when a tail folds.
+  const candidates = chosen.tail.length > 0 ? [...kept, OTHER_SERIES] : kept;
+  /** The kept series' and `__other__`'s tables over `rules.boundaries` (the window or a suffix of it). */
+  const compute = async (rules: RecordRules): Promise<SealedPart> => {
+    const { boundaries } = rules;
+    const plan = planOf(boundaries, chosen);
+    const grid = new CellGrid(await read(plan.spans, plan.series, figures), boundaries);
+    let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
+    if (plan.other === 'merge') {
+      const end = answerEnd(boundaries, req.coverage, completeThrough);
+      const tail = { metricId: metric.id, revision: metric.definition_revision, tail: chosen.tail, boundaries, end, completeThrough, sketches: plan.tailSketches, total: grid.cells(TOTAL_SERIES), read };
+      other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
+    }
+    const otherCells = otherCellsOf(grid, chosen, other);
+    const assembled = assembleSeries(grid, chosen, otherCells === null ? other : { method: 'merge', cells: otherCells }, rules);
+    return {
+      tables: assembled.map((s) => s.table),
+      hasRecords: (j, i) => (j < kept.length ? grid.hasRecords(kept[j]!, i) : (otherCells?.[i]?.count ?? 0) > 0),
+      withData: new Set(),
+    };
+  };
+  // A sealed bucket's `__other__` is the same whatever the window as long as the same series are kept
+  // as themselves (the tail is every other series with data in it): the kept list is in the key.
+  const { tables } = cacheable ? await sealedTables({ cache: sealed, key: `${shapeKey}\u0000kept\u0000${candidates.join(',')}`, metricId: metric.id, sealBefore: sealBefore!, candidates, rules, compute: (sub) => compute({ ...rules, boundaries: sub }) }) : await compute(rules);
+  const details = [...chosen.kept, ...(candidates.length > kept.length ? [OTHER_DETAILS] : [])];
+  return answerOf(ctx, req, window, completeThrough, chosen, details.map((d, j) => ({ details: d, table: tables[j]! })));
 }
 
 /** The query's rules for turning cells into records. */

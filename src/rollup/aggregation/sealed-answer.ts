@@ -21,12 +21,32 @@ export interface SealedTablesInput {
   metricId: string;
   /** Buckets ending at or before this are sealed (never after the answer's `completeThrough`). */
   sealBefore: number;
-  /** Every series that may answer, in the entry's order. */
+  /** Every series that may answer, in the entry's order (`__other__` among them when a tail folds). */
   candidates: readonly string[];
   /** The answer's rules; the boundaries are the whole window's. */
   rules: RecordRules;
-  /** The stored rows of `candidates` over the buckets of `boundaries` (a suffix of the window's). */
-  read(boundaries: readonly number[]): Promise<StoredColumns>;
+  /** The candidates' tables over the buckets of `boundaries` (a suffix of the window's): read and computed. */
+  compute(boundaries: readonly number[]): Promise<SealedPart>;
+}
+
+/** What an answer computed over a suffix of its window (`SealedTablesInput.compute`). */
+export interface SealedPart {
+  /** One table per candidate, in candidate order, over the suffix's buckets. */
+  tables: RecordTable[];
+  /** Whether candidate `j` has records in the suffix's bucket `i`. */
+  hasRecords(j: number, i: number): boolean;
+  /** Series with records in the suffix (the rows' series, which may be more than the candidates). */
+  withData: Set<string>;
+}
+
+/** A SealedPart straight from stored rows: each candidate's table from its own rows. */
+export function columnsPart(rows: StoredColumns, candidates: readonly string[], rules: RecordRules): SealedPart {
+  const grid = new CellGrid(rows, rules.boundaries);
+  return {
+    tables: candidates.map((s) => seriesRecords(grid.reader(s), rules)),
+    hasRecords: (j, i) => grid.hasRecords(candidates[j]!, i),
+    withData: seriesWithRecords(rows),
+  };
 }
 
 /**
@@ -50,17 +70,16 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
   const prefix = hits.length;
   cache.servedBuckets += prefix;
   const sub = prefix === 0 ? boundaries : boundaries.slice(prefix);
-  const rows = await input.read(sub);
-  const grid = new CellGrid(rows, sub);
-  const fresh = candidates.map((s) => seriesRecords(grid.reader(s), { ...rules, boundaries: sub }));
-  const block = sealBlock(input, grid, fresh, prefix);
+  const part = await input.compute(sub);
+  const fresh = part.tables;
+  const block = sealBlock(input, part, prefix);
   if (block) {
     cache.put(key, metricId, generation, block);
     // The fresh tables' sealed rows are written from the block's bytes (made once).
     fresh.forEach((t, j) => (t.lead = { rows: rowsIn(block, j, 0, block.starts.length), json: block.json[j]! }));
   }
 
-  const withData = seriesWithRecords(rows);
+  const withData = part.withData;
   const count = candidates.length;
   for (const { block: b, i } of hits) for (let j = 0; j < count; j++) if (b.hasData[i * count + j] === 1) withData.add(candidates[j]!);
   if (prefix === 0) return { tables: fresh, withData };
@@ -100,7 +119,8 @@ function leadJson(hits: readonly SealedRef[], j: number): Buffer {
  * The fresh part's sealed buckets as one block (rows as bytes, numbers, presence per candidate), or
  * null when none of its buckets is sealed. Sealed buckets come first in the fresh tables.
  */
-function sealBlock(input: SealedTablesInput, grid: CellGrid, fresh: RecordTable[], prefix: number): SealedBlock | null {
+function sealBlock(input: SealedTablesInput, part: SealedPart, prefix: number): SealedBlock | null {
+  const fresh = part.tables;
   const { boundaries } = input.rules;
   const width = input.rules.values.length;
   const count = input.candidates.length;
@@ -111,8 +131,7 @@ function sealBlock(input: SealedTablesInput, grid: CellGrid, fresh: RecordTable[
   const block: SealedBlock = { starts: boundaries.slice(prefix, end), series: count, width, hasData: new Uint8Array(m * count), answered: new Uint8Array(m * count), cells: new Float64Array(m * count * width).fill(NaN), json: [], offsets: [], bytes: 0, live: 0 };
   for (let j = 0; j < count; j++) {
     const t = fresh[j]!;
-    const s = input.candidates[j]!;
-    for (let i = 0; i < m; i++) if (grid.hasRecords(s, i)) block.hasData[i * count + j] = 1;
+    for (let i = 0; i < m; i++) if (part.hasRecords(j, i)) block.hasData[i * count + j] = 1;
     const offsets = new Int32Array(m + 1);
     // One string grown row by row, encoded once (its rope is flattened by the encoding).
     let json = '';
