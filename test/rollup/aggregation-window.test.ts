@@ -173,3 +173,21 @@ describe('tiling over stored tiers', () => {
     assert.deepEqual(tileBucket(0, D, null), [{ tier: 'minute', from: 0, to: D }]);
   });
 });
+
+test('fixed-offset zones (UTC under its names, Etc/GMT±N) give the local fields Intl gives, and one window one boundaries array', () => {
+  const intl = (tz: string, t: number) => {
+    const parts = new Intl.DateTimeFormat('en-US', { timeZone: tz, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric', weekday: 'short' }).formatToParts(new Date(t));
+    const get = (type: string) => parts.find((p) => p.type === type)!.value;
+    return { year: Number(get('year')), month: Number(get('month')), day: Number(get('day')), hour: Number(get('hour')), minute: Number(get('minute')), second: Number(get('second')), weekday: ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(get('weekday')) + 1 };
+  };
+  let t = at('1970-01-01T00:00:00Z');
+  for (let i = 0; i < 2000; i++, t += 1_733_456_789) {
+    for (const tz of ['UTC', 'Etc/UTC', 'GMT', 'Etc/GMT+5', 'Etc/GMT-14', 'Etc/GMT-0']) assert.deepEqual(localFields(tz, t), intl(tz, t), `${tz} ${new Date(t).toISOString()}`);
+  }
+  // Hour buckets of a UTC month: plain multiples of an hour.
+  const b = bucketBoundaries('hour', 'UTC', at('2026-02-01T00:30:00Z'), at('2026-03-03T00:00:00Z'));
+  assert.equal(b.length, 30 * 24 + 1);
+  assert.ok(b.every((x, k) => x === at('2026-02-01T00:00:00Z') + k * H));
+  assert.equal(bucketBoundaries('hour', 'UTC', at('2026-02-01T00:30:00Z'), at('2026-03-03T00:00:00Z')), b, 'the same window: the same (frozen) array');
+  assert.ok(Object.isFrozen(b));
+});

@@ -94,3 +94,26 @@ test('sealed cells: the joined text of a run is made once and kept until another
   c.lead('k', g, M, 9, make);
   assert.equal(made, 3);
 });
+
+test('sealed cells: scans of sealed spans are kept per key and generation, and let go as the buckets are', () => {
+  const c = new SealedCells();
+  const g = c.begin('m1', 10 * M);
+  c.putScan('span', 'm1', g, ['a', 'b']);
+  assert.deepEqual(c.getScan('span', g), ['a', 'b']);
+  c.written('m1', 10 * M); // at the ceiling: nothing sealed changed
+  assert.deepEqual(c.getScan('span', g), ['a', 'b']);
+  c.written('m1', 3 * M); // below it: a new series may have data there
+  assert.equal(c.getScan('span', g), undefined);
+  const g2 = c.begin('m1', 10 * M);
+  c.putScan('span', 'm1', g, ['a']); // read under the old generation: not kept
+  assert.equal(c.getScan('span', g2), undefined);
+  c.putScan('span', 'm1', g2, ['a', 'b', 'c']);
+  c.changed('m1');
+  assert.equal(c.getScan('span', c.begin('m1', 10 * M)), undefined, 'a change of the metric lets go');
+  // Bounded: the least recently used scans go first.
+  const g3 = c.begin('m1', 10 * M);
+  const many = Array.from({ length: 40_000 }, (_, i) => `s${i}`);
+  for (let i = 0; i < 6; i++) c.putScan(`k${i}`, 'm1', g3, many);
+  assert.equal(c.getScan('k0', g3), undefined);
+  assert.equal(c.getScan('k5', g3)?.length, 40_000);
+});

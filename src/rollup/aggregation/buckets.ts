@@ -35,12 +35,28 @@ export function autoInterval(start: number, end: number): Interval {
  * `timeZone` that overlap `[start, end)`; bucket k is `[b_k, b_k+1)`. b0 is the start of the bucket
  * holding `start`, bn the end of the one holding `end − 1`, so whole buckets are always answered.
  */
-export function bucketBoundaries(interval: Interval, timeZone: string, start: number, end: number): number[] {
-  const out = [startOfLocal(timeZone, interval, start)];
-  while (out[out.length - 1]! < end) out.push(addLocal(timeZone, interval, out[out.length - 1]!, 1));
-  if (out.length === 1) out.push(addLocal(timeZone, interval, out[0]!, 1)); // an empty window still names its bucket
+export function bucketBoundaries(interval: Interval, timeZone: string, start: number, end: number): readonly number[] {
+  // A dashboard asks the same window again and again: the same array comes back, so what is made
+  // per array (bucket labels, series-records.ts) is made once too.
+  const key = `${interval}\u0000${timeZone}\u0000${start}\u0000${end}`;
+  let out = recentBoundaries.get(key);
+  if (out !== undefined) {
+    recentBoundaries.delete(key);
+    recentBoundaries.set(key, out);
+    return out;
+  }
+  const b = [startOfLocal(timeZone, interval, start)];
+  while (b[b.length - 1]! < end) b.push(addLocal(timeZone, interval, b[b.length - 1]!, 1));
+  if (b.length === 1) b.push(addLocal(timeZone, interval, b[0]!, 1)); // an empty window still names its bucket
+  out = Object.freeze(b);
+  recentBoundaries.set(key, out);
+  if (recentBoundaries.size > RECENT_WINDOWS) recentBoundaries.delete(recentBoundaries.keys().next().value!);
   return out;
 }
+
+/** Windows whose boundaries are kept (least recently asked dropped first); at most 10,081 numbers each. */
+const RECENT_WINDOWS = 32;
+const recentBoundaries = new Map<string, readonly number[]>();
 
 /** Index of the bucket holding `t` in `boundaries` (binary search), or -1 outside them. */
 export function bucketIndex(boundaries: readonly number[], t: number): number {

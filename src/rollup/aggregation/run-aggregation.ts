@@ -6,6 +6,7 @@ import { OTHER_SERIES, TOTAL_SERIES, type ColumnFigure, type RollupReader, type 
 import { allocColumns, concatColumns, readColumns } from '../stored-columns.js';
 import { assembleSeries, CellGrid, otherCellsOf, type AssembledSeries, type OtherCells } from './assemble.js';
 import { columnsPart, sealable, sealedTables, type SealedPart } from './sealed-answer.js';
+import type { SealedCells } from './sealed-cells.js';
 import { figuresFor, type NullHandling } from './chart-values.js';
 import type { Interval } from './buckets.js';
 import { answerEnd, planReads, scanSpans } from './read-plan.js';
@@ -132,7 +133,8 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     return answerOf(ctx, req, window, completeThrough, selection, selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })));
   }
   // Which series have data: their names only, never their rows (a metric may have 100,000 series).
-  const scanned = await reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(window.boundaries, req.coverage, completeThrough) });
+  const scan = (boundaries: readonly number[]) => reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(boundaries, req.coverage, completeThrough) });
+  const scanned = cacheable ? await sealedScan(sealed, metric, window.boundaries, sealBefore!, scan) : await scan(window.boundaries);
   const chosen = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
   const kept = chosen.kept.map((s) => s.hash);
   // The kept series, then `__other__` when a tail folds.
@@ -161,6 +163,28 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const { tables } = cacheable ? await sealedTables({ cache: sealed, key: `${shapeKey}\u0000kept\u0000${candidates.join(',')}`, metricId: metric.id, sealBefore: sealBefore!, candidates, rules, compute: (sub) => compute({ ...rules, boundaries: sub }) }) : await compute(rules);
   const details = [...chosen.kept, ...(candidates.length > kept.length ? [OTHER_DETAILS] : [])];
   return answerOf(ctx, req, window, completeThrough, chosen, details.map((d, j) => ({ details: d, table: tables[j]! })));
+}
+
+/**
+ * The series with data in the window, the part over its sealed buckets kept between answers under
+ * the sealed cache's rules (sealed-cells.ts: a write there drops it): an answer of a wholly sealed
+ * window then asks DuckDB nothing.
+ */
+async function sealedScan(cache: SealedCells, metric: MetricRecord, boundaries: readonly number[], sealBefore: number, scan: (boundaries: readonly number[]) => Promise<string[]>): Promise<readonly string[]> {
+  let s = 0;
+  while (s + 1 < boundaries.length && boundaries[s + 1]! <= sealBefore) s++;
+  if (s === 0) return scan(boundaries);
+  const generation = cache.begin(metric.id, sealBefore);
+  const key = `${metric.id}\u0000${metric.definition_revision}\u0000${boundaries[0]}\u0000${boundaries[s]}`;
+  const head = async (): Promise<readonly string[]> => {
+    const kept = cache.getScan(key, generation);
+    if (kept !== undefined) return kept;
+    const found = await scan(boundaries.slice(0, s + 1));
+    cache.putScan(key, metric.id, generation, found);
+    return found;
+  };
+  const [a, b] = await Promise.all([head(), s + 1 < boundaries.length ? scan(boundaries.slice(s)) : []]);
+  return b.length === 0 ? a : [...new Set([...a, ...b])];
 }
 
 /** The query's rules for turning cells into records. */

@@ -60,8 +60,14 @@ export const SEALED_CACHE_BYTES = 64 * 1024 * 1024;
 /** Buckets one entry keeps at most (two weeks of minutes: an answer has at most 10,080 buckets). */
 const MAX_ENTRY_BUCKETS = 20_160;
 
+/** Series hashes kept by every cached scan together (~50 bytes each: ~10 MB). */
+const MAX_SCAN_HASHES = 200_000;
+
 export class SealedCells {
   private readonly entries = new Map<string, Entry>();
+  /** Series with data in sealed spans (the scan of answers that may fold), least recently used first. */
+  private readonly scans = new Map<string, { metricId: string; generation: number; series: readonly string[] }>();
+  private scanHashes = 0;
   private readonly metrics = new Map<string, { generation: number; ceiling: number }>();
   private bytes = 0;
   /** Buckets answers took from here (tests, docs). */
@@ -145,6 +151,39 @@ export class SealedCells {
     return json;
   }
 
+  /** The series with data that a scan of a sealed span found, while the metric is still at `generation`. */
+  getScan(key: string, generation: number): readonly string[] | undefined {
+    const e = this.scans.get(key);
+    if (e === undefined) return undefined;
+    this.dropScan(key);
+    if (e.generation !== generation) return undefined;
+    this.keepScan(key, e);
+    return e.series;
+  }
+
+  /** Keep a scan of a sealed span made under `generation` (nothing when the metric moved on meanwhile). */
+  putScan(key: string, metricId: string, generation: number, series: readonly string[]): void {
+    if (this.metric(metricId).generation !== generation || series.length > MAX_SCAN_HASHES / 4) return;
+    this.dropScan(key);
+    this.keepScan(key, { metricId, generation, series });
+    for (const k of this.scans.keys()) {
+      if (this.scanHashes <= MAX_SCAN_HASHES) break;
+      this.dropScan(k);
+    }
+  }
+
+  private keepScan(key: string, e: { metricId: string; generation: number; series: readonly string[] }): void {
+    this.scans.set(key, e);
+    this.scanHashes += e.series.length;
+  }
+
+  private dropScan(key: string): void {
+    const e = this.scans.get(key);
+    if (e === undefined) return;
+    this.scans.delete(key);
+    this.scanHashes -= e.series.length;
+  }
+
   /** The rollup store committed rows of `metricId` from minute `from` on. */
   written(metricId: string, from: number): void {
     const m = this.metrics.get(metricId);
@@ -156,6 +195,7 @@ export class SealedCells {
     const m = this.metric(metricId);
     m.generation++;
     for (const [k, e] of this.entries) if (e.metricId === metricId) this.drop(k, e);
+    for (const [k, e] of this.scans) if (e.metricId === metricId) this.dropScan(k);
   }
 
   /** Estimated bytes held (tests, docs). */

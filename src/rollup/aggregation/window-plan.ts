@@ -22,7 +22,7 @@ export interface WindowPlan {
   interval: Interval;
   timeZone: string;
   /** Answer bucket boundaries (buckets.ts `bucketBoundaries`). */
-  boundaries: number[];
+  boundaries: readonly number[];
   /** Start of the projected part of a `next_*` range (now), else null. */
   projectFrom: number | null;
   /** End of the requested window before it was widened to whole buckets (the default forecast time of `next_*`). */

@@ -48,8 +48,32 @@ export interface LocalFields {
   weekday: number;
 }
 
+/**
+ * Fixed offsets of zones that never change theirs (ms, east positive): UTC under any of its names
+ * and `Etc/GMT±N` (POSIX signs: `Etc/GMT+5` is UTC−5). Their local fields are UTC fields of the
+ * shifted instant: `formatToParts` cost ~1 µs a call, ~5 ms of planning a 30 d by-hour window.
+ */
+const fixedOffsets = new Map<string, number | null>();
+
+function fixedOffset(tz: string): number | null {
+  let o = fixedOffsets.get(tz);
+  if (o === undefined) {
+    const resolved = formatter(tz).resolvedOptions().timeZone;
+    const etc = /^Etc\/GMT([+-])(\d{1,2})$/.exec(resolved);
+    o = resolved === 'UTC' ? 0 : etc ? (etc[1] === '+' ? -1 : 1) * Number(etc[2]) * 3_600_000 : null;
+    if (fixedOffsets.size >= 1_000) fixedOffsets.clear();
+    fixedOffsets.set(tz, o);
+  }
+  return o;
+}
+
 /** The local fields of instant `t` (epoch ms) in `tz`. */
 export function localFields(tz: string, t: number): LocalFields {
+  const fixed = fixedOffset(tz);
+  if (fixed !== null) {
+    const d = new Date(Math.floor(t / 1000) * 1000 + fixed);
+    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), weekday: ((d.getUTCDay() + 6) % 7) + 1 };
+  }
   const parts = formatter(tz).formatToParts(new Date(t));
   const get = (type: Intl.DateTimeFormatPartTypes): number => Number(parts.find((p) => p.type === type)?.value ?? 0);
   const year = get('year');
