@@ -43,7 +43,7 @@ export class BenchServer {
     private child: ChildServer,
     private readonly env: Record<string, string>,
     /** The entry point it runs (undefined: this build's), kept for `restart`. */
-    private readonly mainJs: string | undefined,
+    private mainJs: string | undefined,
     /** Its Node options, kept for `restart`. */
     private readonly nodeFlags: readonly string[],
     /** The server's data dir (removed by `stop`). */
@@ -100,12 +100,16 @@ export class BenchServer {
     return this.child.url;
   }
 
-  /** Stop the server (SIGTERM, clean exit required), run `whileStopped`, start it again on the same data dir. */
-  async restart(whileStopped: (dataDir: string) => Promise<void>): Promise<void> {
+  /**
+   * Stop the server (SIGTERM, clean exit required), run `whileStopped`, start it again on the same
+   * data dir — as another build when `mainJs` is given (old and new builds on the same data).
+   */
+  async restart(whileStopped: (dataDir: string) => Promise<void>, mainJs?: string): Promise<void> {
     this.child.proc.kill('SIGTERM');
     const code = await this.child.exited;
     if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM: ${this.child.stdout().slice(-2000)}`);
     await whileStopped(this.dataDir);
+    if (mainJs !== undefined) this.mainJs = mainJs;
     this.child = await startChild(this.env, 60_000, this.nodeFlags, this.mainJs, true);
     this.watch();
   }

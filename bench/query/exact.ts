@@ -79,6 +79,17 @@ export class ExactScanner {
     return reader.getRows().map((r) => ({ group: String(r[0]), bucket: Number(r[1]), values: r.slice(2).map((v) => (v === null ? null : Number(v))) }));
   }
 
+  /** The distinct values of `q.uniqueField` in one cell of `q` (its group, or `__other__`, and bucket). */
+  async distinctIds(files: readonly GeneratedFile[], q: ExactQuery, group: string, bucket: number): Promise<string[]> {
+    const paths = files.filter((f) => f.maxTs >= bucket && f.minTs < bucket + q.widthMs).map((f) => f.path);
+    if (paths.length === 0) return [];
+    const field = ident(q.field);
+    const inGroup = group === OTHER ? `NOT list_contains($4, ${field}::VARCHAR)` : `${field}::VARCHAR = $4`;
+    const sql = `SELECT DISTINCT ${ident(q.uniqueField)}::VARCHAR FROM read_parquet($1) WHERE epoch_ms(__ts) >= $2 AND epoch_ms(__ts) < $3 AND ${inGroup}`;
+    const r = await this.conn.runAndReadAll(sql, [listValue(paths), bucket, bucket + q.widthMs, group === OTHER ? listValue([...(q.kept ?? [])]) : group]);
+    return (r.getColumns()[0] ?? []).map(String);
+  }
+
   close(): void {
     this.conn.closeSync();
     this.db.closeSync();

@@ -29,6 +29,8 @@ export interface QueryOptions {
   lagSeconds: number;
   /** Another build's entry point to run as the server, or undefined. */
   serverMain: string | undefined;
+  /** Another build's entry point whose queries are timed on the same data after this one's, or undefined. */
+  compareMain: string | undefined;
   /** time_range of the lag run's poll (by minute). */
   lagPollRange: string;
   /** Longest wait for a metric to become active, s. */
@@ -50,6 +52,7 @@ export const KNOBS: Record<string, string> = {
   BENCH_LAG_BATCH: 'records per request of the lag run (default 20)',
   BENCH_LAG_SECONDS: 'length of the lag run, s (default 20)',
   BENCH_SERVER_MAIN: "another build's dist/src/main.js to run as the server (default: this build's; compares builds with one bench client)",
+  BENCH_COMPARE_MAIN: "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none)",
   BENCH_LAG_POLL_RANGE: 'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
 };
@@ -96,6 +99,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       lagBatch: integer('BENCH_LAG_BATCH', 20, 1, 100_000),
       lagSeconds: integer('BENCH_LAG_SECONDS', 20, 1, 3_600),
       serverMain: process.env.BENCH_SERVER_MAIN || undefined,
+      compareMain: process.env.BENCH_COMPARE_MAIN || undefined,
       lagPollRange: pollRange(process.env.BENCH_LAG_POLL_RANGE ?? 'last_hour'),
       backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
     };

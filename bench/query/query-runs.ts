@@ -9,6 +9,7 @@ import { compareCells, type ValueErrors } from './compare.js';
 import type { ExactScanner } from './exact.js';
 import { aggregationParams, INTERVAL_MS, timed, windowOf, type QuerySpec } from './queries.js';
 import type { GeneratedFile } from './view-files.js';
+import { DistinctSketch, loadHasher } from '../../src/rollup/hll.js';
 
 export interface BenchMetric {
   name: string;
@@ -31,6 +32,11 @@ export interface QueryRun {
   rawMs: Float64Array;
   errors: ValueErrors[];
   completeThroughAt: string | null;
+  /**
+   * count_unique: the worst cell's estimate by DistinctSketch computed here straight over the cell's
+   * exact values. Equal to the answer: the sketch's own error, not the rollups' merging or folding.
+   */
+  directSketch: number | null;
 }
 
 export interface RunContext {
@@ -44,6 +50,7 @@ export interface RunContext {
 }
 
 export async function runQuery(ctx: RunContext, metric: BenchMetric, query: QuerySpec): Promise<QueryRun> {
+  await loadHasher();
   const { from, to } = windowOf(query, ctx.dataEnd);
   const path = ctx.server.aggregationPath(metric.id, aggregationParams(query, from, to, ctx.coverage));
   const t0 = performance.now();
@@ -57,6 +64,14 @@ export async function runQuery(ctx: RunContext, metric: BenchMetric, query: Quer
   const want = await ctx.scanner.cells(ctx.files, exactQuery);
   const rollupMs = await timed(() => ctx.server.api('GET', path), ctx.queryRepeats);
   const rawMs = await timed(() => ctx.scanner.cells(ctx.files, exactQuery), ctx.rawRepeats, 1);
+  const errors = compareCells(query.values, got, want);
+  const worst = errors.find((e) => e.value === 'count_unique')?.worst ?? null;
+  let directSketch: number | null = null;
+  if (worst !== null) {
+    const s = new DistinctSketch();
+    for (const id of await ctx.scanner.distinctIds(ctx.files, exactQuery, worst.group, worst.bucket)) s.add(id);
+    directSketch = s.estimate();
+  }
   return {
     metric,
     query,
@@ -66,8 +81,9 @@ export async function runQuery(ctx: RunContext, metric: BenchMetric, query: Quer
     firstMs,
     rollupMs,
     rawMs,
-    errors: compareCells(query.values, got, want),
+    errors,
     completeThroughAt: answer.complete_through_at,
+    directSketch,
   };
 }
 

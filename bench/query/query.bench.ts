@@ -142,19 +142,31 @@ async function main(): Promise<void> {
     const metrics = backfills.map((b) => b.metric);
     await awaitCompaction(server, metrics);
     const runs: QueryRun[] = [];
+    let compared: QueryRun[] = [];
     if (opts.parts.includes('queries')) {
       scanner = await ExactScanner.open();
       const ctx = { server, scanner, files, dataEnd, coverage: opts.coverage, queryRepeats: opts.queryRepeats, rawRepeats: opts.rawRepeats };
-      for (const metric of metrics) {
-        for (const q of QUERIES) {
-          const r = await runQuery(ctx, metric, q);
-          runs.push(r);
-          say(`  ${metric.name}, ${q.name}: rollup p50 ${quantile(r.rollupMs, 0.5).toFixed(2)} ms, raw p50 ${quantile(r.rawMs, 0.5).toFixed(1)} ms (complete_through_at ${r.completeThroughAt})`);
+      const queries = async (into: QueryRun[]) => {
+        for (const metric of metrics) {
+          for (const q of QUERIES) {
+            const r = await runQuery(ctx, metric, q);
+            into.push(r);
+            say(`  ${metric.name}, ${q.name}: rollup p50 ${quantile(r.rollupMs, 0.5).toFixed(2)} ms, raw p50 ${quantile(r.rawMs, 0.5).toFixed(1)} ms (complete_through_at ${r.completeThroughAt})`);
+          }
         }
+      };
+      await queries(runs);
+      if (opts.compareMain !== undefined) {
+        // The same data, the same client, the other build as the server (from a cold start, as this one's first answers were).
+        await server.restart(async () => {}, opts.compareMain);
+        await awaitCompaction(server, metrics);
+        say(`restarted as ${opts.compareMain}`);
+        await queries(compared);
       }
     }
     const lag = opts.parts.includes('lag') ? await lagRun(server, metrics[0]!) : null;
     report(backfills, runs, lag, command);
+    if (compared.length > 0) compareReport(runs, compared);
   } catch (err) {
     // A request that failed because the server died says only "fetch failed": say why it died.
     await sleep(200);
@@ -184,6 +196,12 @@ function report(backfills: BackfillRow[], runs: QueryRun[], lag: LagRun | null, 
       for (const e of r.errors) {
         if (e.worst && e.max > bound(e.value)) say(`  over its bound — ${r.metric.name}, ${r.query.name}, ${e.value}: ${JSON.stringify({ ...e.worst, bucket: new Date(e.worst.bucket).toISOString() })}`);
       }
+      // Whether a distinct count's error is the sketch's own: the same sketch made here over the cell's exact values.
+      const u = r.errors.find((e) => e.value === 'count_unique');
+      if (u?.worst && r.directSketch !== null) {
+        const direct = r.directSketch;
+        say(`  count_unique worst cell — ${r.metric.name}, ${u.worst.group} ${new Date(u.worst.bucket).toISOString()}: answer ${u.worst.got}, exact ${u.worst.want}, DistinctSketch over the exact values ${direct.toFixed(1)} (${Math.round(direct) === u.worst.got ? 'the same: the error is the sketch\'s own' : 'differs: the rollups changed it'})`);
+      }
     }
   }
   if (lag) {
@@ -211,6 +229,33 @@ function report(backfills: BackfillRow[], runs: QueryRun[], lag: LagRun | null, 
     say(`target — ingest → counted p99 ${msOrNever(quantile(l.lags, 0.99))} ms at ${fmt(lag.rate)} records/s (target < 2,000 ms); ${opts.lagBatch} records per request, ${opts.lagSeconds} s`);
   }
   say(`load average after: ${load()}`);
+}
+
+/** This build's runs beside the other build's (BENCH_COMPARE_MAIN) on the same data. */
+function compareReport(runs: readonly QueryRun[], other: readonly QueryRun[]): void {
+  const ms = (x: number) => (x < 10 ? x.toFixed(2) : x.toFixed(1));
+  say(`\nthis build beside ${opts.compareMain} (after it, same data dir and client):`);
+  console.table(
+    runs.map((r, i) => {
+      const o = other[i]!;
+      const [p, q] = [quantile(r.rollupMs, 0.5), quantile(o.rollupMs, 0.5)];
+      return {
+        metric: r.metric.name,
+        query: r.query.name,
+        'other first ms': ms(o.firstMs),
+        'other p50 ms': ms(q),
+        'other p99 ms': ms(quantile(o.rollupMs, 0.99)),
+        'other raw ÷ rollup': (quantile(o.rawMs, 0.5) / q).toFixed(1),
+        'this first ms': ms(r.firstMs),
+        'this p50 ms': ms(p),
+        'this p99 ms': ms(quantile(r.rollupMs, 0.99)),
+        'this raw ÷ rollup': (quantile(r.rawMs, 0.5) / p).toFixed(1),
+        'p50 other ÷ this': (q / p).toFixed(1),
+      };
+    }),
+  );
+  const long = (rs: readonly QueryRun[]) => rs.filter((r) => r.query.spanMs >= 30 * DAY).map((r) => (quantile(r.rawMs, 0.5) / quantile(r.rollupMs, 0.5)).toFixed(1)).join(', ');
+  say(`30-day ranges, raw ÷ rollup: this build ${long(runs)}; other ${long(other)}`);
 }
 
 main().catch((err: unknown) => {

@@ -93,3 +93,33 @@ test('sealed answer: tables from cached buckets plus a read of the rest equal th
   }
   assert.ok(served > 10_000, `most buckets came from the cache (${served})`);
 });
+
+test('sealed answer: a window wholly sealed is answered from the cache alone, the same as computing it, until a write below the seal point', async () => {
+  const t0 = Date.UTC(2026, 0, 1);
+  const rows: Row[] = [];
+  for (let k = 0; k < 200; k++) for (let s = 0; s < SERIES.length; s++) if ((k + s) % 4 !== 0) rows.push({ series: s, start: t0 + k * M, count: 1 + ((k * 7 + s) % 5), sum: k + s / 4 });
+  const cache = new SealedCells();
+  const boundaries = Array.from({ length: 121 }, (_, k) => t0 + 40 * M + k * M);
+  const rules: RecordRules = { boundaries, completeThrough: t0 + 300 * M, coverage: 'observed', normalize: false, values: ['count', 'sum'], nullHandling: 'skip', emptyHandling: 'zero' };
+  let reads = 0;
+  const ask = () => sealedTables({ cache, key: 'k', metricId: 'm', sealBefore: t0 + 250 * M, candidates: SERIES, rules, compute: async (sub) => (reads++, columnsPart(columnsOf(rows, sub[0]!, sub[sub.length - 1]!), SERIES, { ...rules, boundaries: sub })) });
+  const want = () => {
+    const grid = new CellGrid(columnsOf(rows, boundaries[0]!, boundaries[120]!), boundaries);
+    return SERIES.map((s) => text(seriesRecords(grid.reader(s), rules)));
+  };
+  const first = await ask();
+  assert.deepEqual(first.tables.map(text), want());
+  const second = await ask();
+  const third = await ask();
+  assert.equal(reads, 1, 'only the first answer read anything');
+  assert.deepEqual(second.tables.map(text), want());
+  assert.equal(third.tables[0], second.tables[0], 'the same window: the same tables');
+  assert.deepEqual([...third.withData].sort(), SERIES);
+  // A write below the seal point: the next answer reads again, and sees the new row.
+  rows.push({ series: 1, start: t0 + 100 * M, count: 1000, sum: 1 });
+  cache.written('m', t0 + 100 * M);
+  const after = await ask();
+  assert.equal(reads, 2);
+  assert.deepEqual(after.tables.map(text), want());
+  assert.notDeepEqual(after.tables.map(text), second.tables.map(text));
+});

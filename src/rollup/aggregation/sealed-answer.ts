@@ -69,6 +69,15 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
   }
   const prefix = hits.length;
   cache.servedBuckets += prefix;
+  if (prefix === n && n > 0) {
+    // Every bucket cached (a window wholly in the past): the last such answer's tables, when it asked the same buckets.
+    const whole = cache.whole(key, generation, boundaries, () => {
+      const leads = cache.lead(key, generation, boundaries[0]!, prefix, () => candidates.map((_, j) => leadJson(hits, j)));
+      const none: RecordTable = { boundaries: boundaries.slice(n), width: rules.values.length, rows: 0, buckets: new Int32Array(0), cells: new Float64Array(0) };
+      return { tables: candidates.map((_, j) => joinTables(boundaries, hits, j, none, leads[j]!)), withData: cachedWithData(hits, candidates, new Set()) };
+    });
+    return { tables: whole.tables, withData: new Set(whole.withData) };
+  }
   const sub = prefix === 0 ? boundaries : boundaries.slice(prefix);
   const part = await input.compute(sub);
   const fresh = part.tables;
@@ -79,13 +88,18 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
     fresh.forEach((t, j) => (t.lead = { rows: rowsIn(block, j, 0, block.starts.length), json: block.json[j]! }));
   }
 
-  const withData = part.withData;
-  const count = candidates.length;
-  for (const { block: b, i } of hits) for (let j = 0; j < count; j++) if (b.hasData[i * count + j] === 1) withData.add(candidates[j]!);
+  const withData = cachedWithData(hits, candidates, part.withData);
   if (prefix === 0) return { tables: fresh, withData };
   const leads = cache.lead(key, generation, boundaries[0]!, prefix, () => candidates.map((_, j) => leadJson(hits, j)));
   const tables = fresh.map((t, j) => joinTables(boundaries, hits, j, t, leads[j]!));
   return { tables, withData };
+}
+
+/** `into` with the candidates that have records in the cached buckets `hits`. */
+function cachedWithData(hits: readonly SealedRef[], candidates: readonly string[], into: Set<string>): Set<string> {
+  const count = candidates.length;
+  for (const { block: b, i } of hits) for (let j = 0; j < count; j++) if (b.hasData[i * count + j] === 1) into.add(candidates[j]!);
+  return into;
 }
 
 /** Answered rows of candidate `j` in buckets [a, b) of a block. */

@@ -15,6 +15,8 @@
  * empty.
  */
 
+import type { RecordTable } from './series-records.js';
+
 /**
  * Sealed buckets kept by one answer: a run of `starts.length` buckets. Per (bucket, series) — index
  * `bucket × series + j`, in the entry's series order — whether it has records, whether it is
@@ -53,6 +55,14 @@ interface Entry {
   bytes: number;
   /** The last answer's run of cached buckets joined per series (the next answer in the same minute asks the same run). */
   lead: { first: number; count: number; json: Buffer[]; bytes: number } | null;
+  /** The tables of the last answer whose buckets were all cached, for its boundaries (the same array: buckets.ts keeps one per recent window). */
+  whole: { boundaries: readonly number[]; answer: WholeAnswer; bytes: number } | null;
+}
+
+/** An answer's tables and the candidates with data, when every one of its buckets was cached. */
+export interface WholeAnswer {
+  tables: RecordTable[];
+  withData: ReadonlySet<string>;
 }
 
 /** Default bound on the estimated memory of every cached bucket (64 MiB: ~35 answers of 24 h by minute over 10 series, each ~1 MB of buckets and ~0.7 MB of joined text). */
@@ -106,7 +116,7 @@ export class SealedCells {
       this.drop(key, e);
       e = undefined;
     }
-    if (!e) this.entries.set(key, (e = { metricId, generation, buckets: new Map(), bytes: 0, lead: null }));
+    if (!e) this.entries.set(key, (e = { metricId, generation, buckets: new Map(), bytes: 0, lead: null, whole: null }));
     block.bytes = blockBytes(block);
     block.live = block.starts.length;
     this.account(e, block.bytes);
@@ -182,6 +192,24 @@ export class SealedCells {
     if (e === undefined) return;
     this.scans.delete(key);
     this.scanHashes -= e.series.length;
+  }
+
+  /**
+   * The answer over `boundaries` when every bucket of it is cached (`make` builds it from them),
+   * kept for the next answer of the same window: a dashboard of a window wholly in the past asks it
+   * again and again, and joining 7,200 cached rows into tables was most of a 30 d by-hour answer.
+   */
+  whole(key: string, generation: number, boundaries: readonly number[], make: () => WholeAnswer): WholeAnswer {
+    const e = this.entries.get(key);
+    if (e && e.generation === generation && e.whole?.boundaries === boundaries) return e.whole.answer;
+    const answer = make();
+    if (e && e.generation === generation) {
+      if (e.whole) this.account(e, -e.whole.bytes);
+      const bytes = answer.tables.reduce((n, t) => n + 256 + t.buckets.byteLength + t.cells.byteLength, 0);
+      e.whole = { boundaries, answer, bytes };
+      this.account(e, bytes);
+    }
+    return answer;
   }
 
   /** The rollup store committed rows of `metricId` from minute `from` on. */
