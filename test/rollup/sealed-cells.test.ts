@@ -117,3 +117,19 @@ test('sealed cells: scans of sealed spans are kept per key and generation, and l
   assert.equal(c.getScan('k0', g3), undefined);
   assert.equal(c.getScan('k5', g3)?.length, 40_000);
 });
+
+test('sealed cells: a new entry of a family (an answer under another ranking) replaces the family\'s others, and no other entry', () => {
+  const c = new SealedCells();
+  const g = c.begin('m', 10 * M);
+  c.put('fold|a,b', 'm', g, block(0, 10), 'fold');
+  c.put('other', 'm', g, block(0, 10), 'another');
+  c.put('plain', 'm', g, block(0, 10));
+  c.put('fold|a,b', 'm', g, block(0, 5), 'fold'); // the same key again: kept, not replaced
+  assert.equal(c.get('fold|a,b', g)?.size, 10);
+  c.put('fold|a,c', 'm', g, block(0, 10), 'fold');
+  assert.equal(c.get('fold|a,b', g), undefined, 'the old ranking let go');
+  assert.equal(c.get('fold|a,c', g)?.size, 10);
+  assert.equal(c.get('other', g)?.size, 10);
+  assert.equal(c.get('plain', g)?.size, 10);
+  assert.equal(c.size.entries, 3);
+});

@@ -160,7 +160,9 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   };
   // A sealed bucket's `__other__` is the same whatever the window as long as the same series are kept
   // as themselves (the tail is every other series with data in it): the kept list is in the key.
-  const { tables } = cacheable ? await sealedTables({ cache: sealed, key: `${shapeKey}\u0000kept\u0000${candidates.join(',')}`, metricId: metric.id, sealBefore: sealBefore!, candidates, rules, compute: (sub) => compute({ ...rules, boundaries: sub }) }) : await compute(rules);
+  // One ranking per dashboard is kept: the same shape, `max_series` and filter under another ranking replaces it.
+  const family = `${shapeKey}\u0000kept\u0000${req.series === null ? `top ${req.maxSeries}` : `series ${req.series.join(',')}`}`;
+  const { tables } = cacheable ? await sealedTables({ cache: sealed, key: `${family}\u0000${candidates.join(',')}`, family, metricId: metric.id, sealBefore: sealBefore!, candidates, rules, compute: (sub) => compute({ ...rules, boundaries: sub }) }) : await compute(rules);
   const details = [...chosen.kept, ...(candidates.length > kept.length ? [OTHER_DETAILS] : [])];
   return answerOf(ctx, req, window, completeThrough, chosen, details.map((d, j) => ({ details: d, table: tables[j]! })));
 }

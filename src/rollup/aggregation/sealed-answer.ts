@@ -18,6 +18,8 @@ export interface SealedTablesInput {
   cache: SealedCells;
   /** What the cached rows depend on besides the bucket (sealed-cells.ts: metric, revision, interval, zone, values, handling, series). */
   key: string;
+  /** Keys that replace each other in the cache (the same answer under another ranking), or absent. */
+  family?: string;
   metricId: string;
   /** Buckets ending at or before this are sealed (never after the answer's `completeThrough`). */
   sealBefore: number;
@@ -83,7 +85,7 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
   const fresh = part.tables;
   const block = sealBlock(input, part, prefix);
   if (block) {
-    cache.put(key, metricId, generation, block);
+    cache.put(key, metricId, generation, block, input.family ?? null);
     // The fresh tables' sealed rows are written from the block's bytes (made once).
     fresh.forEach((t, j) => (t.lead = { rows: rowsIn(block, j, 0, block.starts.length), json: block.json[j]! }));
   }

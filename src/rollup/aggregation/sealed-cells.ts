@@ -50,6 +50,8 @@ export interface SealedRef {
 
 interface Entry {
   metricId: string;
+  /** Entries of one family replace each other (sealed-answer.ts `family`), or null. */
+  family: string | null;
   generation: number;
   buckets: Map<number, SealedRef>;
   bytes: number;
@@ -108,15 +110,22 @@ export class SealedCells {
     return e.buckets;
   }
 
-  /** Keep a block read under `generation`; nothing when the metric moved on meanwhile (what was read may be stale). */
-  put(key: string, metricId: string, generation: number, block: SealedBlock): void {
+  /**
+   * Keep a block read under `generation`; nothing when the metric moved on meanwhile (what was read
+   * may be stale). A new entry of a `family` drops the family's others: an answer that folds is
+   * keyed by the series it keeps, and when a live ranking moves only the newest one is asked again.
+   */
+  put(key: string, metricId: string, generation: number, block: SealedBlock, family: string | null = null): void {
     if (block.starts.length === 0 || this.metric(metricId).generation !== generation) return;
     let e = this.entries.get(key);
     if (e && e.generation !== generation) {
       this.drop(key, e);
       e = undefined;
     }
-    if (!e) this.entries.set(key, (e = { metricId, generation, buckets: new Map(), bytes: 0, lead: null, whole: null }));
+    if (!e) {
+      if (family !== null) for (const [k, old] of this.entries) if (old.family === family) this.drop(k, old);
+      this.entries.set(key, (e = { metricId, family, generation, buckets: new Map(), bytes: 0, lead: null, whole: null }));
+    }
     block.bytes = blockBytes(block);
     block.live = block.starts.length;
     this.account(e, block.bytes);
