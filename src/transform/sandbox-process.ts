@@ -50,7 +50,7 @@ export class TransformProcess {
 
   /** Runs one view over one batch (see `TransformSandbox.run`). */
   async run(input: TransformInput): Promise<TransformOutcome> {
-    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}), ...(input.dateFields ? { dateFields: input.dateFields } : {}) }]);
+    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}), ...(input.types ? { types: input.types } : {}) }]);
     return outcome!;
   }
 
@@ -173,7 +173,7 @@ export class TransformProcess {
       const bytes = typeof recordsText === 'string' ? null : recordsText;
       const request: ChildRequest = {
         batch: { recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength }, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) },
-        views: views.map(({ viewId, scriptHash, script, fields, dateFields }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(dateFields ? { dateFields } : {}) })),
+        views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
       };
       child.send(request);
       // The records' bytes go down the child's stdin as they are: no serialiser copy of them here

@@ -286,8 +286,7 @@ function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
   const fields = v.outputSchema.map((f) => f.name);
-  const dateFields: number[] = [];
-  v.outputSchema.forEach((f, k) => f.type === 'date' && dateFields.push(k));
+  const types = v.outputSchema.map((f) => f.type);
   const outs: Outputs[] = [];
   const parts: Array<{ sources: ArrayLike<number>; from: number }> = [];
   const n = input.ts.length;
@@ -306,7 +305,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
           receivedAt: input.received.subarray(from, to),
           timestamp: input.ts.subarray(from, to),
         },
-        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, dateFields } : {}) },
+        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, types } : {}) },
       );
     } finally {
       if (text === scratchLent) scratchLent = null;

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TransformSandbox } from '../../src/transform/sandbox.js';
+import { decodeRunResult, type ColumnsAnswer } from '../../src/transform/harness.js';
 import { batch, describeTransformContract, failed, okOutcome, records } from './transform-contract.js';
 
 describeTransformContract('TransformSandbox (in thread)', (opts) => {
@@ -50,6 +51,39 @@ describe('TransformSandbox', () => {
       assert.equal(sb.cachedScripts, 2);
       assert.equal(failed(run(4, 'h1', [{ hang: true }])).reason, 'timeout');
       assert.deepEqual(okOutcome(run(4, 'h1')).outputs[0], { k: 4, calls: 1 }, 'a context cut off by a timeout is not reused');
+    } finally {
+      sb.dispose();
+    }
+  });
+
+  it('answers number, date and boolean columns as typed arrays, string columns as JSON; a forged column answer is bad_output', () => {
+    const sb = new TransformSandbox();
+    try {
+      const script = 'function transform(r, ctx) { return { n: r.score, t: ctx.timestamp, b: r.ok, s: r.name, m: r.id === 5 ? "x" : r.id } }';
+      const raw = sb.runRaw({ ...batch(script, records(200)), fields: ['n', 't', 'b', 's', 'm'], types: ['number', 'date', 'boolean', 'string', 'number'] });
+      if (raw.status !== 'answer' || typeof raw.answer === 'string') return assert.fail(`expected a column answer, got ${JSON.stringify(raw)}`);
+      const [n, t, b, str, m] = raw.answer.columns;
+      assert.ok(n instanceof Float64Array && t instanceof Float64Array && b instanceof Uint8Array);
+      assert.deepEqual([n[3], t[3], b[3], b[4]], [1.5, Date.UTC(2026, 0, 1, 12, 0, 3), 0, 1]);
+      assert.equal(typeof str, 'string');
+      assert.equal(typeof m, 'string', 'a number column that met a string went as JSON');
+      const good = decodeRunResult(raw.answer, 200, 5);
+      assert.equal(good.status, 'ok');
+      const forge = (change: Partial<ColumnsAnswer>, records = 200) => decodeRunResult({ ...raw.answer as ColumnsAnswer, ...change }, records, 5);
+      const cols = raw.answer.columns;
+      for (const [what, o] of [
+        ['a boolean column holding 3', forge({ columns: [cols[0]!, cols[1]!, Uint8Array.from({ length: 200 }, () => 3), cols[3]!, cols[4]!] })],
+        ['columns of different lengths', forge({ columns: [cols[0]!, (cols[1] as Float64Array).subarray(1), cols[2]!, cols[3]!, cols[4]!] })],
+        ['a column of another kind', forge({ columns: [cols[0]!, cols[1]!, cols[2]!, cols[3]!, new Int32Array(200) as never] })],
+        ['a column that is not JSON', forge({ columns: [cols[0]!, cols[1]!, cols[2]!, '[1,', cols[4]!] })],
+        ['one column too few', forge({ columns: cols.slice(1) })],
+        ['more outputs than records', forge({}, 100)],
+        ['record indexes out of order', forge({ src: JSON.stringify(Array.from({ length: 200 }, (_, k) => 199 - k)) })],
+        ['counts that are not an object', forge({ extra: '[]' })],
+      ] as const) {
+        assert.equal(o.status, 'failed', what);
+        if (o.status === 'failed') assert.equal(o.reason, 'bad_output', what);
+      }
     } finally {
       sb.dispose();
     }
