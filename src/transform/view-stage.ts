@@ -73,8 +73,13 @@ export type ViewInput = ({ texts: string[]; bytes?: undefined } | { bytes: Recor
   versions: (string | null)[];
 }
 
-/** Runs one view's script over one batch input (a `TransformProcess` or `TransformSandbox`). */
-export type RunScript = (batch: BatchInput, view: ViewScript) => Promise<TransformOutcome> | TransformOutcome;
+/**
+ * Runs one view's script over one batch input (a `TransformProcess` or `TransformSandbox`).
+ * `handedOver`, when given, is called once the input is with a sandbox that runs on without this
+ * thread (a child process that has read it), so the caller can do other work meanwhile; a runner
+ * that runs in this thread never calls it.
+ */
+export type RunScript = (batch: BatchInput, view: ViewScript, handedOver?: () => void) => Promise<TransformOutcome> | TransformOutcome;
 
 /** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
 export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
