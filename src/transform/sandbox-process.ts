@@ -23,7 +23,7 @@ import type { ChildMessage, ChildRequest } from './sandbox-child.js';
  * two-byte string they decode to). The request goes over IPC with V8 serialization, the bytes down
  * the child's stdin as they are (through the serialiser they were copied and allocated anew on both
  * sides, and that memory outside the JS heap started collections in the worker); each answer comes
- * back as the harness's one string, decoded here.
+ * back as the harness gave it (one string, or strings and typed arrays), decoded here.
  */
 
 export interface TransformProcessOptions extends TransformSandboxOptions {

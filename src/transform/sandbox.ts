@@ -8,7 +8,7 @@ import { decodeRunResult, type FailureReason, type RawAnswer, type RunResult, ty
  * isolated-vm isolate (only the ECMAScript builtins: no require, timers, I/O, WebAssembly).
  *
  * Each (view, batch) is ONE synchronous isolate call: the records go in as one JSON text, the
- * harness (harness.ts) calls `transform` per record and answers with one string. The first record
+ * harness (harness.ts) calls `transform` per record and answers with one value (see its wire format). The first record
  * that throws or returns something else fails the whole call: the caller puts the view into its
  * error state with the outcome's message, which names the record and the error.
  *
@@ -102,7 +102,7 @@ export class TransformSandbox {
   }
 
   /**
-   * `run` without decoding the answer: for a host process that passes the one string on (see
+   * `run` without decoding the answer: for a host process that passes the answer on (see
    * sandbox-process.ts) and decodes it where the outputs are used.
    */
   runRaw(input: TransformInput): RawAnswer | TransformFailure {

@@ -183,12 +183,15 @@ export function describeTransformContract(name: string, make: (opts: TransformSa
     t: i % 2 ? ctx.timestamp : ctx.received_at,
     tmix: i === 250 ? '2026-01-01T00:00:00Z' : ctx.timestamp,
     s: i === 5 ? 5 : 'x' + i,
+    few: i % 7 === 0 ? null : i % 5 === 0 ? undefined : 'k' + (i % 3),
+    fewmix: i === 260 ? { o: 1 } : i === 270 ? 'x'.repeat(3) : 'k' + (i % 2),
+    many: i < 100 ? 'same' : 'v' + i,
     f: () => 1,
     nope: i % 4 ? i : undefined,
   };
 }`;
-      const types = ['number', 'number', 'number', 'boolean', 'boolean', 'date', 'date', 'string', 'number', 'number'] as const;
-      const fields = ['n', 'late', 'early', 'b', 'bmix', 't', 'tmix', 's', 'f', 'missing'];
+      const types = ['number', 'number', 'number', 'boolean', 'boolean', 'date', 'date', 'string', 'string', 'string', 'string', 'number', 'number'] as const;
+      const fields = ['n', 'late', 'early', 'b', 'bmix', 't', 'tmix', 's', 'few', 'fewmix', 'many', 'f', 'missing'];
       const typed = okColumns(await run({ ...batch(script, records(300)), fields, types: [...types] }));
       const plain = okColumns(await run({ ...batch(script, records(300)), fields }));
       const schema = fields.map((name, k) => ({ name, type: types[k]! }));
@@ -197,7 +200,9 @@ export function describeTransformContract(name: string, make: (opts: TransformSa
       assert.deepEqual(typed.columns[0]!.slice(6, 12), [9, null, null, 0, null, null], 'NaN, -Infinity, null, undefined → null; -0 → 0');
       assert.ok(Object.is(typed.columns[0]![9], 0));
       assert.deepEqual([typed.columns[5]![1], typed.columns[5]![2]], [T0 + 1000, T0 + 2000 + 1500], 'ctx.timestamp / ctx.received_at in a date field: its epoch ms');
-      assert.deepEqual(typed.columns[9], new Array(300).fill(null));
+      assert.deepEqual(typed.columns[12], new Array(300).fill(null));
+      assert.deepEqual(typed.columns[8]!.slice(0, 6), [null, 'k1', 'k2', 'k0', 'k1', null]);
+      assert.deepEqual([typed.columns[10]![99], typed.columns[10]![100], typed.columns[10]![299]], ['same', 'v100', 'v299'], 'a string column past the dictionary\'s size goes on as JSON');
       assert.deepEqual(typed.extra, { nope: 225 });
       const none = okColumns(await run({ ...batch('function transform() { return null }', records(3)), fields: ['a', 'b'], types: ['number', 'boolean'] }));
       assert.deepEqual([none.rows, none.columns], [0, [[], []]]);
