@@ -111,7 +111,8 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
       },
       'direct, same harness': () => {
         for (const b of data) {
-          const o = decodeRunResult(vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson, typesJson), b.timestamp.length, fields.length);
+          // Copied out of the context's realm (its typed arrays are not this realm's), as the isolate's answer is.
+          const o = decodeRunResult(structuredClone(vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson, typesJson)), b.timestamp.length, fields.length);
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
