@@ -28,7 +28,7 @@
  * those values and an Int32Array of indexes into them (a dictionary: event names, countries,
  * statuses; one with more than 64 distinct values and more than one per 4 outputs goes on as JSON),
  * any other column as the JSON text of its values, made a chunk at a time. Measured on 20,000 flat
- * records of the 5-field bench view: the isolate call 3.3–3.8 → 2.1–2.4 µs per record (with the
+ * records of the 5-field bench view: the isolate call 2.8–3.8 → 2.1–2.4 µs per record (with the
  * ctx time cache below), the worker's decode 0.3 → 0.07 µs.
  *
  * Wire format of a string answer (JSON.stringify never emits a raw newline):
@@ -210,8 +210,10 @@ export const HARNESS_SOURCE = String.raw`(function () {
         // repeated per row, no object per row kept or rebuilt outside); keys outside them are
         // counted in extra. A number or date column holding only numbers (a date field also its
         // record's ctx times, as their epoch ms) fills a Float64Array (NaN: null, as JSON writes
-        // NaN and ±Infinity), a boolean column a Uint8Array (2: null); any other column — or one
-        // meeting a value its array cannot hold — is converted to JSON a chunk at a time.
+        // NaN and ±Infinity), a boolean column a Uint8Array (2: null), a string column of few
+        // distinct values an Int32Array of indexes into them; any other column — or one meeting a
+        // value its array cannot hold, or a string column of many values — is converted to JSON a
+        // chunk at a time.
         const nf = fields === null ? 0 : fields.length;
         const slot = create(null), extra = create(null);
         for (let k = 0; k < nf; k++) slot[fields[k]] = k;
