@@ -8,7 +8,7 @@
  * batches of 5,000 (~18 MB of JSON; a batch must fit the isolate's memory limit).
  *
  * Per input, four ways, each an op over all the records:
- * - sandbox: `TransformSandbox.run` with the view's declared fields, outputs decoded to columns in
+ * - sandbox: `TransformSandbox.run` with the view's declared fields and their types, outputs decoded to columns in
  *   this thread (what a worker gets);
  * - sandbox in a child process: `TransformProcess.run` (records over IPC as UTF-8 bytes, as a worker
  *   sends them; the answer decoded here);
@@ -25,6 +25,7 @@
 import { createContext, runInContext } from 'node:vm';
 import { Bench } from 'tinybench';
 import { decodeRunResult, HARNESS_SOURCE } from '../../src/transform/harness.js';
+import type { OutputField } from '../../src/transform/output-schema.js';
 import { TransformSandbox } from '../../src/transform/sandbox.js';
 import { TransformProcess } from '../../src/transform/sandbox-process.js';
 import { makeRecords } from '../pipeline/records.js';
@@ -74,17 +75,21 @@ function batches(records: Record<string, unknown>[], size: number, timeOf: (r: R
 type Transform = (record: unknown, ctx: unknown) => unknown;
 let sink = 0;
 
-function scenario(name: string, script: string, fields: string[], data: Batch[], records: number) {
+function scenario(name: string, script: string, schema: readonly OutputField[], data: Batch[], records: number) {
+  // The view's declared fields and types, as a worker names them (typed columns come back as arrays).
+  const fields = schema.map((f) => f.name);
+  const types = schema.map((f) => f.type);
   const sandbox = new TransformSandbox({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
   const child = new TransformProcess({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
   // The harness in a node:vm context of this isolate: same code, no isolate boundary.
   const vmContext = createContext({});
-  const install = runInContext(HARNESS_SOURCE, vmContext) as (t: Transform, progress: SharedArrayBuffer, max: number) => (...args: unknown[]) => string;
+  const install = runInContext(HARNESS_SOURCE, vmContext) as (t: Transform, progress: SharedArrayBuffer, max: number) => (...args: unknown[]) => unknown;
   runInContext(script, vmContext);
   const vmRun = install(runInContext('transform', vmContext) as Transform, new SharedArrayBuffer(4), 64 * 1024 * 1024);
   const fn = runInContext(`(${script.replace('function transform', 'function')})`, createContext({})) as Transform;
   const viewId = 'view_01JBENCH';
   const fieldsJson = JSON.stringify(fields);
+  const typesJson = JSON.stringify(types);
 
   return {
     name,
@@ -92,21 +97,22 @@ function scenario(name: string, script: string, fields: string[], data: Batch[],
     tasks: {
       sandbox: () => {
         for (const b of data) {
-          const o = sandbox.run({ scriptHash: name, script, fields, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          const o = sandbox.run({ scriptHash: name, script, fields, types, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
       },
       'sandbox in a child process': async () => {
         for (const b of data) {
-          const o = await child.run({ scriptHash: name, script, fields, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          const o = await child.run({ scriptHash: name, script, fields, types, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
       },
       'direct, same harness': () => {
         for (const b of data) {
-          const o = decodeRunResult(vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson), b.timestamp.length, fields.length);
+          // Copied out of the context's realm (its typed arrays are not this realm's), as the isolate's answer is.
+          const o = decodeRunResult(structuredClone(vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson, typesJson)), b.timestamp.length, fields.length);
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
@@ -133,8 +139,8 @@ function scenario(name: string, script: string, fields: string[], data: Batch[],
 const flatRecords = makeRecords(FLAT);
 const nestedRecords = makeNestedRecords(NESTED, 7);
 const scenarios = [
-  scenario('flat', FLAT_SCRIPT, FLAT_VIEW.outputSchema.map((f) => f.name), batches(flatRecords, 50_000, (r) => r.ts as number), FLAT),
-  scenario('nested', NESTED_SCRIPT, NESTED_VIEW.outputSchema.map((f) => f.name), batches(nestedRecords, 5_000, (r) => Number(r.timestamp_ms)), NESTED),
+  scenario('flat', FLAT_SCRIPT, FLAT_VIEW.outputSchema, batches(flatRecords, 50_000, (r) => r.ts as number), FLAT),
+  scenario('nested', NESTED_SCRIPT, NESTED_VIEW.outputSchema, batches(nestedRecords, 5_000, (r) => Number(r.timestamp_ms)), NESTED),
 ];
 const nestedBytes = nestedRecords.reduce((s, r) => s + JSON.stringify(r).length, 0);
 console.log(`nested records: ${Math.round(nestedBytes / NESTED)} bytes on average; sandbox memory limit ${MEMORY_MB} MB`);

@@ -4,13 +4,13 @@ import type { Assignment, Sighting } from '../schema/book.js';
 import type { FingerprintRules } from '../schema/rules.js';
 import type { Shape } from '../schema/shape.js';
 import { buildFiles } from './build-files.js';
-import { decodeEntries, type BatchEntry } from './decode.js';
+import { decodeEntries, type BatchEntry, type DecodedRows } from './decode.js';
 import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from '../schema/schema-store.js';
-import { createFingerprintStage, type FingerprintStage } from './fingerprint-stage.js';
+import { createFingerprintStage, type FingerprintedRows, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
-import { collectionInput, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
+import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
 import { loadHasher } from '../rollup/hll.js';
 import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
@@ -151,32 +151,55 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     }
     if (reply.type !== 'plan') throw new Error('resolver did not answer with a plan');
     const assign = new Map<number, Assignment>(reply.assign.map(([k, versionId, shapeHash]) => [k, { versionId, shapeHash }]));
-    const built = buildFiles(rows, fr, reply.files, assign, (f) => spec?.buildersFor(f) ?? null);
-    layouts.learn(reply.files);
-    const written = writeCollectionFilesStage(task, built);
     const views = task.views ?? [];
-    if (views.length === 0 || !opts.runScript) return { rows: rows.count, files: written, views: [] };
-    let outcomes: ViewOutcome[];
+    const runScript = opts.runScript;
+    if (views.length === 0 || !runScript) return { rows: rows.count, files: collectionFilesStage(task, rows, fr, reply, assign, spec, layouts), views: [] };
     const metrics: MetricOutcome[] = [];
     const eventTimes: ViewEventTimes[] = [];
+    if (views.some((v) => v.metrics?.length)) await loadHasher();
+    // The views start first: once a sandbox process has the records, it transforms them while this
+    // thread builds the collection files (docs/architecture.md, "Stages").
+    let handedOver!: () => void;
+    const sent = new Promise<void>((resolve) => (handedOver = resolve));
+    const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof viewMetricsStage>[2]) => {
+      if (!v.metrics?.length) return;
+      const r = viewMetricsStage(v, ts, columns);
+      metrics.push(...r.outcomes);
+      eventTimes.push(r.times);
+    };
+    const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
+    const viewsStage = transformViewsStage({ base, views, firstSeq: task.firstSeq, run: (batch, view) => runScript(batch, view, handedOver), onOutput });
+    const settled = viewsStage.then(
+      (outcomes) => ({ ok: true as const, outcomes }),
+      (err: unknown) => ({ ok: false as const, err }),
+    );
+    await Promise.race([sent, settled]);
+    let written: WrittenFile[];
     try {
-      const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
-      if (views.some((v) => v.metrics?.length)) await loadHasher();
-      const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof viewMetricsStage>[2]) => {
-        if (!v.metrics?.length) return;
-        const r = viewMetricsStage(v, ts, columns);
-        metrics.push(...r.outcomes);
-        eventTimes.push(r.times);
-      };
-      outcomes = await transformViewsStage({ base, views, firstSeq: task.firstSeq, run: opts.runScript, onOutput });
+      written = collectionFilesStage(task, rows, fr, reply, assign, spec, layouts);
     } catch (err) {
+      // The views' files have no batch to commit with (a stage that rejected removed its own).
+      const r = await settled;
+      if (r.ok) removeViewFiles((id) => views.find((v) => v.viewId === id)!.dir, r.outcomes);
+      throw err;
+    }
+    const r = await settled;
+    if (!r.ok) {
       // Only the sandbox breaking its own contract gets here (a view's failure is an outcome);
       // the stage removed its view files.
       for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
-      throw err;
+      throw r.err;
     }
+    const outcomes = r.outcomes;
     return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics, eventTimes } : {}) };
   };
+}
+
+/** Build the collection's files of the batch from its plan and write them. */
+function collectionFilesStage(task: BatchTask, rows: DecodedRows, fr: FingerprintedRows, plan: Extract<ResolveReply, { type: 'plan' }>, assign: Map<number, Assignment>, spec: SpeculativeFields | null, layouts: FieldLayouts): WrittenFile[] {
+  const built = buildFiles(rows, fr, plan.files, assign, (f) => spec?.buildersFor(f) ?? null);
+  layouts.learn(plan.files);
+  return writeCollectionFilesStage(task, built);
 }
 
 /** Write the built collection files (temporary name, then rename); on failure remove what was written. */

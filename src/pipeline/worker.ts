@@ -13,7 +13,7 @@ import { createBatchProcessor, type BatchResult, type BatchTask, type ResolveRep
 // ends only the child, which is started again; the server and the pool go on.
 let scripts: TransformProcess | null = null;
 const processBatch = createBatchProcessor({
-  runScript: (batch, view) => (scripts ??= new TransformProcess()).run({ ...batch, ...view }),
+  runScript: (batch, view, handedOver) => (scripts ??= new TransformProcess()).run({ ...batch, ...view }, handedOver),
 });
 
 export interface WorkerInput {

@@ -1,5 +1,6 @@
 import ivm from 'isolated-vm';
 import { recordsTextOf } from './records-text.js';
+import type { OutputFieldType } from './output-schema.js';
 import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
 
 /**
@@ -27,7 +28,7 @@ export interface LoadedScript {
   readonly status: 'loaded';
   readonly script: string;
   readonly context: ivm.Context;
-  readonly run: ivm.Reference<(...args: unknown[]) => string>;
+  readonly run: ivm.Reference<(...args: unknown[]) => RawAnswer['answer']>;
 }
 
 /**
@@ -146,14 +147,14 @@ export class TransformIsolate {
    * hold half-done state of the script: the caller drops it. After `memory` the isolate is
    * disposed: the caller builds a new one.
    */
-  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number, fields: readonly string[] = [], dateFields: readonly number[] = []): RawAnswer | TransformFailure {
+  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number, fields: readonly string[] = [], types: readonly OutputFieldType[] = []): RawAnswer | TransformFailure {
     const n = batch.receivedAt.length;
     if (batch.timestamp.length !== n) throw new Error(`transform sandbox: receivedAt has ${n} entries, timestamp ${batch.timestamp.length}`);
     const versions = versionColumn(batch.schemaVersion);
     if (versions.index !== null && versions.index.length !== n) throw new Error(`transform sandbox: schemaVersion has ${versions.index.length} entries for ${n} records`);
     const text = recordsTextOf(batch.recordsText);
     this.progress[0] = PROGRESS_IDLE;
-    let answer: string;
+    let answer: RawAnswer['answer'];
     try {
       answer = loaded.run.applySync(
         undefined,
@@ -167,10 +168,11 @@ export class TransformIsolate {
           new ivm.ExternalCopy(batch.receivedAt).copyInto({ release: true }),
           new ivm.ExternalCopy(batch.timestamp).copyInto({ release: true }),
           fields.length === 0 ? null : JSON.stringify(fields),
-          fields.length === 0 || dateFields.length === 0 ? null : JSON.stringify(dateFields),
+          fields.length === 0 || types.length === 0 ? null : JSON.stringify(types),
         ] as never,
-        { timeout: timeoutMs },
-      );
+        // Copied out: the typed columns of a column answer come as typed arrays (a memcpy).
+        { timeout: timeoutMs, result: { copy: true } },
+      ) as RawAnswer['answer'];
     } catch (err) {
       const f = this.classify(err);
       const [at, first, last] = this.progress as unknown as [number, number, number];

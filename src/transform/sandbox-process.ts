@@ -23,7 +23,7 @@ import type { ChildMessage, ChildRequest } from './sandbox-child.js';
  * two-byte string they decode to). The request goes over IPC with V8 serialization, the bytes down
  * the child's stdin as they are (through the serialiser they were copied and allocated anew on both
  * sides, and that memory outside the JS heap started collections in the worker); each answer comes
- * back as the harness's one string, decoded here.
+ * back as the harness gave it (one string, or strings and typed arrays), decoded here.
  */
 
 export interface TransformProcessOptions extends TransformSandboxOptions {
@@ -49,8 +49,8 @@ export class TransformProcess {
   }
 
   /** Runs one view over one batch (see `TransformSandbox.run`). */
-  async run(input: TransformInput): Promise<TransformOutcome> {
-    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}), ...(input.dateFields ? { dateFields: input.dateFields } : {}) }]);
+  async run(input: TransformInput, handedOver?: () => void): Promise<TransformOutcome> {
+    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}), ...(input.types ? { types: input.types } : {}) }], handedOver);
     return outcome!;
   }
 
@@ -58,9 +58,17 @@ export class TransformProcess {
    * Runs each view's script over one batch, in order; the records cross to the child once. A view
    * that crashes the child gets a `memory` (or `timeout`) failure and the views after it run in a
    * new child. Rejects only when the input breaks the contract (see `TransformSandbox.run`).
+   * `handedOver` is called once the child has the batch (its bytes written to its stdin), or once
+   * the call ends if that comes first.
    */
-  runViews(batch: BatchInput, views: readonly ViewScript[]): Promise<TransformOutcome[]> {
-    const result = this.queue.then(() => this.runNow(batch, views));
+  runViews(batch: BatchInput, views: readonly ViewScript[], handedOver?: () => void): Promise<TransformOutcome[]> {
+    let told = false;
+    const tell = () => {
+      if (told) return;
+      told = true;
+      handedOver?.();
+    };
+    const result = this.queue.then(() => this.runNow(batch, views, tell)).finally(tell);
     this.queue = result.catch(() => undefined);
     return result;
   }
@@ -84,12 +92,12 @@ export class TransformProcess {
     }
   }
 
-  private async runNow(batch: BatchInput, views: readonly ViewScript[]): Promise<TransformOutcome[]> {
+  private async runNow(batch: BatchInput, views: readonly ViewScript[], handedOver: () => void): Promise<TransformOutcome[]> {
     if (this.closed) throw new Error('transform process: closed');
     const outcomes: TransformOutcome[] = [];
     let error: Error | null = null;
     while (outcomes.length < views.length) {
-      const r = await this.exchange(batch, views.slice(outcomes.length));
+      const r = await this.exchange(batch, views.slice(outcomes.length), handedOver);
       outcomes.push(...r.outcomes);
       error ??= r.error;
     }
@@ -98,7 +106,7 @@ export class TransformProcess {
   }
 
   /** One child, as many views as it answers before it ends (at least one: the one it died on). */
-  private exchange(batch: BatchInput, views: readonly ViewScript[]): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
+  private exchange(batch: BatchInput, views: readonly ViewScript[], handedOver: () => void): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
     const child = this.ensureChild();
     const limitMs = (this.opts.cpuTimeMsPerCall ?? 2000) + (this.opts.graceMs ?? 5000);
     const records = batch.receivedAt.length;
@@ -173,12 +181,13 @@ export class TransformProcess {
       const bytes = typeof recordsText === 'string' ? null : recordsText;
       const request: ChildRequest = {
         batch: { recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength }, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) },
-        views: views.map(({ viewId, scriptHash, script, fields, dateFields }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(dateFields ? { dateFields } : {}) })),
+        views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
       };
       child.send(request);
       // The records' bytes go down the child's stdin as they are: no serialiser copy of them here
       // or there (their buffer is kept as is until the child has read it, i.e. until it answers).
-      if (bytes !== null && bytes.byteLength > 0) child.stdin!.write(bytes);
+      if (bytes !== null && bytes.byteLength > 0) child.stdin!.write(bytes, () => handedOver());
+      else handedOver();
     });
   }
 

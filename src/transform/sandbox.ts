@@ -1,3 +1,4 @@
+import type { OutputFieldType } from './output-schema.js';
 import { TransformIsolate, type BatchInput, type LoadedScript } from './isolate.js';
 import { decodeRunResult, type FailureReason, type RawAnswer, type RunResult, type TransformFailure } from './harness.js';
 
@@ -7,7 +8,7 @@ import { decodeRunResult, type FailureReason, type RawAnswer, type RunResult, ty
  * isolated-vm isolate (only the ECMAScript builtins: no require, timers, I/O, WebAssembly).
  *
  * Each (view, batch) is ONE synchronous isolate call: the records go in as one JSON text, the
- * harness (harness.ts) calls `transform` per record and answers with one string. The first record
+ * harness (harness.ts) calls `transform` per record and answers with one value (see its wire format). The first record
  * that throws or returns something else fails the whole call: the caller puts the view into its
  * error state with the outcome's message, which names the record and the error.
  *
@@ -33,7 +34,7 @@ export interface TransformSandboxOptions {
   cpuTimeMsPerCall?: number;
   /** Script contexts kept, least recently used evicted; default 64. */
   maxCachedScripts?: number;
-  /** Cap on the JSON text of one call's outputs, in UTF-16 units; default 64 Mi. */
+  /** Cap on the JSON text of one call's outputs, in UTF-16 units (a typed column value counts 8); default 64 Mi. */
   maxOutputChars?: number;
 }
 
@@ -50,11 +51,12 @@ export interface ViewScript {
    */
   fields?: readonly string[];
   /**
-   * Indexes into `fields` of the fields typed `date`: a value of theirs that is its record's
-   * `ctx.timestamp` or `ctx.received_at` comes back as that time's epoch ms, which is what the
-   * string coerces to (harness.ts).
+   * The declared type of each of `fields` (absent: every column comes back as JSON). A `number` or
+   * `date` column of numbers comes back as a Float64Array, a `boolean` one as a Uint8Array; a
+   * `date` field's value that is its record's `ctx.timestamp` or `ctx.received_at` comes back as
+   * that time's epoch ms, which is what the string coerces to (harness.ts).
    */
-  dateFields?: readonly number[];
+  types?: readonly OutputFieldType[];
 }
 
 /** One batch of one view: the script and the records with their ctx columns (see `BatchInput`). */
@@ -100,7 +102,7 @@ export class TransformSandbox {
   }
 
   /**
-   * `run` without decoding the answer: for a host process that passes the one string on (see
+   * `run` without decoding the answer: for a host process that passes the answer on (see
    * sandbox-process.ts) and decodes it where the outputs are used.
    */
   runRaw(input: TransformInput): RawAnswer | TransformFailure {
@@ -121,7 +123,7 @@ export class TransformSandbox {
       this.scripts.set(input.scriptHash, loaded);
       while (this.scripts.size > this.maxCachedScripts) this.forget(this.scripts.keys().next().value as string);
     }
-    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs, input.fields, input.dateFields);
+    const outcome = iso.call(loaded, input, input.viewId, this.timeoutMs, input.fields, input.types);
     if (outcome.status === 'failed') {
       if (iso.disposed) this.drop();
       // The call was cut off mid-script: its globals may be half-updated.

@@ -73,8 +73,13 @@ export type ViewInput = ({ texts: string[]; bytes?: undefined } | { bytes: Recor
   versions: (string | null)[];
 }
 
-/** Runs one view's script over one batch input (a `TransformProcess` or `TransformSandbox`). */
-export type RunScript = (batch: BatchInput, view: ViewScript) => Promise<TransformOutcome> | TransformOutcome;
+/**
+ * Runs one view's script over one batch input (a `TransformProcess` or `TransformSandbox`).
+ * `handedOver`, when given, is called once the input is with a sandbox that runs on without this
+ * thread (a child process that has read it), so the caller can do other work meanwhile; a runner
+ * that runs in this thread never calls it.
+ */
+export type RunScript = (batch: BatchInput, view: ViewScript, handedOver?: () => void) => Promise<TransformOutcome> | TransformOutcome;
 
 /** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
 export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
@@ -286,8 +291,7 @@ function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
 async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promise<Ran> {
   const fields = v.outputSchema.map((f) => f.name);
-  const dateFields: number[] = [];
-  v.outputSchema.forEach((f, k) => f.type === 'date' && dateFields.push(k));
+  const types = v.outputSchema.map((f) => f.type);
   const outs: Outputs[] = [];
   const parts: Array<{ sources: ArrayLike<number>; from: number }> = [];
   const n = input.ts.length;
@@ -306,7 +310,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
           receivedAt: input.received.subarray(from, to),
           timestamp: input.ts.subarray(from, to),
         },
-        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, dateFields } : {}) },
+        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, types } : {}) },
       );
     } finally {
       if (text === scratchLent) scratchLent = null;

@@ -1,6 +1,7 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { TransformInput, TransformOutcome, TransformSandboxOptions } from '../../src/transform/sandbox.js';
+import { coerceColumns } from '../../src/transform/output-schema.js';
 
 /**
  * What every way of running a view transform must do, run against each implementation
@@ -168,6 +169,43 @@ export function describeTransformContract(name: string, make: (opts: TransformSa
       assert.deepEqual(o.extra, extra, 'keys outside the fields are counted (functions and undefined are not values)');
       const none = okColumns(await run({ ...batch('function transform() { return null }', records(3)), fields: ['a'] }));
       assert.deepEqual([none.rows, none.columns, none.extra], [0, [[]], {}]);
+    });
+
+    it('with the fields\' types named, typed columns store what JSON columns store: NaN, ±Infinity, -0, booleans, ctx times, a column meeting another type midway', async () => {
+      const script = `function transform(r, ctx) {
+  const i = r.id;
+  return {
+    n: i === 7 ? NaN : i === 8 ? -Infinity : i === 9 ? -0 : i === 10 ? null : i % 11 === 0 ? undefined : i * 1.5,
+    late: i === 200 ? '12.5' : i,
+    early: i === 3 ? true : i,
+    b: i % 3 === 0 ? null : i % 3 === 1,
+    bmix: i === 150 ? 'true' : i % 2 === 0,
+    t: i % 2 ? ctx.timestamp : ctx.received_at,
+    tmix: i === 250 ? '2026-01-01T00:00:00Z' : ctx.timestamp,
+    s: i === 5 ? 5 : 'x' + i,
+    few: i % 7 === 0 ? null : i % 5 === 0 ? undefined : 'k' + (i % 3),
+    fewmix: i === 260 ? { o: 1 } : i === 270 ? 'x'.repeat(3) : 'k' + (i % 2),
+    many: i < 100 ? 'same' : 'v' + i,
+    f: () => 1,
+    nope: i % 4 ? i : undefined,
+  };
+}`;
+      const types = ['number', 'number', 'number', 'boolean', 'boolean', 'date', 'date', 'string', 'string', 'string', 'string', 'number', 'number'] as const;
+      const fields = ['n', 'late', 'early', 'b', 'bmix', 't', 'tmix', 's', 'few', 'fewmix', 'many', 'f', 'missing'];
+      const typed = okColumns(await run({ ...batch(script, records(300)), fields, types: [...types] }));
+      const plain = okColumns(await run({ ...batch(script, records(300)), fields }));
+      const schema = fields.map((name, k) => ({ name, type: types[k]! }));
+      assert.deepEqual(coerceColumns(typed.columns, typed.extra, schema), coerceColumns(plain.columns, plain.extra, schema), 'the same stored values and counts either way');
+      assert.deepEqual([typed.rows, [...typed.sources]], [plain.rows, [...plain.sources]]);
+      assert.deepEqual(typed.columns[0]!.slice(6, 12), [9, null, null, 0, null, null], 'NaN, -Infinity, null, undefined → null; -0 → 0');
+      assert.ok(Object.is(typed.columns[0]![9], 0));
+      assert.deepEqual([typed.columns[5]![1], typed.columns[5]![2]], [T0 + 1000, T0 + 2000 + 1500], 'ctx.timestamp / ctx.received_at in a date field: its epoch ms');
+      assert.deepEqual(typed.columns[12], new Array(300).fill(null));
+      assert.deepEqual(typed.columns[8]!.slice(0, 6), [null, 'k1', 'k2', 'k0', 'k1', null]);
+      assert.deepEqual([typed.columns[10]![99], typed.columns[10]![100], typed.columns[10]![299]], ['same', 'v100', 'v299'], 'a string column past the dictionary\'s size goes on as JSON');
+      assert.deepEqual(typed.extra, { nope: 225 });
+      const none = okColumns(await run({ ...batch('function transform() { return null }', records(3)), fields: ['a', 'b'], types: ['number', 'boolean'] }));
+      assert.deepEqual([none.rows, none.columns], [0, [[], []]]);
     });
 
     it('with fields named, refuses outputs JSON cannot hold and getters that throw, naming the record', async () => {
