@@ -119,9 +119,6 @@ function string(b: Buffer, i: number, e: number): number {
   escaped = false;
   for (i++; i < e; i++) {
     const c = b[i]!;
-    // Most bytes of a string (lower-case letters, UTF-8 beyond ASCII) are above the backslash:
-    // one comparison, not three (the string scan is most of what this costs on text-heavy records).
-    if (c > BACKSLASH) continue;
     if (c === QUOTE) return i + 1;
     if (c < 0x20) return -1;
     if (c !== BACKSLASH) continue;
