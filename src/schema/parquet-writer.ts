@@ -26,9 +26,9 @@ function writerProperties(table: Table): WriterProperties {
   // get none (never filtered by range).
   // Only the documents get zstd: the other envelope columns are a few bytes per file once delta-
   // or run-encoded, and each zstd column chunk costs a compressor set up in wasm: measured on the
-  // files of nested leases (~80 columns, ~230 rows), zstd on the six small envelope columns cost
-  // ~0.35 ms per file and ~15% of the encode, for the same file size (1,482 vs 1,483 bytes per row;
-  // flat files 23 and 23). The documents stay zstd (level 1, parquet-wasm's only level): LZ4 would
+  // files of nested leases (~80 columns), zstd on the six small envelope columns cost ~0.35 ms
+  // per file (5-row files: 1,440 vs 1,088 µs), for the same file size (1,482 vs 1,483 bytes per
+  // row; flat files 23 and 23). The documents stay zstd (level 1, parquet-wasm's only level): LZ4 would
   // save ~10 µs per nested record but make files 28% (nested) to 120% (flat) larger.
   let b = new WriterPropertiesBuilder()
     .setWriterVersion(WriterVersion.V2)
@@ -53,10 +53,10 @@ function writerProperties(table: Table): WriterProperties {
 
 /**
  * The Arrow IPC stream of a table (schema, dictionaries, one record batch, end of stream) assembled
- * straight into one buffer kept for the next file. apache-arrow's stream writer cost ~1.5 ms per
- * file of ~80 columns (its byte sink, schema comparisons, a padding array per buffer, and the
- * schema encoded again for every file), as much per record as a share of the Parquet encode for
- * nested records, written ~20 files per lease. Here the schema message is encoded once per schema
+ * straight into one buffer kept for the next file. apache-arrow's stream writer (its byte sink,
+ * schema comparisons, a padding array per buffer, the schema encoded again for every file) was
+ * ~7 µs per nested record in a worker's profile: ~1.6 ms per file of ~80 columns, ~19 files per
+ * lease of 4,300 records. Here the schema message is encoded once per schema
  * (a version's columns and their nullability repeat lease after lease), the buffers are laid out
  * by apache-arrow's own assembler and copied once. parquet-wasm copies the stream into wasm memory,
  * so the bytes are only needed until then. The buffer is reused: a fresh one per file was ~40% of
