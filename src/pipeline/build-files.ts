@@ -102,8 +102,8 @@ function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds
   const ordinal = new Int32Column(n);
   const received = new Int64Column(n);
   const ts = new Int64Column(n);
-  const version = new DictColumn(n);
-  const shape = new DictColumn(n);
+  const version = new DictColumn(n, 0);
+  const shape = new DictColumn(n, 1);
   const doc = new Utf8Column(n, docBytes, docStorage(docBytes));
   // Field columns: already filled, or filled here from the records (none to read without columns).
   const fields = prebuilt === null && spec.columns.length > 0 ? createFieldExtractor(spec.columns, n) : null;

@@ -312,7 +312,15 @@ export class DictColumn {
   private readonly valid: Validity;
   private n = 0;
 
-  constructor(rows: number) {
+  /**
+   * `id`: the dictionary id in the table's schema, unique within it. Fixed ids keep the schema of a
+   * version's files the same file after file (parquet-writer.ts encodes each schema once); without
+   * one, apache-arrow numbers every new dictionary type from a global counter.
+   */
+  constructor(
+    rows: number,
+    private readonly id?: number,
+  ) {
     this.indices = new Int32Array(rows);
     this.valid = new Validity(rows);
   }
@@ -346,7 +354,7 @@ export class DictColumn {
   vector(): Vector {
     const dictionary = vectorFromArray(this.values, new Utf8());
     return makeVector(
-      makeData({ type: new Dictionary(new Utf8(), new Int32()), length: this.n, data: this.indices.subarray(0, this.n), nullBitmap: this.valid.bits, nullCount: this.valid.nulls, dictionary }),
+      makeData({ type: new Dictionary(new Utf8(), new Int32(), this.id), length: this.n, data: this.indices.subarray(0, this.n), nullBitmap: this.valid.bits, nullCount: this.valid.nulls, dictionary }),
     );
   }
 }
