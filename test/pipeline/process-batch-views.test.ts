@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,8 +18,14 @@ import type { ViewTask } from '../../src/transform/view-stage.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00Z');
 
-function setup() {
+/** A scratch dir and a real sandbox process, both gone when test `t` ends. */
+function setup(t: TestContext) {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-batch-views-'));
+  const scripts = new TransformProcess();
+  t.after(async () => {
+    await scripts.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
   const view: ViewTask = {
     viewId: 'viw_1',
     parentViewId: null,
@@ -32,16 +38,11 @@ function setup() {
   const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: `r${i}`, n: i, timestamp: new Date(T0 + i).toISOString() }));
   const task = (filesDir: string): BatchTask => ({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq: 1, received_at: T0, format: 'ndjson', body: new TextEncoder().encode(lines.join('\n')) }], firstSeq: 1, lastSeq: 1, filesDir, views: [view] });
   const resolution = () => createBatchResolution({ book: new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' }), settings: { ...DEFAULT_SCHEMA_SETTINGS }, nowMs: () => T0, newVersionId: () => 'sch_00000000000000000001' });
-  return { dir, view, task, resolution };
+  return { dir, view, task, resolution, scripts };
 }
 
 test('the view is handed to its sandbox process before the collection files are built; both are written', async (t) => {
-  const { dir, view, task, resolution } = setup();
-  const scripts = new TransformProcess();
-  t.after(async () => {
-    await scripts.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, view, task, resolution, scripts } = setup(t);
   const filesDir = join(dir, 'files');
   const seen: string[][] = [];
   const processBatch = createBatchProcessor({
@@ -67,12 +68,7 @@ test('the view is handed to its sandbox process before the collection files are 
 });
 
 test('a batch whose collection files fail leaves no view file, and rejects', async (t) => {
-  const { dir, view, task, resolution } = setup();
-  const scripts = new TransformProcess();
-  t.after(async () => {
-    await scripts.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { dir, view, task, resolution, scripts } = setup(t);
   // The collection's directory is a file: its files cannot be written.
   const filesDir = join(dir, 'not-a-dir');
   writeFileSync(filesDir, 'x');
