@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
@@ -15,12 +15,17 @@ import { ingestProject, rollupsOf, settle } from './rollup-helpers.js';
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
-test('sealed buckets: cached between answers, and never stale after a re-backfill, a backfill, a rebuilding update, a view change, a delete and restore, or a restart', async (t) => {
+/** A test server (stopped when `t` ends) with one project whose late-data window is `lateMinutes`. */
+async function projectWithLateWindow(t: TestContext, name: string, lateMinutes: number) {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
-  const { project, send } = await ingestProject(srv, 'sealed', 'events');
-  const metrics = `${project}/metrics`;
-  ok(await srv.post(project, { late_data_window_minutes: 60 }));
+  const { project, send } = await ingestProject(srv, name, 'events');
+  ok(await srv.post(project, { late_data_window_minutes: lateMinutes }));
+  return { srv, project, send, metrics: `${project}/metrics` };
+}
+
+test('sealed buckets: cached between answers, and never stale after a re-backfill, a backfill, a rebuilding update, a view change, a delete and restore, or a restart', async (t) => {
+  const { srv, project, send, metrics } = await projectWithLateWindow(t, 'sealed', 60);
   const now = Date.now();
   const at = (ms: number) => new Date(ms).toISOString();
 
@@ -142,12 +147,8 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
 });
 
 test('sealed buckets: concurrent answers of many shapes (values, intervals, zones, handling) equal the ones computed without the cache', async (t) => {
-  const srv = await TestServer.start();
-  t.after(() => srv.stop());
-  const { project, send } = await ingestProject(srv, 'sealed shapes', 'events');
-  const metrics = `${project}/metrics`;
   // Accept three hours of history while sending it, then seal everything older than a few minutes.
-  ok(await srv.post(project, { late_data_window_minutes: 600 }));
+  const { srv, project, send, metrics } = await projectWithLateWindow(t, 'sealed shapes', 600);
   await send([{ g: 'a', n: 1, u: 'x' }]);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
