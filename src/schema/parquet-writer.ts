@@ -268,10 +268,10 @@ export function streamOf(table: Table): Uint8Array {
   let total = schema.byteLength + 8;
   for (const p of parts) total += (p.message?.byteLength ?? batchMessageBytes(p)) + p.bodyLength;
   if (total > ipc.scratch.length) {
-    const grown = new Uint8Array(Math.max(total, ipc.scratch.length * 2));
-    if (grown.length > ipc.KEEP_BYTES) return writeStream(new Uint8Array(total), schema, parts);
-    ipc.scratch = grown;
-    ipc.view = new DataView(grown.buffer);
+    const size = Math.max(total, ipc.scratch.length * 2);
+    if (size > ipc.KEEP_BYTES) return writeStream(new Uint8Array(total), schema, parts);
+    ipc.scratch = new Uint8Array(size);
+    ipc.view = new DataView(ipc.scratch.buffer);
   }
   return writeStream(ipc.scratch, schema, parts, ipc.view);
 }

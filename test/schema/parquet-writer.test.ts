@@ -60,9 +60,12 @@ test("streamOf's stream reads back as the table, schema and values, with apache-
 test("streamOf's stream reads back in parquet-wasm (arrow-rs checks every message) as the table", () => {
   for (const [rows, seed, nullsIn] of [[0, 8, undefined], [1, 9, 'num'], [37, 10, 'text'], [1030, 11, 'num']] as const) {
     const t = fileTable(rows, seed, nullsIn ? { nullsIn } : {});
-    const back = tableFromIPC(WasmTable.fromIPCStream(streamOf(t)).intoIPCStream());
+    const fromOurs = WasmTable.fromIPCStream(streamOf(t)).intoIPCStream();
+    const back = tableFromIPC(fromOurs);
     assert.equal(back.numRows, rows);
     assert.deepEqual(rowsOf(back), rowsOf(t));
+    // arrow-rs decodes the same table (schema, nullability, dictionaries, buffers) as from apache-arrow's own writer.
+    assert.deepEqual(Buffer.from(fromOurs), Buffer.from(WasmTable.fromIPCStream(tableToIPC(t, 'stream')).intoIPCStream()));
   }
 });
 
