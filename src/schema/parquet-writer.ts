@@ -210,6 +210,7 @@ function writeBatchMessage(out: Uint8Array, view: DataView, at: number, p: Batch
   view.setInt32(at + 4, size - 8, true);
   const m = at + 8;
   // Message: version V5, header, body length. Fields: version, header_type, header, bodyLength.
+  // A vtable is its own size, its table's size, then each field's offset in the table.
   view.setUint32(m, 16, true);
   for (const [i, v] of [12, 24, 16, 18, 4, 8].entries()) view.setUint16(m + 4 + 2 * i, v, true);
   view.setInt32(m + 16, 12, true);
