@@ -16,6 +16,7 @@ import { loadHasher } from '../rollup/hll.js';
 import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
 import type { MetricOutcome } from '../rollup/metric-task.js';
 import type { TaskCost } from './failures.js';
+import { SlotCapture } from '../transform/record-slots.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -114,9 +115,14 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     // record matching a learned template is never parsed (record-templates.ts).
     const spec = speculate ? new SpeculativeFields(layouts) : null;
     let fingerprints: ReturnType<FingerprintStage['begin']> | undefined;
+    // A view reading the collection gets its templated records as slot values, not text to parse
+    // (record-slots.ts); only batches with such a view pay for capturing them.
+    const capturing = useTemplates && opts.runScript !== undefined && (task.views ?? []).some((v) => v.parentViewId === null);
+    let slots: SlotCapture | null = null;
     const rows = decodeEntries(task.entries, (rows) => {
       const batch = (fingerprints = stage.begin(rows.count));
       const values = templates.values;
+      const capture = (slots = capturing ? new SlotCapture(rows.count) : null);
       return {
         bytes: useTemplates
           ? (row, body, s, e, received) => {
@@ -125,6 +131,7 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
               rows.ts[row] = matchedEventTime(t, values, body, received);
               batch.addKnown(row, t.key, t.hash, received);
               spec?.takeMatch(t, values, body, s, e);
+              capture?.take(row, t, values, body, s, e);
               // Not held either way: a record a file needs later is parsed from its bytes then.
               return true;
             }
@@ -167,7 +174,7 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
       metrics.push(...r.outcomes);
       eventTimes.push(r.times);
     };
-    const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
+    const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null, slots ?? undefined);
     const viewsStage = transformViewsStage({ base, views, firstSeq: task.firstSeq, run: (batch, view) => runScript(batch, view, handedOver), onOutput });
     const settled = viewsStage.then(
       (outcomes) => ({ ok: true as const, outcomes }),

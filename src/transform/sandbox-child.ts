@@ -13,15 +13,22 @@ import { readSync } from 'node:fs';
 import { TransformIsolate } from './isolate.js';
 import { recordsTextOf } from './records-text.js';
 import { TransformSandbox, type BatchInput, type RawAnswer, type TransformFailure, type ViewScript } from './sandbox.js';
+import type { TemplateRecords } from './record-slots.js';
 
 /** What `--check` prints. */
 export type ChildCheck = { ok: true } | { ok: false; message: string; line: number | null; column: number | null };
 
 export interface ChildRequest {
   /** `recordsText` as a string, or `stdinBytes`: that many bytes of UTF-8 to read from stdin. */
-  batch: Omit<BatchInput, 'recordsText'> & { recordsText: string | { stdinBytes: number } };
+  batch: Omit<BatchInput, 'recordsText' | 'templates'> & { recordsText: string | { stdinBytes: number }; templates?: SentTemplates };
   views: ViewScript[];
 }
+
+/** `BatchInput.templates` as sent: the shapes this process was not sent before (it keeps them all). */
+export type SentTemplates = Omit<TemplateRecords, 'shapes'> & { shapes: Array<[number, string]> };
+
+/** Every record shape this process was sent (the sending worker bounds them: record-slots.ts). */
+const shapes = new Map<number, string>();
 
 /** Buffer the records' bytes are read into, kept for the next batch. */
 let scratch = Buffer.alloc(0);
@@ -74,9 +81,10 @@ if (process.argv[2] === '--check') {
   const sandbox = new TransformSandbox(JSON.parse(process.env.SLUICE_TRANSFORM_OPTIONS ?? '{}') as ConstructorParameters<typeof TransformSandbox>[0]);
   const send = (m: ChildMessage) => process.send!(m);
   process.on('message', ({ batch: sent, views }: ChildRequest) => {
-    const r = sent.recordsText;
+    const { recordsText: r, templates: t, ...rest } = sent;
+    if (t) for (const [id, desc] of t.shapes) shapes.set(id, desc);
     // Made into the sandbox's string once for all the views (the bytes' buffer is reused).
-    const batch: BatchInput = { ...sent, recordsText: typeof r === 'string' ? r : recordsTextOf(readStdin(r.stdinBytes)) };
+    const batch: BatchInput = { ...rest, recordsText: typeof r === 'string' ? r : recordsTextOf(readStdin(r.stdinBytes)), ...(t ? { templates: { ...t, shapes } } : {}) };
     views.forEach((view, k) => {
       send({ type: 'start', view: k });
       let reply: Extract<ChildMessage, { type: 'done' }>['reply'];

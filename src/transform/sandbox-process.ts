@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { decodeRunResult, versionColumn, type TransformFailure } from './harness.js';
 import type { BatchInput, TransformInput, TransformOutcome, TransformSandboxOptions, ViewScript } from './sandbox.js';
-import type { ChildMessage, ChildRequest } from './sandbox-child.js';
+import type { ChildMessage, ChildRequest, SentTemplates } from './sandbox-child.js';
+import type { TemplateRecords } from './record-slots.js';
 
 /**
  * A `TransformSandbox` in a child process: the same outcomes, asynchronous, and a script that
@@ -43,6 +44,8 @@ export class TransformProcess {
   private queue: Promise<unknown> = Promise.resolve();
   private forks = 0;
   private closed = false;
+  /** Record shapes (record-slots.ts) sent to the current child, which keeps them. */
+  private shapesSent = new Set<number>();
 
   constructor(opts: TransformProcessOptions = {}) {
     this.opts = opts;
@@ -180,7 +183,13 @@ export class TransformProcess {
       const schemaVersion = v.index === null ? batch.schemaVersion : { values: v.values as ReadonlyArray<string | null>, index: v.index };
       const bytes = typeof recordsText === 'string' ? null : recordsText;
       const request: ChildRequest = {
-        batch: { recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength }, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) },
+        batch: {
+          recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength },
+          schemaVersion,
+          receivedAt: compact(batch.receivedAt),
+          timestamp: compact(batch.timestamp),
+          ...(batch.templates ? { templates: this.templatesFor(batch.templates) } : {}),
+        },
         views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
       };
       child.send(request);
@@ -191,8 +200,22 @@ export class TransformProcess {
     });
   }
 
+  /** A batch's templated records for the current child: only the shapes it was not sent before. */
+  private templatesFor(t: TemplateRecords): SentTemplates {
+    const shapes: Array<[number, string]> = [];
+    for (const id of t.used) {
+      if (this.shapesSent.has(id)) continue;
+      const desc = t.shapes.get(id);
+      if (desc === undefined) throw new Error(`transform process: record shape ${id} is used but not described`);
+      shapes.push([id, desc]);
+      this.shapesSent.add(id);
+    }
+    return { ids: compact(t.ids), ints: compact(t.ints), nums: compact(t.nums), used: t.used, shapes };
+  }
+
   private ensureChild(): ChildProcess {
     if (this.child !== null) return this.child;
+    this.shapesSent = new Set();
     const { graceMs: _grace, ...sandboxOptions } = this.opts;
     const child = fork(SANDBOX_CHILD_PATH, [], {
       serialization: 'advanced',
@@ -220,8 +243,8 @@ export class TransformProcess {
 }
 
 /** A typed array that owns exactly its buffer (a view would send its whole buffer). */
-function compact(a: Float64Array): Float64Array {
-  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : a.slice();
+function compact<T extends Float64Array | Int32Array>(a: T): T {
+  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
 }
 
 function crashOutcome(code: number | null, signal: NodeJS.Signals | null, stderr: string): TransformFailure {
