@@ -42,10 +42,14 @@ interface RecordShape {
   /** JSON text: `{k: kinds ("s" string, "n" number, "b" boolean per slot), t: tree}`; tree nodes: a
    * slot index, null, `{o: [[key, node], …]}` (keys in JSON.parse's order) or `{a: [node, …]}`. */
   desc: string;
-  kinds: Uint8Array;
+  /** String slots, and number and boolean slots, in slot order. */
+  strings: Int32Array;
+  scalars: Int32Array;
   /** Entries of `ints` and `nums` per record. */
   ints: number;
   nums: number;
+  /** Serial of the capture that last took a record of this shape (so each capture lists it once). */
+  seenBy: number;
 }
 
 /**
@@ -61,6 +65,7 @@ const MAX_SHAPE_CHARS = 256 * 1024;
 const shapes = new WeakMap<Template, RecordShape | null>();
 let nextShapeId = 0;
 let shapeBudget = SHAPE_BUDGET_CHARS;
+let captures = 0;
 
 type Node = number | null | { o: Array<[string, Node]> } | { a: Node[] };
 
@@ -151,9 +156,10 @@ function describe(t: Template, v: SlotValues, body: Buffer, s: number, e: number
   if (tree === undefined || used.indexOf(0) >= 0) return null;
   const desc = JSON.stringify({ k: kinds, t: tree });
   if (desc.length > MAX_SHAPE_CHARS || desc.length > shapeBudget) return null;
-  let strings = 0;
-  for (let j = 0; j < n; j++) if (t.kinds[j] === K_STRING) strings++;
-  const shape: RecordShape = { id: nextShapeId, desc, kinds: t.kinds, ints: 1 + 2 * strings, nums: n - strings };
+  const strings: number[] = [];
+  const scalars: number[] = [];
+  for (let j = 0; j < n; j++) (t.kinds[j] === K_STRING ? strings : scalars).push(j);
+  const shape: RecordShape = { id: nextShapeId, desc, strings: Int32Array.from(strings), scalars: Int32Array.from(scalars), ints: 1 + 2 * strings.length, nums: scalars.length, seenBy: -1 };
   // A self-check: the record built back from its slot values must be the record.
   const ints = new Int32Array(shape.ints);
   const nums = new Float64Array(shape.nums);
@@ -166,16 +172,18 @@ function describe(t: Template, v: SlotValues, body: Buffer, s: number, e: number
 
 /** Writes a matched record's slot values (`v`, record at `body[s, e)`) at `ints[o]` and `nums[f]`. */
 function put(shape: RecordShape, v: SlotValues, s: number, e: number, ints: Int32Array, o: number, nums: Float64Array, f: number): void {
-  const kinds = shape.kinds;
   const { starts, ends, escaped } = v;
+  const strings = shape.strings;
+  const scalars = shape.scalars;
   ints[o++] = e - s;
-  for (let j = 0; j < kinds.length; j++) {
-    if (kinds[j] === K_STRING) {
-      const a = starts[j]! - s;
-      ints[o++] = escaped[j] === 1 ? ~a : a;
-      ints[o++] = ends[j]! - s;
-    } else nums[f++] = v.nums[j]!;
+  for (let k = 0; k < strings.length; k++) {
+    const j = strings[k]!;
+    const a = starts[j]! - s;
+    ints[o++] = escaped[j] === 1 ? ~a : a;
+    ints[o++] = ends[j]! - s;
   }
+  const values = v.nums;
+  for (let k = 0; k < scalars.length; k++) nums[f++] = values[scalars[k]!]!;
 }
 
 /**
@@ -231,6 +239,7 @@ export class SlotCapture {
   private readonly descs = new Map<number, string>();
   private lastBody: Buffer | null = null;
   private lastAscii = false;
+  private readonly serial = captures++;
 
   constructor(private readonly count: number) {
     this.ids = new Int32Array(count).fill(-1);
@@ -246,18 +255,20 @@ export class SlotCapture {
       this.lastBody = body;
       this.lastAscii = isAscii(body);
     }
-    const ascii = this.lastAscii || isAscii(body.subarray(s, e));
-    if (!ascii) return;
-    const shape = shapeOf(t, v, body, s, e, ascii);
+    if (!this.lastAscii && !isAscii(body.subarray(s, e))) return;
+    const shape = shapeOf(t, v, body, s, e, true);
     if (shape === null || shape === undefined) return;
-    this.fillTo(row);
-    this.ints = grown(this.ints, this.ni + shape.ints);
-    this.nums = grown(this.nums, this.nf + shape.nums);
+    if (this.filled <= row) this.fillTo(row);
+    if (this.ints.length < this.ni + shape.ints) this.ints = grown(this.ints, this.ni + shape.ints);
+    if (this.nums.length < this.nf + shape.nums) this.nums = grown(this.nums, this.nf + shape.nums);
     put(shape, v, s, e, this.ints, this.ni, this.nums, this.nf);
     this.ni += shape.ints;
     this.nf += shape.nums;
     this.ids[row] = shape.id;
-    if (!this.descs.has(shape.id)) this.descs.set(shape.id, shape.desc);
+    if (shape.seenBy !== this.serial) {
+      shape.seenBy = this.serial;
+      this.descs.set(shape.id, shape.desc);
+    }
   }
 
   private fillTo(row: number): void {
