@@ -66,6 +66,9 @@ const shapes = new WeakMap<Template, RecordShape | null>();
 let nextShapeId = 0;
 let shapeBudget = SHAPE_BUDGET_CHARS;
 let captures = 0;
+/** Value buffers a released capture left for the next one (up to SPARE_MAX_ENTRIES entries each). */
+let spare: { ints: Int32Array; nums: Float64Array } | null = null;
+const SPARE_MAX_ENTRIES = 4 << 20;
 
 type Node = number | null | { o: Array<[string, Node]> } | { a: Node[] };
 
@@ -245,8 +248,19 @@ export class SlotCapture {
     this.ids = new Int32Array(count).fill(-1);
     this.intAt = new Int32Array(count + 1);
     this.numAt = new Int32Array(count + 1);
-    this.ints = new Int32Array(Math.max(16, count * 8));
-    this.nums = new Float64Array(Math.max(16, count * 4));
+    // The last batch's value buffers, when free: memory outside the JS heap, whose growth starts
+    // the worker's collections, is not allocated anew per batch.
+    const kept = spare;
+    spare = null;
+    this.ints = kept?.ints ?? new Int32Array(Math.max(64, count * 16));
+    this.nums = kept?.nums ?? new Float64Array(Math.max(64, count * 8));
+  }
+
+  /** The batch is done with its values (every sandbox call over them answered): their buffers are kept for the next. */
+  release(): void {
+    if (this.ints.length <= SPARE_MAX_ENTRIES && this.nums.length <= SPARE_MAX_ENTRIES) spare = { ints: this.ints, nums: this.nums };
+    this.ints = new Int32Array(0);
+    this.nums = new Float64Array(0);
   }
 
   /** Row `row` (bytes `body[s, e)`) matched `t`, its values in `v`. */

@@ -24,8 +24,16 @@ export interface ChildRequest {
   views: ViewScript[];
 }
 
-/** `BatchInput.templates` as sent: the shapes this process was not sent before (it keeps them all). */
-export type SentTemplates = Omit<TemplateRecords, 'shapes'> & { shapes: Array<[number, string]> };
+/**
+ * `BatchInput.templates` as sent: the shapes this process was not sent before (it keeps them all)
+ * and how many `ints` and `nums` follow the records' bytes on stdin, after `ids` (one per record).
+ */
+export interface SentTemplates {
+  used: readonly number[];
+  shapes: Array<[number, string]>;
+  ints: number;
+  nums: number;
+}
 
 /** Every record shape this process was sent (the sending worker bounds them: record-slots.ts). */
 const shapes = new Map<number, string>();
@@ -36,10 +44,23 @@ let scratch = Buffer.alloc(0);
 /** `n` bytes from stdin (blocking: this process has nothing else to do meanwhile). */
 function readStdin(n: number): Uint8Array {
   if (scratch.length < n) scratch = Buffer.allocUnsafeSlow(Math.max(n, Math.min(2 * scratch.length, 256 << 20)));
+  return readInto(scratch.subarray(0, n));
+}
+
+/** A typed array of `n` entries read from stdin. */
+function readArray<T extends Int32Array | Float64Array>(make: new (n: number) => T, n: number): T {
+  const a = new make(n);
+  readInto(new Uint8Array(a.buffer, 0, a.byteLength));
+  return a;
+}
+
+/** Fills `into` from stdin. */
+function readInto(into: Uint8Array): Uint8Array {
+  const n = into.byteLength;
   for (let at = 0; at < n; ) {
     let got: number;
     try {
-      got = readSync(0, scratch, at, n - at, null);
+      got = readSync(0, into, at, n - at, null);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') throw err;
       Atomics.wait(PAUSE, 0, 0, 1);
@@ -49,7 +70,7 @@ function readStdin(n: number): Uint8Array {
     if (got === 0) process.exit(0);
     at += got;
   }
-  return scratch.subarray(0, n);
+  return into;
 }
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));
@@ -82,9 +103,14 @@ if (process.argv[2] === '--check') {
   const send = (m: ChildMessage) => process.send!(m);
   process.on('message', ({ batch: sent, views }: ChildRequest) => {
     const { recordsText: r, templates: t, ...rest } = sent;
-    if (t) for (const [id, desc] of t.shapes) shapes.set(id, desc);
     // Made into the sandbox's string once for all the views (the bytes' buffer is reused).
-    const batch: BatchInput = { ...rest, recordsText: typeof r === 'string' ? r : recordsTextOf(readStdin(r.stdinBytes)), ...(t ? { templates: { ...t, shapes } } : {}) };
+    const recordsText = typeof r === 'string' ? r : recordsTextOf(readStdin(r.stdinBytes));
+    let templates: TemplateRecords | undefined;
+    if (t) {
+      for (const [id, desc] of t.shapes) shapes.set(id, desc);
+      templates = { ids: readArray(Int32Array, rest.receivedAt.length), ints: readArray(Int32Array, t.ints), nums: readArray(Float64Array, t.nums), used: t.used, shapes };
+    }
+    const batch: BatchInput = { ...rest, recordsText, ...(templates ? { templates } : {}) };
     views.forEach((view, k) => {
       send({ type: 'start', view: k });
       let reply: Extract<ChildMessage, { type: 'done' }>['reply'];

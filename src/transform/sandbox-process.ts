@@ -193,10 +193,13 @@ export class TransformProcess {
         views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
       };
       child.send(request);
-      // The records' bytes go down the child's stdin as they are: no serialiser copy of them here
-      // or there (their buffer is kept as is until the child has read it, i.e. until it answers).
-      if (bytes !== null && bytes.byteLength > 0) child.stdin!.write(bytes, () => handedOver());
-      else handedOver();
+      // The records' bytes, then the templated records' values, go down the child's stdin as they
+      // are: no serialiser copy of them here or there (their buffers are kept as they are until the
+      // child has read them, i.e. until it answers).
+      const t = batch.templates;
+      const parts = [bytes, t?.ids, t?.ints, t?.nums].filter((a) => a !== null && a !== undefined && a.byteLength > 0).map((a) => new Uint8Array(a!.buffer, a!.byteOffset, a!.byteLength));
+      if (parts.length === 0) handedOver();
+      parts.forEach((part, k) => child.stdin!.write(part, k === parts.length - 1 ? () => handedOver() : undefined));
     });
   }
 
@@ -210,7 +213,7 @@ export class TransformProcess {
       shapes.push([id, desc]);
       this.shapesSent.add(id);
     }
-    return { ids: compact(t.ids), ints: compact(t.ints), nums: compact(t.nums), used: t.used, shapes };
+    return { ints: t.ints.length, nums: t.nums.length, used: t.used, shapes };
   }
 
   private ensureChild(): ChildProcess {
@@ -243,8 +246,8 @@ export class TransformProcess {
 }
 
 /** A typed array that owns exactly its buffer (a view would send its whole buffer). */
-function compact<T extends Float64Array | Int32Array>(a: T): T {
-  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : (a.slice() as T);
+function compact(a: Float64Array): Float64Array {
+  return a.byteOffset === 0 && a.byteLength === a.buffer.byteLength ? a : a.slice();
 }
 
 function crashOutcome(code: number | null, signal: NodeJS.Signals | null, stderr: string): TransformFailure {
