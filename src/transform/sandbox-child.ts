@@ -103,14 +103,15 @@ if (process.argv[2] === '--check') {
   const send = (m: ChildMessage) => process.send!(m);
   process.on('message', ({ batch: sent, views }: ChildRequest) => {
     const { recordsText: r, templates: t, ...rest } = sent;
-    // Made into the sandbox's string once for all the views (the bytes' buffer is reused).
-    const recordsText = typeof r === 'string' ? r : recordsTextOf(readStdin(r.stdinBytes));
+    // Everything the batch sent down stdin is read first (the next batch's bytes follow it).
+    const bytes = typeof r === 'string' ? null : readStdin(r.stdinBytes);
     let templates: TemplateRecords | undefined;
     if (t) {
       for (const [id, desc] of t.shapes) shapes.set(id, desc);
       templates = { ids: readArray(Int32Array, rest.receivedAt.length), ints: readArray(Int32Array, t.ints), nums: readArray(Float64Array, t.nums), used: t.used, shapes };
     }
-    const batch: BatchInput = { ...rest, recordsText, ...(templates ? { templates } : {}) };
+    // Made into the sandbox's string once for all the views (the bytes' buffer is reused).
+    const batch: BatchInput = { ...rest, recordsText: bytes === null ? (r as string) : recordsTextOf(bytes), ...(templates ? { templates } : {}) };
     views.forEach((view, k) => {
       send({ type: 'start', view: k });
       let reply: Extract<ChildMessage, { type: 'done' }>['reply'];
