@@ -72,18 +72,6 @@ const SPARE_MAX_ENTRIES = 4 << 20;
 
 type Node = number | null | { o: Array<[string, Node]> } | { a: Node[] };
 
-/**
- * The shape of template `t`, described from the record just matched (`body[s, e)`, values in `v`),
- * which must be ASCII; undefined when this record cannot tell (not ASCII: the next one may).
- */
-function shapeOf(t: Template, v: SlotValues, body: Buffer, s: number, e: number, ascii: boolean): RecordShape | null | undefined {
-  const known = shapes.get(t);
-  if (known !== undefined) return known;
-  if (!ascii) return undefined;
-  const shape = describe(t, v, body, s, e);
-  shapes.set(t, shape);
-  return shape;
-}
 
 /** Slot kind letter of the description. */
 const KIND_LETTER: Record<number, string> = { [K_STRING]: 's', [K_NUMBER]: 'n', [K_BOOLEAN]: 'b' };
@@ -265,13 +253,17 @@ export class SlotCapture {
 
   /** Row `row` (bytes `body[s, e)`) matched `t`, its values in `v`. */
   take(row: number, t: Template, v: SlotValues, body: Buffer, s: number, e: number): void {
+    // A template found not understood costs one lookup per record, not an ASCII check.
+    let shape = shapes.get(t);
+    if (shape === null) return;
     if (body !== this.lastBody) {
       this.lastBody = body;
       this.lastAscii = isAscii(body);
     }
     if (!this.lastAscii && !isAscii(body.subarray(s, e))) return;
-    const shape = shapeOf(t, v, body, s, e, true);
-    if (shape === null || shape === undefined) return;
+    // Described from the first ASCII record of the template.
+    if (shape === undefined) shapes.set(t, (shape = describe(t, v, body, s, e)));
+    if (shape === null) return;
     if (this.filled <= row) this.fillTo(row);
     if (this.ints.length < this.ni + shape.ints) this.ints = grown(this.ints, this.ni + shape.ints);
     if (this.nums.length < this.nf + shape.nums) this.nums = grown(this.nums, this.nf + shape.nums);
