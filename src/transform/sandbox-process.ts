@@ -111,6 +111,8 @@ export class TransformProcess {
   /** One child, as many views as it answers before it ends (at least one: the one it died on). */
   private exchange(batch: BatchInput, views: readonly ViewScript[], handedOver: () => void): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
     const child = this.ensureChild();
+    // Shapes this child has not been sent (a new child has none).
+    const sentTemplates = batch.templates ? this.templatesFor(batch.templates) : undefined;
     const limitMs = (this.opts.cpuTimeMsPerCall ?? 2000) + (this.opts.graceMs ?? 5000);
     const records = batch.receivedAt.length;
     return new Promise((resolve) => {
@@ -188,7 +190,7 @@ export class TransformProcess {
           schemaVersion,
           receivedAt: compact(batch.receivedAt),
           timestamp: compact(batch.timestamp),
-          ...(batch.templates ? { templates: this.templatesFor(batch.templates) } : {}),
+          ...(sentTemplates ? { templates: sentTemplates } : {}),
         },
         views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
       };
