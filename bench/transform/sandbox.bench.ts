@@ -12,6 +12,9 @@
  *   this thread (what a worker gets);
  * - sandbox in a child process: `TransformProcess.run` (records over IPC as UTF-8 bytes, as a worker
  *   sends them; the answer decoded here);
+ * - the same, templated records: records matched by a learned template (as a worker matches them)
+ *   are sent as their slot values and built in the isolate, not parsed (src/transform/record-slots.ts;
+ *   the capture is untimed here: it is the worker's);
  * - direct, same harness: the harness source evaluated in a node:vm context of this isolate and
  *   its answer decoded the same way — identical code, so the ratio is the cost of the isolate
  *   boundary and of the isolate's smaller heap;
@@ -30,6 +33,8 @@ import { TransformSandbox } from '../../src/transform/sandbox.js';
 import { TransformProcess } from '../../src/transform/sandbox-process.js';
 import { makeRecords } from '../pipeline/records.js';
 import { makeNestedRecords } from './nested-records.js';
+import { RecordTemplates } from '../../src/pipeline/record-templates.js';
+import { SlotCapture, type TemplateRecords } from '../../src/transform/record-slots.js';
 import { FLAT_VIEW, NESTED_VIEW } from './view-scripts.js';
 
 const FLAT = Number(process.env.BENCH_FLAT ?? 50_000);
@@ -50,6 +55,34 @@ interface Batch {
   timestamp: Float64Array;
   receivedIso: string[];
   timestampIso: string[];
+  /** The batch's templated records, as a worker captures them (undefined: none matched). */
+  templates: TemplateRecords | undefined;
+}
+
+/** Templates learned over the batch's records, then the records matched and captured. */
+function templatedRecords(bytes: Buffer): TemplateRecords | undefined {
+  const ranges: Array<[number, number]> = [];
+  for (let s = 0; s <= bytes.length; ) {
+    let e = bytes.indexOf(0x1e, s);
+    if (e < 0) e = bytes.length;
+    ranges.push([s, e]);
+    s = e + 1;
+  }
+  const templates = new RecordTemplates();
+  const keys = new Map<string, number>();
+  for (const [s, e] of ranges) {
+    if (templates.match(bytes, s, e) !== null) continue;
+    // A shape key per key list (the learner needs only a key and a hash).
+    const k = JSON.stringify(Object.keys(JSON.parse(bytes.toString('utf8', s, e)) as object));
+    if (!keys.has(k)) keys.set(k, keys.size);
+    templates.learn(bytes, s, e, keys.get(k)!, k);
+  }
+  const capture = new SlotCapture(ranges.length);
+  ranges.forEach(([s, e], row) => {
+    const t = templates.match(bytes, s, e);
+    if (t !== null) capture.take(row, t, templates.values, bytes, s, e);
+  });
+  return capture.range(0, ranges.length);
 }
 
 function batches(records: Record<string, unknown>[], size: number, timeOf: (r: Record<string, unknown>, i: number) => number): Batch[] {
@@ -59,9 +92,11 @@ function batches(records: Record<string, unknown>[], size: number, timeOf: (r: R
     const texts = part.map((r) => JSON.stringify(r));
     const timestamp = Float64Array.from(part, (r, i) => timeOf(r, s + i));
     const receivedAt = timestamp.map((t) => t + 1500);
+    const recordsBytes = Buffer.from(texts.join('\u001e'));
     out.push({
       recordsText: texts.join('\u001e'),
-      recordsBytes: Buffer.from(texts.join('\u001e')),
+      recordsBytes,
+      templates: templatedRecords(recordsBytes),
       arrayText: `[${texts.join(',')}]`,
       receivedAt,
       timestamp,
@@ -105,6 +140,13 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
       'sandbox in a child process': async () => {
         for (const b of data) {
           const o = await child.run({ scriptHash: name, script, fields, types, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          if (o.status !== 'ok') throw new Error(o.message);
+          sink += o.rows;
+        }
+      },
+      'sandbox in a child process, templated records': async () => {
+        for (const b of data) {
+          const o = await child.run({ scriptHash: name, script, fields, types, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp, ...(b.templates ? { templates: b.templates } : {}) });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }

@@ -16,6 +16,7 @@ import { loadHasher } from '../rollup/hll.js';
 import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
 import type { MetricOutcome } from '../rollup/metric-task.js';
 import type { TaskCost } from './failures.js';
+import { SlotCapture } from '../transform/record-slots.js';
 
 /**
  * One pipeline task = one spool lease: decode → fingerprint → resolve shapes to versions (the main
@@ -85,9 +86,9 @@ export function fileName(dir: string, firstSeq: number): string {
  * one set of field layouts and one set of record templates per (collection, rules), so path caches,
  * the last plan's layout and learned templates survive across batches of the same collection.
  * `speculate: false` builds every file from held records and `templates: false` parses every
- * record (tests compare the ways).
+ * record; `slots: false` sends views every record as text to parse (tests compare the ways).
  */
-export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean; runScript?: RunScript } = {}) {
+export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean; slots?: boolean; runScript?: RunScript } = {}) {
   const speculate = opts.speculate ?? true;
   const useTemplates = opts.templates ?? true;
   const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts; templates: RecordTemplates }>();
@@ -114,9 +115,14 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     // record matching a learned template is never parsed (record-templates.ts).
     const spec = speculate ? new SpeculativeFields(layouts) : null;
     let fingerprints: ReturnType<FingerprintStage['begin']> | undefined;
+    // A view reading the collection gets its templated records as slot values, not text to parse
+    // (record-slots.ts); only batches with such a view pay for capturing them.
+    const capturing = useTemplates && opts.slots !== false && opts.runScript !== undefined && (task.views ?? []).some((v) => v.parentViewId === null);
+    let slots: SlotCapture | null = null;
     const rows = decodeEntries(task.entries, (rows) => {
       const batch = (fingerprints = stage.begin(rows.count));
       const values = templates.values;
+      const capture = (slots = capturing ? new SlotCapture(rows.count) : null);
       return {
         bytes: useTemplates
           ? (row, body, s, e, received) => {
@@ -125,6 +131,7 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
               rows.ts[row] = matchedEventTime(t, values, body, received);
               batch.addKnown(row, t.key, t.hash, received);
               spec?.takeMatch(t, values, body, s, e);
+              capture?.take(row, t, values, body, s, e);
               // Not held either way: a record a file needs later is parsed from its bytes then.
               return true;
             }
@@ -167,31 +174,37 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
       metrics.push(...r.outcomes);
       eventTimes.push(r.times);
     };
-    const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null);
-    const viewsStage = transformViewsStage({ base, views, firstSeq: task.firstSeq, run: (batch, view) => runScript(batch, view, handedOver), onOutput });
-    const settled = viewsStage.then(
-      (outcomes) => ({ ok: true as const, outcomes }),
-      (err: unknown) => ({ ok: false as const, err }),
-    );
-    await Promise.race([sent, settled]);
-    let written: WrittenFile[];
+    const capture = slots as SlotCapture | null;
     try {
-      written = collectionFilesStage(task, rows, fr, reply, assign, spec, layouts);
-    } catch (err) {
-      // The views' files have no batch to commit with (a stage that rejected removed its own).
+      const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null, capture ?? undefined);
+      const viewsStage = transformViewsStage({ base, views, firstSeq: task.firstSeq, run: (batch, view) => runScript(batch, view, handedOver), onOutput });
+      const settled = viewsStage.then(
+        (outcomes) => ({ ok: true as const, outcomes }),
+        (err: unknown) => ({ ok: false as const, err }),
+      );
+      await Promise.race([sent, settled]);
+      let written: WrittenFile[];
+      try {
+        written = collectionFilesStage(task, rows, fr, reply, assign, spec, layouts);
+      } catch (err) {
+        // The views' files have no batch to commit with (a stage that rejected removed its own).
+        const r = await settled;
+        if (r.ok) removeViewFiles((id) => views.find((v) => v.viewId === id)!.dir, r.outcomes);
+        throw err;
+      }
       const r = await settled;
-      if (r.ok) removeViewFiles((id) => views.find((v) => v.viewId === id)!.dir, r.outcomes);
-      throw err;
+      if (!r.ok) {
+        // Only the sandbox breaking its own contract gets here (a view's failure is an outcome);
+        // the stage removed its view files.
+        for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
+        throw r.err;
+      }
+      const outcomes = r.outcomes;
+      return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics, eventTimes } : {}) };
+    } finally {
+      // Every sandbox call over the batch has answered: its slot values' buffers go to the next batch.
+      capture?.release();
     }
-    const r = await settled;
-    if (!r.ok) {
-      // Only the sandbox breaking its own contract gets here (a view's failure is an outcome);
-      // the stage removed its view files.
-      for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });
-      throw r.err;
-    }
-    const outcomes = r.outcomes;
-    return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics, eventTimes } : {}) };
   };
 }
 

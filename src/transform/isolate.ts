@@ -1,6 +1,7 @@
 import ivm from 'isolated-vm';
 import { recordsTextOf } from './records-text.js';
 import type { OutputFieldType } from './output-schema.js';
+import type { TemplateRecords } from './record-slots.js';
 import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
 
 /**
@@ -29,6 +30,8 @@ export interface LoadedScript {
   readonly script: string;
   readonly context: ivm.Context;
   readonly run: ivm.Reference<(...args: unknown[]) => RawAnswer['answer']>;
+  /** Record shapes (record-slots.ts) the context has compiled factories for. */
+  readonly shapes: Set<number>;
 }
 
 /**
@@ -48,6 +51,11 @@ export interface BatchInput {
   receivedAt: Float64Array;
   /** Epoch ms per record: its event time. */
   timestamp: Float64Array;
+  /**
+   * Records matched by a template, built in the sandbox from their slot values instead of parsed
+   * (record-slots.ts); absent: every record is parsed from its text.
+   */
+  templates?: TemplateRecords;
 }
 
 type IvmFailure = { kind: 'timeout'; message: string } | { kind: 'memory'; message: string } | { kind: 'error'; error: unknown };
@@ -127,7 +135,7 @@ export class TransformIsolate {
       if (fn.typeof !== 'function') return loadFailure('no_transform_function', 'the script does not define a function named transform (declare `function transform(record, ctx) { … }`)');
       const run = install.applySync(undefined, [fn.derefInto(), this.progressCopy.copyInto(), maxOutputChars], { result: { reference: true } }) as LoadedScript['run'];
       handedOut = true;
-      return { status: 'loaded', script, context, run };
+      return { status: 'loaded', script, context, run, shapes: new Set() };
     } catch (err) {
       const f = this.classify(err);
       if (f.kind === 'error') throw err;
@@ -153,6 +161,16 @@ export class TransformIsolate {
     const versions = versionColumn(batch.schemaVersion);
     if (versions.index !== null && versions.index.length !== n) throw new Error(`transform sandbox: schemaVersion has ${versions.index.length} entries for ${n} records`);
     const text = recordsTextOf(batch.recordsText);
+    const tpl = batch.templates;
+    if (tpl !== undefined && tpl.ids.length !== n) throw new Error(`transform sandbox: template ids have ${tpl.ids.length} entries for ${n} records`);
+    // The shapes this context has not compiled yet go with the call.
+    const fresh: Array<[number, string]> = [];
+    for (const id of tpl?.used ?? []) {
+      if (loaded.shapes.has(id)) continue;
+      const desc = tpl!.shapes.get(id);
+      if (desc === undefined) throw new Error(`transform sandbox: record shape ${id} is used but not described`);
+      fresh.push([id, desc]);
+    }
     this.progress[0] = PROGRESS_IDLE;
     let answer: RawAnswer['answer'];
     try {
@@ -169,6 +187,10 @@ export class TransformIsolate {
           new ivm.ExternalCopy(batch.timestamp).copyInto({ release: true }),
           fields.length === 0 ? null : JSON.stringify(fields),
           fields.length === 0 || types.length === 0 ? null : JSON.stringify(types),
+          tpl === undefined ? null : new ivm.ExternalCopy(tpl.ids).copyInto({ release: true }),
+          tpl === undefined ? null : new ivm.ExternalCopy(tpl.ints).copyInto({ release: true }),
+          tpl === undefined ? null : new ivm.ExternalCopy(tpl.nums).copyInto({ release: true }),
+          fresh.length === 0 ? null : JSON.stringify(fresh),
         ] as never,
         // Copied out: the typed columns of a column answer come as typed arrays (a memcpy).
         { timeout: timeoutMs, result: { copy: true } },
@@ -189,6 +211,8 @@ export class TransformIsolate {
       if (f.kind === 'memory') return { status: 'failed', reason: 'memory', recordIndex, message: `transform ran out of memory ${where} (limit ${this.memoryLimitMb} MB)` };
       return { status: 'failed', reason: 'threw', recordIndex, message: `transform failed ${where}: ${errorText(f.error)}` };
     }
+    // Compiled by a call that answered (a failed call's context may be dropped: they are sent again).
+    if (!(typeof answer === 'string' && answer.charCodeAt(0) === 0x78)) for (const [id] of fresh) loaded.shapes.add(id);
     return { status: 'answer', answer, records: n, fields: fields.length };
   }
 

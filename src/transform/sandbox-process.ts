@@ -3,7 +3,8 @@ import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { decodeRunResult, versionColumn, type TransformFailure } from './harness.js';
 import type { BatchInput, TransformInput, TransformOutcome, TransformSandboxOptions, ViewScript } from './sandbox.js';
-import type { ChildMessage, ChildRequest } from './sandbox-child.js';
+import type { ChildMessage, ChildRequest, SentTemplates } from './sandbox-child.js';
+import type { TemplateRecords } from './record-slots.js';
 
 /**
  * A `TransformSandbox` in a child process: the same outcomes, asynchronous, and a script that
@@ -43,6 +44,8 @@ export class TransformProcess {
   private queue: Promise<unknown> = Promise.resolve();
   private forks = 0;
   private closed = false;
+  /** Record shapes (record-slots.ts) sent to the current child, which keeps them. */
+  private shapesSent = new Set<number>();
 
   constructor(opts: TransformProcessOptions = {}) {
     this.opts = opts;
@@ -108,6 +111,8 @@ export class TransformProcess {
   /** One child, as many views as it answers before it ends (at least one: the one it died on). */
   private exchange(batch: BatchInput, views: readonly ViewScript[], handedOver: () => void): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
     const child = this.ensureChild();
+    // Shapes this child has not been sent (a new child has none).
+    const sentTemplates = batch.templates ? this.templatesFor(batch.templates) : undefined;
     const limitMs = (this.opts.cpuTimeMsPerCall ?? 2000) + (this.opts.graceMs ?? 5000);
     const records = batch.receivedAt.length;
     return new Promise((resolve) => {
@@ -180,19 +185,42 @@ export class TransformProcess {
       const schemaVersion = v.index === null ? batch.schemaVersion : { values: v.values as ReadonlyArray<string | null>, index: v.index };
       const bytes = typeof recordsText === 'string' ? null : recordsText;
       const request: ChildRequest = {
-        batch: { recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength }, schemaVersion, receivedAt: compact(batch.receivedAt), timestamp: compact(batch.timestamp) },
+        batch: {
+          recordsText: typeof recordsText === 'string' ? recordsText : { stdinBytes: recordsText.byteLength },
+          schemaVersion,
+          receivedAt: compact(batch.receivedAt),
+          timestamp: compact(batch.timestamp),
+          ...(sentTemplates ? { templates: sentTemplates } : {}),
+        },
         views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
       };
       child.send(request);
-      // The records' bytes go down the child's stdin as they are: no serialiser copy of them here
-      // or there (their buffer is kept as is until the child has read it, i.e. until it answers).
-      if (bytes !== null && bytes.byteLength > 0) child.stdin!.write(bytes, () => handedOver());
-      else handedOver();
+      // The records' bytes, then the templated records' values, go down the child's stdin as they
+      // are: no serialiser copy of them here or there (their buffers are kept as they are until the
+      // child has read them, i.e. until it answers).
+      const t = batch.templates;
+      const parts = [bytes, t?.ids, t?.ints, t?.nums].filter((a) => a !== null && a !== undefined && a.byteLength > 0).map((a) => new Uint8Array(a!.buffer, a!.byteOffset, a!.byteLength));
+      if (parts.length === 0) handedOver();
+      parts.forEach((part, k) => child.stdin!.write(part, k === parts.length - 1 ? () => handedOver() : undefined));
     });
+  }
+
+  /** A batch's templated records for the current child: only the shapes it was not sent before. */
+  private templatesFor(t: TemplateRecords): SentTemplates {
+    const shapes: Array<[number, string]> = [];
+    for (const id of t.used) {
+      if (this.shapesSent.has(id)) continue;
+      const desc = t.shapes.get(id);
+      if (desc === undefined) throw new Error(`transform process: record shape ${id} is used but not described`);
+      shapes.push([id, desc]);
+      this.shapesSent.add(id);
+    }
+    return { ints: t.ints.length, nums: t.nums.length, used: t.used, shapes };
   }
 
   private ensureChild(): ChildProcess {
     if (this.child !== null) return this.child;
+    this.shapesSent = new Set();
     const { graceMs: _grace, ...sandboxOptions } = this.opts;
     const child = fork(SANDBOX_CHILD_PATH, [], {
       serialization: 'advanced',

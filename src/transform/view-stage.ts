@@ -7,6 +7,7 @@ import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
 import { columnsRow } from './output-row.js';
 import type { MetricTask } from '../rollup/metric-task.js';
+import type { TemplateRecords } from './record-slots.js';
 
 /**
  * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
@@ -66,7 +67,7 @@ export type ViewOutcome =
  * view's outputs, records read back from files) or `bytes` (the batch's records as sent, which
  * the sandbox's input text is cut from directly: no string per record).
  */
-export type ViewInput = ({ texts: string[]; bytes?: undefined } | { bytes: RecordBytes; texts?: undefined }) & {
+export type ViewInput = ({ texts: string[]; bytes?: undefined; slots?: undefined } | { bytes: RecordBytes; texts?: undefined; slots?: RecordSlots }) & {
   ts: Float64Array;
   received: Float64Array;
   seq: Float64Array;
@@ -84,6 +85,15 @@ export type RunScript = (batch: BatchInput, view: ViewScript, handedOver?: () =>
 /** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
 export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
 
+/**
+ * The templated records of a bytes input (record-slots.ts `SlotCapture`): records `from`..`to` − 1
+ * as a sandbox call's `templates` (undefined: none is templated).
+ */
+export interface RecordSlots {
+  range(from: number, to: number): TemplateRecords | undefined;
+  pick(rows: readonly number[]): TemplateRecords | undefined;
+}
+
 /** Each record's byte range in its entry's body. */
 export interface RecordBytes {
   bodies: readonly Buffer[];
@@ -93,7 +103,7 @@ export interface RecordBytes {
 }
 
 /** The collection's records of a batch as a view input: each record's bytes as sent (no re-serialising). */
-export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) => string | null): ViewInput {
+export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) => string | null, slots?: RecordSlots): ViewInput {
   const n = rows.count;
   const received = new Float64Array(n);
   const seq = new Float64Array(n);
@@ -104,7 +114,7 @@ export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) =
     seq[r] = rows.entries[e]!.seq;
     versions[r] = versionOfRow(r);
   }
-  return { bytes: { bodies: rows.bodies, entry: rows.entry, start: rows.start, end: rows.end }, ts: rows.ts.slice(0, n), received, seq, versions };
+  return { bytes: { bodies: rows.bodies, entry: rows.entry, start: rows.start, end: rows.end }, ...(slots ? { slots } : {}), ts: rows.ts.slice(0, n), received, seq, versions };
 }
 
 /** Upper bound of record `i`'s characters (its UTF-8 bytes, or its text's length). */
@@ -285,7 +295,10 @@ function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
   const common = { ts: pick(input.ts), received: pick(input.received), seq: pick(input.seq), versions: rows.map((i) => input.versions[i]!) };
   const b = input.bytes;
   if (!b) return { texts: rows.map((i) => input.texts[i]!), ...common };
-  return { bytes: { bodies: b.bodies, entry: Int32Array.from(rows, (i) => b.entry[i]!), start: Int32Array.from(rows, (i) => b.start[i]!), end: Int32Array.from(rows, (i) => b.end[i]!) }, ...common };
+  const all = input.slots;
+  // The subset's record k is the input's rows[k].
+  const slots: RecordSlots | undefined = all && { range: (from, to) => all.pick(rows.slice(from, to)), pick: (list) => all.pick(list.map((k) => rows[k]!)) };
+  return { bytes: { bodies: b.bodies, entry: Int32Array.from(rows, (i) => b.entry[i]!), start: Int32Array.from(rows, (i) => b.start[i]!), end: Int32Array.from(rows, (i) => b.end[i]!) }, ...(slots ? { slots } : {}), ...common };
 }
 
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
@@ -301,6 +314,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
     const text = joinedText(input, from, to);
+    const templates = input.slots?.range(from, to);
     let out: TransformOutcome;
     try {
       out = await run(
@@ -309,6 +323,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
           schemaVersion: input.versions.slice(from, to),
           receivedAt: input.received.subarray(from, to),
           timestamp: input.ts.subarray(from, to),
+          ...(templates ? { templates } : {}),
         },
         { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, types } : {}) },
       );

@@ -77,3 +77,40 @@ test('a batch whose collection files fail leaves no view file, and rejects', asy
   assert.deepEqual(existsSync(view.dir) ? readdirSync(view.dir) : [], [], 'the view file written for the batch was removed');
   assert.equal(existsSync(join(filesDir, fileName('x', 1))), false);
 });
+
+test('a view gets the same outputs whether templated records reach it as slot values or as text (a mix of both in one batch)', async (t) => {
+  const { dir, task, resolution, scripts } = setup(t);
+  // Two shapes, escapes, integer-like keys, nulls and arrays; every 7th record non-ASCII (parsed).
+  const lines = Array.from({ length: 1500 }, (_, i) =>
+    i % 2 === 0
+      ? JSON.stringify({ id: `r${i}`, n: i === 2 ? -0 : i * 0.25, ok: i % 3 === 0, note: i % 7 === 0 ? `café ${i}` : `plain "${i}"`, ctx: { ip: '10.0.0.1', tags: ['a', i, null] } })
+      : JSON.stringify({ '10': i, '2': `two${i}`, ['__proto__']: { p: i }, gone: null, id: `s${i}`, nested: { deep: { v: i % 5 === 0 } } }),
+  );
+  const script = 'function transform(r, ctx) { return { j: JSON.stringify(r), keys: Object.keys(r).join(","), at: ctx.timestamp } }';
+  const view: ViewTask = { viewId: 'viw_2', parentViewId: null, transformId: 'vtr_2', scriptHash: 'h2', script, outputSchema: [{ name: 'j', type: 'string' }, { name: 'keys', type: 'string' }, { name: 'at', type: 'date' }], dir: join(dir, 'view2') };
+  const run = async (slots: boolean) => {
+    const seen: Array<{ templated: number; outputs: unknown }> = [];
+    const processBatch = createBatchProcessor({
+      slots,
+      runScript: async (batch, v, handedOver) => {
+        const o = await scripts.run({ ...batch, ...v }, handedOver);
+        const ids = batch.templates?.ids ?? new Int32Array(0);
+        seen.push({ templated: ids.filter((id) => id >= 0).length, outputs: o });
+        return o;
+      },
+    });
+    const r = resolution();
+    // Two batches: the first teaches the templates, the second is matched against them.
+    for (let b = 0; b < 2; b++) {
+      const body = new TextEncoder().encode(lines.join('\n'));
+      await processBatch({ ...task(join(dir, `files-${slots}`)), entries: [{ seq: b + 1, received_at: T0, format: 'ndjson', body }], firstSeq: b + 1, lastSeq: b + 1, views: [view] }, r.resolve);
+    }
+    return seen;
+  };
+  const text = await run(false);
+  const built = await run(true);
+  assert.deepEqual(text.map((s) => s.templated), [0, 0]);
+  // The second batch: all but the non-ASCII records (and the records templates were learned from) are built.
+  assert.ok(built[1]!.templated > 1200, `templated ${built[1]!.templated}`);
+  assert.deepEqual(built.map((s) => s.outputs), text.map((s) => s.outputs));
+});
