@@ -13,8 +13,18 @@
  *
  * Values are checked by the JSON grammar as they are read: strings (escapes validated, raw control
  * characters refused), numbers, `true`/`false`; the elements of an array of scalars are values too
- * (its length is part of the skeleton). Anything else (an array holding objects or arrays, other
- * whitespace, another key order, a key with an escape) fails the match: the slow path.
+ * (its length is part of the skeleton). Anything else (other whitespace, another key order, a key
+ * with an escape) fails the match: the slow path.
+ *
+ * An array holding objects or arrays is one value (K_ARRAY) with a skeleton of its own
+ * (`ArraySkeleton`): when its elements share one skeleton, that element skeleton repeated one or
+ * more times, so arrays of any length match; else its elements as they are (fixed count). The
+ * shape of an array is its type and the union of its elements' entries (fingerprint.ts dedupes
+ * them), so one element skeleton read n ≥ 1 times gives the shape it gives once; an empty array
+ * (no element entries) stays a literal `[]`. The elements' values are checked, not kept: no column
+ * reads a path inside an array; the array's JSON column takes its bytes when they are what
+ * JSON.stringify writes (`escaped` 0: no whitespace, no integer-like keys, no string escapes,
+ * numbers in the shortest form), else the array is parsed and stringified for it.
  * Templates are held in a trie of (literal, value kind) steps, so shapes that start alike share
  * their first steps and a match reads each byte of the record once.
  *
@@ -29,11 +39,13 @@ export const K_END = 0;
 export const K_STRING = 1;
 export const K_NUMBER = 2;
 export const K_BOOLEAN = 3;
+/** An array holding objects or arrays, read by its own skeleton (`Template.nestedArrays`). */
+export const K_ARRAY = 4;
 
 /** Templates learned per stage (collection and rule set); past it records take the slow path. */
 const MAX_TEMPLATES = 256;
-/** Templates per shape key (whitespace variants of one shape). */
-const MAX_TEMPLATES_PER_KEY = 4;
+/** Templates per shape key (whitespace and key-order variants of one shape: producers). */
+const MAX_TEMPLATES_PER_KEY = 8;
 /** Entries (values, nulls, objects, arrays), nesting, record size and key length of a template. */
 const MAX_SLOTS = 1024;
 const MAX_DEPTH = 32;
@@ -73,7 +85,7 @@ export interface Template {
   /** Shape key and signature hash of every record it matches. */
   readonly key: number;
   readonly hash: string;
-  /** Value kind per slot (K_STRING, K_NUMBER, K_BOOLEAN). */
+  /** Value kind per slot (K_STRING, K_NUMBER, K_BOOLEAN, K_ARRAY). */
   readonly kinds: Uint8Array;
   /** Path of each slot (`pathKey`: its segments as JSON, null for an array's elements). */
   readonly paths: readonly string[];
@@ -82,6 +94,13 @@ export interface Template {
   readonly objects: ReadonlySet<string>;
   /** Paths holding an array (of scalars): each element's slot in order, -1 for a `null`. */
   readonly arrays: ReadonlyMap<string, readonly number[]>;
+  /**
+   * Paths holding an array of objects or arrays: a K_ARRAY slot (its value range is the array's
+   * text), read by this skeleton. Nothing inside it is in `paths`, `nulls`, `objects` or `arrays`.
+   */
+  readonly nestedArrays: ReadonlyMap<string, ArraySkeleton>;
+  /** Paths (of `objects`) holding an empty object `{}`. */
+  readonly emptyObjects: ReadonlySet<string>;
   /** Slot of the top-level `timestamp` value, or -1. */
   readonly timestampSlot: number;
   /** Per-use caches (template-fields.ts keeps its column plans here). */
@@ -90,12 +109,15 @@ export interface Template {
 
 /** Values of the last successful match, by slot. */
 export interface SlotValues {
-  /** Byte range of a string's contents (without quotes), a number's or a boolean's text. */
+  /** Byte range of a string's contents (without quotes), a number's, a boolean's or an array's text. */
   readonly starts: Int32Array;
   readonly ends: Int32Array;
   /** A number's value; 1 or 0 for a boolean. */
   readonly nums: Float64Array;
-  /** 1 for a string with escapes (read it with `stringValue`), else 0. */
+  /**
+   * 1 for a string with escapes (read it with `stringValue`), else 0. For a K_ARRAY slot: 1 when
+   * its bytes are not JSON.stringify's text of the array, else 0.
+   */
   readonly escaped: Uint8Array;
 }
 
@@ -110,8 +132,36 @@ interface Step {
   /** The literal's whole 4-byte groups, little-endian: compared a word at a time. */
   words: Int32Array;
   kind: number;
+  /** K_ARRAY: the array's skeleton. */
+  sub: ArraySkeleton | null;
   next: Level;
   template: Template | null;
+}
+
+/** A linear skeleton (an array's element, or a whole array): literals and value kinds, K_END last. */
+export interface Seq {
+  readonly lits: readonly Uint8Array[];
+  readonly words: readonly Int32Array[];
+  readonly kinds: Uint8Array;
+  /** K_ARRAY entries: the inner array's skeleton. */
+  readonly subs: ReadonlyArray<ArraySkeleton | null>;
+}
+
+/** The skeleton of an array holding objects or arrays (a K_ARRAY value). */
+export interface ArraySkeleton {
+  /**
+   * Repeated (`sep` not null): `open` (`[` and any whitespace), then `element` once or more,
+   * separated by `sep`, then `close` (`]`). Fixed (`sep` null): `element` is the whole array, read
+   * once; `open` and `close` are empty.
+   */
+  readonly open: Uint8Array;
+  readonly element: Seq;
+  readonly sep: Uint8Array | null;
+  readonly close: Uint8Array;
+  /** Whether its literals are JSON.stringify's (no whitespace, no integer-like keys). */
+  readonly compact: boolean;
+  /** Identity of the skeleton (equal skeletons, equal ids). */
+  readonly id: string;
 }
 
 /**
@@ -141,6 +191,14 @@ function indexLevel(level: Level): void {
   if (at >= min) return;
   level.at = at;
   for (const x of steps) (level.byByte[x.lit[at]!] ??= []).push(x);
+}
+
+/** The literal's whole 4-byte groups, little-endian. */
+function wordsOf(lit: Uint8Array): Int32Array {
+  const words = new Int32Array(lit.length >> 2);
+  const view = new DataView(lit.buffer, lit.byteOffset, lit.byteLength);
+  for (let w = 0; w < words.length; w++) words[w] = view.getInt32(w * 4, true);
+  return words;
 }
 
 /** A path as one string, one to one (a key may hold any character, NUL included). */
@@ -252,30 +310,168 @@ function literalAt(b: Uint8Array, i: number, e: number, word: string): number {
 /** A copy of `b[s, e)` (Buffer#slice would be a view keeping the whole body alive). */
 const copyOf = (b: Uint8Array, s: number, e: number) => new Uint8Array(b.subarray(s, e));
 
+/**
+ * Whether the JSON number `b[s, e)` of value `v` is the text JSON.stringify writes for `v`: no
+ * exponent, not `-0`, no trailing fraction zero, and exact (up to 15 significant digits, or an
+ * integer up to 2^53), not below 1e-6 (written with an exponent). Conservative: a false answer
+ * only costs a stringify.
+ */
+function canonicalNumber(b: Uint8Array, s: number, e: number, v: number): boolean {
+  let i = s;
+  if (b[i] === MINUS) {
+    if (v === 0) return false;
+    i++;
+  }
+  let significant = 0;
+  let leading = true;
+  let fraction = false;
+  for (; i < e; i++) {
+    const c = b[i]!;
+    if (c === DOT) fraction = true;
+    else if (c === 0x65 || c === 0x45) return false;
+    else if (!(leading && c === ZERO)) {
+      leading = false;
+      significant++;
+    }
+  }
+  if (!fraction) return significant <= 15 || Math.abs(v) <= 2 ** 53;
+  return b[e - 1] !== ZERO && significant <= 15 && Math.abs(v) >= 1e-6;
+}
+
+/** Whether every value an array match read so far is written as JSON.stringify writes it. */
+let verbatim = true;
+const scratchNumber = new Float64Array(1);
+
+/** End of the value `q` reads at `i`, or -1. Values are checked (and `verbatim` kept), not stored. */
+function matchSeq(q: Seq, b: Uint8Array, view: DataView, i: number, e: number): number {
+  const { lits, words, kinds, subs } = q;
+  for (let k = 0; ; k++) {
+    const lit = lits[k]!;
+    const len = lit.length;
+    if (i + len > e) return -1;
+    const w = words[k]!;
+    let j = 0;
+    for (let x = 0; x < w.length; x++, j += 4) if (view.getInt32(i + j, true) !== w[x]) return -1;
+    for (; j < len; j++) if (b[i + j] !== lit[j]) return -1;
+    i += len;
+    const kind = kinds[k]!;
+    if (kind === K_END) return i;
+    const c = b[i];
+    if (kind === K_STRING) {
+      if (c !== QUOTE) return -1;
+      i = stringEnd(b, i, e);
+      if (escapedString) verbatim = false;
+    } else if (kind === K_NUMBER) {
+      const s = i;
+      i = numberEnd(b, i, e, scratchNumber, 0);
+      if (i >= 0 && verbatim && !canonicalNumber(b, s, i, scratchNumber[0]!)) verbatim = false;
+    } else if (kind === K_BOOLEAN) i = c === 0x74 ? literalAt(b, i, e, 'true') : literalAt(b, i, e, 'false');
+    else i = c === LBRACKET ? matchArray(subs[k]!, b, view, i, e) : -1;
+    if (i < 0) return -1;
+  }
+}
+
+const bytesAt = (b: Uint8Array, i: number, e: number, lit: Uint8Array): boolean => {
+  if (i + lit.length > e) return false;
+  for (let k = 0; k < lit.length; k++) if (b[i + k] !== lit[k]) return false;
+  return true;
+};
+
+/** End of the array `a` reads at `i` (its `[`), or -1. */
+function matchArray(a: ArraySkeleton, b: Uint8Array, view: DataView, i: number, e: number): number {
+  if (a.sep === null) return matchSeq(a.element, b, view, i, e);
+  if (!bytesAt(b, i, e, a.open)) return -1;
+  i += a.open.length;
+  for (;;) {
+    i = matchSeq(a.element, b, view, i, e);
+    if (i < 0) return -1;
+    // The separator has a comma where the close has a bracket: at most one of them matches.
+    if (bytesAt(b, i, e, a.sep)) i += a.sep.length;
+    else return bytesAt(b, i, e, a.close) ? i + a.close.length : -1;
+  }
+}
+
+const latin1 = (lit: Uint8Array) => Buffer.from(lit.buffer, lit.byteOffset, lit.byteLength).toString('latin1');
+const seqId = (q: Seq): string => JSON.stringify([Array.from(q.kinds), q.lits.map(latin1), q.subs.map((x) => x?.id ?? null)]);
+
+/** A Seq being built. */
+interface SeqBuilder {
+  lits: Uint8Array[];
+  kinds: number[];
+  subs: Array<ArraySkeleton | null>;
+}
+
+const newSeq = (): SeqBuilder => ({ lits: [], kinds: [], subs: [] });
+const seqOf = (q: SeqBuilder): Seq => ({ lits: q.lits, words: q.lits.map(wordsOf), kinds: Uint8Array.from(q.kinds), subs: q.subs });
+
+const concatBytes = (parts: Uint8Array[]): Uint8Array => (parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts)));
+
+/** An array index key (integer-like): JSON.parse objects list such keys first, so the text order is not kept. */
+const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
+
+/** A JSON array whose elements differ: their skeletons joined into one, with the bytes between. */
+function fixedSeq(b: Uint8Array, open: number, elements: readonly SeqBuilder[], starts: readonly number[], ends: readonly number[], close: number): SeqBuilder {
+  const out = newSeq();
+  let pending: Uint8Array[] = [copyOf(b, open, starts[0]!)];
+  for (let j = 0; j < elements.length; j++) {
+    const el = elements[j]!;
+    for (let k = 0; k < el.kinds.length; k++) {
+      pending.push(el.lits[k]!);
+      if (el.kinds[k] === K_END) break;
+      out.lits.push(concatBytes(pending));
+      out.kinds.push(el.kinds[k]!);
+      out.subs.push(el.subs[k]!);
+      pending = [];
+    }
+    pending.push(copyOf(b, ends[j]!, j + 1 < elements.length ? starts[j + 1]! : close));
+  }
+  out.lits.push(concatBytes(pending));
+  out.kinds.push(K_END);
+  out.subs.push(null);
+  return out;
+}
+
+const COMMA_LIT = Uint8Array.of(COMMA);
+
 type Path = readonly (string | null)[];
 
 interface Skeleton {
   lits: Uint8Array[];
   kinds: number[];
+  subs: Array<ArraySkeleton | null>;
   paths: string[];
   nulls: Set<string>;
   objects: Set<string>;
+  emptyObjects: Set<string>;
   arrays: Map<string, number[]>;
+  nestedArrays: Map<string, ArraySkeleton>;
   /** Characters of every path kept. */
   pathText: number;
+  /** Literal bytes of the whole skeleton. */
+  literalBytes: number;
 }
 
 /**
  * The skeleton of the object record in `b[s, e)`, or null when it cannot be a template (not an
- * object, arrays holding objects or arrays, escaped or duplicate keys, too deep or too many values).
+ * object, an array holding scalars then containers, escaped or duplicate keys, too deep or too
+ * many values).
  */
 function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   const scratch = new Float64Array(1);
-  const sk: Skeleton = { lits: [], kinds: [], paths: [], nulls: new Set(), objects: new Set(), arrays: new Map(), pathText: 0 };
+  const sk: Skeleton = { lits: [], kinds: [], subs: [], paths: [], nulls: new Set(), objects: new Set(), emptyObjects: new Set(), arrays: new Map(), nestedArrays: new Map(), pathText: 0, literalBytes: 0 };
   let i = s;
   let litStart = s;
+  /** The skeleton being built: the record's, or an array element's. */
+  let cur: SeqBuilder = sk;
+  /** Arrays of objects or arrays entered: their contents are not described by paths. */
+  let inside = 0;
+  /** Whitespace bytes and integer-like keys met so far (an array's text is compact when none). */
+  let spaces = 0;
+  let indexKeys = 0;
   const ws = () => {
+    const from = i;
     while (i < e && isSpace(b[i]!)) i++;
+    spaces += i - from;
   };
   /** Past the opening bracket at `i`: true (and past `close`) when the container is empty. */
   const empty = (close: number): boolean => {
@@ -298,19 +494,26 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   };
   // Every path kept costs its text: bounded, as nesting under long keys would make it quadratic.
   let entries = 0;
-  let literalBytes = 0;
   const keep = (path: Path): string | null => {
+    // Paths inside an array of objects or arrays are not kept: only counted.
+    if (inside > 0) return ++entries > MAX_SLOTS ? null : '';
     const key = pathKey(path);
     sk.pathText += key.length;
     return ++entries > MAX_SLOTS || sk.pathText > MAX_PATH_TEXT ? null : key;
   };
+  /** Push the literal `b[litStart, to)` and the value kind after it onto the current skeleton. */
+  const push = (to: number, kind: number, sub: ArraySkeleton | null): boolean => {
+    sk.literalBytes += to - litStart;
+    if (sk.literalBytes > MAX_LITERAL_BYTES) return false;
+    cur.lits.push(copyOf(b, litStart, to));
+    cur.kinds.push(kind);
+    cur.subs.push(sub);
+    return true;
+  };
   const slot = (kind: number, path: Path): boolean => {
     const key = keep(path);
-    literalBytes += i - litStart;
-    if (key === null || literalBytes > MAX_LITERAL_BYTES) return false;
-    sk.lits.push(copyOf(b, litStart, i));
-    sk.kinds.push(kind);
-    sk.paths.push(key);
+    if (key === null || !push(i, kind, null)) return false;
+    if (inside === 0) sk.paths.push(key);
     return true;
   };
   const value = (path: Path, depth: number): boolean => {
@@ -320,8 +523,13 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     if (c === LBRACE) {
       const key = keep(path);
       if (key === null) return false;
-      sk.objects.add(key);
-      return depth < MAX_DEPTH && object(path, depth + 1);
+      const before = entries;
+      if (!(depth < MAX_DEPTH && object(path, depth + 1))) return false;
+      if (inside === 0) {
+        sk.objects.add(key);
+        if (entries === before) sk.emptyObjects.add(key);
+      }
+      return true;
     } else if (c === LBRACKET) {
       return depth < MAX_DEPTH && array(path, depth + 1);
     } else if (c === QUOTE) {
@@ -337,7 +545,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       // null is part of the literal: it has no value to read.
       const key = keep(path);
       if (key === null) return false;
-      sk.nulls.add(key);
+      if (inside === 0) sk.nulls.add(key);
       end = literalAt(b, i, e, 'null');
       if (end < 0) return false;
       i = end;
@@ -347,14 +555,20 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     i = litStart = end;
     return true;
   };
-  // Arrays of scalars only: an array's elements are slots (their count is part of the skeleton).
   const array = (path: Path, depth: number): boolean => {
-    const items: number[] = [];
     const key = keep(path);
     if (key === null) return false;
-    sk.arrays.set(key, items);
+    const open = i;
     const element = [...path, ELEMENT];
-    if (empty(RBRACKET)) return true;
+    if (empty(RBRACKET)) {
+      if (inside === 0) sk.arrays.set(key, []);
+      return true;
+    }
+    ws();
+    if (b[i] === LBRACE || b[i] === LBRACKET) return nested(key, element, open, depth);
+    // Arrays of scalars: an array's elements are slots (their count is part of the skeleton).
+    const items: number[] = [];
+    if (inside === 0) sk.arrays.set(key, items);
     for (;;) {
       ws();
       const c = b[i];
@@ -364,6 +578,62 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       const next = more(RBRACKET);
       if (next !== true) return next === false;
     }
+  };
+  /** An array holding objects or arrays (`i` at its first element, `open` at its `[`): one K_ARRAY value. */
+  const nested = (key: string, element: Path, open: number, depth: number): boolean => {
+    const outer = cur;
+    const outerLitStart = litStart;
+    const spaces0 = spaces - (i - open - 1);
+    const indexKeys0 = indexKeys;
+    const entries0 = entries;
+    inside++;
+    const elements: SeqBuilder[] = [];
+    const starts: number[] = [];
+    const ends: number[] = [];
+    let firstEntries = 0;
+    for (;;) {
+      ws();
+      starts.push(i);
+      cur = newSeq();
+      litStart = i;
+      if (!value(element, depth)) return false;
+      if (!push(i, K_END, null)) return false;
+      if (elements.length === 0) firstEntries = entries - entries0;
+      elements.push(cur);
+      ends.push(i);
+      const next = more(RBRACKET);
+      if (next === null) return false;
+      if (!next) break;
+    }
+    inside--;
+    cur = outer;
+    litStart = outerLitStart;
+    const compact = spaces === spaces0 && indexKeys === indexKeys0;
+    const n = elements.length;
+    const id0 = seqId(seqOf(elements[0]!));
+    let repeated = elements.every((x, k) => k === 0 || seqId(seqOf(x)) === id0);
+    const sep = n > 1 ? copyOf(b, ends[0]!, starts[1]!) : COMMA_LIT;
+    for (let k = 1; repeated && k + 1 < n; k++) repeated = bytesAt(b, ends[k]!, starts[k + 1]!, sep) && starts[k + 1]! - ends[k]! === sep.length;
+    let sub: ArraySkeleton;
+    if (repeated) {
+      // One element's entries stand for all: the template holds one.
+      entries = entries0 + firstEntries;
+      const q = seqOf(elements[0]!);
+      const [o, c] = [copyOf(b, open, starts[0]!), copyOf(b, ends[n - 1]!, i)];
+      sk.literalBytes += o.length + sep.length + c.length;
+      sub = { open: o, element: q, sep, close: c, compact, id: JSON.stringify(['r', latin1(o), seqId(q), latin1(sep), latin1(c)]) };
+    } else {
+      const q = seqOf(fixedSeq(b, open, elements, starts, ends, i));
+      sk.literalBytes += i - open;
+      sub = { open: new Uint8Array(0), element: q, sep: null, close: new Uint8Array(0), compact, id: JSON.stringify(['f', seqId(q)]) };
+    }
+    if (sk.literalBytes > MAX_LITERAL_BYTES || !push(open, K_ARRAY, sub)) return false;
+    if (inside === 0) {
+      sk.paths.push(key);
+      sk.nestedArrays.set(key, sub);
+    }
+    litStart = i;
+    return true;
   };
   const object = (path: Path, depth: number): boolean => {
     if (empty(RBRACE)) return true;
@@ -378,6 +648,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       // JSON.parse keeps the last of duplicate keys; a template would read the first.
       if (seen.has(key)) return false;
       seen.add(key);
+      if (INDEX_KEY.test(key)) indexKeys++;
       i = ke + 1;
       ws();
       if (b[i] !== COLON) return false;
@@ -391,9 +662,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   if (b[i] !== LBRACE || !object([], 1)) return null;
   ws();
   if (i !== e) return null;
-  if (literalBytes + (e - litStart) > MAX_LITERAL_BYTES) return null;
-  sk.lits.push(copyOf(b, litStart, e));
-  sk.kinds.push(K_END);
+  if (!push(e, K_END, null)) return null;
   return sk;
 }
 
@@ -404,8 +673,16 @@ export interface TemplateBudget {
 
 /** Estimated memory of a template: its literals, its path strings and a share per entry. */
 function costOf(sk: Skeleton): number {
-  let bytes = 2 * sk.pathText + 96 * (sk.kinds.length + sk.nulls.size + sk.objects.size + sk.arrays.size);
-  for (const lit of sk.lits) bytes += lit.length;
+  let bytes = 2 * sk.pathText + 96 * (sk.kinds.length + sk.nulls.size + sk.objects.size + sk.arrays.size + sk.nestedArrays.size);
+  const seq = (q: { lits: readonly Uint8Array[]; subs: ReadonlyArray<ArraySkeleton | null> }) => {
+    for (const lit of q.lits) bytes += lit.length + 48;
+    for (const sub of q.subs) if (sub !== null) array(sub);
+  };
+  const array = (a: ArraySkeleton) => {
+    bytes += 2 * a.id.length + a.open.length + a.close.length + (a.sep?.length ?? 0) + 96;
+    seq(a.element);
+  };
+  seq(sk);
   return bytes;
 }
 
@@ -463,6 +740,8 @@ export class RecordTemplates {
       nulls: sk.nulls,
       objects: sk.objects,
       arrays: sk.arrays,
+      nestedArrays: sk.nestedArrays,
+      emptyObjects: sk.emptyObjects,
       timestampSlot: sk.paths.indexOf(TIMESTAMP),
       plans: new Map(),
     };
@@ -470,12 +749,10 @@ export class RecordTemplates {
     for (let k = 0; k < sk.kinds.length; k++) {
       const lit = sk.lits[k]!;
       const kind = sk.kinds[k]!;
-      let step = level.steps.find((x) => x.kind === kind && Buffer.compare(x.lit, lit) === 0);
+      const sub = sk.subs[k]!;
+      let step = level.steps.find((x) => x.kind === kind && Buffer.compare(x.lit, lit) === 0 && x.sub?.id === sub?.id);
       if (step === undefined) {
-        const words = new Int32Array(lit.length >> 2);
-        const view = new DataView(lit.buffer, lit.byteOffset, lit.byteLength);
-        for (let w = 0; w < words.length; w++) words[w] = view.getInt32(w * 4, true);
-        step = { lit, words, kind, next: newLevel(), template: null };
+        step = { lit, words: wordsOf(lit), kind, sub, next: newLevel(), template: null };
         level.steps.push(step);
         indexLevel(level);
       }
@@ -507,6 +784,7 @@ export class RecordTemplates {
     const view = this.view;
     let level = this.root;
     let pos = s;
+    let arrayEnd = -1;
     for (let slot = 0; ; slot++) {
       let step: Step | null = null;
       const steps = level.at < 0 ? level.steps : pos + level.at < e ? (level.byByte[b[pos + level.at]!] ?? NO_STEPS) : NO_STEPS;
@@ -525,6 +803,15 @@ export class RecordTemplates {
           continue;
         }
         const c = b[pos + len]!;
+        if (x.kind === K_ARRAY) {
+          // Steps that differ only in the array's skeleton: the array's bytes tell which one.
+          if (c !== LBRACKET) continue;
+          verbatim = x.sub!.compact;
+          arrayEnd = matchArray(x.sub!, b, view, pos + len, e);
+          if (arrayEnd < 0) continue;
+          step = x;
+          break;
+        }
         if (x.kind === K_STRING ? c === QUOTE : x.kind === K_NUMBER ? c === MINUS || isDigit(c) : c === 0x74 || c === 0x66) {
           step = x;
           break;
@@ -542,6 +829,11 @@ export class RecordTemplates {
         end = numberEnd(b, pos, e, nums, slot);
         starts[slot] = pos;
         ends[slot] = end;
+      } else if (step.kind === K_ARRAY) {
+        end = arrayEnd;
+        starts[slot] = pos;
+        ends[slot] = end;
+        escaped[slot] = verbatim ? 0 : 1;
       } else {
         const t = b[pos] === 0x74;
         end = t ? literalAt(b, pos, e, 'true') : literalAt(b, pos, e, 'false');
