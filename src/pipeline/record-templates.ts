@@ -256,10 +256,11 @@ function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot:
     exp *= sign;
   }
   const p = exp - frac;
-  if (digits <= 15 && p >= -22 && p <= 22 && exp > -100_000 && exp < 100_000) {
+  // Digits read while below 2^53 are exact (a sum that passes 2^53 is at least 2^53 once rounded).
+  if ((digits <= 15 || m < 2 ** 53) && p >= -22 && p <= 22 && exp > -100_000 && exp < 100_000) {
     const v = p >= 0 ? m * POW10[p]! : m / POW10[-p]!;
     out[slot] = negative ? -v : v;
-  } else out[slot] = Number(Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
+  } else out[slot] = Number(b instanceof Buffer ? b.toString('latin1', start, i) : Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
   return i;
 }
 
@@ -310,37 +311,57 @@ function literalAt(b: Uint8Array, i: number, e: number, word: string): number {
 /** A copy of `b[s, e)` (Buffer#slice would be a view keeping the whole body alive). */
 const copyOf = (b: Uint8Array, s: number, e: number) => new Uint8Array(b.subarray(s, e));
 
-/**
- * Whether the JSON number `b[s, e)` of value `v` is the text JSON.stringify writes for `v`: no
- * exponent, not `-0`, no trailing fraction zero, and exact (up to 15 significant digits, or an
- * integer up to 2^53), not below 1e-6 (written with an exponent). Conservative: a false answer
- * only costs a stringify.
- */
-function canonicalNumber(b: Uint8Array, s: number, e: number, v: number): boolean {
-  let i = s;
-  if (b[i] === MINUS) {
-    if (v === 0) return false;
-    i++;
-  }
-  let significant = 0;
-  let leading = true;
-  let fraction = false;
-  for (; i < e; i++) {
-    const c = b[i]!;
-    if (c === DOT) fraction = true;
-    else if (c === 0x65 || c === 0x45) return false;
-    else if (!(leading && c === ZERO)) {
-      leading = false;
-      significant++;
-    }
-  }
-  if (!fraction) return significant <= 15 || Math.abs(v) <= 2 ** 53;
-  return b[e - 1] !== ZERO && significant <= 15 && Math.abs(v) >= 1e-6;
-}
-
 /** Whether every value an array match read so far is written as JSON.stringify writes it. */
 let verbatim = true;
-const scratchNumber = new Float64Array(1);
+
+/**
+ * End of the JSON number at `i`, or -1 (its value is not computed: no column reads inside an
+ * array). `verbatim` is cleared unless the text is the one JSON.stringify writes for its value: no
+ * exponent, not `-0`, no trailing fraction zero, exact (up to 15 significant digits, or an integer
+ * below 2^53), not below 1e-6 (written with an exponent). Conservative: a false answer only costs
+ * a stringify.
+ */
+function numberCheck(b: Uint8Array, i: number, e: number): number {
+  if (i >= e) return -1;
+  const negative = b[i] === MINUS;
+  if (negative && ++i >= e) return -1;
+  let c = b[i]!;
+  let m = 0;
+  let significant = 0;
+  if (c === ZERO) c = b[++i]!;
+  else if (c > ZERO && c <= NINE) {
+    while (i < e && isDigit((c = b[i]!))) {
+      m = m * 10 + (c - ZERO);
+      significant++;
+      i++;
+    }
+  } else return -1;
+  let canonical: boolean;
+  if (i < e && c === DOT) {
+    i++;
+    if (i >= e || !isDigit(b[i]!)) return -1;
+    let leading = significant === 0;
+    let zeros = 0;
+    while (i < e && isDigit((c = b[i]!))) {
+      if (leading && c === ZERO) zeros++;
+      else {
+        leading = false;
+        significant++;
+      }
+      i++;
+    }
+    canonical = b[i - 1] !== ZERO && significant <= 15 && zeros <= 5;
+  } else canonical = !(negative && m === 0) && (significant <= 15 || m < 2 ** 53);
+  if (i < e && (c === 0x65 || c === 0x45)) {
+    canonical = false;
+    i++;
+    if (i < e && (b[i] === PLUS || b[i] === MINUS)) i++;
+    if (i >= e || !isDigit(b[i]!)) return -1;
+    while (i < e && isDigit(b[i]!)) i++;
+  }
+  if (!canonical) verbatim = false;
+  return i;
+}
 
 /** End of the value `q` reads at `i`, or -1. Values are checked (and `verbatim` kept), not stored. */
 function matchSeq(q: Seq, b: Uint8Array, view: DataView, i: number, e: number): number {
@@ -362,9 +383,7 @@ function matchSeq(q: Seq, b: Uint8Array, view: DataView, i: number, e: number): 
       i = stringEnd(b, i, e);
       if (escapedString) verbatim = false;
     } else if (kind === K_NUMBER) {
-      const s = i;
-      i = numberEnd(b, i, e, scratchNumber, 0);
-      if (i >= 0 && verbatim && !canonicalNumber(b, s, i, scratchNumber[0]!)) verbatim = false;
+      i = numberCheck(b, i, e);
     } else if (kind === K_BOOLEAN) i = c === 0x74 ? literalAt(b, i, e, 'true') : literalAt(b, i, e, 'false');
     else i = c === LBRACKET ? matchArray(subs[k]!, b, view, i, e) : -1;
     if (i < 0) return -1;
