@@ -127,24 +127,62 @@ export function stringValue(v: SlotValues, b: Buffer, slot: number): string {
   return v.escaped[slot] === 1 ? (JSON.parse(b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1)) as string) : b.toString('utf8', v.starts[slot]!, v.ends[slot]!);
 }
 
-interface Step {
-  lit: Uint8Array;
-  /** The literal's whole 4-byte groups, little-endian: compared a word at a time. */
-  words: Int32Array;
-  kind: number;
-  /** K_ARRAY: the array's skeleton. */
-  sub: ArraySkeleton | null;
-  next: Level;
-  template: Template | null;
+/**
+ * The trie is flat, for locality (a match walks one path of it, and the templates of a busy
+ * collection exceed the CPU caches as scattered objects): step records in one Int32Array, each a
+ * header then its literal's bytes as little-endian words (the last one zero-padded), compared a
+ * word at a time. A level is a chain of sibling steps; a step's next level starts at S_HEAD.
+ */
+const S_SIBLING = 0;
+const S_HEAD = 1;
+/** The next level's byte index (`tables`), or -1. */
+const S_TABLE = 2;
+const S_KIND = 3;
+const S_LEN = 4;
+/** K_END: the template's index; K_ARRAY: the array skeleton's index; else -1. */
+const S_REF = 5;
+const S_WORDS = 6;
+/** Masks of the first 1, 2, 3 bytes of a little-endian word. */
+const TAIL_MASKS = [0, 0xff, 0xffff, 0xffffff];
+
+/** Words of `lit`, little-endian, the last one zero-padded. */
+function wordsOf(lit: Uint8Array): Int32Array {
+  const words = new Int32Array((lit.length + 3) >> 2);
+  for (let k = 0; k < lit.length; k++) words[k >> 2] = words[k >> 2]! | (lit[k]! << ((k & 3) * 8));
+  return words;
+}
+
+/** Whether `b[i, i + len)` (within the record: `i + len <= e`) equals the literal of `len` bytes in `code` at `w`. */
+function litEquals(code: Int32Array, w: number, len: number, b: Uint8Array, view: DataView, i: number): boolean {
+  const full = len >> 2;
+  let k = 0;
+  for (let x = 0; x < full; x++, k += 4, w++) if (view.getInt32(i + k, true) !== code[w]) return false;
+  const tail = len - k;
+  if (tail === 0) return true;
+  if (i + k + 4 <= view.byteLength) return (view.getInt32(i + k, true) & TAIL_MASKS[tail]!) === code[w];
+  const word = code[w]!;
+  for (let t = 0; t < tail; t++) if (b[i + k + t] !== ((word >>> (t * 8)) & 0xff)) return false;
+  return true;
+}
+
+/**
+ * A level with three steps or more whose literals differ first at byte `at` (shapes that share a
+ * prefix part at a key: `,"f0_0":` / `,"f1_0":`): its steps by that byte's value, so a match tries
+ * one step instead of every one.
+ */
+interface LevelTable {
+  at: number;
+  byByte: Array<number[] | undefined>;
 }
 
 /** A linear skeleton (an array's element, or a whole array): literals and value kinds, K_END last. */
 export interface Seq {
   readonly lits: readonly Uint8Array[];
-  readonly words: readonly Int32Array[];
   readonly kinds: Uint8Array;
   /** K_ARRAY entries: the inner array's skeleton. */
   readonly subs: ReadonlyArray<ArraySkeleton | null>;
+  /** What the match reads: per entry its kind, literal length, index in `subs`, the literal's words. */
+  readonly code: Int32Array;
 }
 
 /** The skeleton of an array holding objects or arrays (a K_ARRAY value). */
@@ -162,43 +200,6 @@ export interface ArraySkeleton {
   readonly compact: boolean;
   /** Identity of the skeleton (equal skeletons, equal ids). */
   readonly id: string;
-}
-
-/**
- * The steps that can follow one step. Shapes that share a prefix part at a key, where their
- * literals differ in one byte (`,"f0_0":` / `,"f1_0":`): `at` is that byte's position and
- * `byByte` the steps by its value, so a match tries one step instead of every one.
- */
-interface Level {
-  steps: Step[];
-  at: number;
-  byByte: Array<Step[] | undefined>;
-}
-
-const newLevel = (): Level => ({ steps: [], at: -1, byByte: [] });
-const NO_STEPS: Step[] = [];
-
-/** Index `level` by the first byte its literals do not share (none when one literal ends first). */
-function indexLevel(level: Level): void {
-  level.at = -1;
-  level.byByte = [];
-  const steps = level.steps;
-  if (steps.length < 3) return;
-  let min = Infinity;
-  for (const x of steps) min = Math.min(min, x.lit.length);
-  let at = 0;
-  while (at < min && steps.every((x) => x.lit[at] === steps[0]!.lit[at])) at++;
-  if (at >= min) return;
-  level.at = at;
-  for (const x of steps) (level.byByte[x.lit[at]!] ??= []).push(x);
-}
-
-/** The literal's whole 4-byte groups, little-endian. */
-function wordsOf(lit: Uint8Array): Int32Array {
-  const words = new Int32Array(lit.length >> 2);
-  const view = new DataView(lit.buffer, lit.byteOffset, lit.byteLength);
-  for (let w = 0; w < words.length; w++) words[w] = view.getInt32(w * 4, true);
-  return words;
 }
 
 /** A path as one string, one to one (a key may hold any character, NUL included). */
@@ -365,27 +366,24 @@ function numberCheck(b: Uint8Array, i: number, e: number): number {
 
 /** End of the value `q` reads at `i`, or -1. Values are checked (and `verbatim` kept), not stored. */
 function matchSeq(q: Seq, b: Uint8Array, view: DataView, i: number, e: number): number {
-  const { lits, words, kinds, subs } = q;
-  for (let k = 0; ; k++) {
-    const lit = lits[k]!;
-    const len = lit.length;
-    if (i + len > e) return -1;
-    const w = words[k]!;
-    let j = 0;
-    for (let x = 0; x < w.length; x++, j += 4) if (view.getInt32(i + j, true) !== w[x]) return -1;
-    for (; j < len; j++) if (b[i + j] !== lit[j]) return -1;
+  const code = q.code;
+  for (let p = 0; ; ) {
+    const kind = code[p]!;
+    const len = code[p + 1]!;
+    const entry = code[p + 2]!;
+    p += 3;
+    if (i + len > e || !litEquals(code, p, len, b, view, i)) return -1;
+    p += (len + 3) >> 2;
     i += len;
-    const kind = kinds[k]!;
     if (kind === K_END) return i;
     const c = b[i];
     if (kind === K_STRING) {
       if (c !== QUOTE) return -1;
       i = stringEnd(b, i, e);
       if (escapedString) verbatim = false;
-    } else if (kind === K_NUMBER) {
-      i = numberCheck(b, i, e);
-    } else if (kind === K_BOOLEAN) i = c === 0x74 ? literalAt(b, i, e, 'true') : literalAt(b, i, e, 'false');
-    else i = c === LBRACKET ? matchArray(subs[k]!, b, view, i, e) : -1;
+    } else if (kind === K_NUMBER) i = numberCheck(b, i, e);
+    else if (kind === K_BOOLEAN) i = c === 0x74 ? literalAt(b, i, e, 'true') : literalAt(b, i, e, 'false');
+    else i = c === LBRACKET ? matchArray(q.subs[entry]!, b, view, i, e) : -1;
     if (i < 0) return -1;
   }
 }
@@ -421,7 +419,11 @@ interface SeqBuilder {
 }
 
 const newSeq = (): SeqBuilder => ({ lits: [], kinds: [], subs: [] });
-const seqOf = (q: SeqBuilder): Seq => ({ lits: q.lits, words: q.lits.map(wordsOf), kinds: Uint8Array.from(q.kinds), subs: q.subs });
+function seqOf(q: SeqBuilder): Seq {
+  const parts: number[] = [];
+  q.lits.forEach((lit, k) => parts.push(q.kinds[k]!, lit.length, k, ...wordsOf(lit)));
+  return { lits: q.lits, kinds: Uint8Array.from(q.kinds), subs: q.subs, code: Int32Array.from(parts) };
+}
 
 const concatBytes = (parts: Uint8Array[]): Uint8Array => (parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts)));
 
@@ -707,7 +709,16 @@ function costOf(sk: Skeleton): number {
 
 /** One stage's templates: `learn` from records the slow path classified, `match` the rest. */
 export class RecordTemplates {
-  private readonly root: Level = newLevel();
+  /** The trie's step records (S_*), `used` ints of it; the root level's first step and table. */
+  private code = new Int32Array(4096);
+  private used = 0;
+  private rootHead = -1;
+  private rootTable = -1;
+  private readonly tables: LevelTable[] = [];
+  /** Per step (by offset): its literal and array skeleton, for learning. */
+  private readonly steps = new Map<number, { lit: Uint8Array; sub: ArraySkeleton | null }>();
+  private readonly subs: ArraySkeleton[] = [];
+  private readonly templates: Template[] = [];
   /** The body last matched in, and a view of it for word reads. */
   private viewed: Uint8Array | null = null;
   private view: DataView = new DataView(new ArrayBuffer(0));
@@ -764,30 +775,100 @@ export class RecordTemplates {
       timestampSlot: sk.paths.indexOf(TIMESTAMP),
       plans: new Map(),
     };
-    let level = this.root;
+    let owner = -1;
     for (let k = 0; k < sk.kinds.length; k++) {
       const lit = sk.lits[k]!;
       const kind = sk.kinds[k]!;
       const sub = sk.subs[k]!;
-      let step = level.steps.find((x) => x.kind === kind && Buffer.compare(x.lit, lit) === 0 && x.sub?.id === sub?.id);
-      if (step === undefined) {
-        step = { lit, words: wordsOf(lit), kind, sub, next: newLevel(), template: null };
-        level.steps.push(step);
-        indexLevel(level);
+      let step = -1;
+      let last = -1;
+      for (let o = this.headOf(owner); o >= 0; o = this.code[o + S_SIBLING]!) {
+        const m = this.steps.get(o)!;
+        if (this.code[o + S_KIND] === kind && Buffer.compare(m.lit, lit) === 0 && m.sub?.id === sub?.id) {
+          step = o;
+          break;
+        }
+        last = o;
+      }
+      if (step < 0) {
+        step = this.append(lit, kind, sub);
+        if (last < 0) this.setHead(owner, step);
+        else this.code[last + S_SIBLING] = step;
+        this.index(owner);
       }
       if (kind === K_END) {
         // The same skeleton again (a whitespace-identical record of the same shape).
-        if (step.template !== null) {
+        const ref = this.code[step + S_REF]!;
+        if (ref >= 0) {
           this.budget.bytes += cost;
-          return step.template;
+          return this.templates[ref]!;
         }
-        step.template = template;
+        this.code[step + S_REF] = this.templates.length;
+        this.templates.push(template);
       }
-      level = step.next;
+      owner = step;
     }
     this.count++;
     this.perKey.set(key, (this.perKey.get(key) ?? 0) + 1);
     return template;
+  }
+
+  private headOf(owner: number): number {
+    return owner < 0 ? this.rootHead : this.code[owner + S_HEAD]!;
+  }
+
+  private setHead(owner: number, step: number): void {
+    if (owner < 0) this.rootHead = step;
+    else this.code[owner + S_HEAD] = step;
+  }
+
+  /** A new step record (no siblings, no next level): its offset. */
+  private append(lit: Uint8Array, kind: number, sub: ArraySkeleton | null): number {
+    const words = wordsOf(lit);
+    const size = S_WORDS + words.length;
+    if (this.used + size > this.code.length) {
+      const grown = new Int32Array(Math.max(this.code.length * 2, this.used + size));
+      grown.set(this.code.subarray(0, this.used));
+      this.code = grown;
+    }
+    const o = this.used;
+    const code = this.code;
+    code[o + S_SIBLING] = -1;
+    code[o + S_HEAD] = -1;
+    code[o + S_TABLE] = -1;
+    code[o + S_KIND] = kind;
+    code[o + S_LEN] = lit.length;
+    code[o + S_REF] = -1;
+    if (sub !== null) {
+      code[o + S_REF] = this.subs.length;
+      this.subs.push(sub);
+    }
+    code.set(words, o + S_WORDS);
+    this.used += size;
+    this.steps.set(o, { lit, sub });
+    return o;
+  }
+
+  /** Index the level after `owner` by the first byte its literals do not share (none when one literal ends first). */
+  private index(owner: number): void {
+    const steps: number[] = [];
+    for (let o = this.headOf(owner); o >= 0; o = this.code[o + S_SIBLING]!) steps.push(o);
+    let table = -1;
+    if (steps.length >= 3) {
+      const lits = steps.map((o) => this.steps.get(o)!.lit);
+      let min = Infinity;
+      for (const lit of lits) min = Math.min(min, lit.length);
+      let at = 0;
+      while (at < min && lits.every((lit) => lit[at] === lits[0]![at])) at++;
+      if (at < min) {
+        const byByte: Array<number[] | undefined> = [];
+        steps.forEach((o, k) => (byByte[lits[k]![at]!] ??= []).push(o));
+        table = this.tables.length;
+        this.tables.push({ at, byByte });
+      }
+    }
+    if (owner < 0) this.rootTable = table;
+    else this.code[owner + S_TABLE] = table;
   }
 
   /**
@@ -801,54 +882,61 @@ export class RecordTemplates {
       this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
     }
     const view = this.view;
-    let level = this.root;
+    const code = this.code;
+    let head = this.rootHead;
+    let table = this.rootTable;
     let pos = s;
     let arrayEnd = -1;
     for (let slot = 0; ; slot++) {
-      let step: Step | null = null;
-      const steps = level.at < 0 ? level.steps : pos + level.at < e ? (level.byByte[b[pos + level.at]!] ?? NO_STEPS) : NO_STEPS;
-      steps: for (let a = 0; a < steps.length; a++) {
-        const x = steps[a]!;
-        const lit = x.lit;
-        const len = lit.length;
-        if (pos + len > e) continue;
-        const words = x.words;
-        let k = 0;
-        for (let w = 0; w < words.length; w++, k += 4) if (view.getInt32(pos + k, true) !== words[w]) continue steps;
-        while (k < len && b[pos + k] === lit[k]) k++;
-        if (k < len) continue;
-        if (x.kind === K_END) {
-          if (pos + len === e) return x.template;
+      // Candidates: the level's sibling chain, or the steps its table gives for the byte at `at`.
+      let list: number[] | null = null;
+      let next = 0;
+      let o = head;
+      if (table >= 0) {
+        const t = this.tables[table]!;
+        list = pos + t.at < e ? (t.byByte[b[pos + t.at]!] ?? null) : null;
+        if (list === null) return null;
+        o = list[next++]!;
+      }
+      let step = -1;
+      for (; o >= 0; o = list !== null ? (next < list.length ? list[next++]! : -1) : code[o + S_SIBLING]!) {
+        const len = code[o + S_LEN]!;
+        if (pos + len > e || !litEquals(code, o + S_WORDS, len, b, view, pos)) continue;
+        const kind = code[o + S_KIND]!;
+        if (kind === K_END) {
+          if (pos + len === e) return this.templates[code[o + S_REF]!]!;
           continue;
         }
         const c = b[pos + len]!;
-        if (x.kind === K_ARRAY) {
+        if (kind === K_ARRAY) {
           // Steps that differ only in the array's skeleton: the array's bytes tell which one.
           if (c !== LBRACKET) continue;
-          verbatim = x.sub!.compact;
-          arrayEnd = matchArray(x.sub!, b, view, pos + len, e);
+          const sub = this.subs[code[o + S_REF]!]!;
+          verbatim = sub.compact;
+          arrayEnd = matchArray(sub, b, view, pos + len, e);
           if (arrayEnd < 0) continue;
-          step = x;
+          step = o;
           break;
         }
-        if (x.kind === K_STRING ? c === QUOTE : x.kind === K_NUMBER ? c === MINUS || isDigit(c) : c === 0x74 || c === 0x66) {
-          step = x;
+        if (kind === K_STRING ? c === QUOTE : kind === K_NUMBER ? c === MINUS || isDigit(c) : c === 0x74 || c === 0x66) {
+          step = o;
           break;
         }
       }
-      if (step === null) return null;
-      pos += step.lit.length;
+      if (step < 0) return null;
+      pos += code[step + S_LEN]!;
+      const kind = code[step + S_KIND]!;
       let end: number;
-      if (step.kind === K_STRING) {
+      if (kind === K_STRING) {
         end = stringEnd(b, pos, e);
         starts[slot] = pos + 1;
         ends[slot] = end - 1;
         escaped[slot] = escapedString ? 1 : 0;
-      } else if (step.kind === K_NUMBER) {
+      } else if (kind === K_NUMBER) {
         end = numberEnd(b, pos, e, nums, slot);
         starts[slot] = pos;
         ends[slot] = end;
-      } else if (step.kind === K_ARRAY) {
+      } else if (kind === K_ARRAY) {
         end = arrayEnd;
         starts[slot] = pos;
         ends[slot] = end;
@@ -862,7 +950,8 @@ export class RecordTemplates {
       }
       if (end < 0) return null;
       pos = end;
-      level = step.next;
+      head = code[step + S_HEAD]!;
+      table = code[step + S_TABLE]!;
     }
   }
 }
