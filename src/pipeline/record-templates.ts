@@ -25,8 +25,11 @@
  * reads a path inside an array; the array's JSON column takes its bytes when they are what
  * JSON.stringify writes (`escaped` 0: no whitespace, no integer-like keys, no string escapes,
  * numbers in the shortest form), else the array is parsed and stringified for it.
+ * Anything else inside an array (scalars, then objects or arrays) fails the match.
+ *
  * Templates are held in a trie of (literal, value kind) steps, so shapes that start alike share
- * their first steps and a match reads each byte of the record once.
+ * their first steps and a match reads each byte of the record once; the trie (and each array
+ * skeleton) is flat in one Int32Array, so a match reads contiguous memory.
  *
  * docs/schema.md ("Collection files", "Benchmarks") has what it takes and what it saved.
  */
@@ -606,20 +609,34 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     const outerLitStart = litStart;
     const spaces0 = spaces - (i - open - 1);
     const indexKeys0 = indexKeys;
-    const entries0 = entries;
     inside++;
     const elements: SeqBuilder[] = [];
     const starts: number[] = [];
     const ends: number[] = [];
-    let firstEntries = 0;
+    let id0 = '';
+    let same = true;
+    // An element of the first one's skeleton adds nothing to the template: its entries and literal
+    // bytes are not counted (a long array is learned as one element), unless the array is read as
+    // it is after all (separators that differ).
+    let skippedEntries = 0;
+    let skippedBytes = 0;
     for (;;) {
       ws();
       starts.push(i);
       cur = newSeq();
       litStart = i;
+      const entriesBefore = entries;
+      const bytesBefore = sk.literalBytes;
       if (!value(element, depth)) return false;
       if (!push(i, K_END, null)) return false;
-      if (elements.length === 0) firstEntries = entries - entries0;
+      const id = seqId(seqOf(cur));
+      if (elements.length === 0) id0 = id;
+      else if (id === id0) {
+        skippedEntries += entries - entriesBefore;
+        skippedBytes += sk.literalBytes - bytesBefore;
+        entries = entriesBefore;
+        sk.literalBytes = bytesBefore;
+      } else same = false;
       elements.push(cur);
       ends.push(i);
       const next = more(RBRACKET);
@@ -631,21 +648,20 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     litStart = outerLitStart;
     const compact = spaces === spaces0 && indexKeys === indexKeys0;
     const n = elements.length;
-    const id0 = seqId(seqOf(elements[0]!));
-    let repeated = elements.every((x, k) => k === 0 || seqId(seqOf(x)) === id0);
+    let repeated = same;
     const sep = n > 1 ? copyOf(b, ends[0]!, starts[1]!) : COMMA_LIT;
     for (let k = 1; repeated && k + 1 < n; k++) repeated = bytesAt(b, ends[k]!, starts[k + 1]!, sep) && starts[k + 1]! - ends[k]! === sep.length;
     let sub: ArraySkeleton;
     if (repeated) {
-      // One element's entries stand for all: the template holds one.
-      entries = entries0 + firstEntries;
       const q = seqOf(elements[0]!);
       const [o, c] = [copyOf(b, open, starts[0]!), copyOf(b, ends[n - 1]!, i)];
       sk.literalBytes += o.length + sep.length + c.length;
-      sub = { open: o, element: q, sep, close: c, compact, id: JSON.stringify(['r', latin1(o), seqId(q), latin1(sep), latin1(c)]) };
+      sub = { open: o, element: q, sep, close: c, compact, id: JSON.stringify(['r', latin1(o), id0, latin1(sep), latin1(c)]) };
     } else {
+      entries += skippedEntries;
+      if (entries > MAX_SLOTS) return false;
       const q = seqOf(fixedSeq(b, open, elements, starts, ends, i));
-      sk.literalBytes += i - open;
+      sk.literalBytes += skippedBytes + (i - open) - ends.reduce((sum, end, k) => sum + end - starts[k]!, 0);
       sub = { open: new Uint8Array(0), element: q, sep: null, close: new Uint8Array(0), compact, id: JSON.stringify(['f', seqId(q)]) };
     }
     if (sk.literalBytes > MAX_LITERAL_BYTES || !push(open, K_ARRAY, sub)) return false;

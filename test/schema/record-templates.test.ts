@@ -296,6 +296,15 @@ test('an array of objects is one value: its element skeleton repeated any number
     assert.equal(v.escaped[1], 0, 'written as JSON.stringify writes it');
     assert.equal(v.nums[2], n);
   }
+  // A long array is learned as one element: bounds count what the template holds.
+  const long = worker();
+  assert.equal(long.offer(record(1000)), null);
+  assert.ok(long.offer(record(1)), 'learned from 1,000 elements (more entries than a template may hold)');
+  // The same with separators that differ: read as it is, every element counts, too many to learn.
+  const mixed = worker();
+  const uneven = `{"id":1,"tags":[${el('x', 0)}, ${Array.from({ length: 1100 }, (_, k) => el('x', k)).join(',')}],"n":1}`;
+  assert.equal(mixed.offer(uneven), null);
+  assert.equal(mixed.offer(uneven), null, 'not learned');
   assert.equal(w.offer(record(0)), null, 'an empty array is another shape: parsed, learned');
   assert.notEqual(w.offer(record(0)), t);
   assert.ok(w.offer(record(0)));
