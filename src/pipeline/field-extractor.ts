@@ -25,7 +25,7 @@ type Factory = (jsonText: (v: unknown) => string | null, ...builders: FieldBuild
  * recurses, so a value nested thousands of levels deep (which JSON.parse accepts) would throw a
  * RangeError and fail the whole batch. The document column still holds it as sent.
  */
-function jsonText(v: unknown): string | null {
+export function jsonText(v: unknown): string | null {
   try {
     return JSON.stringify(v) ?? null;
   } catch {

@@ -1,7 +1,7 @@
 import { BoolColumn, Float64Column, StringColumn } from '../schema/columns.js';
-import type { FieldBuilder } from './field-extractor.js';
+import { jsonText, type FieldBuilder } from './field-extractor.js';
 import type { FieldColumn } from './file-plan.js';
-import { K_BOOLEAN, K_NUMBER, K_STRING, pathKey, stringValue, type SlotValues, type Template } from './record-templates.js';
+import { K_ARRAY, K_BOOLEAN, K_NUMBER, K_STRING, pathKey, stringValue, type SlotValues, type Template } from './record-templates.js';
 
 /**
  * Field columns filled straight from a matched record's bytes (record-templates.ts): per
@@ -16,6 +16,10 @@ const OP_STRING = 2;
 const OP_BOOLEAN = 3;
 /** A JSON column over an array of scalars: its JSON.stringify text, rebuilt from the values. */
 const OP_ARRAY = 4;
+/** A JSON column over an array of objects or arrays (a K_ARRAY slot): its bytes, when they are its text. */
+const OP_NESTED = 5;
+/** A JSON column over an empty object: `{}`. */
+const OP_EMPTY_OBJECT = 6;
 
 export interface FieldPlan {
   ops: Uint8Array;
@@ -26,9 +30,11 @@ export interface FieldPlan {
 }
 
 /**
- * The plan for `columns` over `t`'s values, or null when a JSON column reads an object or a scalar
- * (an object not entered, a field of several types): its text is JSON.stringify's of the parsed
- * value, not the bytes sent, so such records are parsed. Arrays of scalars are rebuilt.
+ * The plan for `columns` over `t`'s values, or null when a JSON column reads a non-empty object or a
+ * scalar (an object not entered, a field of several types): its text is JSON.stringify's of the
+ * parsed value, not the bytes sent, so such records are parsed. Arrays of scalars are rebuilt;
+ * arrays of objects or arrays are their bytes when the match found them written as JSON.stringify
+ * writes them, else parsed and stringified on their own.
  */
 function planOf(t: Template, columns: readonly FieldColumn[]): FieldPlan | null {
   const slotOf = new Map<string, number>();
@@ -40,6 +46,16 @@ function planOf(t: Template, columns: readonly FieldColumn[]): FieldPlan | null 
     const c = columns[i]!;
     const path = pathKey(c.segments);
     const slot = slotOf.get(path);
+    if (slot !== undefined && t.kinds[slot] === K_ARRAY) {
+      // Any other column type reads an array as null.
+      ops[i] = c.type === 'json' ? OP_NESTED : OP_NULL;
+      slots[i] = slot;
+      continue;
+    }
+    if (c.type === 'json' && t.emptyObjects.has(path)) {
+      ops[i] = OP_EMPTY_OBJECT;
+      continue;
+    }
     const items = t.arrays.get(path);
     if (items !== undefined) {
       // Any other column type reads an array as null.
@@ -98,10 +114,24 @@ export function applyPlan(plan: FieldPlan, builders: readonly FieldBuilder[], v:
       case OP_ARRAY:
         (builders[i] as StringColumn).push(arrayText(plan.arrays[i]!, plan.kinds, v, b));
         break;
+      case OP_NESTED:
+        if (v.escaped[slot] === 0) (builders[i] as StringColumn).pushBytes(b, v.starts[slot]!, v.ends[slot]!);
+        else pushJson(builders[i] as StringColumn, JSON.parse(b.toString('utf8', v.starts[slot]!, v.ends[slot]!)));
+        break;
+      case OP_EMPTY_OBJECT:
+        (builders[i] as StringColumn).push('{}');
+        break;
       default:
         builders[i]!.pushNull();
     }
   }
+}
+
+/** The JSON column value of `value`, as the compiled extractor pushes it. */
+function pushJson(column: StringColumn, value: unknown): void {
+  const text = jsonText(value);
+  if (text === null) column.pushNull();
+  else column.push(text);
 }
 
 /** JSON.stringify's text of an array of scalars from its element slots (-1: null). */

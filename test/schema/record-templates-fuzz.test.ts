@@ -11,9 +11,10 @@ import { hashHex } from '../../src/schema/hash.js';
 import type { FingerprintRules } from '../../src/schema/rules.js';
 import type { BatchEntry } from '../../src/pipeline/decode.js';
 import { createBatchProcessor, type BatchResult } from '../../src/pipeline/process-batch.js';
-import { RecordTemplates } from '../../src/pipeline/record-templates.js';
+import { K_ARRAY, RecordTemplates } from '../../src/pipeline/record-templates.js';
 import { createBatchResolution } from '../../src/pipeline/resolver.js';
 import { fileSummary, readFileRows } from '../helpers/batch-files.js';
+import { makeNestedRecords } from '../../bench/transform/nested-records.js';
 
 /**
  * Differential fuzz of record templates (record-templates.ts, template-fields.ts): a processor with
@@ -138,10 +139,11 @@ function valueText(r: Rng, kind: Kind): string {
 
 /**
  * A record skeleton: objects (keys as written, JSON string contents), arrays of scalars, value kinds,
- * literal JSON, and `alt`: one of a few sub-skeletons per record (under max depth 4 or an opaque
- * path they are one shape key, so one key gets several templates).
+ * literal JSON, `alt`: one of a few sub-skeletons per record (under max depth 4 or an opaque
+ * path they are one shape key, so one key gets several templates), `rep`: an array of min to max
+ * elements of one skeleton (fresh values each), `fixed`: an array of these elements.
  */
-type Node = { obj: Array<[string, Node]> } | { arr: Array<Kind | null> } | { v: Kind } | { lit: string } | { alt: Node[] };
+type Node = { obj: Array<[string, Node]> } | { arr: Array<Kind | null> } | { v: Kind } | { lit: string } | { alt: Node[] } | { rep: Node; min: number; max: number } | { fixed: Node[] };
 
 interface Style {
   colon: string;
@@ -185,6 +187,20 @@ const SKELETONS: Skeleton[] = [
   { name: 'nested timestamp', style: STYLES[3]!, node: obj(['data', obj(['timestamp', v('tsiso')])], ['timestamp', v('tsnum')], ['flag', v('bool')]) },
   { name: 'escaped key', style: STYLES[0]!, node: obj(['q\\"k', v('num')], ['plain', v('str')]) },
   { name: 'blob', style: STYLES[0]!, node: obj(['blob', v('long')], ['n', v('num')], ['b', v('bool')]) },
+  {
+    name: 'status',
+    style: STYLES[0]!,
+    node: obj(
+      ['id', v('num')],
+      ['text', v('str')],
+      ['tags', { rep: obj(['text', v('str')], ['indices', { arr: ['num', 'num'] }]), min: 1, max: 4 }],
+      ['mentions', { rep: obj(['id', v('num')], ['name', v('str')], ['v', v('bool')], ['z', lit('null')], ['e', lit('{}')]), min: 0, max: 3 }],
+      ['media', { rep: obj(['id', v('num')], ['sizes', obj(['thumb', obj(['w', v('num')], ['h', v('num')])])], ['variants', { fixed: [obj(['bitrate', v('num')], ['url', v('str')]), obj(['url', v('str')])] }]), min: 1, max: 2 }],
+      ['box', { rep: { rep: { arr: ['num', 'num'] }, min: 1, max: 4 }, min: 1, max: 1 }],
+      ['timestamp', v('tsiso')],
+    ),
+  },
+  { name: 'spaced items', style: STYLES[2]!, node: obj(['items', { rep: obj(['sku', v('str')], ['qty', v('num')], ['7', v('num')]), min: 1, max: 3 }], ['ok', v('bool')]) },
   { name: 'booleans', style: STYLES[1]!, node: obj(['t', v('bool')], ['f', v('bool')], ['z', lit('null')], ['l', { arr: ['bool', 'bool'] }], ['nn', { arr: [null, null] }], ['n', obj(['t', v('bool')])]) },
 ];
 
@@ -198,6 +214,8 @@ function render(node: Node, style: Style, r: Rng, override?: Override): string {
     if ('alt' in n) return walk(n.alt[r.int(n.alt.length)]!);
     if ('v' in n) return value(n.v);
     if ('arr' in n) return '[' + style.open + n.arr.map((k) => (k === null ? 'null' : value(k))).join(style.comma) + style.close + ']';
+    if ('rep' in n) return '[' + style.open + Array.from({ length: n.min + r.int(n.max - n.min + 1) }, () => walk(n.rep)).join(style.comma) + style.close + ']';
+    if ('fixed' in n) return '[' + style.open + n.fixed.map(walk).join(style.comma) + style.close + ']';
     return '{' + style.open + n.obj.map(([k, child]) => `"${k}"${style.colon}${walk(child)}`).join(style.comma) + style.close + '}';
   };
   return walk(node);
@@ -419,8 +437,9 @@ function templateCoverage(rules: FingerprintRules) {
   const templates = new RecordTemplates();
   const fp = new Fingerprinter(rules);
   const used = new Set<unknown>();
-  return (records: readonly string[]): { matched: number; total: number; distinct: number } => {
+  return (records: readonly string[]): { matched: number; nested: number; total: number; distinct: number } => {
     let matched = 0;
+    let nested = 0;
     for (const text of records) {
       const b = Buffer.from(text, 'utf8');
       let s = 0;
@@ -430,6 +449,7 @@ function templateCoverage(rules: FingerprintRules) {
       const t = templates.match(b, s, e);
       if (t !== null) {
         matched++;
+        if (t.kinds.includes(K_ARRAY)) nested++;
         used.add(t);
         continue;
       }
@@ -443,7 +463,7 @@ function templateCoverage(rules: FingerprintRules) {
       if (templates.wants(key)) templates.learn(b, s, e, key, hashHex(fp.last.a, fp.last.b));
     }
     templates.release();
-    return { matched, total: records.length, distinct: used.size };
+    return { matched, nested, total: records.length, distinct: used.size };
   };
 }
 
@@ -494,6 +514,7 @@ async function runFuzz(cfg: Config): Promise<void> {
   const coverage = templateCoverage(cfg.rules);
   const r = rng(cfg.seed);
   let matched = 0;
+  let nested = 0;
   let offered = 0;
   let distinct = 0;
   await differential(cfg, async (batch) => {
@@ -504,6 +525,7 @@ async function runFuzz(cfg: Config): Promise<void> {
       const c = coverage(g.offered);
       if (b > 0) {
         matched += c.matched;
+        nested += c.nested;
         offered += c.total;
       }
       distinct = c.distinct;
@@ -511,6 +533,7 @@ async function runFuzz(cfg: Config): Promise<void> {
   });
   assert.ok(matched / offered > 0.5, `${cfg.label}: templates took ${matched} of ${offered} records after the first batch; the fuzz must exercise them`);
   assert.ok(distinct >= 10, `${cfg.label}: ${distinct} templates matched`);
+  assert.ok(nested >= offered * 0.05, `${cfg.label}: ${nested} of ${offered} records matched with an array of objects or arrays`);
 }
 
 const CONFIGS: Config[] = [
@@ -573,4 +596,26 @@ test('record templates: a number with a seven-digit exponent is read as JSON.par
     await batch(ndjson(1, ['{"n":1,"l":[1]}', '{"n":2,"l":[2]}']), 'learn');
     await batch(ndjson(2, ['{"n":3,"l":[3]}', `{"n":${huge},"l":[${huge}]}`]), 'huge exponent');
   });
+});
+
+test('record templates: nested status records make the same files (every key order, arrays of objects empty or not, whitespace, escapes, numbers written otherwise)', async () => {
+  // The bench's records (bench/transform/nested-records.ts): 24 shapes, arrays of objects of
+  // varying length, up to 8 producers' key orders. Some lines are written as other producers write
+  // them: spaces after colons and commas, `\/` for every slash (PHP), integers with a fraction.
+  const rewrite = [
+    (t: string) => t,
+    (t: string) => t.replaceAll('":', '": ').replaceAll(',"', ', "'),
+    (t: string) => t.replaceAll('/', '\\/'),
+    (t: string) => t.replace(/:(-?[0-9]+)([,}\]])/g, ':$1.0$2').replace(/\[([0-9]+),/g, '[$1e0,'),
+  ];
+  let matchedNested = 0;
+  const coverage = templateCoverage(PLAIN_RULES.rules);
+  await differential(PLAIN_RULES, async (batch) => {
+    for (let b = 0; b < 5; b++) {
+      const lines = makeNestedRecords(160, 500 + b, { keyOrders: 8 }).map((r, i) => rewrite[i % 11 < 8 ? 0 : (i % 11) - 7]!(JSON.stringify(r)));
+      await batch(ndjson(b + 1, lines), `nested, batch ${b}`);
+      if (b > 0) matchedNested += coverage(lines).nested;
+    }
+  });
+  assert.ok(matchedNested > 200, `${matchedNested} nested records matched a template`);
 });

@@ -1,6 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { RecordTemplates, matchedEventTime, stringValue, type Template } from '../../src/pipeline/record-templates.js';
+import { K_ARRAY, RecordTemplates, matchedEventTime, stringValue, type Template } from '../../src/pipeline/record-templates.js';
+import { Fingerprinter } from '../../src/schema/fingerprint.js';
+import { hashHex } from '../../src/schema/hash.js';
+import type { FingerprintRules } from '../../src/schema/rules.js';
 import { FieldLayouts, SpeculativeFields } from '../../src/pipeline/speculative-fields.js';
 import type { FileSpec } from '../../src/pipeline/file-plan.js';
 
@@ -95,7 +98,7 @@ test('records a template cannot read exactly are not matched (they take the slow
 test('templates are not learned from records they could misread', () => {
   const templates = new RecordTemplates();
   const deep = '{"a":'.repeat(40) + '1' + '}'.repeat(40);
-  for (const [i, text] of ['{"a":[{"b":1}]}', '{"a":[[1]]}', '{"a":1,"a":"x"}', '{"a\\u0062":1}', '[{"a":1}]', '"text"', '{"a":1} {"a":2}', deep].entries()) {
+  for (const [i, text] of ['{"a":[1,{"b":1}]}', '{"a":[1,[2]]}', '{"a":[{"b":1,"b":2}]}', '{"a":1,"a":"x"}', '{"a\\u0062":1}', '[{"a":1}]', '"text"', '{"a":1} {"a":2}', deep].entries()) {
     const b = buf(text);
     assert.equal(templates.learn(b, 0, b.length, 100 + i, 'h'), null, text);
   }
@@ -250,4 +253,154 @@ test('matched records fill speculative field columns as parsed records do; a JSO
     [arrayTexts.map((t) => JSON.stringify((JSON.parse(t) as { l: unknown }).l)), [1, 2]],
   );
   assert.equal(new SpeculativeFields(new FieldLayouts()).takeMatch(template, templates.values, buf(texts[0]!), 0, 10), false, 'no layout: not taken');
+});
+
+/** A stand-in for the worker's loop: match, else parse, fingerprint and learn. Asserts every match has the parsed record's shape. */
+function worker(rules: FingerprintRules = { opaquePaths: [], trackedPaths: [], maxDepth: 6 }) {
+  const templates = new RecordTemplates();
+  const fp = new Fingerprinter(rules);
+  return {
+    templates,
+    /** The template `text` matched (null: it was parsed, and maybe learned). */
+    offer(text: string): Template | null {
+      const b = buf(text);
+      const t = templates.match(b, 0, b.length);
+      const key = fp.fingerprint(JSON.parse(text));
+      if (t !== null) {
+        assert.equal(t.key, key, `a match has the shape of the parsed record: ${text}`);
+        assert.equal(t.hash, hashHex(fp.last.a, fp.last.b));
+        return t;
+      }
+      if (templates.wants(key)) templates.learn(b, 0, b.length, key, hashHex(fp.last.a, fp.last.b));
+      return null;
+    },
+  };
+}
+
+test('an array of objects is one value: its element skeleton repeated any number of times, an empty array a shape of its own', () => {
+  const w = worker();
+  const el = (t: string, i: number) => `{"text":${JSON.stringify(t)},"indices":[${i},${i + 8}],"u":null}`;
+  const record = (n: number, tail = 1) => `{"id":${tail},"tags":[${Array.from({ length: n }, (_, k) => el(`t${k}`, k)).join(',')}],"n":${tail}}`;
+  assert.equal(w.offer(record(2)), null, 'learned');
+  const t = w.offer(record(1))!;
+  assert.ok(t, 'one element matches the template learned from two');
+  assert.deepEqual([...t.kinds], [2, K_ARRAY, 2]);
+  assert.deepEqual(t.paths, ['["id"]', '["tags"]', '["n"]']);
+  assert.ok(t.nestedArrays.has('["tags"]') && !t.arrays.has('["tags"]') && t.nulls.size === 0, 'nothing inside the array is described as a path');
+  for (const n of [1, 3, 7, 40]) {
+    const text = record(n, n);
+    assert.equal(w.offer(text), t, `${n} elements`);
+    const v = w.templates.values;
+    const b = buf(text);
+    assert.equal(b.toString('utf8', v.starts[1]!, v.ends[1]!), JSON.stringify((JSON.parse(text) as { tags: unknown }).tags));
+    assert.equal(v.escaped[1], 0, 'written as JSON.stringify writes it');
+    assert.equal(v.nums[2], n);
+  }
+  // A long array is learned as one element: bounds count what the template holds.
+  const long = worker();
+  assert.equal(long.offer(record(1000)), null);
+  assert.ok(long.offer(record(1)), 'learned from 1,000 elements (more entries than a template may hold)');
+  // The same with separators that differ: read as it is, every element counts, too many to learn.
+  const mixed = worker();
+  const uneven = `{"id":1,"tags":[${el('x', 0)}, ${Array.from({ length: 1100 }, (_, k) => el('x', k)).join(',')}],"n":1}`;
+  assert.equal(mixed.offer(uneven), null);
+  assert.equal(mixed.offer(uneven), null, 'not learned');
+  assert.equal(w.offer(record(0)), null, 'an empty array is another shape: parsed, learned');
+  assert.notEqual(w.offer(record(0)), t);
+  assert.ok(w.offer(record(0)));
+  assert.equal(w.offer(record(3)), t);
+  // Other element skeletons: parsed (the shape may differ, and then the fingerprint says so).
+  for (const text of [
+    `{"id":1,"tags":[${el('a', 1)},{"text":"b","indices":[1,2],"u":null,"x":1}],"n":1}`, // a key more in one element
+    `{"id":1,"tags":[${el('a', 1)},{"indices":[1,2],"text":"b","u":null}],"n":1}`, // another key order
+    `{"id":1,"tags":[${el('a', 1)},{"text":"b","indices":[1,2],"u":1}],"n":1}`, // a value where the skeleton has null
+    `{"id":1,"tags":[${el('a', 1)},{"text":"b","indices":[1],"u":null}],"n":1}`, // another inner length
+    `{"id":1,"tags":[${el('a', 1)},{"text":1,"indices":[1,2],"u":null}],"n":1}`, // another type
+    `{"id":1,"tags":[${el('a', 1)}, ${el('b', 2)}],"n":1}`, // whitespace between elements
+    `{"id":1,"tags":[ ${el('a', 1)}],"n":1}`,
+    `{"id":1,"tags":[${el('a', 1)},2],"n":1}`,
+    `{"id":1,"tags":[${el('a', 1)},[1]],"n":1}`,
+  ]) {
+    assert.notEqual(w.offer(text), t, text);
+  }
+  for (const text of [`{"id":1,"tags":[${el('a', 1)},],"n":1}`, `{"id":1,"tags":[${el('a', 1)}${el('b', 2)}],"n":1}`, `{"id":1,"tags":[${el('a', 1)},${el('b', 2)}`, `{"id":1,"tags":[${el('a', 1)}],"n":1}}`]) {
+    const b = buf(text);
+    assert.equal(w.templates.match(b, 0, b.length), null, `not JSON: ${text}`);
+  }
+});
+
+test('arrays of objects keep the shape the fingerprint gives under any rules: nested arrays, elements that differ, opaque paths, max depth', () => {
+  const r = rng(11);
+  const rulesList: FingerprintRules[] = [
+    { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+    { opaquePaths: [['media']], trackedPaths: [['media', 'id']], maxDepth: 6 },
+    { opaquePaths: [], trackedPaths: [], maxDepth: 2 },
+  ];
+  const size = () => `{"w":${Math.floor(r() * 2000)},"h":${Math.floor(r() * 2000)},"resize":"fit"}`;
+  const variant = (k: number) => (k === 0 ? `{"bitrate":${Math.floor(r() * 1e6)},"url":"u${k}"}` : `{"url":"v${k}"}`);
+  const media = () => `{"id":${Math.floor(r() * 9e15)},"sizes":[${Array.from({ length: 1 + Math.floor(r() * 3) }, size).join(',')}],"variants":[${variant(0)},${variant(1)}],"box":[[[${r()},${r()}],[${r()},${r()}]]]}`;
+  const record = () => `{"media":[${Array.from({ length: 1 + Math.floor(r() * 3) }, media).join(',')}],"n":${Math.floor(r() * 100)}}`;
+  for (const rules of rulesList) {
+    const w = worker(rules);
+    let matched = 0;
+    for (let i = 0; i < 300; i++) if (w.offer(record()) !== null) matched++;
+    assert.ok(matched > 250, `${JSON.stringify(rules)}: ${matched} of 300 matched`);
+  }
+  // Elements of different skeletons (`variants`) are read as they are: another count is parsed.
+  const w = worker();
+  const fixed = (n: number) => `{"v":[${Array.from({ length: n }, (_, k) => variant(k)).join(',')}]}`;
+  assert.equal(w.offer(fixed(2)), null);
+  assert.ok(w.offer(fixed(2)));
+  assert.equal(w.offer(fixed(3)), null, 'another count of differing elements');
+});
+
+test('an array column takes the matched bytes when JSON.stringify would write them, else the array parsed and stringified', () => {
+  const texts = [
+    '{"a":[{"s":"plain é ✓","n":12,"f":-0.5,"t":true,"z":null,"o":{}}],"e":{},"n":1}',
+    '{"a":[{"s":"q\\"uote","n":12,"f":-0.5,"t":true,"z":null,"o":{}}],"e":{},"n":2}',
+    '{"a":[{"s":"\\u00e9","n":1.50,"f":1e2,"t":false,"z":null,"o":{}},{"s":"","n":-0,"f":0.0000001,"t":true,"z":null,"o":{}}],"e":{},"n":3}',
+    '{"a":[{"s":"x","n":12345678901234567,"f":9007199254740991,"t":true,"z":null,"o":{}}],"e":{},"n":4}',
+    '{"a":[{"s":"x","n":0,"f":0.000001,"t":true,"z":null,"o":{}},{"s":"y","n":-7,"f":123.25,"t":true,"z":null,"o":{}}],"e":{},"n":5}',
+  ];
+  const verbatim = [0, 1, 1, 1, 0];
+  const w = worker();
+  w.offer(texts[0]!);
+  const spec: FileSpec = { kind: 'version', dir: 'v', versionId: 'v', shapeHash: null, keys: [], rows: texts.length, columns: [{ name: 'a', segments: ['a'], type: 'json' }, { name: 'e', segments: ['e'], type: 'json' }, { name: 'a2', segments: ['a'], type: 'string' }, { name: 'n', segments: ['n'], type: 'number' }] };
+  let template: Template | null = null;
+  const layouts = new FieldLayouts();
+  const fields = () => new SpeculativeFields(layouts);
+  let spec2: FileSpec | null = null;
+  let f: SpeculativeFields | null = null;
+  texts.forEach((text, i) => {
+    const b = buf(text);
+    const t = w.offer(text)!;
+    assert.ok(t, text);
+    if (template === null) {
+      template = t;
+      spec2 = { ...spec, keys: [t.key] };
+      layouts.learn([spec2]);
+      f = fields();
+    }
+    assert.equal(t, template);
+    assert.equal(w.templates.values.escaped[0], verbatim[i], text);
+    assert.equal(f!.takeMatch(t, w.templates.values, b, 0, b.length), true);
+  });
+  assert.deepEqual(
+    f!.buildersFor(spec2!)!.map((c) => [...c.vector()]),
+    [texts.map((t) => JSON.stringify((JSON.parse(t) as { a: unknown }).a)), texts.map(() => '{}'), texts.map(() => null), [1, 2, 3, 4, 5]],
+  );
+  // A skeleton with whitespace or integer-like keys is never its own JSON.stringify text.
+  for (const text of ['{"a":[ {"s":"x"} ]}', '{"a":[{"s": "x"}]}', '{"a":[{"b":1,"2":3}]}']) {
+    const one = worker();
+    one.offer(text);
+    const b = buf(text);
+    assert.ok(one.templates.match(b, 0, b.length), text);
+    assert.equal(one.templates.values.escaped[0], 1, text);
+    const layout = new FieldLayouts();
+    const s2: FileSpec = { ...spec, dir: 'x', rows: 1, keys: [one.templates.match(b, 0, b.length)!.key], columns: [spec.columns[0]!] };
+    layout.learn([s2]);
+    const sf = new SpeculativeFields(layout);
+    sf.takeMatch(one.templates.match(b, 0, b.length)!, one.templates.values, b, 0, b.length);
+    assert.deepEqual([...sf.buildersFor(s2)![0]!.vector()], [JSON.stringify((JSON.parse(text) as { a: unknown }).a)], text);
+  }
 });
