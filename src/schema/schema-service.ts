@@ -198,7 +198,13 @@ export class SchemaService {
     // have settled versions since the batch was planned.
     let settled: number | null = null;
     plan.versions.forEach((v, i) => {
-      // Settled never goes back, even if a hand settle landed while the batch was in flight.
+      // Settled never goes back, even if a hand settle landed while the batch was in flight. A
+      // version settled when the plan was made is settled in LMDB now (book.ts `settledBefore`):
+      // not read back (a wide version's record is most of what a commit would decode).
+      if (v.state === 'settled' && plan.settledBefore?.has(v.id)) {
+        void this.db.versions.put(c.id, v);
+        return;
+      }
       const stored = this.db.versions.get(c.id, v.id);
       let next = stored && stored.state === 'settled' && v.state !== 'settled' ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null } : v;
       if (next.state === 'settled' && stored?.state !== 'settled') {

@@ -190,6 +190,20 @@ test('G4: schema_identity_limit holds when a hand settle and a batch settle race
     assert.equal(res.status, 409, JSON.stringify(res.body));
     assert.equal(res.body.error?.code, 'conflict');
     assert.equal(two.settledInStore(), 1);
+
+    // Settled by hand before a batch is planned: the batch's commit writes it settled as planned
+    // (without reading it back: book.ts `settledBefore`), with its rows, and it still holds the limit.
+    const three = await setup('race-three');
+    assert.equal((await srv.post(`${three.base}/schemas/${three.va.id}`, { state: 'settled' })).status, 200);
+    const plan3 = three.book.planBatch([three.sight({ a: 1 }, 3, three.now + 1), three.sight({ b: 1 }, 10, three.now + 1)], three.now + 1, three.c, newId);
+    assert.deepEqual([...plan3.settledBefore!], [three.va.id]);
+    await three.commit(plan3, true);
+    const stored = svc.db.versions.get(three.c.id, three.va.id)!;
+    assert.equal(stored.state, 'settled');
+    assert.equal(stored.settled_by, 'hand');
+    assert.equal(stored.row_count, 4);
+    assert.equal(svc.db.versions.get(three.c.id, three.vb.id)!.state, 'candidate', 'no room for a bulk settle');
+    assert.equal(three.settledInStore(), 1);
   } finally {
     await srv.stop();
   }
