@@ -77,7 +77,7 @@ export interface PipelineCounters {
   wastedWorkerCpuMs: number;
   /** Time tasks held their worker waiting for the main thread's answers (shapes, the plan at its turn). */
   planWaitMs: number;
-  /** Main thread: copying leases' bodies for the worker, planning, staging commits in the spool transaction. */
+  /** Main thread: leasing (reading the bodies from LMDB into the buffer the worker gets), planning, staging commits in the spool transaction. */
   packMs: number;
   planMs: number;
   commitStageMs: number;
@@ -279,11 +279,13 @@ export class PipelineRunner {
   pump(): void {
     if (this.stopped) return;
     while (this.busy < this.d.pool.size) {
-      const lease = this.d.spool.lease(
-        this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
-        (id) => this.narrow.get(id)?.limit,
-        (id) => this.aheadOf(id),
-        this.d.leaseMaxBytes || LEASE_MAX_BYTES,
+      const lease = this.timed('packMs', () =>
+        this.d.spool.lease(
+          this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
+          (id) => this.narrow.get(id)?.limit,
+          (id) => this.aheadOf(id),
+          this.d.leaseMaxBytes || LEASE_MAX_BYTES,
+        ),
       );
       if (!lease) break;
       this.count.leases++;
@@ -375,7 +377,7 @@ export class PipelineRunner {
           lane.markPlanned(slot);
         },
       });
-      const { entries, buffer } = this.timed('packMs', () => packEntries(lease));
+      const { entries, buffer } = packEntries(lease);
       if (lease.records > 0) this.bytesPerRecord.set(collection.id, buffer.byteLength / lease.records);
       try {
         result = await pool.run(
