@@ -91,6 +91,8 @@ export interface BatchPlan {
    * the commit need not read them back (schema-service.ts `stageCommit`). Absent: none known.
    */
   settledBefore?: ReadonlySet<string>;
+  /** The book's `handSettles` when the plan was made (schema-service.ts `stageCommit`). */
+  handSettles?: number;
 }
 
 export type BookSettings = Pick<
@@ -132,6 +134,11 @@ export class SchemaBook {
    * book with a higher generation, so a batch planned against an older one can tell it is stale.
    */
   generation = 0;
+  /**
+   * Hand settles of the collection this book holds (set by its owner once each is in LMDB and
+   * here): a plan carries it, so its commit can tell whether a hand settle landed after it.
+   */
+  handSettles = 0;
 
   constructor(readonly owner: BookOwner, versions: Iterable<SchemaVersionRecord> = [], shapes: Iterable<ShapeRecord> = []) {
     for (const v of versions) this.putVersion(v);
@@ -293,7 +300,7 @@ export class SchemaBook {
     }
     const settledBefore = new Set<string>();
     for (const id of draftV.keys()) if (this.versions.get(id)?.state === 'settled') settledBefore.add(id);
-    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases, overflow, settledBefore };
+    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases, overflow, settledBefore, handSettles: this.handSettles };
   }
 
   /** The best version `shape` belongs to under the collection's matching rules, if any. */
