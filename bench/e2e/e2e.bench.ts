@@ -261,7 +261,7 @@ function pipelineLine(r: Measured): string {
     `re-runs ${c.reruns} (${fmt(c.rerunRecords)} records), failed ${c.failed}; ` +
     `worker CPU ${perRec(c.workerCpuMs)} µs/rec of which wasted ${perRec(c.wastedWorkerCpuMs)}; ` +
     `workers waited for plans ${(c.planWaitMs / 1000).toFixed(2)} s; ` +
-    `main thread: pack ${perRec(c.packMs)}, plan ${perRec(c.planMs)}, commit staging ${perRec(c.commitStageMs)} µs/rec; ` +
+    `main thread: lease + pack ${perRec(c.packMs)}, plan ${perRec(c.planMs)}, commit staging ${perRec(c.commitStageMs)} µs/rec; ` +
     `warm-up tasks per worker thread ${r.warm ? Object.values(r.warm.threads).map((t) => t.tasks).join('/') : '?'}; ` +
     `per worker thread (tasks, records, CPU µs/rec): ${Object.values(c.threads).map((t) => `${t.tasks}, ${fmt(t.records)}, ${((t.cpuMs * 1000) / Math.max(1, t.records)).toFixed(0)}`).join(' | ')}`
   );

@@ -3,6 +3,7 @@ import { ApiError, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../api/http/body-drain.js';
 import { bodiesFull } from './backpressure.js';
+import { BodyPool } from './body-pool.js';
 import { checkIdempotencyKey, type IngestCore, type IngestOutcome, type IngestTarget } from './ingest-core.js';
 import { decode, parseQuery, PREFLIGHT_HEADERS, readBody, sendAccepted, sendError, tooLarge, type ResponseState } from './transport.js';
 
@@ -43,6 +44,8 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
     }
     return parsed;
   };
+
+  const bodies = new BodyPool();
 
   app.post('/ingest', (res, req) => {
     const rawQuery = req.getQuery() ?? '';
@@ -93,6 +96,8 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
         // `acceptThen` counts the body from here on.
         release();
         ctx.core.acceptThen(t, raw, { ndjson, idempotencyKey: idem }, (e, accepted, replayed) => {
+          // Spooled (its commit is durable) or refused: nothing reads the body any more.
+          bodies.give(raw);
           if (e !== null) return refuse(e);
           sendAccepted(res, state, accepted, replayed);
           if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ project_id: t.projectId, accepted, replayed }, 'ingest accepted');
@@ -106,13 +111,16 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
         done();
       };
       decode(encoding, raw, ctx.maxBytes)
-        .finally(release)
+        .finally(() => {
+          release();
+          bodies.give(raw);
+        })
         .catch((e: unknown) => {
           throw ctx.core.countError(t.projectId, toApiError(e));
         })
         .then((body) => ctx.core.accept(t, body, { ndjson, idempotencyKey: idem }))
         .then(answer, refuse);
-    }, { budget: ctx.core.gate, full: bodiesFull, timeoutMs: ctx.bodyTimeoutMs });
+    }, { budget: ctx.core.gate, full: bodiesFull, timeoutMs: ctx.bodyTimeoutMs, pool: bodies });
   });
 
   app.options('/ingest', (res) => {

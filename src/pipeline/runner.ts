@@ -21,22 +21,13 @@ import type { ViewTask } from '../transform/view-stage.js';
 export { isEnvironmental } from './failures.js';
 
 /**
- * The lease's bodies copied into one buffer that is transferred to the worker (one memcpy here,
- * none in the worker) instead of structured-cloning each body. The lease keeps its own bodies, so
- * a failed batch can be released and leased again.
+ * The task's entries over the lease's one buffer of bodies (spool.ts `SpoolLease.bodies`), whose
+ * ArrayBuffer is transferred to the worker as it is: no copy here, none in the worker. The lease's
+ * own views of it read as empty afterwards; a batch given back is leased again from the spool.
  */
 function packEntries(lease: SpoolLease): { entries: BatchEntry[]; buffer: ArrayBuffer } {
-  let total = 0;
-  for (const e of lease.entries) total += e.body.byteLength;
-  const packed = new Uint8Array(total);
-  let at = 0;
-  const entries = lease.entries.map((e): BatchEntry => {
-    packed.set(e.body, at);
-    const body = packed.subarray(at, at + e.body.byteLength);
-    at += e.body.byteLength;
-    return { seq: e.seq, received_at: e.received_at, format: e.format, body };
-  });
-  return { entries, buffer: packed.buffer };
+  const entries = lease.entries.map((e): BatchEntry => ({ seq: e.seq, received_at: e.received_at, format: e.format, body: e.body }));
+  return { entries, buffer: lease.bodies.buffer as ArrayBuffer };
 }
 
 /** Records per lease: large enough for good files, small enough to keep lag low. */
@@ -86,7 +77,7 @@ export interface PipelineCounters {
   wastedWorkerCpuMs: number;
   /** Time tasks held their worker waiting for the main thread's answers (shapes, the plan at its turn). */
   planWaitMs: number;
-  /** Main thread: copying leases' bodies for the worker, planning, staging commits in the spool transaction. */
+  /** Main thread: leasing (reading the bodies from LMDB into the buffer the worker gets), planning, staging commits in the spool transaction. */
   packMs: number;
   planMs: number;
   commitStageMs: number;
@@ -288,11 +279,13 @@ export class PipelineRunner {
   pump(): void {
     if (this.stopped) return;
     while (this.busy < this.d.pool.size) {
-      const lease = this.d.spool.lease(
-        this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
-        (id) => this.narrow.get(id)?.limit,
-        (id) => this.aheadOf(id),
-        this.d.leaseMaxBytes || LEASE_MAX_BYTES,
+      const lease = this.timed('packMs', () =>
+        this.d.spool.lease(
+          this.d.leaseMaxRecords || LEASE_MAX_RECORDS,
+          (id) => this.narrow.get(id)?.limit,
+          (id) => this.aheadOf(id),
+          this.d.leaseMaxBytes || LEASE_MAX_BYTES,
+        ),
       );
       if (!lease) break;
       this.count.leases++;
@@ -384,7 +377,7 @@ export class PipelineRunner {
           lane.markPlanned(slot);
         },
       });
-      const { entries, buffer } = this.timed('packMs', () => packEntries(lease));
+      const { entries, buffer } = packEntries(lease);
       if (lease.records > 0) this.bytesPerRecord.set(collection.id, buffer.byteLength / lease.records);
       try {
         result = await pool.run(
@@ -526,9 +519,12 @@ export class PipelineRunner {
     const e = lease.entries[0]!;
     const error = (err as Error)?.message ?? String(err);
     try {
-      await this.d.spool.complete(lease, () =>
-        this.d.schema.stageUnprocessable({ collection_id: id, project_id: lease.projectId, seq: e.seq, received_at: e.received_at, records: e.records, format: e.format, body: e.body, error, attempts }),
-      );
+      await this.d.spool.complete(lease, () => {
+        // The lease's own copy went to the worker with its buffer: the body as stored.
+        const body = this.d.spool.bodyOf(e.seq);
+        if (!body) throw new Error(`spool entry ${e.seq} has no body to set aside`);
+        this.d.schema.stageUnprocessable({ collection_id: id, project_id: lease.projectId, seq: e.seq, received_at: e.received_at, records: e.records, format: e.format, body, error, attempts });
+      });
     } catch (err2) {
       this.d.log.error({ err: err2, collection_id: id, seq: e.seq }, 'setting an unprocessable entry aside failed');
       return 'retry';

@@ -84,6 +84,15 @@ export interface BatchPlan {
   aliases: Array<[number, string]>;
   /** Rows (and distinct shapes) of this batch past UNCLASSIFIED_SHAPE_CAP: not recorded, not assigned. */
   overflow: { rows: number; shapes: number };
+  /**
+   * Ids of `versions` that were settled in the book the plan was made against. Settled in a book
+   * of the current generation means settled in LMDB by the time the batch commits (the book is
+   * only ahead of LMDB by plans of earlier batches, which commit first or end the generation), so
+   * the commit need not read them back (schema-service.ts `stageCommit`). Absent: none known.
+   */
+  settledBefore?: ReadonlySet<string>;
+  /** The book's `handSettles` when the plan was made (schema-service.ts `stageCommit`). */
+  handSettles?: number;
 }
 
 export type BookSettings = Pick<
@@ -125,6 +134,11 @@ export class SchemaBook {
    * book with a higher generation, so a batch planned against an older one can tell it is stale.
    */
   generation = 0;
+  /**
+   * Hand settles of the collection this book holds (set by its owner once each is in LMDB and
+   * here): a plan carries it, so its commit can tell whether a hand settle landed after it.
+   */
+  handSettles = 0;
 
   constructor(readonly owner: BookOwner, versions: Iterable<SchemaVersionRecord> = [], shapes: Iterable<ShapeRecord> = []) {
     for (const v of versions) this.putVersion(v);
@@ -284,7 +298,9 @@ export class SchemaBook {
       const v = getV(id)!;
       draftV.set(id, { ...v, row_count: v.row_count + rows });
     }
-    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases, overflow };
+    const settledBefore = new Set<string>();
+    for (const id of draftV.keys()) if (this.versions.get(id)?.state === 'settled') settledBefore.add(id);
+    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases, overflow, settledBefore, handSettles: this.handSettles };
   }
 
   /** The best version `shape` belongs to under the collection's matching rules, if any. */

@@ -56,6 +56,12 @@ export class SchemaService {
   private readonly books = new Map<string, { book: Promise<SchemaBook>; rulesKey: string }>();
   /** Per collection: the generation of the book being loaded or held (bumped synchronously when a load or re-key starts). */
   private readonly generations = new Map<string, number>();
+  /**
+   * Per collection: hand settles staged in an LMDB transaction (`started`), and those also in the
+   * book (`finished`, which books carry as `handSettles`). A commit whose plan saw as many as have
+   * started since has nothing to read back (see `stageCommit`).
+   */
+  private readonly handSettles = new Map<string, { started: number; finished: number }>();
   private readonly stats = new Map<string, CollectionSchemaStats>();
   private reader: Promise<FileReader> | null = null;
   /**
@@ -125,6 +131,7 @@ export class SchemaService {
       }
       book.overflow = this.db.meta.get(c.id)?.unclassified_overflow ?? book.overflow;
       book.generation = generation;
+      book.handSettles = this.handSettlesOf(c.id).finished;
       this.statsOf(c.id).schemaCount = book.live().length;
       return book;
     })();
@@ -197,13 +204,27 @@ export class SchemaService {
     // schema_identity_limit, counted on what is committed: a hand settle (or another writer) may
     // have settled versions since the batch was planned.
     let settled: number | null = null;
+    // No hand settle reached LMDB that the plan's book did not hold: then LMDB's versions are the
+    // book's as the plan saw them (plans of earlier batches commit first, or end the generation).
+    const noHandSettleSince = plan.handSettles !== undefined && plan.handSettles === this.handSettlesOf(c.id).started;
     plan.versions.forEach((v, i) => {
-      // Settled never goes back, even if a hand settle landed while the batch was in flight.
-      const stored = this.db.versions.get(c.id, v.id);
-      let next = stored && stored.state === 'settled' && v.state !== 'settled' ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null } : v;
-      if (next.state === 'settled' && stored?.state !== 'settled') {
+      // Settled never goes back, even if a hand settle landed while the batch was in flight. A
+      // version settled when the plan was made is settled in LMDB now (book.ts `settledBefore`):
+      // not read back (a wide version's record is most of what a commit would decode).
+      if (v.state === 'settled' && plan.settledBefore?.has(v.id)) {
+        void this.db.versions.put(c.id, v);
+        return;
+      }
+      // Nor is any other when no hand settle came after the plan: stored is settled exactly when
+      // the plan's book had it settled (`settledBefore`), and this one was not settled then.
+      const known = noHandSettleSince && plan.settledBefore !== undefined;
+      let stored = known ? undefined : this.db.versions.get(c.id, v.id);
+      const storedSettled = known ? false : stored?.state === 'settled';
+      let next = stored && storedSettled && v.state !== 'settled' ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null } : v;
+      if (next.state === 'settled' && !storedSettled) {
         settled ??= this.settledCount(c.id);
         if (settled >= c.schema_identity_limit) {
+          if (known) stored = this.db.versions.get(c.id, v.id);
           // No room any more: it stays what it was (a new version stays a candidate).
           next = { ...next, state: stored?.state ?? 'candidate', settled_at: null, settled_by: null, stale_at: stored?.stale_at ?? null };
           plan.versions[i] = next;
@@ -300,20 +321,39 @@ export class SchemaService {
     const now = this.clock.now();
     const found = book.versions.get(id);
     if (!found || found.merged_into !== null) throw new ApiError('not_found', `Schema version ${id} not found in collection ${c.id}`);
-    const version = await this.db.store.transaction(() => {
-      const committed = this.db.versions.get(c.id, id) ?? found;
-      const v = staleIfDue(committed, now, c) ?? committed;
-      const settled = this.settledCount(c.id);
-      const out = settleByHand(v, now, settled, c);
-      if (!out.ok) {
-        if (out.reason === 'already_settled') throw new ApiError('request_no_update', `Schema version ${id} is already settled`);
-        throw new ApiError('conflict', `The collection already has ${settled} settled versions (schema_identity_limit ${c.schema_identity_limit}); raise the limit to settle more`);
+    const counts = this.handSettlesOf(c.id);
+    let staged = false;
+    try {
+      const version = await this.db.store.transaction(() => {
+        const committed = this.db.versions.get(c.id, id) ?? found;
+        const v = staleIfDue(committed, now, c) ?? committed;
+        const settled = this.settledCount(c.id);
+        const out = settleByHand(v, now, settled, c);
+        if (!out.ok) {
+          if (out.reason === 'already_settled') throw new ApiError('request_no_update', `Schema version ${id} is already settled`);
+          throw new ApiError('conflict', `The collection already has ${settled} settled versions (schema_identity_limit ${c.schema_identity_limit}); raise the limit to settle more`);
+        }
+        // Counted before the put reaches LMDB: a batch committing after it reads versions back.
+        if (!staged) counts.started++;
+        staged = true;
+        void this.db.versions.put(c.id, out.version);
+        return out.version;
+      });
+      book.putVersion(version);
+      return version;
+    } finally {
+      if (staged) {
+        counts.finished++;
+        // The book holds it now (or the transaction failed and LMDB is unchanged).
+        if (counts.finished === counts.started) book.handSettles = counts.finished;
       }
-      void this.db.versions.put(c.id, out.version);
-      return out.version;
-    });
-    book.putVersion(version);
-    return version;
+    }
+  }
+
+  private handSettlesOf(collectionId: string): { started: number; finished: number } {
+    let h = this.handSettles.get(collectionId);
+    if (!h) this.handSettles.set(collectionId, (h = { started: 0, finished: 0 }));
+    return h;
   }
 
   /**

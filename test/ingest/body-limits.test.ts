@@ -134,4 +134,42 @@ describe('ingest bodies: large uploads that stall', () => {
       await srv.stop();
     }
   });
+
+  it('a large declared body arriving in pieces is spooled byte for byte (one buffer of its length)', async () => {
+    const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
+    try {
+      const f = await createIngestKey(srv);
+      const port = Number(new URL(srv.url).port);
+      const body = Buffer.from(ndjson(Array.from({ length: 3000 }, (_, i) => ({ i, s: `é ${i} `.repeat(1 + (i % 40)) }))));
+      assert.ok(body.length > 256 * 1024);
+      const req = rawRequest(port, `/ingest?key=${f.secret}&collection=pieces`, { 'content-length': String(body.length), 'content-type': 'application/x-ndjson' });
+      // Uneven pieces, with pauses, so uWS hands them over as several chunks.
+      for (let at = 0, k = 1; at < body.length; k++) {
+        const end = Math.min(body.length, at + 1000 * k * k);
+        req.socket.write(body.subarray(at, end));
+        at = end;
+        await new Promise((r) => setTimeout(r, 5));
+      }
+      const answer = await Promise.race([req.response, new Promise<{ text: string }>((r) => req.socket.on('data', (d) => r({ text: d.toString('latin1') })))]);
+      assert.match(answer.text, /^HTTP\/1\.1 202/);
+      req.socket.destroy();
+      const stored = [...srv.sluice.services.spool.scan()].filter((e) => e.records === 3000);
+      assert.equal(stored.length, 1);
+      assert.ok(Buffer.from(stored[0]!.body).equals(body), 'the spooled body is what was sent');
+      // Refusals of such bodies are unchanged: a bad byte on a late line, a line that is not JSON.
+      const lines = body.toString('utf8').split('\n');
+      const badUtf8 = Buffer.concat([Buffer.from(lines.slice(0, 2500).join('\n') + '\n{"x":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n' + lines.slice(2500).join('\n'))]);
+      const r1 = await ingest(srv.url, `key=${f.secret}&collection=pieces`, badUtf8, { 'content-type': 'application/x-ndjson' });
+      assert.equal(r1.status, 400);
+      assert.equal(r1.body.error.code, 'frame_invalid');
+      assert.deepEqual(r1.body.error.details, { line: 2501, reason: 'is not valid UTF-8: send JSON text encoded as UTF-8' });
+      const notJson = lines.slice(0, 2999).join('\n') + '\n{"x":1,}\n';
+      const r2 = await ingest(srv.url, `key=${f.secret}&collection=pieces`, notJson, { 'content-type': 'application/x-ndjson' });
+      assert.equal(r2.status, 400);
+      assert.equal(r2.body.error.details.line, 3000);
+      assert.equal([...srv.sluice.services.spool.scan()].length, 1, 'nothing of them spooled');
+    } finally {
+      await srv.stop();
+    }
+  });
 });

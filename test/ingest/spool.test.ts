@@ -159,6 +159,39 @@ describe('spool: group commit, consumer leases, restart', () => {
     assert.equal([...spool().scan()].filter((e) => e.collection_id === id).length, 0);
   });
 
+  it("a lease's bodies are one buffer of exactly its entries' bodies, in order; entries indexed without their size (an earlier release) are measured", async () => {
+    const g = await createIngestKey(srv, 'packed');
+    const collection = await srv.sluice.services.collections.ensure(srv.sluice.services.sources.byId(g.sourceId)!, 'packed');
+    for (let l = spool().lease(1_000_000); l; l = spool().lease(1_000_000)) await spool().complete(l);
+    const bodies = ['{"a":1}', '{"b":"' + 'x'.repeat(70_000) + '"}\n{"b":2}', '{"c":3}'];
+    const seqs: number[] = [];
+    for (const [i, b] of bodies.entries()) seqs.push(await spool().append({ collection_id: collection.id, project_id: g.projectId, received_at: 1_700_000_000_000 + i, records: i === 1 ? 2 : 1, format: 'ndjson', body: Buffer.from(b) }));
+    // The index rows of an earlier release carried no body size: rewrite the middle one so.
+    const index = openPlain<unknown[], [string, number]>(srv.sluice.services.store, 'spool_meta');
+    const row = index.get([collection.id, seqs[1]!])!;
+    assert.equal(row[4], Buffer.byteLength(bodies[1]!), 'the index holds the body size');
+    await srv.sluice.services.store.transaction(() => void index.put([collection.id, seqs[1]!], row.slice(0, 4)));
+    const lease = spool().lease(100)!;
+    assert.deepEqual(lease.entries.map((e) => e.seq), seqs);
+    assert.equal(Buffer.from(lease.bodies).toString(), bodies.join(''), 'the bodies, back to back, nothing else');
+    assert.equal(lease.bodies.byteOffset, 0);
+    assert.equal(lease.bodies.buffer.byteLength, lease.bodies.byteLength, 'a buffer of its own, transferable as it is');
+    for (const [i, e] of lease.entries.entries()) {
+      assert.equal(e.body.buffer, lease.bodies.buffer, 'each body is a view into it');
+      assert.equal(Buffer.from(e.body).toString(), bodies[i]);
+    }
+    // Taken away (transferred to a worker), the body as stored is still read back from the spool.
+    const taken = lease.bodies.buffer as ArrayBuffer;
+    structuredClone(taken, { transfer: [taken] });
+    assert.equal(lease.entries[1]!.body.byteLength, 0);
+    assert.equal(Buffer.from(spool().bodyOf(seqs[1]!)!).toString(), bodies[1]);
+    spool().release(lease);
+    // Given back, the same entries are leased again, their bodies read anew.
+    const again = spool().lease(100)!;
+    assert.deepEqual(again.entries.map((e) => Buffer.from(e.body).toString()), bodies);
+    await spool().complete(again);
+  });
+
   it('entries in the first spool layout (msgpack values) are carried over on start, none lost', async () => {
     const g = await createIngestKey(srv, 'legacy');
     const collection = await srv.sluice.services.collections.ensure(srv.sluice.services.sources.byId(g.sourceId)!, 'legacy');

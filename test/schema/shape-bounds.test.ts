@@ -190,6 +190,43 @@ test('G4: schema_identity_limit holds when a hand settle and a batch settle race
     assert.equal(res.status, 409, JSON.stringify(res.body));
     assert.equal(res.body.error?.code, 'conflict');
     assert.equal(two.settledInStore(), 1);
+
+    // Settled by hand before a batch is planned: the batch's commit writes it settled as planned
+    // (without reading it back: book.ts `settledBefore`), with its rows, and it still holds the limit.
+    const three = await setup('race-three');
+    assert.equal((await srv.post(`${three.base}/schemas/${three.va.id}`, { state: 'settled' })).status, 200);
+    const plan3 = three.book.planBatch([three.sight({ a: 1 }, 3, three.now + 1), three.sight({ b: 1 }, 10, three.now + 1)], three.now + 1, three.c, newId);
+    assert.deepEqual([...plan3.settledBefore!], [three.va.id]);
+    await three.commit(plan3, true);
+    const stored = svc.db.versions.get(three.c.id, three.va.id)!;
+    assert.equal(stored.state, 'settled');
+    assert.equal(stored.settled_by, 'hand');
+    assert.equal(stored.row_count, 4);
+    assert.equal(svc.db.versions.get(three.c.id, three.vb.id)!.state, 'candidate', 'no room for a bulk settle');
+    assert.equal(three.settledInStore(), 1);
+
+    // No hand settle since the plan: nothing is read back, and what commits is the plan — a
+    // candidate's rows, a bulk settle with room; a hand settle after that is checked as before.
+    const four = await setup('race-four');
+    const plan4 = four.book.planBatch([four.sight({ a: 1 }, 2, four.now + 1)], four.now + 1, four.c, newId);
+    assert.equal(plan4.handSettles, 0);
+    await four.commit(plan4, true);
+    assert.deepEqual([svc.db.versions.get(four.c.id, four.va.id)!.state, svc.db.versions.get(four.c.id, four.va.id)!.row_count], ['candidate', 3]);
+    await four.commit(four.book.planBatch([four.sight({ b: 1 }, 10, four.now + 2)], four.now + 2, four.c, newId), true);
+    assert.equal(svc.db.versions.get(four.c.id, four.vb.id)!.state, 'settled');
+    assert.equal(four.settledInStore(), 1);
+    const late = await srv.post(`${four.base}/schemas/${four.va.id}`, { state: 'settled' });
+    assert.equal(late.status, 409, 'the limit, counted on what is committed');
+    assert.equal(four.book.handSettles, 0, 'a refused settle is not counted');
+
+    // Planned with a version as a candidate, settled by hand before the commit: it stays settled.
+    const five = await setup('race-five');
+    const plan5 = five.book.planBatch([five.sight({ a: 1 }, 2, five.now + 1)], five.now + 1, five.c, newId);
+    assert.equal((await srv.post(`${five.base}/schemas/${five.va.id}`, { state: 'settled' })).status, 200);
+    assert.equal(five.book.handSettles, 1);
+    await five.commit(plan5, true);
+    const a5 = svc.db.versions.get(five.c.id, five.va.id)!;
+    assert.deepEqual([a5.state, a5.settled_by, a5.row_count], ['settled', 'hand', 3]);
   } finally {
     await srv.stop();
   }
