@@ -9,6 +9,13 @@ import { decode, parseQuery, PREFLIGHT_HEADERS, readBody, sendAccepted, sendErro
 
 const HTTP_QUERY = ['key', 'collection'] as const;
 const MAX_REMEMBERED_QUERIES = 10_000;
+/** Header names read on every request, as bytes: uWS reads a Buffer in place, a string it converts first. */
+const H = {
+  contentEncoding: Buffer.from('content-encoding'),
+  contentType: Buffer.from('content-type'),
+  contentLength: Buffer.from('content-length'),
+  idempotencyKey: Buffer.from('idempotency-key'),
+};
 
 /** What the HTTP and WebSocket fronts share with the server. */
 export interface FrontContext {
@@ -49,11 +56,11 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
 
   app.post('/ingest', (res, req) => {
     const rawQuery = req.getQuery() ?? '';
-    const rawEncoding = req.getHeader('content-encoding');
+    const rawEncoding = req.getHeader(H.contentEncoding);
     const encoding = rawEncoding === '' ? '' : rawEncoding.trim().toLowerCase();
-    const ndjson = req.getHeader('content-type').includes('ndjson');
-    const declared = Number(req.getHeader('content-length') || '0');
-    const idemHeader = req.getHeader('idempotency-key');
+    const ndjson = req.getHeader(H.contentType).includes('ndjson');
+    const declared = Number(req.getHeader(H.contentLength) || '0');
+    const idemHeader = req.getHeader(H.idempotencyKey);
     const state: ResponseState = { aborted: false, done: false };
     res.onAborted(() => {
       state.aborted = true;

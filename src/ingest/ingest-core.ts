@@ -63,10 +63,15 @@ export class IngestCore {
    * (Every write goes through async lmdb transactions; a `transactionSync` would need a bump too.)
    */
   private generation = 0;
-  /** `<slug>\0<secret>` → the target verified at `generation`. */
-  private readonly verified = new Map<string, { generation: number; target: IngestTarget }>();
-  /** `<source id>/<slug>` → the collection verified live at `generation`. */
-  private readonly liveCollections = new Map<string, { generation: number; collection: CollectionRecord }>();
+  /**
+   * secret → slug → the target verified at `generation`. Two levels, not one joined key: the
+   * query's strings are the same objects request after request (http-front remembers parsed query
+   * strings), so their hashes are cached, where a joined key was a new string to flatten and hash.
+   */
+  private readonly verified = new Map<string, Map<string, { generation: number; target: IngestTarget }>>();
+  private verifiedCount = 0;
+  /** Target → its collection verified live at `generation` (targets are kept while they verify the same). */
+  private readonly liveCollections = new WeakMap<IngestTarget, { generation: number; collection: CollectionRecord }>();
 
   constructor(private readonly s: Services, readonly gate: IngestGate) {
     this.idempotency = new IdempotencyStore(s.store, s.clock);
@@ -78,13 +83,28 @@ export class IngestCore {
   /** Authenticate `secret` and pick the collection slug; throws the refusal (already counted). */
   resolve(secret: string | undefined, slug: string | undefined): IngestTarget {
     const chosen = slug ?? DEFAULT_COLLECTION_SLUG;
-    // Valid slugs have no NUL, so the first one separates the parts (only valid ones are remembered).
-    const cacheKey = secret === undefined ? undefined : chosen + '\0' + secret;
-    const hit = cacheKey === undefined ? undefined : this.verified.get(cacheKey);
-    if (hit && hit.generation === this.generation) return hit.target;
+    const bySlug = secret === undefined ? undefined : this.verified.get(secret);
+    const hit = bySlug?.get(chosen);
+    if (hit) {
+      if (hit.generation === this.generation) return hit.target;
+      // Verified again after a commit: keep the same target object when nothing it says changed
+      // (the source record is the same object while its bytes are), so what is keyed by it stays.
+      const target = this.verify(secret, chosen);
+      const old = hit.target;
+      if (target.keyId !== old.keyId || target.projectId !== old.projectId || target.source !== old.source) hit.target = target;
+      hit.generation = this.generation;
+      return hit.target;
+    }
+    // Only verified secrets (and valid slugs) are remembered.
     const target = this.verify(secret, chosen);
-    if (this.verified.size >= MAX_REMEMBERED) this.verified.clear();
-    this.verified.set(cacheKey!, { generation: this.generation, target });
+    if (this.verifiedCount >= MAX_REMEMBERED) {
+      this.verified.clear();
+      this.verifiedCount = 0;
+    }
+    let slugs = this.verified.get(secret!);
+    if (!slugs) this.verified.set(secret!, (slugs = new Map()));
+    slugs.set(chosen, { generation: this.generation, target });
+    this.verifiedCount++;
     return target;
   }
 
@@ -259,15 +279,14 @@ export class IngestCore {
 
   /** The target's live collection when its id is remembered (re-read and checked every time), else undefined. */
   private knownCollection(target: IngestTarget): CollectionRecord | undefined {
-    const ref = target.source.id + '/' + target.slug;
-    const live = this.liveCollections.get(ref);
+    const live = this.liveCollections.get(target);
     if (live && live.generation === this.generation) return live.collection;
+    const ref = target.source.id + '/' + target.slug;
     const id = this.collectionIds.get(ref);
     if (!id) return undefined;
     const c = this.records.get(this.s.collections.table.db, [target.source.id, id], 'col:' + id);
     if (c && c.slug === target.slug && !c.deleted_at) {
-      if (this.liveCollections.size >= MAX_REMEMBERED) this.liveCollections.clear();
-      this.liveCollections.set(ref, { generation: this.generation, collection: c });
+      this.liveCollections.set(target, { generation: this.generation, collection: c });
       return c;
     }
     this.collectionIds.delete(ref);

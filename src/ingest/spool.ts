@@ -2,6 +2,7 @@ import type { Database, DatabaseOptions, Key } from 'lmdb';
 import { ApiError } from '../errors.js';
 import type { BatchFormat } from '../records/split.js';
 import type { Store } from '../store/db.js';
+import { openSpoolIndex, type IndexValue } from './spool-index.js';
 
 /** One accepted request (or WebSocket frame) as stored: its records stay in the bytes they arrived in. */
 export interface SpoolEntry {
@@ -59,13 +60,6 @@ interface ProjectCounters {
   processing: number;
 }
 
-/**
- * Index value: an entry's metadata (a restart rebuilds the counters, and a lease builds entries,
- * without decoding bodies). `bytes`, the body's length, sizes a lease's buffer before its bodies
- * are read (absent on entries of earlier releases: their bodies are measured).
- */
-type IndexValue = [records: number, projectId: string, receivedAt: number, format: BatchFormat, bytes?: number];
-
 /** Called once an append is durable (`err` null, with its sequence number) or has failed. */
 export type AppendDone = (err: unknown, seq: number) => void;
 
@@ -84,8 +78,8 @@ export type DrainListener = (projectId: string, records: number) => void;
  * - `spool_body`: sequence number → the body's bytes, stored as they are (group commit: every append
  *   made in the same event-loop turn joins one LMDB write transaction — lmdb-js batches them — and
  *   each `append` resolves only once that transaction is committed *and* flushed to disk).
- * - `spool_meta`: [collection id, seq] → [records, project id, received at, format], for
- *   per-collection order and the counters.
+ * - `spool_meta`: [collection id, seq] → [records, project id, received at, format, body bytes]
+ *   (spool-index.ts), for per-collection order and the counters.
  *
  * Bodies are raw bytes, not msgpack: encoding a 200 KB body copies it into msgpackr's growing
  * buffers, whose garbage made V8 run a full GC every few dozen requests under batched load.
@@ -117,7 +111,7 @@ export class Spool {
 
   constructor(private readonly store: Store) {
     this.entries = store.root.openDB<Uint8Array, number>({ name: 'spool_body', encoding: 'binary' });
-    this.index = openPlain<IndexValue, [string, number]>(store, 'spool_meta');
+    this.index = openSpoolIndex(store);
     this.marks = openPlain<number, string>(store, 'spool_marks');
     migrateLegacySpool(store, this.entries, this.index);
     this.restore();

@@ -183,7 +183,7 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
     if (isLast) {
       finished = true;
       unwatchRead(watch);
-      done(null, fixed ? fixed.subarray(0, size) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), release);
+      done(null, fixed ? (size === fixed.length ? fixed : fixed.subarray(0, size)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), release);
     }
   });
 }
@@ -326,12 +326,23 @@ export function sendAccepted(res: HttpResponse, state: ResponseState, accepted: 
   if (replayed) return send(res, state, 202, acceptedJson(accepted), REPLAYED);
   if (state.aborted || state.done) return;
   state.done = true;
-  res.cork(() => {
-    res.writeStatus(B.status);
-    res.writeHeader(B.contentType, B.json);
-    res.writeHeader(B.allowOrigin, B.star);
-    res.end(accepted === 1 ? B.one : acceptedJson(accepted));
-  });
+  // One function for every answer instead of a closure per answer (cork runs it at once).
+  corked = res;
+  corkedAccepted = accepted;
+  res.cork(writeAccepted);
+}
+
+let corked: HttpResponse | null = null;
+let corkedAccepted = 0;
+
+function writeAccepted(): void {
+  const res = corked!;
+  const accepted = corkedAccepted;
+  corked = null;
+  res.writeStatus(B.status);
+  res.writeHeader(B.contentType, B.json);
+  res.writeHeader(B.allowOrigin, B.star);
+  res.end(accepted === 1 ? B.one : acceptedJson(accepted));
 }
 
 const REPLAYED: Readonly<Record<string, string>> = Object.freeze({ 'idempotent-replayed': 'true' });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
 import { openPlain, type Spool, type SpoolEntry, type SpoolLease } from '../../src/ingest/spool.js';
+import { openSpoolIndex } from '../../src/ingest/spool-index.js';
 import { createIngestKey, ingest, ndjson, type IngestFixture } from './helpers.js';
 
 describe('spool: group commit, consumer leases, restart', () => {
@@ -166,11 +167,11 @@ describe('spool: group commit, consumer leases, restart', () => {
     const bodies = ['{"a":1}', '{"b":"' + 'x'.repeat(70_000) + '"}\n{"b":2}', '{"c":3}'];
     const seqs: number[] = [];
     for (const [i, b] of bodies.entries()) seqs.push(await spool().append({ collection_id: collection.id, project_id: g.projectId, received_at: 1_700_000_000_000 + i, records: i === 1 ? 2 : 1, format: 'ndjson', body: Buffer.from(b) }));
-    // The index rows of an earlier release carried no body size: rewrite the middle one so.
-    const index = openPlain<unknown[], [string, number]>(srv.sluice.services.store, 'spool_meta');
-    const row = index.get([collection.id, seqs[1]!])!;
+    // The index rows of an earlier release carried no body size (msgpack arrays): rewrite the middle one so.
+    const row = openSpoolIndex(srv.sluice.services.store).get([collection.id, seqs[1]!])!;
     assert.equal(row[4], Buffer.byteLength(bodies[1]!), 'the index holds the body size');
-    await srv.sluice.services.store.transaction(() => void index.put([collection.id, seqs[1]!], row.slice(0, 4)));
+    const legacyIndex = openPlain<unknown[], [string, number]>(srv.sluice.services.store, 'spool_meta');
+    await srv.sluice.services.store.transaction(() => void legacyIndex.put([collection.id, seqs[1]!], row.slice(0, 4)));
     const lease = spool().lease(100)!;
     assert.deepEqual(lease.entries.map((e) => e.seq), seqs);
     assert.equal(Buffer.from(lease.bodies).toString(), bodies.join(''), 'the bodies, back to back, nothing else');
@@ -190,6 +191,38 @@ describe('spool: group commit, consumer leases, restart', () => {
     const again = spool().lease(100)!;
     assert.deepEqual(again.entries.map((e) => Buffer.from(e.body).toString()), bodies);
     await spool().complete(again);
+  });
+
+  it('index rows of earlier releases (msgpack, with and without the body size) and binary ones are counted on restart and leased alike', async () => {
+    const g = await createIngestKey(srv, 'mixedrows');
+    const collection = await srv.sluice.services.collections.ensure(srv.sluice.services.sources.byId(g.sourceId)!, 'mixedrows');
+    for (let l = spool().lease(1_000_000); l; l = spool().lease(1_000_000)) await spool().complete(l);
+    const bodies = ['{"a":1}', '{"b":1}\n{"b":2}', '[{"c":1},{"c":2},{"c":3}]', '{"d":"é"}'];
+    const formats = ['object', 'ndjson', 'array', 'ndjson'] as const;
+    const counts = [1, 2, 3, 1];
+    const seqs: number[] = [];
+    for (const [i, b] of bodies.entries()) {
+      seqs.push(await spool().append({ collection_id: collection.id, project_id: g.projectId, received_at: 1_700_000_000_123 + i, records: counts[i]!, format: formats[i]!, body: Buffer.from(b) }));
+    }
+    // Rows 0 and 1 as earlier releases wrote them: msgpack arrays without and with the size.
+    const legacyIndex = openPlain<unknown[], [string, number]>(srv.sluice.services.store, 'spool_meta');
+    await srv.sluice.services.store.transaction(() => {
+      void legacyIndex.put([collection.id, seqs[0]!], [1, g.projectId, 1_700_000_000_123, 'object']);
+      void legacyIndex.put([collection.id, seqs[1]!], [2, g.projectId, 1_700_000_000_124, 'ndjson', Buffer.byteLength(bodies[1]!)]);
+    });
+    const index = openSpoolIndex(srv.sluice.services.store);
+    assert.deepEqual(index.get([collection.id, seqs[0]!]), [1, g.projectId, 1_700_000_000_123, 'object']);
+    assert.deepEqual(index.get([collection.id, seqs[2]!]), [3, g.projectId, 1_700_000_000_125, 'array', Buffer.byteLength(bodies[2]!)]);
+    await srv.restart();
+    assert.equal(spool().pendingRecords(g.projectId), 7, 'every row counted after the restart');
+    assert.equal(spool().oldestReceivedAt(collection.id), 1_700_000_000_123);
+    const lease = spool().lease(100)!;
+    assert.deepEqual(
+      lease.entries.map((e) => [e.seq, e.records, e.project_id, e.received_at, e.format, Buffer.from(e.body).toString()]),
+      bodies.map((b, i) => [seqs[i], counts[i], g.projectId, 1_700_000_000_123 + i, formats[i], b]),
+    );
+    await spool().complete(lease);
+    assert.equal(spool().pendingRecords(g.projectId), 0);
   });
 
   it('entries in the first spool layout (msgpack values) are carried over on start, none lost', async () => {
