@@ -2,9 +2,8 @@ import { createHash } from 'node:crypto';
 import type { Database } from 'lmdb';
 import type { Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
-import type { Store } from '../store/db.js';
+import { openPlain, type Store } from '../store/db.js';
 import { IDEMPOTENCY_TTL_MS } from './limits.js';
-import { openPlain } from './spool.js';
 
 /** The remembered outcome of an accepted request. */
 export interface IdempotentResult {

@@ -1,7 +1,6 @@
 import type { Database, Key } from 'lmdb';
 import type { BatchFormat } from '../records/split.js';
-import type { Store } from '../store/db.js';
-import { openPlain } from './spool.js';
+import { openPlain, type Store } from '../store/db.js';
 
 /**
  * Index value: an entry's metadata (a restart rebuilds the counters, and a lease builds entries,

@@ -1,7 +1,7 @@
-import type { Database, DatabaseOptions, Key } from 'lmdb';
+import type { Database } from 'lmdb';
 import { ApiError } from '../errors.js';
 import type { BatchFormat } from '../records/split.js';
-import type { Store } from '../store/db.js';
+import { openPlain, type Store } from '../store/db.js';
 import { openSpoolIndex, type IndexValue } from './spool-index.js';
 
 /** One accepted request (or WebSocket frame) as stored: its records stay in the bytes they arrived in. */
@@ -506,14 +506,6 @@ export class Spool {
 
 const HIGHEST_DELETED = 'highest_deleted';
 
-/**
- * A named database of the shared environment with plain msgpack values. Without msgpackr's shared
- * record structures (the environment default) a put costs about half as much on the hot path.
- */
-export function openPlain<V, K extends Key>(store: Store, name: string): Database<V, K> {
-  const options: DatabaseOptions & { name: string; useRecords: boolean } = { name, encoding: 'msgpack', useRecords: false };
-  return store.root.openDB<V, K>(options);
-}
 
 /**
  * Move entries of the first spool layout (`spool`: seq → msgpack SpoolEntry; `spool_by_collection`)

@@ -2,7 +2,8 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
-import { openPlain, type Spool, type SpoolEntry, type SpoolLease } from '../../src/ingest/spool.js';
+import type { Spool, SpoolEntry, SpoolLease } from '../../src/ingest/spool.js';
+import { openPlain } from '../../src/store/db.js';
 import { openSpoolIndex } from '../../src/ingest/spool-index.js';
 import { createIngestKey, ingest, ndjson, type IngestFixture } from './helpers.js';
 
