@@ -212,6 +212,33 @@ const TIMESTAMP = pathKey(['timestamp']);
 /** Powers of ten exact in float64 (Clinger's fast path). */
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
+/** What the last `integerEnd` read: the digits' value (exact below 2^53), their count, the byte after them. */
+let intValue = 0;
+let intDigits = 0;
+let intNext = 0;
+
+/**
+ * End of the integer part of a JSON number at `i` (after its minus sign), or -1 when there is none.
+ * Results in `intValue`, `intDigits`, `intNext` (module state, as `escapedString`: no object per number).
+ */
+function integerEnd(b: Uint8Array, i: number, e: number): number {
+  let c = b[i]!;
+  let m = 0;
+  let digits = 0;
+  if (c === ZERO) c = b[++i]!;
+  else if (c > ZERO && c <= NINE) {
+    while (i < e && isDigit((c = b[i]!))) {
+      m = m * 10 + (c - ZERO);
+      digits++;
+      i++;
+    }
+  } else return -1;
+  intValue = m;
+  intDigits = digits;
+  intNext = c;
+  return i;
+}
+
 /**
  * End of the JSON number starting at `i` (its value in `out[slot]`: a typed array, as a double
  * kept in a variable would be a heap allocation per number), or -1 when the bytes are
@@ -224,17 +251,11 @@ function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot:
   const start = i;
   const negative = b[i] === MINUS;
   if (negative && ++i >= e) return -1;
-  let c = b[i]!;
-  let m = 0;
-  let digits = 0;
-  if (c === ZERO) c = b[++i]!;
-  else if (c > ZERO && c <= NINE) {
-    while (i < e && isDigit((c = b[i]!))) {
-      m = m * 10 + (c - ZERO);
-      digits++;
-      i++;
-    }
-  } else return -1;
+  i = integerEnd(b, i, e);
+  if (i < 0) return -1;
+  let c = intNext;
+  let m = intValue;
+  let digits = intDigits;
   let frac = 0;
   if (i < e && c === DOT) {
     i++;
@@ -329,17 +350,11 @@ function numberCheck(b: Uint8Array, i: number, e: number): number {
   if (i >= e) return -1;
   const negative = b[i] === MINUS;
   if (negative && ++i >= e) return -1;
-  let c = b[i]!;
-  let m = 0;
-  let significant = 0;
-  if (c === ZERO) c = b[++i]!;
-  else if (c > ZERO && c <= NINE) {
-    while (i < e && isDigit((c = b[i]!))) {
-      m = m * 10 + (c - ZERO);
-      significant++;
-      i++;
-    }
-  } else return -1;
+  i = integerEnd(b, i, e);
+  if (i < 0) return -1;
+  let c = intNext;
+  const m = intValue;
+  let significant = intDigits;
   let canonical: boolean;
   if (i < e && c === DOT) {
     i++;
