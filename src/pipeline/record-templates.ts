@@ -212,16 +212,20 @@ const TIMESTAMP = pathKey(['timestamp']);
 /** Powers of ten exact in float64 (Clinger's fast path). */
 const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
 
-/** What the last `integerEnd` read: the digits' value (exact below 2^53), their count, the byte after them. */
+/** What the last `integerEnd` read: the sign, the digits' value (exact below 2^53), their count, the byte after them. */
+let intNegative = false;
 let intValue = 0;
 let intDigits = 0;
 let intNext = 0;
 
 /**
- * End of the integer part of a JSON number at `i` (after its minus sign), or -1 when there is none.
- * Results in `intValue`, `intDigits`, `intNext` (module state, as `escapedString`: no object per number).
+ * End of the sign and integer part of a JSON number at `i`, or -1 when there is none. Results in
+ * `intNegative`, `intValue`, `intDigits`, `intNext` (module state, as `escapedString`: no object per number).
  */
 function integerEnd(b: Uint8Array, i: number, e: number): number {
+  if (i >= e) return -1;
+  const negative = b[i] === MINUS;
+  if (negative && ++i >= e) return -1;
   let c = b[i]!;
   let m = 0;
   let digits = 0;
@@ -233,6 +237,7 @@ function integerEnd(b: Uint8Array, i: number, e: number): number {
       i++;
     }
   } else return -1;
+  intNegative = negative;
   intValue = m;
   intDigits = digits;
   intNext = c;
@@ -247,12 +252,10 @@ function integerEnd(b: Uint8Array, i: number, e: number): number {
  * read by Number(), which rounds as JSON.parse does.
  */
 function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot: number): number {
-  if (i >= e) return -1;
   const start = i;
-  const negative = b[i] === MINUS;
-  if (negative && ++i >= e) return -1;
   i = integerEnd(b, i, e);
   if (i < 0) return -1;
+  const negative = intNegative;
   let c = intNext;
   let m = intValue;
   let digits = intDigits;
@@ -347,11 +350,9 @@ let verbatim = true;
  * a stringify.
  */
 function numberCheck(b: Uint8Array, i: number, e: number): number {
-  if (i >= e) return -1;
-  const negative = b[i] === MINUS;
-  if (negative && ++i >= e) return -1;
   i = integerEnd(b, i, e);
   if (i < 0) return -1;
+  const negative = intNegative;
   let c = intNext;
   const m = intValue;
   let significant = intDigits;
