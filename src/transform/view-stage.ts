@@ -8,6 +8,7 @@ import { viewFileBytes } from './view-file.js';
 import { columnsRow } from './output-row.js';
 import type { MetricTask } from '../rollup/metric-task.js';
 import type { TemplateRecords } from './record-slots.js';
+import { projectionOf, projectRecord, type Projection } from './record-projection.js';
 
 /**
  * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
@@ -134,9 +135,11 @@ const SCRATCH_KEEP_BYTES = 32 << 20;
 
 /**
  * Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E, as UTF-8
- * bytes when the input is bytes (decoded where the sandbox runs).
+ * bytes when the input is bytes (decoded where the sandbox runs). With a `projection`, each record
+ * the sandbox parses (not one it builds from its template values: `templated[k] >= 0`) is cut
+ * down to what the script reads (record-projection.ts).
  */
-function joinedText(input: ViewInput, from: number, to: number): string | Uint8Array {
+function joinedText(input: ViewInput, from: number, to: number, projection: Projection | null, templated: Int32Array | undefined): string | Uint8Array {
   const b = input.bytes;
   if (!b) return input.texts.slice(from, to).join('\u001e');
   let size = 0;
@@ -147,15 +150,23 @@ function joinedText(input: ViewInput, from: number, to: number): string | Uint8A
     out = Buffer.allocUnsafeSlow(Math.max(size, Math.min(2 * out.length, SCRATCH_KEEP_BYTES)));
     if (out.length <= SCRATCH_KEEP_BYTES) scratch = out;
   }
+  // A record is cut down when there is a projection and the sandbox parses it (one built from
+  // template values must stay as sent: its values are offsets into its text).
+  const cutDown = (i: number) => projection !== null && (templated === undefined || templated[i - from]! < 0);
   let at = 0;
   for (let i = from; i < to; ) {
     if (i > from) out[at++] = 0x1e;
+    if (cutDown(i)) {
+      at = projectRecord(b.bodies[b.entry[i]!]!, b.start[i]!, b.end[i]!, projection!, out, at);
+      i++;
+      continue;
+    }
     // Records one byte apart in the same body (NDJSON lines, array elements) are copied in one go
     // and the byte between them made the separator: one native copy per run, not per record.
     const e = b.entry[i]!;
     const first = b.start[i]!;
     let j = i;
-    while (j + 1 < to && b.entry[j + 1] === e && b.start[j + 1] === b.end[j]! + 1) j++;
+    while (j + 1 < to && b.entry[j + 1] === e && b.start[j + 1] === b.end[j]! + 1 && !cutDown(j + 1)) j++;
     const base = at - first;
     at += b.bodies[e]!.copy(out, at, first, b.end[j]!);
     for (let k = i; k < j; k++) out[base + b.end[k]!] = 0x1e;
@@ -313,8 +324,8 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     let chars = 0;
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
-    const text = joinedText(input, from, to);
     const templates = input.slots?.range(from, to);
+    const text = joinedText(input, from, to, input.bytes ? projectionOf(v.scriptHash, v.script) : null, templates?.ids);
     let out: TransformOutcome;
     try {
       out = await run(
