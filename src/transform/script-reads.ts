@@ -1,4 +1,5 @@
 import { parse } from 'acorn';
+import { GET_HELPER_DECLARATION } from './script-writer.js';
 
 /**
  * What of its record a view script reads, found from its source, so that the worker can pass the
@@ -46,13 +47,27 @@ const isNode = (v: unknown): v is Node => typeof v === 'object' && v !== null &&
 
 /** The read tree of `script`'s record parameter, or null when the script may read the whole record. */
 export function recordReads(script: string): ReadTree | null {
-  if (OPAQUE_WORDS.test(script)) return null;
   let program: Node;
+  const comments: Array<[number, number]> = [];
   try {
-    program = parse(script, { ecmaVersion: 'latest', sourceType: 'script' }) as unknown as Node;
+    program = parse(script, { ecmaVersion: 'latest', sourceType: 'script', onComment: (_block, _text, start, end) => comments.push([start, end]) }) as unknown as Node;
   } catch {
     return null;
   }
+  // The generated scripts' `get` helper (script-writer.ts), declared at the top level exactly as
+  // written: `get(record, ["a", "b"])` reads record.a.b (own keys; its use of
+  // `Object.prototype.hasOwnProperty` is its own, not a way around the analysis).
+  const readers = new Set<string>();
+  // Comments never run: the words are looked for in the rest (strings included, for `Function("…")`).
+  const skipped = [...comments];
+  for (const s of program.body as Node[]) {
+    if (s.type !== 'FunctionDeclaration' || script.slice(s.start as number, s.end as number) !== GET_HELPER_DECLARATION) continue;
+    readers.add((s.id as Node).name as string);
+    skipped.push([s.start as number, s.end as number]);
+  }
+  let rest = script;
+  for (const [start, end] of skipped) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
+  if (OPAQUE_WORDS.test(rest)) return null;
   const decls = (program.body as Node[]).filter((s) => s.type === 'FunctionDeclaration' && (s.id as Node).name === 'transform');
   if (decls.length !== 1) return null;
   const fn = decls[0]!;
@@ -76,12 +91,13 @@ export function recordReads(script: string): ReadTree | null {
           bindings.set(node.name as string, (bindings.get(node.name as string) ?? 0) + 1);
           return;
         }
-        if (node.name === 'transform' && isWritten(node, parent)) throw WHOLE;
-        if (node.name === name) readAt(root, node, parents);
+        if ((node.name === 'transform' || readers.has(node.name as string)) && isWritten(node, parent)) throw WHOLE;
+        if (node.name === name) readAt(root, node, parents, readers);
       }
     });
     // The function's own name and its record parameter are each bound once; `undefined` never.
     if (bindings.get('transform') !== 1 || (name !== null && bindings.get(name) !== 1) || bindings.has('undefined')) return null;
+    for (const reader of readers) if (bindings.get(reader) !== 1) return null;
   } catch (err) {
     if (err === WHOLE) return null;
     throw err;
@@ -197,7 +213,7 @@ const isNullish = (n: Node): boolean =>
   (n.type === 'UnaryExpression' && n.operator === 'void' && (n.argument as Node).type === 'Literal');
 
 /** What the use of the record parameter at `id` reads. */
-function readAt(root: ReadTree, id: Node, parents: Node[]): void {
+function readAt(root: ReadTree, id: Node, parents: Node[], readers: ReadonlySet<string>): void {
   const path: string[] = [];
   let node: Node = id;
   let k = parents.length - 1;
@@ -221,6 +237,7 @@ function readAt(root: ReadTree, id: Node, parents: Node[]): void {
     case 'TaggedTemplateExpression':
       // Called as a method: the object it is read from is `this`.
       if (parent.callee === node || parent.tag === node) return need(root, path.slice(0, -1), 'whole');
+      if (isPathRead(parent, node, readers)) return need(root, [...path, ...((parent.arguments as Node[])[1]!.elements as Node[]).map((e) => e.value as string)], 'whole');
       return need(root, path, 'whole');
     case 'UnaryExpression':
       if (parent.operator === 'typeof' || parent.operator === '!' || parent.operator === 'void') return need(root, path, 'tested');
@@ -257,6 +274,15 @@ function readAt(root: ReadTree, id: Node, parents: Node[]): void {
     default:
       return need(root, path, 'whole');
   }
+}
+
+/** `get(node, ["a", "b"])`: the generated scripts' helper called with its keys written out. */
+function isPathRead(call: Node, node: Node, readers: ReadonlySet<string>): boolean {
+  const callee = call.callee as Node;
+  const args = call.arguments as Node[];
+  if (callee.type !== 'Identifier' || !readers.has(callee.name as string) || args.length !== 2 || args[0] !== node) return false;
+  const keys = args[1]!;
+  return keys.type === 'ArrayExpression' && (keys.elements as Array<Node | null>).every((e) => e !== null && e.type === 'Literal' && typeof e.value === 'string');
 }
 
 /** An object pattern destructuring the value at `path`. */

@@ -84,6 +84,12 @@ function date(v) {
   ],
 ];
 
+/**
+ * The `get` helper's declaration as written (without its comment): script-reads.ts knows what a
+ * call of exactly this function reads, so generated scripts get records cut down too.
+ */
+export const GET_HELPER_DECLARATION = HELPERS[0]![1].slice(HELPERS[0]![1].indexOf('function get('));
+
 const WRAP: Record<Exclude<OutputFieldType, 'null'>, string> = { string: 'str', number: 'num', boolean: 'bool', date: 'date', array: 'list' };
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;

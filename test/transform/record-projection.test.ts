@@ -6,6 +6,19 @@ import { TransformSandbox } from '../../src/transform/sandbox.js';
 import { makeNestedRecords } from '../../bench/transform/nested-records.js';
 import { NESTED_VIEW, FLAT_VIEW, MIXED_VIEW } from '../../bench/transform/view-scripts.js';
 import { batch } from './transform-contract.js';
+import { writeTransformScript } from '../../src/transform/script-writer.js';
+
+/** A generated (auto mode) script reading nested status fields, as the mapping generator writes it. */
+const GENERATED = writeTransformScript({
+  versionId: 'sch_1',
+  versionNumber: 1,
+  fields: [
+    { name: 'user', type: 'string', paths: [['user', 'screen_name'], ['user', 'name']], note: 'exact match' },
+    { name: 'tags', type: 'array', paths: [['entities', 'hashtags', null, 'text']], note: 'leaf name' },
+    { name: 'followers', type: 'number', paths: [['user', 'followers_count']], note: 'exact match' },
+    { name: 'place', type: 'string', paths: [['place', 'full_name']], note: 'optional key' },
+  ],
+});
 
 /**
  * Records cut down to what their script reads (docs/views.md, "What the script is given"): the
@@ -57,6 +70,14 @@ describe('script reads: what a script reads of its record', () => {
       reads('function transform(r) { if (r.a) {} while (!r.b) break; return { c: typeof r.c, d: r.d == null, e: r.e !== undefined, f: r.f === void 0, g: r.g ? 1 : 0, h: r.h && r.h.i } }'),
       { a: '?', b: '?', c: '?', d: '?', e: '?', f: '?', g: '?', h: { i: 'whole' } },
     );
+  });
+
+  it("reads a generated script's get(record, [keys]) helper calls as the paths they name", () => {
+    assert.deepEqual(reads(GENERATED), { user: { screen_name: 'whole', name: 'whole', followers_count: 'whole' }, entities: { hashtags: 'whole' }, place: { full_name: 'whole' } });
+    // Only the helper exactly as generated: changed, it is the script's own code again.
+    assert.equal(reads(GENERATED.replace('return value === undefined ? null : value;', 'return value;')), null);
+    assert.equal(reads(GENERATED.replace('get(record, ["place", "full_name"])', 'get(record, ["place", ctx.view_id])')), null);
+    assert.equal(reads(GENERATED + '\nget = (v) => v;\n'), null);
   });
 
   it('gives the whole record when the record itself is used, or when the script could see around the analysis', () => {
@@ -141,6 +162,9 @@ describe('record projection: scripts answer the same over cut and whole records 
       assert.equal(r.whole.status, 'ok');
       assert.ok(r.saved > statuses.join('').length / 2, 'most of each status is not given');
     }
+    const generated = both(GENERATED, statuses);
+    assert.deepEqual(generated.cut, generated.whole);
+    assert.ok(generated.saved > statuses.join('').length / 2);
     const flat = Array.from({ length: 50 }, (_, i) => JSON.stringify({ event: `e${i}`, ts: i, ctx: { ip: '10.0.0.1', ua: 'x', extra: [i] }, other: { deep: i } }));
     assert.deepEqual(both(FLAT_VIEW.script, flat).cut, both(FLAT_VIEW.script, flat).whole);
   });
