@@ -31,7 +31,7 @@ export interface ReadTree {
   keys: Map<string, ReadTree>;
 }
 
-/** Words whose mere presence in the source (code, string or comment) means "give the whole record". */
+/** Words whose presence in the source outside comments (code or string) means "give the whole record". */
 const OPAQUE_WORDS =
   /\b(?:arguments|eval|Function|constructor|prototype|__proto__|Reflect|Proxy|globalThis|defineProperty|defineProperties|getOwnPropertyDescriptors?|getPrototypeOf|setPrototypeOf|__defineGetter__|__defineSetter__|__lookupGetter__|__lookupSetter__)\b/;
 
