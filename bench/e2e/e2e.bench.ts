@@ -101,6 +101,8 @@ const BUILDS: Build[] = opts.baseline ? ['base', 'this'] : ['this'];
 
 interface Measured {
   build: Build;
+  /** Which of the BENCH_REPEATS rounds (0-based). */
+  round: number;
   input: InputName;
   workers: number;
   extra: Extra;
@@ -213,6 +215,7 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
     }
     return {
       build,
+      round: 0,
       input: inp.name,
       workers,
       extra,
@@ -291,14 +294,19 @@ async function main(): Promise<void> {
     const bound = await measureParseBound(inp.bodies, CORES);
     bounds.set(name, bound);
     process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
-    for (const workers of opts.workers) {
-      for (const extra of extras) {
-        for (const build of BUILDS) {
-          if (extra !== 'none' && viewRefused !== null) continue;
-          const r = await scenario(inp, workers, extra, build);
-          if (r === null) continue;
-          results.push(r);
-          process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+    // Rounds of every scenario (not one scenario N times): a slow spell of a shared machine then
+    // lands in every scenario of one round, and ratios within a round stay fair.
+    for (let round = 0; round < opts.repeats; round++) {
+      for (const workers of opts.workers) {
+        for (const extra of extras) {
+          for (const build of BUILDS) {
+            if (extra !== 'none' && viewRefused !== null) continue;
+            const r = await scenario(inp, workers, extra, build);
+            if (r === null) continue;
+            r.round = round;
+            results.push(r);
+            process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}${opts.repeats > 1 ? `, round ${round + 1}` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+          }
         }
       }
     }
@@ -346,11 +354,28 @@ async function main(): Promise<void> {
   for (const [name, b] of bounds) {
     process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
   }
-  const find = (input: InputName, workers: number, extra: Extra, build: Build = 'this') => results.find((r) => r.build === build && r.input === input && r.workers === workers && r.extra === extra);
   const rate = (r: Measured) => r.records / r.seconds;
+  const runsOf = (input: InputName, workers: number, extra: Extra, build: Build) => results.filter((r) => r.build === build && r.input === input && r.workers === workers && r.extra === extra);
+  // The run of median records/s (the lower of the two middle ones for an even count).
+  const find = (input: InputName, workers: number, extra: Extra, build: Build = 'this') => {
+    const runs = runsOf(input, workers, extra, build).sort((a, b) => rate(a) - rate(b));
+    return runs[(runs.length - 1) >> 1];
+  };
   const [w1, wN] = [Math.min(...opts.workers), Math.max(...opts.workers)];
   const cpu = (r: Measured) => r.cpuSeconds / r.records;
   const allCpu = (r: Measured) => (r.cpuSeconds + r.sandboxCpuSeconds) / r.records;
+  // With rounds: the view ratio of each round (its view run over its bare run), and their median.
+  const perRound = (name: InputName, workers: number, build: Build): string => {
+    if (opts.repeats === 1) return '';
+    const ratios: number[] = [];
+    for (let round = 0; round < opts.repeats; round++) {
+      const of = (extra: Extra) => runsOf(name, workers, extra, build).find((r) => r.round === round);
+      const [none, view] = [of('none'), of('view')];
+      if (none && view) ratios.push(rate(view) / rate(none));
+    }
+    const sorted = [...ratios].sort((a, b) => a - b);
+    return ` (medians of ${opts.repeats} rounds; per round ${ratios.map((x) => x.toFixed(2)).join(', ')}, their median ${sorted[(sorted.length - 1) >> 1]!.toFixed(2)})`;
+  };
   for (const name of opts.inputs) {
     for (const extra of extras) {
       for (const build of BUILDS) {
@@ -380,7 +405,7 @@ async function main(): Promise<void> {
       const view = find(name, workers, 'view', build);
       const metric = find(name, workers, 'metric', build);
       const label = opts.baseline ? `, ${build} build` : '';
-      if (none && view) process.stdout.write(`${name}, ${workers}w${label}: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}; CPU µs/rec (server + sandbox) ${(allCpu(view) * 1e6).toFixed(1)} vs ${(allCpu(none) * 1e6).toFixed(1)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
+      if (none && view) process.stdout.write(`${name}, ${workers}w${label}: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}${perRound(name, workers, build)}; CPU µs/rec (server + sandbox) ${(allCpu(view) * 1e6).toFixed(1)} vs ${(allCpu(none) * 1e6).toFixed(1)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
       // The cost of one metric: the same view with and without it, in the same run.
       if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
     }

@@ -28,6 +28,8 @@ export interface E2eOptions {
   warmupPercent: number;
   /** Times the warm-up bodies are sent (and drained) per worker; 0: once whatever the workers. */
   warmupRounds: number;
+  /** Times every scenario runs, in rounds (each round runs them all once); figures are medians. */
+  repeats: number;
   /** Distinct key orders in the nested records (producers). */
   keyOrders: number;
   /** Another build's `src/main.js`: every scenario also runs on it, side by side (null: this build only). */
@@ -48,6 +50,7 @@ export const KNOBS: Record<string, string> = {
   BENCH_METRIC: '1 to also run each scenario with a view and one metric on it, beside the view alone (or --metric; default 0)',
   BENCH_WARMUP_PERCENT: 'share of the bodies sent and drained before timing, 0 to 50 (default 10)',
   BENCH_WARMUP_ROUNDS: 'times the warm-up bodies are sent and drained, per worker, 0 to 10 (default 2; 0: once, as before)',
+  BENCH_REPEATS: 'times every scenario runs, in rounds of all scenarios, 1 to 10: records/s are medians and the view ratios are given per round (default 1)',
   BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
   BENCH_BASELINE: "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
   BENCH_BASELINE_NODE_FLAGS: "the baseline build's Node options, space-separated (default: the same as this build's; for a baseline whose npm start had other flags)",
@@ -79,6 +82,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2
       metric,
       warmupPercent: integer('BENCH_WARMUP_PERCENT', 10, 0, 50),
       warmupRounds: integer('BENCH_WARMUP_ROUNDS', 2, 0, 10),
+      repeats: integer('BENCH_REPEATS', 1, 1, 10),
       keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
       baseline: baselineMain(),
       baselineNodeFlags: process.env.BENCH_BASELINE_NODE_FLAGS === undefined ? null : process.env.BENCH_BASELINE_NODE_FLAGS.split(' ').filter(Boolean),
