@@ -70,7 +70,9 @@ let captures = 0;
 let spare: { ints: Int32Array; nums: Float64Array } | null = null;
 const SPARE_MAX_ENTRIES = 4 << 20;
 
-type Node = number | null | { o: Array<[string, Node]> } | { a: Node[] };
+/** A node of a shape description's tree (see RecordShape.desc). */
+export type ShapeNode = number | null | { o: Array<[string, ShapeNode]> } | { a: ShapeNode[] };
+type Node = ShapeNode;
 
 
 /** Slot kind letter of the description. */
@@ -158,7 +160,28 @@ function describe(t: Template, v: SlotValues, body: Buffer, s: number, e: number
   if (JSON.stringify(buildRecord(desc, text, 0, ints, 0, nums, 0)) !== JSON.stringify(record)) return null;
   nextShapeId++;
   shapeBudget -= desc.length;
+  byId.set(shape.id, shape);
   return shape;
+}
+
+/** Every shape given an id, by id (bounded with the descriptions: SHAPE_BUDGET_CHARS). */
+const byId = new Map<number, Pick<RecordShape, 'desc' | 'ints' | 'nums'>>();
+
+/** Shape `id`'s description and entries per record in `ints` and `nums`. */
+export function shapeOf(id: number): Pick<RecordShape, 'desc' | 'ints' | 'nums'> | undefined {
+  return byId.get(id);
+}
+
+/**
+ * A new shape for records built from another's values (slot-projection.ts: a shape cut down to what
+ * a script reads), within the same budget; its id, or null when the budget is spent.
+ */
+export function addShape(desc: string, ints: number, nums: number): number | null {
+  if (desc.length > MAX_SHAPE_CHARS || desc.length > shapeBudget) return null;
+  const id = nextShapeId++;
+  shapeBudget -= desc.length;
+  byId.set(id, { desc, ints, nums });
+  return id;
 }
 
 /** Writes a matched record's slot values (`v`, record at `body[s, e)`) at `ints[o]` and `nums[f]`. */

@@ -9,6 +9,7 @@ import { columnsRow } from './output-row.js';
 import type { MetricTask } from '../rollup/metric-task.js';
 import type { TemplateRecords } from './record-slots.js';
 import { projectionOf, projectRecord, type Projection } from './record-projection.js';
+import { SlotProjection } from './slot-projection.js';
 
 /**
  * The worker's view stages (docs/architecture.md, "Stages"): transform the batch's records per
@@ -135,13 +136,14 @@ const SCRATCH_KEEP_BYTES = 32 << 20;
 
 /**
  * Records `from`..`to` − 1 as the sandbox's input: their JSON texts joined by U+001E, as UTF-8
- * bytes when the input is bytes (decoded where the sandbox runs). With a `projection`, each record
- * the sandbox parses (not one it builds from its template values: `templated[k] >= 0`) is cut
- * down to what the script reads (record-projection.ts).
+ * bytes when the input is bytes (decoded where the sandbox runs), with their `templates` (as
+ * given, or cut down with the records). With a `projection`, each record is cut down to what the
+ * script reads: a parsed one's JSON (record-projection.ts), a templated one's shape, values and
+ * text (slot-projection.ts).
  */
-function joinedText(input: ViewInput, from: number, to: number, projection: Projection | null, templated: Int32Array | undefined): string | Uint8Array {
+function joinedText(input: ViewInput, from: number, to: number, projection: Projection | null, templates: TemplateRecords | undefined): { text: string | Uint8Array; templates: TemplateRecords | undefined } {
   const b = input.bytes;
-  if (!b) return input.texts.slice(from, to).join('\u001e');
+  if (!b) return { text: input.texts.slice(from, to).join('\u001e'), templates };
   let size = 0;
   for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
   const lend = scratchLent === null;
@@ -150,31 +152,32 @@ function joinedText(input: ViewInput, from: number, to: number, projection: Proj
     out = Buffer.allocUnsafeSlow(Math.max(size, Math.min(2 * out.length, SCRATCH_KEEP_BYTES)));
     if (out.length <= SCRATCH_KEEP_BYTES) scratch = out;
   }
-  // A record is cut down when there is a projection and the sandbox parses it (one built from
-  // template values must stay as sent: its values are offsets into its text).
-  const cutDown = (i: number) => projection !== null && (templated === undefined || templated[i - from]! < 0);
   let at = 0;
-  for (let i = from; i < to; ) {
-    if (i > from) out[at++] = 0x1e;
-    if (cutDown(i)) {
-      at = projectRecord(b.bodies[b.entry[i]!]!, b.start[i]!, b.end[i]!, projection!, out, at);
-      i++;
-      continue;
+  const slots = projection !== null && templates !== undefined ? new SlotProjection(templates, projection) : null;
+  if (projection !== null) {
+    for (let i = from; i < to; i++) {
+      if (i > from) out[at++] = 0x1e;
+      const body = b.bodies[b.entry[i]!]!;
+      const w = slots === null ? -1 : slots.write(i - from, body, b.start[i]!, out, at);
+      at = w >= 0 ? w : projectRecord(body, b.start[i]!, b.end[i]!, projection, out, at);
     }
-    // Records one byte apart in the same body (NDJSON lines, array elements) are copied in one go
-    // and the byte between them made the separator: one native copy per run, not per record.
-    const e = b.entry[i]!;
-    const first = b.start[i]!;
-    let j = i;
-    while (j + 1 < to && b.entry[j + 1] === e && b.start[j + 1] === b.end[j]! + 1 && !cutDown(j + 1)) j++;
-    const base = at - first;
-    at += b.bodies[e]!.copy(out, at, first, b.end[j]!);
-    for (let k = i; k < j; k++) out[base + b.end[k]!] = 0x1e;
-    i = j + 1;
-  }
+  } else
+    for (let i = from; i < to; ) {
+      if (i > from) out[at++] = 0x1e;
+      // Records one byte apart in the same body (NDJSON lines, array elements) are copied in one go
+      // and the byte between them made the separator: one native copy per run, not per record.
+      const e = b.entry[i]!;
+      const first = b.start[i]!;
+      let j = i;
+      while (j + 1 < to && b.entry[j + 1] === e && b.start[j + 1] === b.end[j]! + 1) j++;
+      const base = at - first;
+      at += b.bodies[e]!.copy(out, at, first, b.end[j]!);
+      for (let k = i; k < j; k++) out[base + b.end[k]!] = 0x1e;
+      i = j + 1;
+    }
   const bytes = out.subarray(0, at);
   if (lend && out === scratch) scratchLent = bytes;
-  return bytes;
+  return { text: bytes, templates: slots === null ? templates : slots.templates() };
 }
 
 /**
@@ -324,8 +327,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     let chars = 0;
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
-    const templates = input.slots?.range(from, to);
-    const text = joinedText(input, from, to, input.bytes ? projectionOf(v.scriptHash, v.script) : null, templates?.ids);
+    const { text, templates } = joinedText(input, from, to, input.bytes ? projectionOf(v.scriptHash, v.script) : null, input.slots?.range(from, to));
     let out: TransformOutcome;
     try {
       out = await run(
