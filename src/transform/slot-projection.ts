@@ -23,6 +23,10 @@ interface Cut {
   scalars: Int32Array;
 }
 
+/** Value buffers a call that has answered left for the next (up to SPARE_MAX_ENTRIES entries each). */
+let spare: { ints: Int32Array; nums: Float64Array } | null = null;
+const SPARE_MAX_ENTRIES = 4 << 20;
+
 /** Cut shapes per projection, by original shape id (null: keep the original: budget spent). */
 const cuts = new WeakMap<Projection, Map<number, Cut | null>>();
 
@@ -105,8 +109,17 @@ export class SlotProjection {
     private readonly p: Projection,
   ) {
     this.ids = new Int32Array(t.ids.length);
-    this.ints = new Int32Array(t.ints.length);
-    this.nums = new Float64Array(t.nums.length);
+    // The last call's value buffers when free and large enough: memory outside the JS heap, whose
+    // growth starts the worker's collections, is not allocated anew per call.
+    const kept = spare !== null && spare.ints.length >= t.ints.length && spare.nums.length >= t.nums.length ? spare : null;
+    if (kept !== null) spare = null;
+    this.ints = kept?.ints ?? new Int32Array(t.ints.length);
+    this.nums = kept?.nums ?? new Float64Array(t.nums.length);
+  }
+
+  /** The call has answered: its value buffers are kept for the next call. */
+  release(): void {
+    if (this.ints.length <= SPARE_MAX_ENTRIES && this.nums.length <= SPARE_MAX_ENTRIES && (spare === null || spare.ints.length < this.ints.length)) spare = { ints: this.ints, nums: this.nums };
   }
 
   /**

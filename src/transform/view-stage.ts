@@ -141,9 +141,9 @@ const SCRATCH_KEEP_BYTES = 32 << 20;
  * script reads: a parsed one's JSON (record-projection.ts), a templated one's shape, values and
  * text (slot-projection.ts).
  */
-function joinedText(input: ViewInput, from: number, to: number, projection: Projection | null, templates: TemplateRecords | undefined): { text: string | Uint8Array; templates: TemplateRecords | undefined } {
+function joinedText(input: ViewInput, from: number, to: number, projection: Projection | null, templates: TemplateRecords | undefined): { text: string | Uint8Array; templates: TemplateRecords | undefined; slots: SlotProjection | null } {
   const b = input.bytes;
-  if (!b) return { text: input.texts.slice(from, to).join('\u001e'), templates };
+  if (!b) return { text: input.texts.slice(from, to).join('\u001e'), templates, slots: null };
   let size = 0;
   for (let i = from; i < to; i++) size += b.end[i]! - b.start[i]! + 1;
   const lend = scratchLent === null;
@@ -177,7 +177,7 @@ function joinedText(input: ViewInput, from: number, to: number, projection: Proj
     }
   const bytes = out.subarray(0, at);
   if (lend && out === scratch) scratchLent = bytes;
-  return { text: bytes, templates: slots === null ? templates : slots.templates() };
+  return { text: bytes, templates: slots === null ? templates : slots.templates(), slots };
 }
 
 /**
@@ -327,7 +327,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     let chars = 0;
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
-    const { text, templates } = joinedText(input, from, to, input.bytes ? projectionOf(v.scriptHash, v.script) : null, input.slots?.range(from, to));
+    const { text, templates, slots } = joinedText(input, from, to, input.bytes ? projectionOf(v.scriptHash, v.script) : null, input.slots?.range(from, to));
     let out: TransformOutcome;
     try {
       out = await run(
@@ -342,6 +342,7 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
       );
     } finally {
       if (text === scratchLent) scratchLent = null;
+      slots?.release();
     }
     if (out.status !== 'ok') {
       const recordIndex = out.recordIndex === null ? null : out.recordIndex + from;
