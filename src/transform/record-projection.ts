@@ -37,7 +37,13 @@ export function projectionOf(scriptHash: string, script: string): Projection | n
   let p = cache.get(scriptHash);
   if (p === undefined) {
     if (cache.size >= CACHE_MAX) cache.clear();
-    const tree = recordReads(script);
+    let tree: ReadTree | null;
+    try {
+      tree = recordReads(script);
+    } catch {
+      // Anything the analysis did not expect (a script nested past the stack, say): whole records.
+      tree = null;
+    }
     p = tree === null ? null : compile(tree);
     cache.set(scriptHash, p);
   }

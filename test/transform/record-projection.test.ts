@@ -106,6 +106,11 @@ describe('script reads: what a script reads of its record', () => {
     ];
     for (const script of whole) assert.equal(reads(script), null, script);
   });
+
+  it('never fails the batch: a script nested past the stack gets whole records', () => {
+    const deep = 'function transform(r) { return { a: ' + '['.repeat(100_000) + 'r.a' + ']'.repeat(100_000) + ' } }';
+    assert.equal(projectionOf('deep', deep), null);
+  });
 });
 
 describe('record projection: the bytes given to the script', () => {
