@@ -6,7 +6,7 @@ import { addShape, shapeOf, type ShapeNode, type TemplateRecords } from './recor
  * record's shape with only the keys read (an object or array only tested: empty), so the sandbox's
  * factory builds only those, and as the record's text only its kept strings, one after the other —
  * the factory reads nothing else of the text. A flat bench record's text goes from ~200 bytes to
- * the ~40 of the strings the bench view reads.
+ * the ~25 of the strings the bench view reads.
  *
  * A record's text here is its kept string slots' contents (a string with escapes: its quoted
  * text), with the offsets in `ints` pointing into it, and at least one byte (the sandbox reads a
