@@ -94,10 +94,14 @@ function space(s: Uint8Array, i: number): number {
 }
 
 function copy(s: Uint8Array, from: number, to: number): void {
-  if (to - from > 32) {
-    out.set(s.subarray(from, to), dst);
-    dst += to - from;
-  } else for (let k = from; k < to; k++) out[dst++] = s[k]!;
+  dst = copyBytes(s, from, to, out, dst);
+}
+
+/** Copies `src[from, to)` to `into` at `at` (short runs byte by byte: no subarray, no native call); where it ends. */
+export function copyBytes(src: Uint8Array, from: number, to: number, into: Uint8Array, at: number): number {
+  if (to - from > 32) into.set(src.subarray(from, to), at);
+  else for (let k = from; k < to; k++) into[at + k - from] = src[k]!;
+  return at + to - from;
 }
 
 /** Index after the string whose opening quote is at `i`. */

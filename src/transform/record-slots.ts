@@ -148,21 +148,24 @@ function describe(t: Template, v: SlotValues, body: Buffer, s: number, e: number
   const tree = walk(record, []);
   if (tree === undefined || used.indexOf(0) >= 0) return null;
   const desc = JSON.stringify({ k: kinds, t: tree });
-  if (desc.length > MAX_SHAPE_CHARS || desc.length > shapeBudget) return null;
+  if (!fits(desc)) return null;
   const strings: number[] = [];
   const scalars: number[] = [];
   for (let j = 0; j < n; j++) (t.kinds[j] === K_STRING ? strings : scalars).push(j);
-  const shape: RecordShape = { id: nextShapeId, desc, strings: Int32Array.from(strings), scalars: Int32Array.from(scalars), ints: 1 + 2 * strings.length, nums: scalars.length, seenBy: -1 };
+  const shape: RecordShape = { id: -1, desc, strings: Int32Array.from(strings), scalars: Int32Array.from(scalars), ints: 1 + 2 * strings.length, nums: scalars.length, seenBy: -1 };
   // A self-check: the record built back from its slot values must be the record.
   const ints = new Int32Array(shape.ints);
   const nums = new Float64Array(shape.nums);
   put(shape, v, s, e, ints, 0, nums, 0);
   if (JSON.stringify(buildRecord(desc, text, 0, ints, 0, nums, 0)) !== JSON.stringify(record)) return null;
-  nextShapeId++;
-  shapeBudget -= desc.length;
-  byId.set(shape.id, shape);
+  const id = addShape(desc, shape.ints, shape.nums);
+  if (id === null) return null;
+  shape.id = id;
   return shape;
 }
+
+/** True when a description of this size may still be given out. */
+const fits = (desc: string): boolean => desc.length <= MAX_SHAPE_CHARS && desc.length <= shapeBudget;
 
 /** Every shape given an id, by id (bounded with the descriptions: SHAPE_BUDGET_CHARS). */
 const byId = new Map<number, Pick<RecordShape, 'desc' | 'ints' | 'nums'>>();
@@ -173,11 +176,11 @@ export function shapeOf(id: number): Pick<RecordShape, 'desc' | 'ints' | 'nums'>
 }
 
 /**
- * A new shape for records built from another's values (slot-projection.ts: a shape cut down to what
- * a script reads), within the same budget; its id, or null when the budget is spent.
+ * Gives a shape its id within the budget (a described template's, or slot-projection.ts's shape cut
+ * down to what a script reads); null when the budget is spent.
  */
 export function addShape(desc: string, ints: number, nums: number): number | null {
-  if (desc.length > MAX_SHAPE_CHARS || desc.length > shapeBudget) return null;
+  if (!fits(desc)) return null;
   const id = nextShapeId++;
   shapeBudget -= desc.length;
   byId.set(id, { desc, ints, nums });

@@ -1,4 +1,4 @@
-import type { Projection } from './record-projection.js';
+import { copyBytes, type Projection } from './record-projection.js';
 import { addShape, shapeOf, type ShapeNode, type TemplateRecords } from './record-slots.js';
 
 /**
@@ -148,7 +148,7 @@ export class SlotProjection {
       this.ni += shape.ints;
       this.nf += shape.nums;
       const len = t.ints[o]!;
-      copy(body, start, start + len, out, at);
+      copyBytes(body, start, start + len, out, at);
       return at + len;
     }
     this.ids[k] = cut.id;
@@ -163,12 +163,12 @@ export class SlotProjection {
       const end = t.ints[s + 1]!;
       if (a >= 0) {
         ints[ni++] = w - at;
-        w = copy(body, start + a, start + end, out, w);
+        w = copyBytes(body, start + a, start + end, out, w);
         ints[ni++] = w - at;
       } else {
         // With escapes: its quoted text, which the sandbox parses (`~a − 1` is the opening quote).
         ints[ni++] = ~(w - at + 1);
-        w = copy(body, start + ~a - 1, start + end + 1, out, w);
+        w = copyBytes(body, start + ~a - 1, start + end + 1, out, w);
         ints[ni++] = w - at - 1;
       }
     }
@@ -183,11 +183,4 @@ export class SlotProjection {
   templates(): TemplateRecords {
     return { ids: this.ids, ints: this.ints.subarray(0, this.ni), nums: this.nums.subarray(0, this.nf), used: [...this.used.keys()], shapes: this.used };
   }
-}
-
-/** Copies `src[from, to)` to `out` at `at`; where it ends. */
-function copy(src: Uint8Array, from: number, to: number, out: Uint8Array, at: number): number {
-  if (to - from > 32) out.set(src.subarray(from, to), at);
-  else for (let k = from; k < to; k++) out[at + k - from] = src[k]!;
-  return at + to - from;
 }
