@@ -36,6 +36,8 @@ export interface Config {
   maxIngestMemoryBytes: number;
   /** An ingest body must arrive within this many ms of its request's start, else the connection is closed. */
   ingestBodyTimeoutMs: number;
+  /** How often open pages check whether their metrics have new data (SLUICE_PAGE_WATCH_MS; docs/pages.md, "Live refresh"). */
+  pageWatchMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -71,5 +73,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
+    pageWatchMs: int(env, 'SLUICE_PAGE_WATCH_MS', 15_000),
   };
 }

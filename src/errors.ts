@@ -23,6 +23,7 @@ export const errorCatalogue = {
   owner_required: { status: 403, message: 'Only team Owners may change this' },
   team_restricted: { status: 403, message: 'The team is restricted: the API is read-only apart from billing fields' },
   team_not_active: { status: 403, message: 'The team is not active, so ingest is stopped' },
+  csrf_failed: { status: 403, message: 'A write authenticated by the session cookie must carry the X-Sluice-CSRF header of a Sluice page' },
   team_scheduled_for_deletion: { status: 403, message: 'The team is scheduled for deletion; an Owner can restore it with POST /v1/teams/:team_id {"deleted_at": null}' },
   // ── Accounts ──────────────────────────────────────────────────────────────
   managed_by_service: { status: 403, message: 'This field is managed by the service and cannot be set by team members' },
@@ -42,6 +43,9 @@ export const errorCatalogue = {
   spool_full_wal_unavailable: { status: 503, message: 'Ingest is paused: the spool is unavailable' },
   // ── Views ─────────────────────────────────────────────────────────────────
   view_script_invalid: { status: 400, message: 'The transform script does not compile; error.details gives the message, line and column' },
+  // ── Pages ───────────────────────────────────────────────────────────────────
+  page_limit_reached: { status: 400, message: 'The page holds the maximum number of components; delete one before adding another' },
+  sign_in_required: { status: 401, message: 'This page is private: sign in with an account of its team' },
   // ── Server ────────────────────────────────────────────────────────────────
   server_error: { status: 500, message: 'Something went wrong on the server' },
   service_unavailable: { status: 503, message: 'The server is shutting down or not ready' },

@@ -33,6 +33,10 @@ export const idPrefix = {
   metric: 'met_',
   metricSeries: 'mse_',
   lateDataFile: 'ldf_',
+  // Pages have no prefix in the spec (ours, docs/pages.md); components and domains have theirs.
+  page: 'pg_',
+  component: 'comp_',
+  domain: 'dom_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -56,6 +60,9 @@ const ID_NAMES: Record<IdKind, string> = {
   metric: 'metric',
   metricSeries: 'metric series',
   lateDataFile: 'late data file',
+  page: 'page',
+  component: 'component',
+  domain: 'domain',
 };
 
 const ID_BODY = 20;

@@ -45,6 +45,11 @@ import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api
 import type { RouteMatch } from './api/http/router.js';
 import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
+import { sendWeb } from './api/http/web-reply.js';
+import type { SseStream } from './api/http/route.js';
+import { PagesRepo } from './catalog/pages.js';
+import { PageEvents } from './web/page-events.js';
+import { WebAssets } from './web/assets.js';
 
 export interface SluiceOptions {
   config: Config;
@@ -97,7 +102,11 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    pages: new PagesRepo(store, clock),
+    pageEvents: null as unknown as PageEvents,
+    webAssets: WebAssets.fromBuild(),
   };
+  services.pageEvents = new PageEvents({ pages: services.pages, metrics: services.metrics, rollups: () => services.rollups, intervalMs: config.pageWatchMs, log });
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
@@ -117,6 +126,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   let inFlight = 0;
   let stopping = false;
   let idle: (() => void) | null = null;
+  /** Open Server-Sent Events streams of web routes: ended when the server stops. */
+  const streams = new Set<SseStream>();
   const finished = () => {
     inFlight--;
     if (inFlight === 0 && idle) idle();
@@ -144,7 +155,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     const started = performance.now();
     const fallbackEndpoint = `${head.method} ${head.path}`;
     const respond = (r: DispatchResult, endpoint: string, close = false) => {
-      sendJson(res, state, r.status, r.envelope, r.headers, close);
+      if (r.web && !close) sendWeb(res, state, r.status, r.headers, r.web, head.headers, streams);
+      else sendJson(res, state, r.status, r.envelope, r.headers, close);
       log.info({ method: head.method, route: endpoint, status: r.status, duration_ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
       finished();
     };
@@ -227,6 +239,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       if (stopping) return;
       stopping = true;
       us_listen_socket_close(listenSocket);
+      for (const stream of [...streams]) stream.close();
+      services.pageEvents.stop();
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
       }

@@ -21,6 +21,9 @@ import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
+import type { PagesRepo } from './catalog/pages.js';
+import type { PageEvents } from './web/page-events.js';
+import type { WebAssets } from './web/assets.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -61,4 +64,10 @@ export interface Services {
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
   lateRefold: LateRefolder | null;
+  /** Pages (dashboards) and their components (src/catalog/pages.ts). */
+  pages: PagesRepo;
+  /** Live refresh of open pages (src/web/page-events.ts). */
+  pageEvents: PageEvents;
+  /** The browser code built by esbuild (dist/web), served under /assets (src/web/assets.ts). */
+  webAssets: WebAssets;
 }

@@ -17,6 +17,9 @@ import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
 import { viewRoutes } from './views/routes.js';
 import { metricRoutes } from './metrics/routes.js';
 import { lateDataRoutes } from './late-data/routes.js';
+import { pageRoutes } from './pages/routes.js';
+import { componentRoutes } from './components/routes.js';
+import { webRoutes } from '../web/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -28,6 +31,9 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...unprocessableRoutes(s));
   table.push(...viewRoutes(s));
   table.push(...metricRoutes(s), ...lateDataRoutes(s));
+  table.push(...pageRoutes(s), ...componentRoutes(s));
+  // Web routes (HTML, assets, SSE) outside /v1; not in the OpenAPI document.
+  table.push(...webRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

@@ -1,15 +1,23 @@
 import { ApiError } from '../errors.js';
 import { SESSION_PREFIX, type AccountsRepo } from '../accounts/repo.js';
 import type { Principal } from '../api/http/route.js';
+import { sessionFromCookie } from './session-cookie.js';
 
 /**
  * Resolve `Authorization: Bearer <secret>` to a Principal (docs/architecture.md, "Fixed contracts",
  * Auth). A session acts in the team named by `X-Team-Id` (default: the user's first team not
- * scheduled for deletion); a team it is not a member of is 403.
+ * scheduled for deletion); a team it is not a member of is 403. Without the header, the browser's
+ * session cookie is read instead (`viaCookie`).
  */
 export function authenticate(accounts: AccountsRepo, headers: Record<string, string>): Principal {
   const header = headers['authorization'];
-  if (!header) throw new ApiError('auth_missing_credentials');
+  if (!header) {
+    // A browser signed in on a Sluice page sends its session as a cookie (session-cookie.ts); the
+    // Authorization header wins when both are sent. Dispatch holds such writes to the CSRF check.
+    const cookie = sessionFromCookie(headers);
+    if (cookie?.startsWith(SESSION_PREFIX)) return { ...sessionPrincipal(accounts, cookie, headers['x-team-id']), viaCookie: true };
+    throw new ApiError('auth_missing_credentials');
+  }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) throw new ApiError('auth_missing_credentials', 'The Authorization header must be "Bearer <secret>"');
   const secret = match[1]!;

@@ -50,6 +50,7 @@ export async function destroySource(s: Services, source: SourceRecord): Promise<
 export async function destroyProject(s: Services, project: ProjectRecord): Promise<void> {
   if (!project.deleted_at) await s.projects.update(project.team_id, project.id, () => ({ deleted_at: iso(s.clock.now()) }));
   for (const source of s.sources.list(project.id)) await destroySource(s, source);
+  await s.pages.destroyProjectPages(project.id);
   await s.activity.forget(project.id);
   await s.projects.destroy(project.team_id, project.id);
 }

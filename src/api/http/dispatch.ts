@@ -5,7 +5,9 @@ import type { Logger } from '../../log.js';
 import type { Envelope } from './envelope.js';
 import { errorEnvelope, successEnvelope } from './envelope.js';
 import type { RouteMatch } from './router.js';
-import type { Method, Principal, RequestContext } from './route.js';
+import type { Method, Principal, RequestContext, WebBody } from './route.js';
+import { checkCsrf } from './csrf.js';
+import { errorPage } from './html.js';
 import { assertValid } from './validation.js';
 
 /** What the transport gathered for one control-plane request. */
@@ -21,6 +23,8 @@ export interface DispatchResult {
   status: number;
   envelope: Envelope;
   headers: Record<string, string>;
+  /** A web route's body (HTML, bytes, an SSE stream): sent instead of the envelope. */
+  web?: WebBody;
 }
 
 /** What dispatch needs to know about the caller's team before any handler runs. */
@@ -45,8 +49,13 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
   const def = route.def;
   try {
     let principal: Principal | undefined;
-    if (def.auth !== 'none') {
+    if (def.auth === 'optional') {
+      principal = optionalPrincipal(deps, raw.headers);
+      if (principal) checkCsrf(principal, def.method, raw.headers);
+    } else if (def.auth !== 'none') {
       principal = deps.authenticate(raw.headers);
+      // A browser's cookie is sent by cross-site forms too: its writes must prove they come from our page.
+      checkCsrf(principal, def.method, raw.headers);
       if (!principal.teamId && !def.allowNoTeam) {
         throw new ApiError('forbidden', 'The user is not a member of any team; create one with POST /v1/teams');
       }
@@ -93,13 +102,18 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
     };
     const reply = await def.handler(ctx);
     const status = reply.status ?? 200;
-    return {
+    const result: DispatchResult = {
       status,
       envelope: successEnvelope(route.endpoint, status, reply.data, reply.pagination ?? null, reply.message),
       headers: reply.headers ?? {},
     };
+    if (reply.web) result.web = reply.web;
+    return result;
   } catch (err) {
-    return failure(deps.log, raw.method, route.endpoint, err);
+    const result = failure(deps.log, raw.method, route.endpoint, err);
+    // A page route fails as a page a person reads; a data route as the envelope its script reads.
+    if (def.web === 'page') result.web = { kind: 'bytes', body: errorPage(result.envelope), contentType: 'text/html; charset=utf-8' };
+    return result;
   }
 }
 
@@ -118,6 +132,23 @@ export function failure(log: Logger, method: string, endpoint: string, err: unkn
     log.error({ err: apiErr === err ? apiErr : err, method, route: endpoint, status: apiErr.status, code: apiErr.code }, `${endpoint} answered ${apiErr.status} ${apiErr.code}`);
   }
   return { status: apiErr.status, envelope: errorEnvelope(endpoint, apiErr), headers: apiErr.headers };
+}
+
+/**
+ * The caller of an `auth: 'optional'` route: valid credentials (header or session cookie) give a
+ * principal; none, or ones that are not valid (an expired cookie), give none, and the handler
+ * decides (a private page answers its sign-in form). A team that is frozen counts as none.
+ */
+function optionalPrincipal(deps: DispatchDeps, headers: Record<string, string>): Principal | undefined {
+  try {
+    const principal = deps.authenticate(headers);
+    const team = principal.teamId ? deps.team(principal.teamId) : undefined;
+    if (!team || team.deleted_at) return undefined;
+    return principal;
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) return undefined;
+    throw err;
+  }
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {

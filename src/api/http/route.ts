@@ -16,6 +16,8 @@ export interface Principal {
   scopes: Scopes;
   /** Session of a team Owner. */
   isOwner: boolean;
+  /** Authenticated by the browser's session cookie (src/web/http/session-cookie.ts): writes need the CSRF header. */
+  viaCookie?: boolean;
 }
 
 /** A JSON Schema object (ajv compiles it at start-up). */
@@ -30,9 +32,28 @@ export interface RequestContext<B = unknown, Q = Record<string, unknown>, P = Re
   body: B;
   /** Lowercased request headers. */
   headers: Record<string, string>;
-  /** Set on every route whose `auth` is not `none`. */
+  /** Set on every route whose `auth` is `required` (the default); on `optional` routes when credentials were valid. */
   principal: Principal;
 }
+
+/** A Server-Sent Events stream opened by a web reply (`WebBody` `sse`). */
+export interface SseStream {
+  /** Send one event; false once the client has gone. */
+  send(event: string, data: string): boolean;
+  /** A comment line (keeps proxies from closing an idle stream). */
+  comment(text: string): boolean;
+  close(): void;
+  /** Called once when the stream ends, whoever ends it (client, server stop, `close`). */
+  onClose(fn: () => void): void;
+}
+
+/**
+ * A reply that is not the JSON envelope (web routes only): bytes with their content type (HTML, an
+ * asset, a 304 with no body), or an SSE stream the handler feeds.
+ */
+export type WebBody =
+  | { kind: 'bytes'; body: Buffer | string; contentType: string; /** Already compressed (a precompressed asset): sent as is. */ encoded?: boolean }
+  | { kind: 'sse'; open(stream: SseStream): void };
 
 export interface Reply {
   status?: number;
@@ -40,6 +61,8 @@ export interface Reply {
   pagination?: Pagination | null;
   message?: string;
   headers?: Record<string, string>;
+  /** Web routes: the body to send instead of the envelope (`data` is then ignored). */
+  web?: WebBody;
 }
 
 /**
@@ -50,7 +73,13 @@ export interface RouteDef<B = any, Q = any, P = any> {
   method: Method;
   path: string;
   scope: ScopeRequirement | 'authenticated';
-  auth?: 'required' | 'none';
+  /** `optional`: the handler runs with or without valid credentials (`principal` unset without). */
+  auth?: 'required' | 'none' | 'optional';
+  /**
+   * A web route (src/web): `page` answers HTML and its failures as an HTML page; `data` answers
+   * JSON for the browser code. Both are left out of the OpenAPI document, which covers `/v1`.
+   */
+  web?: 'page' | 'data';
   /** Callable by a session whose user belongs to no team (creating a team, reading oneself). */
   allowNoTeam?: boolean;
   /** Allowed while the team is `restricted` (read-only) even though the method writes. */

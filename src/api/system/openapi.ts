@@ -44,7 +44,9 @@ const envelope = {
  */
 export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  // Web routes (pages, assets, the browser's data) answer HTML and bytes, not the documented /v1 API.
   for (const r of routes) {
+    if (r.web) continue;
     const path = r.path.replace(/:([a-z_]+)/g, '{$1}');
     const parameters: unknown[] = [];
     const p = r.schema?.params as { properties?: Record<string, JsonSchema> } | undefined;

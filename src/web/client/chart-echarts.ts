@@ -1,0 +1,94 @@
+import * as echarts from 'echarts/core';
+import { PieChart, RadarChart, GaugeChart, HeatmapChart } from 'echarts/charts';
+import { CalendarComponent, TooltipComponent, VisualMapComponent, RadarComponent } from 'echarts/components';
+import { CanvasRenderer } from 'echarts/renderers';
+import { cssColor, lastValue, NAMED, ruleColor, seriesColor } from './colors.js';
+import { formatValue } from './format.js';
+import type { CardSeries, DrawInput, Drawn } from './types.js';
+
+// Only the modules these four charts need: this chunk is loaded only for a page that has one.
+echarts.use([PieChart, RadarChart, GaugeChart, HeatmapChart, CalendarComponent, TooltipComponent, VisualMapComponent, RadarComponent, CanvasRenderer]);
+
+/** Values that add up over buckets are summed over the window; others (averages, percentiles, last, distinct counts) take the latest. */
+const ADDITIVE = new Set(['count', 'sum']);
+
+/** One number per series for the radial charts (docs/pages.md, "Charts"). */
+export function reduce(value: string, s: CardSeries): number | null {
+  if (!ADDITIVE.has(value)) return lastValue(s.values);
+  let sum = 0;
+  let any = false;
+  for (const v of s.values) if (v !== null) {
+    sum += v;
+    any = true;
+  }
+  return any ? sum : null;
+}
+
+/** pie, radar, gauge and calendar with Apache ECharts. */
+export function drawEcharts(input: DrawInput): Drawn {
+  const { el, card, data, hidden } = input;
+  const m = card.metric;
+  const shown = data.series.filter((s) => !hidden.has(s.hash));
+  const holder = document.createElement('div');
+  holder.style.width = `${input.width}px`;
+  holder.style.height = `${input.height}px`;
+  el.append(holder);
+  const chart = echarts.init(holder, input.dark ? 'dark' : undefined, { renderer: 'canvas', width: input.width, height: input.height });
+  const fmt = (v: unknown) => formatValue(typeof v === 'number' ? v : null, m);
+  const colorOf = (s: CardSeries) => seriesColor(m, data.series.indexOf(s), data.series.length, s.color, lastValue(s.values));
+  const bg = 'transparent';
+  let option: echarts.EChartsCoreOption;
+  if (m.ui_chart_type === 'pie') {
+    option = {
+      backgroundColor: bg,
+      animation: false,
+      tooltip: { trigger: 'item', valueFormatter: fmt },
+      series: [{ type: 'pie', radius: ['35%', '70%'], data: shown.map((s) => ({ name: s.label, value: reduce(data.value, s) ?? 0, itemStyle: { color: colorOf(s) } })), label: { formatter: '{b}' } }],
+    };
+  } else if (m.ui_chart_type === 'radar') {
+    const values = shown.map((s) => reduce(data.value, s) ?? 0);
+    const max = m.ui_chart_y_max ?? Math.max(1, ...values) * 1.1;
+    option = {
+      backgroundColor: bg,
+      animation: false,
+      tooltip: { valueFormatter: fmt },
+      radar: { indicator: shown.map((s) => ({ name: s.label, max, min: m.ui_chart_y_min ?? 0 })) },
+      series: [{ type: 'radar', data: [{ name: m.name, value: values, areaStyle: { opacity: 0.2 } }], itemStyle: { color: cssColor(m.ui_chart_color_base, NAMED.blue!) } }],
+    };
+  } else if (m.ui_chart_type === 'gauge') {
+    const s = shown[0];
+    const v = s ? lastValue(s.values) : null;
+    const max = m.ui_chart_y_max ?? Math.max(1, (v ?? 0) * 1.5);
+    const color = (m.ui_chart_color_mode === 'by_value' ? ruleColor(m, v) : null) ?? (s ? colorOf(s) : NAMED.blue!);
+    option = {
+      backgroundColor: bg,
+      animation: false,
+      series: [{ type: 'gauge', min: m.ui_chart_y_min ?? 0, max, progress: { show: true, itemStyle: { color } }, detail: { formatter: () => fmt(v), fontSize: 18 }, data: [{ value: v ?? 0, name: s?.label ?? '' }] }],
+    };
+  } else {
+    // calendar: one cell per day, the shown series added up per bucket.
+    const days = new Map<string, number>();
+    data.times.forEach((t, i) => {
+      let sum: number | null = null;
+      for (const s of shown) if (s.values[i] !== null && s.values[i] !== undefined) sum = (sum ?? 0) + s.values[i]!;
+      if (sum === null) return;
+      const day = new Intl.DateTimeFormat('en-CA', { timeZone: input.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(t);
+      days.set(day, (days.get(day) ?? 0) + sum);
+    });
+    const entries = [...days.entries()];
+    const max = Math.max(1, ...entries.map(([, v]) => v));
+    const first = entries[0]?.[0] ?? new Date(data.times[0] ?? Date.now()).toISOString().slice(0, 10);
+    const last = entries[entries.length - 1]?.[0] ?? first;
+    const base = cssColor(m.ui_chart_color_base, NAMED.green!);
+    option = {
+      backgroundColor: bg,
+      animation: false,
+      tooltip: { valueFormatter: fmt },
+      visualMap: { show: false, min: 0, max, inRange: { color: ['#e5e7eb', base] } },
+      calendar: { range: [first, last], cellSize: ['auto', 14], left: 30, right: 10, top: 20, dayLabel: { firstDay: 1 } },
+      series: [{ type: 'heatmap', coordinateSystem: 'calendar', data: entries }],
+    };
+  }
+  chart.setOption(option);
+  return { destroy: () => { chart.dispose(); holder.remove(); } };
+}

@@ -1,0 +1,90 @@
+import uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+import { seriesColor, lastValue } from './colors.js';
+import { formatTime, formatValue } from './format.js';
+import type { DrawInput, Drawn } from './types.js';
+
+/**
+ * line, area, bar and scatter with uPlot (docs/pages.md, "Charts"): the metric's curve, y bounds,
+ * colors, unit and compact values; trends as dashed lines and the forecast as a dashed step past
+ * the last bucket when the metric asks for them. One x per bucket: never more points than pixels.
+ */
+export function drawUplot(input: DrawInput): Drawn {
+  const { card, data, el, hidden } = input;
+  const m = card.metric;
+  const type = m.ui_chart_type;
+  const n = data.series.length;
+  const xs: number[] = data.times.map((t) => t / 1000);
+  const ys: Array<Array<number | null>> = [];
+  const series: uPlot.Series[] = [{ label: 'time', value: (_u, v) => (v === null ? '' : formatTime(v * 1000, data.interval, input.timeZone)) }];
+  const forecasts: Array<{ from: number | null; at: number; value: number; color: string; show: boolean }> = [];
+
+  const paths = type === 'bar'
+    ? uPlot.paths.bars!({ size: [0.7, 64], gap: 1 })
+    : m.ui_chart_curve === 'step' ? uPlot.paths.stepped!({ align: 1 })
+    : m.ui_chart_curve === 'smooth' ? uPlot.paths.spline!()
+    : uPlot.paths.linear!();
+
+  data.series.forEach((s, i) => {
+    const color = seriesColor(m, i, n, s.color, lastValue(s.values));
+    const show = !hidden.has(s.hash);
+    ys.push(s.values);
+    series.push({
+      label: s.label,
+      stroke: color,
+      width: type === 'scatter' ? 0 : 1.5,
+      fill: type === 'area' ? `${color}33` : type === 'bar' ? `${color}cc` : undefined,
+      paths: type === 'scatter' ? () => null : paths,
+      points: type === 'scatter' ? { show: true, size: 5, fill: color, stroke: color } : { show: false },
+      spanGaps: false,
+      show,
+      value: (_u, v) => formatValue(v, m),
+    });
+    if (m.ui_chart_show_trends && s.trend) {
+      ys.push(s.trend);
+      series.push({ label: `${s.label} (trend)`, stroke: color, width: 1, dash: [4, 4], points: { show: false }, show, value: (_u, v) => formatValue(v, m) });
+    }
+    if (m.ui_chart_show_forecast && s.forecast) {
+      const at = Date.parse(s.forecast.at) / 1000;
+      if (at > (xs[xs.length - 1] ?? 0)) forecasts.push({ from: lastValue(s.values), at, value: s.forecast.value, color, show });
+    }
+  });
+
+  // A forecast is a dashed segment from the last bucket to the forecast time: one more x, nulls elsewhere.
+  if (forecasts.length > 0) {
+    const at = Math.max(...forecasts.map((f) => f.at));
+    xs.push(at);
+    for (const y of ys) y.push(null);
+    for (const f of forecasts) {
+      const line: Array<number | null> = xs.map(() => null);
+      line[xs.length - 2] = f.from;
+      line[xs.length - 1] = f.value;
+      ys.push(line);
+      series.push({ label: 'forecast', stroke: f.color, width: 1.5, dash: [2, 4], points: { show: true, size: 4 }, show: f.show, spanGaps: true, value: (_u, v) => formatValue(v, m) });
+    }
+  }
+
+  const axisColor = input.dark ? '#9ca3af' : '#4b5563';
+  const gridColor = input.dark ? '#374151' : '#e5e7eb';
+  const yRange: uPlot.Scale.Range = (_u, min, max) => {
+    const lo = m.ui_chart_y_min ?? (type === 'bar' || type === 'area' ? Math.min(0, min) : min);
+    let hi = m.ui_chart_y_max ?? max;
+    if (!(hi > lo)) hi = lo + 1;
+    return [lo, hi];
+  };
+  const opts: uPlot.Options = {
+    width: input.width,
+    height: input.height,
+    tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), input.timeZone),
+    legend: { show: false },
+    cursor: { drag: { x: false, y: false } },
+    scales: { x: { time: true }, y: { range: yRange } },
+    axes: [
+      { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
+      { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 60, values: (_u, vals) => vals.map((v) => formatValue(v, { ...m, ui_value_unit: null })) },
+    ],
+    series,
+  };
+  const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, el);
+  return { destroy: () => plot.destroy() };
+}

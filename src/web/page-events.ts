@@ -1,0 +1,98 @@
+import type { PagesRepo } from '../catalog/pages.js';
+import type { MetricCatalog } from '../rollup/metric-catalog.js';
+import type { RollupReader } from '../rollup/rollup-types.js';
+import type { Logger } from '../log.js';
+
+/** `data`: the page's numbers may have changed (redraw the cards); `page`: its layout or settings did (reload). */
+export type PageEvent = 'data' | 'page';
+
+export interface PageEventsDeps {
+  pages: PagesRepo;
+  metrics: MetricCatalog;
+  rollups(): RollupReader | null;
+  /** How often watched pages compare their metrics' `complete_through` (config.pageWatchMs). */
+  intervalMs: number;
+  log: Logger;
+}
+
+/**
+ * Live refresh of open pages (docs/pages.md, "Live refresh"). Viewers subscribe by page; changes
+ * made through the API publish at once, and while anyone watches, one timer checks every watched
+ * page's metrics for newly final data (their `complete_through` moved) and publishes `data` — one
+ * small event per change, not one per viewer poll.
+ */
+export class PageEvents {
+  private readonly subscribers = new Map<string, Set<(e: PageEvent) => void>>();
+  private readonly seen = new Map<string, string>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly deps: PageEventsDeps) {}
+
+  /** Hear a page's events; returns the unsubscribe function. */
+  subscribe(pageId: string, listener: (e: PageEvent) => void): () => void {
+    let set = this.subscribers.get(pageId);
+    if (!set) {
+      set = new Set();
+      this.subscribers.set(pageId, set);
+      this.seen.set(pageId, this.version(pageId));
+    }
+    set.add(listener);
+    this.timer ??= setInterval(() => this.poll(), this.deps.intervalMs);
+    this.timer.unref();
+    return () => {
+      set.delete(listener);
+      if (set.size > 0) return;
+      this.subscribers.delete(pageId);
+      this.seen.delete(pageId);
+      if (this.subscribers.size === 0 && this.timer) {
+        clearInterval(this.timer);
+        this.timer = null;
+      }
+    };
+  }
+
+  publish(pageId: string, event: PageEvent): void {
+    for (const listener of this.subscribers.get(pageId) ?? []) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.deps.log.error({ err, page_id: pageId }, 'a page event listener failed');
+      }
+    }
+  }
+
+  /** Number of open subscriptions (tests, metrics). */
+  get size(): number {
+    let n = 0;
+    for (const set of this.subscribers.values()) n += set.size;
+    return n;
+  }
+
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.subscribers.clear();
+    this.seen.clear();
+  }
+
+  /** Check every watched page now (the timer's work; tests call it to skip the wait). */
+  poll(): void {
+    for (const pageId of [...this.subscribers.keys()]) {
+      const v = this.version(pageId);
+      if (v === this.seen.get(pageId)) continue;
+      this.seen.set(pageId, v);
+      this.publish(pageId, 'data');
+    }
+  }
+
+  /** What a page's cards depend on: each metric's final-data watermark and definition. */
+  private version(pageId: string): string {
+    const page = this.deps.pages.byId(pageId);
+    if (!page) return 'gone';
+    const reader = this.deps.rollups();
+    return this.deps.pages.componentsOf(pageId).map((c) => {
+      const m = this.deps.metrics.get(page.project_id, c.metric_id);
+      return `${c.metric_id}:${m?.updated_at ?? '-'}:${reader?.completeThrough(c.metric_id) ?? '-'}`;
+    }).join('|');
+  }
+}
