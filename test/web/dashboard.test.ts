@@ -136,7 +136,8 @@ describe('dashboard pages (server side)', () => {
     assert.deepEqual(custom.cards[0].data.series[0].values.slice(0, 2), [2, 2], 'two records a minute');
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 1200), 'hour');
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 100), 'day');
-    assert.equal(intervalForWidth(0, 86_400_000, 1440), 'minute');
+    assert.equal(intervalForWidth(0, 86_400_000, 1441), 'minute', 'a day of minutes is 1440 buckets, and one more when it does not start on one');
+    assert.equal(intervalForWidth(0, 86_400_000, 1400), 'hour');
   });
 
   test('a private page: sign-in form without a session, the page with one, 404 to another team', async () => {
