@@ -1,0 +1,226 @@
+/**
+ * The dashboard in a real browser (docs/pages.md): headless Chromium (Debian's `chromium`, driven by
+ * playwright-core) loads a page of several chart types after real ingest, and what each card drew —
+ * read back from its `data-series` attribute — equals the aggregation API; switching the range
+ * redraws from the server; a label carrying `<script>` is drawn as text; a private page refuses
+ * without a session and opens after signing in through its form. Screenshots go to test/artifacts/.
+ * Skipped, loudly, only when no browser can be had.
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { TestServer } from '../helpers/server.js';
+import { ok } from '../catalog/helpers.js';
+import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
+
+const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../../../test/artifacts/', import.meta.url));
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const EVIL = '<script>window.__pwned=1</script>';
+
+const noBrowser = existsSync(CHROMIUM) ? false : `NO BROWSER: ${CHROMIUM} is missing (apt-get install -y chromium); the browser tests of the dashboard did not run`;
+if (noBrowser) console.warn(`\n${'!'.repeat(100)}\n!!! ${noBrowser}\n${'!'.repeat(100)}\n`);
+
+interface DrawnCard {
+  id: string;
+  type: string;
+  state: string;
+  interval: string;
+  startAt: string;
+  endAt: string;
+  series: Array<{ hash: string; label: string; hidden: boolean; points: Array<[number, number | null]> }>;
+}
+
+async function drawnCards(page: Page): Promise<DrawnCard[]> {
+  return page.$$eval('section.card', (els) => els.map((el) => {
+    const d = (el as any).dataset;
+    return { id: d.componentId!, type: d.chartType!, state: d.state!, interval: d.interval ?? '', startAt: d.startAt ?? '', endAt: d.endAt ?? '', series: d.series ? JSON.parse(d.series) : [] };
+  }));
+}
+
+describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
+  let srv: TestServer;
+  let browser: Browser;
+  let metricsPath: string;
+  const metrics: Record<string, any> = {};
+  let pagesPath: string;
+  let projectId: string;
+
+  before(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    srv = await TestServer.start();
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+    const fx = await createIngestKey(srv, 'browser');
+    projectId = fx.projectId;
+    const q = `key=${fx.secret}&collection=requests`;
+    // Three paths (one of them a script), one record each a minute over the last three hours.
+    const now = Date.now();
+    const start = now - 3 * 3_600_000;
+    const paths = ['/a', '/b', EVIL];
+    const records = Array.from({ length: 180 * 3 }, (_, i) => ({ path: paths[i % 3], duration: 10 + (i % 50), ok: i % 17 === 0 ? 0 : 1, timestamp: new Date(start + Math.floor(i / 3) * 60_000 + (i % 3) * 1000).toISOString() }));
+    assert.equal((await ingest(srv.url, q, ndjson(records.slice(0, 1)), { 'content-type': 'application/x-ndjson' })).status, 202);
+    assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
+    const [collection] = ok(await srv.get(`/v1/projects/${projectId}/collections`));
+    const view = ok(await srv.post(`/v1/projects/${projectId}/views`, {
+      name: 'Requests',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: 'function transform(r) { return { path: r.path, duration: r.duration, ok: r.ok }; }',
+      output_schema: [{ name: 'path', type: 'string' }, { name: 'duration', type: 'number' }, { name: 'ok', type: 'number' }],
+    }), 201);
+    metricsPath = `/v1/projects/${projectId}/metrics`;
+    const make = async (key: string, body: Record<string, unknown>) => (metrics[key] = ok(await srv.post(metricsPath, { view_id: view.id, ...body }), 201));
+    await make('line', { name: 'Requests by path', group_by: ['path'], ui_chart_type: 'line', ui_chart_show_trends: true });
+    await make('area', { name: 'Latency', value_field: 'duration', ui_chart_value: 'average', ui_chart_type: 'area', ui_chart_curve: 'smooth', ui_value_unit: 'ms', ui_chart_y_min: 0 });
+    await make('bar', { name: 'Requests', ui_chart_type: 'bar', ui_chart_color_mode: 'by_intensity', ui_chart_color_base: 'teal' });
+    await make('pie', { name: 'Share by path', group_by: ['path'], ui_chart_type: 'pie' });
+    await make('stat', { name: 'Total', ui_chart_type: 'stat', ui_chart_compact_values: true });
+    await make('uptime', { name: 'Uptime', value_field: 'ok', ui_chart_value: 'average', ui_chart_type: 'uptime' });
+    for (let i = 1; i < records.length; i += 100) {
+      assert.equal((await ingest(srv.url, q, ndjson(records.slice(i, i + 100)), { 'content-type': 'application/x-ndjson' })).status, 202);
+    }
+    assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
+    // Wait until every record is counted (bounded).
+    const total = `${metricsPath}/${metrics.bar.id}/aggregation?coverage_mode=observed&time_range=last_6_hours&interval=hour`;
+    for (let attempt = 0; attempt < 150; attempt++) {
+      const a = ok(await srv.get(total));
+      const n = Object.values(a.series[0].records as Record<string, number[]>).reduce((s, r) => s + (r[0] ?? 0), 0);
+      if (n === records.length) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    pagesPath = `/v1/projects/${projectId}/pages`;
+  });
+  after(async () => {
+    await browser?.close();
+    await srv?.stop();
+  });
+
+  test('a public page draws every card from the aggregation service; the range switch redraws; <script> labels are text', async () => {
+    const page = ok(await srv.post(pagesPath, { name: `Ops ${EVIL}`, slug: 'ops', visibility: 'public', time_range: 'last_6_hours', description: `All of it ${EVIL}` }), 201);
+    const order = ['line', 'area', 'bar', 'pie', 'stat', 'uptime'];
+    for (const [i, key] of order.entries()) ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics[key].id, ui_card_size: i === 0 ? '1/1' : '1/2' }), 201);
+
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const tab = await ctx.newPage();
+    const requested: string[] = [];
+    tab.on('request', (r) => requested.push(new URL(r.url()).pathname));
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(String(e)));
+    const t0 = Date.now();
+    const res = await tab.goto(`${srv.url}/p/ops`);
+    assert.equal(res?.status(), 200);
+    await tab.waitForSelector('body[data-state="ready"]', { timeout: 15_000 });
+    const firstPaintMs = Date.now() - t0;
+    console.log(`browser: first paint with every card drawn in ${firstPaintMs} ms`);
+    await tab.screenshot({ path: `${ARTIFACTS}page-last_6_hours.png`, fullPage: true });
+    assert.deepEqual(errors, []);
+    assert.equal(await tab.evaluate(() => (globalThis as any).__pwned), undefined, 'no injected script ran');
+    assert.ok(requested.every((p) => p.startsWith('/p/ops') || p.startsWith('/assets/')), `only Sluice was asked: ${requested.join(', ')}`);
+    assert.ok(requested.some((p) => p.startsWith('/assets/chart-echarts-')), 'the pie card loaded ECharts');
+
+    const cards = await drawnCards(tab);
+    assert.deepEqual(cards.map((c) => c.type), order.map((k) => metrics[k].ui_chart_type));
+    for (const [i, card] of cards.entries()) {
+      assert.equal(card.state, 'drawn', `${card.type} drew`);
+      const metric = metrics[order[i]!];
+      // The same window and interval asked of the API give exactly the points drawn.
+      const api = ok(await srv.get(`${metricsPath}/${metric.id}/aggregation?start_at=${card.startAt}&end_at=${card.endAt}&interval=${card.interval}`));
+      assert.equal(card.series.length, api.series.length, `${card.type}: series`);
+      for (const s of api.series) {
+        const drawn = card.series.find((d) => d.hash === s.details.hash);
+        assert.ok(drawn, `${card.type}: series ${s.details.label} drawn`);
+        assert.equal(drawn.label, s.details.label);
+        const expected = Object.entries(s.records as Record<string, Array<number | null>>).map(([k, v]) => [Date.parse(k), v[0]]);
+        assert.deepEqual(drawn.points, expected, `${card.type} ${s.details.label}: points`);
+      }
+      const chartWidth = await tab.$eval(`#card-${card.id} .chart`, (el: any) => el.clientWidth);
+      assert.ok(card.series[0]!.points.length <= chartWidth, `${card.type}: ${card.series[0]!.points.length} points in ${chartWidth} px`);
+    }
+    const lineCard = cards[0]!;
+    assert.ok(lineCard.series.some((s) => s.label === EVIL), 'the <script> path is a series');
+    const legendTexts = await tab.$$eval(`#card-${lineCard.id} .legend-item`, (els) => els.map((e) => e.textContent));
+    assert.ok(legendTexts.includes(EVIL), 'drawn as text in the legend');
+    assert.equal(await tab.$$eval('script', (els) => els.length), 2, 'no script element came from a label');
+    assert.equal(lineCard.interval, 'minute', 'six hours in minutes fit the card width');
+
+    // Hide a series: kept in the URL.
+    await tab.click(`#card-${lineCard.id} .legend-item >> nth=0`);
+    assert.match(tab.url(), /hide=comp_/);
+
+    // Switch the range: the cards are read again and redrawn; the URL carries it.
+    await tab.selectOption('#range', 'last_7_days');
+    await tab.waitForSelector('body[data-time-range="last_7_days"][data-state="ready"]', { timeout: 15_000 });
+    await tab.waitForFunction(() => (globalThis as any).document.querySelector('section.card')?.getAttribute('data-interval') === 'hour', undefined, { timeout: 15_000 });
+    assert.match(tab.url(), /time_range=last_7_days/);
+    const week = await drawnCards(tab);
+    const api = ok(await srv.get(`${metricsPath}/${metrics.line.id}/aggregation?start_at=${week[0]!.startAt}&end_at=${week[0]!.endAt}&interval=hour`));
+    const sum = (pts: Array<[number, number | null]>) => pts.reduce((n, [, v]) => n + (v ?? 0), 0);
+    assert.equal(week[0]!.series.reduce((n, s) => n + sum(s.points), 0), api.series.reduce((n: number, s: any) => n + Object.values(s.records as Record<string, number[]>).reduce((m, r) => m + (r[0] ?? 0), 0), 0));
+    assert.ok(week[0]!.series.find((s) => s.hidden), 'the hidden series stays hidden');
+    await tab.screenshot({ path: `${ARTIFACTS}page-last_7_days.png`, fullPage: true });
+
+    // The link shows what its sender saw.
+    const shared = await ctx.newPage();
+    await shared.goto(tab.url());
+    await shared.waitForSelector('body[data-state="ready"]');
+    assert.equal(await shared.$eval('#range', (el: any) => el.value), 'last_7_days');
+    assert.equal((await drawnCards(shared))[0]!.series.filter((s) => s.hidden).length, 1);
+
+    // A phone: the cards stack.
+    await tab.setViewportSize({ width: 390, height: 844 });
+    await tab.waitForTimeout(300);
+    const xs = await tab.$$eval('section.card', (els) => els.map((e) => Math.round(e.getBoundingClientRect().left)));
+    assert.equal(new Set(xs).size, 1, 'one column on a phone');
+    await tab.screenshot({ path: `${ARTIFACTS}page-phone.png`, fullPage: true });
+    await ctx.close();
+  });
+
+  test('a page of line charts loads no ECharts; a card embeds alone', async () => {
+    const page = ok(await srv.post(pagesPath, { name: 'Lines', slug: 'lines', visibility: 'public', time_range: 'last_6_hours' }), 201);
+    const c = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.line.id }), 201);
+    ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.area.id }), 201);
+    const ctx = await browser.newContext({ colorScheme: 'dark' });
+    const tab = await ctx.newPage();
+    const requested: string[] = [];
+    tab.on('request', (r) => requested.push(new URL(r.url()).pathname));
+    await tab.goto(`${srv.url}/p/lines`);
+    await tab.waitForSelector('body[data-state="ready"]');
+    assert.ok(!requested.some((p) => p.includes('echarts')), requested.join(', '));
+    const bg = await tab.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.body).backgroundColor);
+    assert.equal(bg, 'rgb(11, 15, 23)', 'dark mode follows prefers-color-scheme');
+    await tab.screenshot({ path: `${ARTIFACTS}lines-dark.png`, fullPage: true });
+    await tab.goto(`${srv.url}/p/lines/c/${c.id}`);
+    await tab.waitForSelector('body[data-state="ready"]');
+    assert.equal((await drawnCards(tab)).length, 1);
+    assert.equal(await tab.$('#controls'), null, 'an embedded card has no page controls');
+    await tab.screenshot({ path: `${ARTIFACTS}embed.png` });
+    await ctx.close();
+  });
+
+  test('a private page refuses without a session and opens after signing in on it', async () => {
+    const page = ok(await srv.post(pagesPath, { name: 'Private', slug: 'private', time_range: 'last_6_hours' }), 201);
+    ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.bar.id }), 201);
+    const ctx = await browser.newContext();
+    const tab = await ctx.newPage();
+    const res = await tab.goto(`${srv.url}/p/private`);
+    assert.equal(res?.status(), 401);
+    assert.equal(await tab.$('section.card'), null, 'nothing of the page without a session');
+    await tab.fill('input[name="email"]', 'admin@localhost');
+    await tab.fill('input[name="password"]', 'wrong');
+    await tab.click('button[type="submit"]');
+    await tab.waitForSelector('#sign-in-error:not([hidden])');
+    await tab.fill('input[name="password"]', 'admin-password');
+    await Promise.all([tab.waitForNavigation(), tab.click('button[type="submit"]')]);
+    await tab.waitForSelector('body[data-state="ready"]');
+    assert.equal((await drawnCards(tab))[0]!.state, 'drawn');
+    const cookies = await ctx.cookies();
+    const session = cookies.find((c) => c.name === 'sluice_session');
+    assert.ok(session?.httpOnly, 'the session cookie is HttpOnly');
+    assert.equal(session.sameSite, 'Lax');
+    assert.equal(await tab.evaluate(() => (globalThis as any).document.cookie), '', 'page scripts cannot read it');
+    await tab.screenshot({ path: `${ARTIFACTS}private-signed-in.png` });
+    await ctx.close();
+  });
+});
