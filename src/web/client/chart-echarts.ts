@@ -4,25 +4,11 @@ import { CalendarComponent, TooltipComponent, VisualMapComponent, RadarComponent
 import { CanvasRenderer } from 'echarts/renderers';
 import { cssColor, lastValue, NAMED, ruleColor, seriesColor } from './colors.js';
 import { formatValue } from './format.js';
+import { reduce } from './reduce.js';
 import type { CardSeries, DrawInput, Drawn } from './types.js';
 
 // Only the modules these four charts need: this chunk is loaded only for a page that has one.
 echarts.use([PieChart, RadarChart, GaugeChart, HeatmapChart, CalendarComponent, TooltipComponent, VisualMapComponent, RadarComponent, CanvasRenderer]);
-
-/** Values that add up over buckets are summed over the window; others (averages, percentiles, last, distinct counts) take the latest. */
-const ADDITIVE = new Set(['count', 'sum']);
-
-/** One number per series for the radial charts (docs/pages.md, "Charts"). */
-export function reduce(value: string, s: CardSeries): number | null {
-  if (!ADDITIVE.has(value)) return lastValue(s.values);
-  let sum = 0;
-  let any = false;
-  for (const v of s.values) if (v !== null) {
-    sum += v;
-    any = true;
-  }
-  return any ? sum : null;
-}
 
 /** pie, radar, gauge and calendar with Apache ECharts. */
 export function drawEcharts(input: DrawInput): Drawn {

@@ -1,5 +1,6 @@
-import { cssColor, lastValue, ruleColor } from './colors.js';
+import { cssColor, ruleColor } from './colors.js';
 import { formatTime, formatValue } from './format.js';
+import { reduce } from './reduce.js';
 import type { DrawInput, Drawn } from './types.js';
 
 function node<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?: string): HTMLElementTagNameMap[K] {
@@ -9,13 +10,13 @@ function node<K extends keyof HTMLElementTagNameMap>(tag: K, cls: string, text?:
   return e;
 }
 
-/** `stat`: each shown series' latest value, large, colored by the value rules in `by_value` mode. Text only (textContent). */
+/** `stat`: each shown series' number (the window's total for count and sum, else the latest value), large, colored by the value rules in `by_value` mode. Text only (textContent). */
 export function drawStat(input: DrawInput): Drawn {
   const { el, card, data, hidden } = input;
   const box = node('div', 'stat');
   for (const s of data.series) {
     if (hidden.has(s.hash)) continue;
-    const v = lastValue(s.values);
+    const v = reduce(data.value, s);
     const row = node('div', 'stat-row');
     const value = node('span', 'stat-value', formatValue(v, card.metric));
     const color = card.metric.ui_chart_color_mode === 'by_value' ? ruleColor(card.metric, v) : card.metric.ui_chart_color_mode === 'by_intensity' ? cssColor(card.metric.ui_chart_color_base, '') : null;
@@ -31,7 +32,8 @@ export function drawStat(input: DrawInput): Drawn {
 /**
  * `uptime`: a strip of buckets for checks (docs/pages.md, "Uptime"). The metric's value per bucket is
  * read as availability (1 up, 0 down, e.g. the average of a check's `ok`): all up is green, partly
- * up amber, down red, no observation grey; the share of up time is shown beside it.
+ * up amber, down red, no observation grey (the metric should use `empty_bucket_handling: gaps`, or
+ * an empty bucket reads 0: down); the share of up time over the buckets with data is shown beside it.
  */
 export function drawUptime(input: DrawInput): Drawn {
   const { el, card, data, hidden } = input;
@@ -53,7 +55,9 @@ export function drawUptime(input: DrawInput): Drawn {
       strip.append(cell);
     });
     const pct = seen === 0 ? '–' : `${((sum / seen) * 100).toFixed(2)}%`;
-    row.append(node('span', 'uptime-label', data.series.length > 1 ? s.label : card.metric.name), strip, node('span', 'uptime-pct', pct));
+    if (data.series.length > 1) row.append(node('span', 'uptime-label', s.label));
+    row.append(strip, node('span', 'uptime-pct', pct));
+    if (data.series.length === 1) row.classList.add('uptime-single');
     box.append(row);
   }
   el.append(box);
