@@ -43,7 +43,7 @@ import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
 import type { RouteMatch } from './api/http/router.js';
-import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
+import { errorEnvelope, successEnvelope } from './http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
 
 export interface SluiceOptions {

@@ -12,7 +12,7 @@ import type { SourcesRepo } from './catalog/sources.js';
 import type { IngestKeysRepo } from './catalog/ingest-keys.js';
 import type { CollectionsRepo } from './catalog/collections.js';
 import type { CollectionDestroyer } from './catalog/purge.js';
-import type { Spool } from './ingest/spool.js';
+import type { Spool } from './spool/spool.js';
 import type { PipelineTelemetry } from './ingest/telemetry.js';
 import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
