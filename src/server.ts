@@ -102,9 +102,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
   services.collectionDestroyers.push(
-    (svc, collection) => svc.spool.dropCollection(collection.id),
-    (svc, collection) => svc.views.destroyReading(collection),
-    (svc, collection) => svc.schema.destroyCollection(collection),
+    (collection) => services.spool.dropCollection(collection.id),
+    (collection) => services.views.destroyReading(collection),
+    (collection) => services.schema.destroyCollection(collection),
   );
   // Files are named by sequence number: a data directory from before the spool kept its high-water
   // mark must not hand those numbers out again.
