@@ -12,7 +12,7 @@ import { params } from '../http/schemas.js';
 import { billingSummary } from './billing.js';
 import { assertValidLogo } from './logo.js';
 import { serializeTeam } from './serialize.js';
-import { teamStorageGb } from '../../pipeline/stats.js';
+import { teamStorageGb } from '../../schema/storage-stats.js';
 import { validateTeamUpdate, type TeamChange } from './update-rules.js';
 import {
   MAX_TEAMS_CREATED_PER_USER,
