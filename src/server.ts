@@ -27,6 +27,7 @@ import { MetricCatalog } from './rollup/metric-catalog.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
+import { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -97,6 +98,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    aggregation: new AggregationService(() => services),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
