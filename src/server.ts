@@ -40,6 +40,7 @@ import { ApiError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { Store } from './store/db.js';
 import type { Services } from './services.js';
+import { createOutboundClient } from './outbound/client.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -99,6 +100,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
     aggregation: new AggregationService(() => services),
+    outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
