@@ -1,7 +1,7 @@
 import { ApiError, type FieldIssue } from '../../errors.js';
 import type { Clock } from '../../clock.js';
 import type { ProjectsRepo } from '../../catalog/projects.js';
-import type { Spool } from '../../ingest/spool.js';
+import type { Spool } from '../../spool/spool.js';
 import type { ViewCatalog } from '../../transform/view-catalog.js';
 import { compileValidator, assertValid } from '../../api/http/validation.js';
 import { aggregationQuerySchema, type AggregationQuery } from '../../api/metrics/aggregation-schema.js';
