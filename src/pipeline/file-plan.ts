@@ -1,11 +1,10 @@
 import type { Assignment } from '../schema/book.js';
 import type { FileKind } from '../schema/schema-store.js';
-
-export type { FileKind };
 import { parseRenderedPath } from '../schema/rekey.js';
 import { renderPath } from '../schema/shape.js';
 import type { VersionField } from '../schema/versions.js';
 
+export type { FileKind };
 
 /**
  * A typed column for one field of a version. Scalar leaves (nested objects flattened to their
