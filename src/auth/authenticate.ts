@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import { SESSION_PREFIX, type AccountsRepo } from '../accounts/repo.js';
-import type { Principal } from '../api/http/route.js';
+import type { Principal } from './principal.js';
 import { sessionFromCookie } from './session-cookie.js';
 
 /**

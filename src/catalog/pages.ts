@@ -1,7 +1,6 @@
 import { iso, type Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
-import type { TIME_RANGES } from '../rollup/metric-records.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
 
@@ -21,8 +20,8 @@ export interface PageRecord {
   slug: string;
   description: string | null;
   visibility: (typeof PAGE_VISIBILITIES)[number];
-  /** The range the page opens with. */
-  time_range: (typeof TIME_RANGES)[number];
+  /** The range the page opens with: an AnalyticsTimeRange (checked by the API; catalog sits below the rollups). */
+  time_range: string;
   /** The saved custom range (`time_range=custom` here, and `page_id` on the aggregation and alert endpoints). */
   custom_range_start_at: string | null;
   custom_range_end_at: string | null;

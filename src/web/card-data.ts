@@ -1,13 +1,12 @@
 import type { Services } from '../services.js';
 import type { PageRecord } from '../catalog/pages.js';
-import { horizonTime, predict } from '../rollup/fits/index.js';
+import { predict } from '../rollup/fits/index.js';
 import type { Forecast } from '../rollup/fits/index.js';
 import type { MetricRecord, TIME_RANGES } from '../rollup/metric-records.js';
 import { bucketBound, INTERVALS, type Interval } from '../rollup/aggregation/buckets.js';
-import { runAggregation, type TimeseriesAggregation } from '../rollup/aggregation/run-aggregation.js';
+import type { TimeseriesAggregation } from '../rollup/aggregation/run-aggregation.js';
 import { resolveTimeRange } from '../rollup/aggregation/time-range.js';
-import { parseAggregationQuery } from '../api/metrics/aggregation-query.js';
-import type { AggregationQuery } from '../api/metrics/aggregation-schema.js';
+import type { AggregationQuery, CustomRange } from '../rollup/aggregation/aggregation-service.js';
 
 export type TimeRange = (typeof TIME_RANGES)[number];
 
@@ -59,39 +58,30 @@ export function intervalForWidth(start: number, end: number, widthPx: number): I
 }
 
 /**
- * The aggregation query (in the HTTP endpoint's names) of one card: only what the page lets a viewer
- * choose (range, zone) and the interval its width gives; everything else — values, series, max
- * series, trends, forecast — is the metric's own saved setting, so no viewer can widen what a page shows.
- * A custom range is the URL's, or the page's saved one (what `page_id` means on the endpoint).
+ * The aggregation query (in the HTTP endpoint's names) of one card, and the custom range `custom`
+ * resolves to: only what the page lets a viewer choose (range, zone) and the interval its width
+ * gives; everything else — values, series, max series, trends, forecast — is the metric's own saved
+ * setting, so no viewer can widen what a page shows. A custom range is the URL's, or the page's
+ * saved one (what `page_id` means on the endpoint).
  */
-export function cardQuery(page: PageRecord, w: CardWindow, now: number): AggregationQuery {
-  const q: AggregationQuery = { timezone: w.timeZone };
+export function cardQuery(page: PageRecord, w: CardWindow, now: number): { query: AggregationQuery; customRange?: CustomRange } {
+  const query: AggregationQuery = { timezone: w.timeZone, time_range: w.timeRange as AggregationQuery['time_range'] };
   let custom: { start: number; end: number } | null = null;
   if (w.timeRange === 'custom') {
     if (w.customStart !== undefined && w.customEnd !== undefined) custom = { start: w.customStart, end: w.customEnd };
     else if (page.custom_range_start_at !== null && page.custom_range_end_at !== null) custom = { start: Date.parse(page.custom_range_start_at), end: Date.parse(page.custom_range_end_at) };
   }
-  if (custom !== null) {
-    q.start_at = new Date(custom.start).toISOString();
-    q.end_at = new Date(custom.end).toISOString();
-  } else {
-    q.time_range = w.timeRange;
-  }
   const range = custom ?? resolveTimeRange(w.timeRange, { now, timeZone: w.timeZone, custom: null, earliest: null });
   // all_time's start is the earliest data, which only the aggregation knows: it picks (auto).
-  q.interval = range === null || w.timeRange === 'all_time' ? 'auto' : intervalForWidth(range.start, range.end, w.widthPx);
-  return q;
+  query.interval = range === null || w.timeRange === 'all_time' ? 'auto' : intervalForWidth(range.start, range.end, w.widthPx);
+  if (custom === null) return { query };
+  return { query, customRange: { start_at: new Date(custom.start).toISOString(), end_at: new Date(custom.end).toISOString() } };
 }
 
 /** Runs one card's query through the aggregation service and returns it compact (CardData). */
-export async function cardData(s: Services, page: PageRecord, metric: MetricRecord, w: CardWindow): Promise<CardData> {
-  const now = s.clock.now();
-  const q = cardQuery(page, w, now);
-  const registry = s.metrics.store.seriesView(metric);
-  const req = parseAggregationQuery(q, metric, { has: (h) => registry.get(h) !== undefined }, now);
-  const view = s.views.get(metric.project_id, metric.view_id);
-  const answer = await runAggregation({ reader: s.rollups, metric, registry, view: { id: metric.view_id, name: view?.name ?? metric.view_id }, now, horizonTime }, req);
-  return compact(answer, metric);
+export async function cardData(s: Pick<Services, 'aggregation' | 'clock'>, page: PageRecord, metric: MetricRecord, w: CardWindow): Promise<CardData> {
+  const { query, customRange } = cardQuery(page, w, s.clock.now());
+  return compact(await s.aggregation.answer(metric, query, customRange ? { customRange } : {}), metric);
 }
 
 /** The answer as CardData: the union of the series' bucket times, each series aligned to it. */

@@ -1,6 +1,6 @@
 import type { PagesRepo } from '../catalog/pages.js';
 import type { MetricCatalog } from '../rollup/metric-catalog.js';
-import type { RollupReader } from '../rollup/rollup-types.js';
+import type { RollupReader } from '../rollup/rollup-reader-contract.js';
 import type { Logger } from '../log.js';
 
 /** `data`: the page's numbers may have changed (redraw the cards); `page`: its layout or settings did (reload). */

@@ -3,7 +3,7 @@ import type { ComponentRecord, PageRecord } from '../catalog/pages.js';
 import type { MetricRecord } from '../rollup/metric-records.js';
 import { isTimeZone } from '../rollup/aggregation/zoned-time.js';
 import { timestampMs } from '../timestamp.js';
-import { assertValid } from '../api/http/validation.js';
+import { assertValid } from '../http/validation.js';
 import type { Services } from '../services.js';
 import { cardData, type CardData, type CardWindow, type TimeRange } from './card-data.js';
 
@@ -83,7 +83,7 @@ export function viewerWindow(page: PageRecord, q: PageQuery): Omit<CardWindow, '
   const issues: FieldIssue[] = [];
   const timeZone = q.timezone ?? page.timezone;
   if (!isTimeZone(timeZone)) issues.push({ field: 'query.timezone', message: 'is not an IANA time zone name; use e.g. Europe/Berlin or UTC' });
-  const timeRange = q.time_range ?? page.time_range;
+  const timeRange = q.time_range ?? (page.time_range as TimeRange);
   const w: Omit<CardWindow, 'widthPx'> = { timeRange, timeZone };
   if ((q.start_at === undefined) !== (q.end_at === undefined)) {
     issues.push({ field: q.start_at === undefined ? 'query.start_at' : 'query.end_at', message: 'is required with the other end of the range: send both, with time_range=custom' });

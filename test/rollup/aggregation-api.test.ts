@@ -94,7 +94,7 @@ describe('aggregation: the query is checked in full', () => {
     assert.deepEqual(next.body.error!.details.map((d: { field: string }) => d.field).sort(), ['query.timezone', 'query.values']);
   });
 
-  test('any page_id is 404 naming query.page_id (pages do not exist yet)', async () => {
+  test('a page_id that names no page is 404 naming query.page_id (test/pages/page-range.test.ts has the pages that do)', async () => {
     const res = await srv.get(`${base}?time_range=custom&page_id=pg_00000000000000000000`);
     fails(res, 404, 'not_found', 'query.page_id');
   });

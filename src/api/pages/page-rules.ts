@@ -1,7 +1,7 @@
 import type { FieldIssue } from '../../errors.js';
 import type { PageRecord } from '../../catalog/pages.js';
 import { isTimeZone } from '../../rollup/aggregation/zoned-time.js';
-import { assertValid } from '../http/validation.js';
+import { assertValid } from '../../http/validation.js';
 import type { PageBody } from './schemas.js';
 
 /** A slug made from a page name: lowercase ASCII words joined by hyphens (`page` when none is left). */

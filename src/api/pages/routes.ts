@@ -3,7 +3,7 @@ import { invalidField, notFound } from '../../errors.js';
 import type { PageRecord } from '../../catalog/pages.js';
 import type { ProjectRecord } from '../../catalog/records.js';
 import type { Services } from '../../services.js';
-import { cardData } from '../../web/card-data.js';
+import { cardData, type TimeRange } from '../../web/card-data.js';
 import { listRoute } from '../http/list-route.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { params } from '../http/schemas.js';
@@ -124,7 +124,7 @@ export function pageRoutes(s: Services): RouteDef[] {
           if (!metric) continue;
           const widthPx = c.ui_card_size === '1/2' ? REFRESH_WIDTH_PX / 2 : REFRESH_WIDTH_PX;
           try {
-            const d = await cardData(s, page, metric, { timeRange: page.time_range, timeZone: page.timezone, widthPx });
+            const d = await cardData(s, page, metric, { timeRange: page.time_range as TimeRange, timeZone: page.timezone, widthPx });
             components.push({ component_id: c.id, metric_id: metric.id, ok: true, interval: d.interval, series_count: d.series.length, bucket_count: d.times.length, complete_through_at: d.complete_through_at, error: null });
           } catch (err) {
             // One card that cannot be read (rollups not open, a range the metric cannot answer) does not hide the others.
