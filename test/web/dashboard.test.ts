@@ -11,6 +11,8 @@ import { fails, ok, otherTeamToken } from '../catalog/helpers.js';
 import { SCRIPT, viewSetup } from '../transform/view-helpers.js';
 import { MemoryRollups, type Rec } from '../rollup/aggregation-fixtures.js';
 import { intervalForWidth } from '../../src/web/card-data.js';
+import { gunzipSync } from 'node:zlib';
+import { request } from 'node:http';
 
 const NOW = Date.parse('2026-04-02T12:00:00Z');
 const EVIL = '<script>window.__pwned=1</script>';
@@ -138,6 +140,23 @@ describe('dashboard pages (server side)', () => {
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 100), 'day');
     assert.equal(intervalForWidth(0, 86_400_000, 1441), 'minute', 'a day of minutes is 1440 buckets, and one more when it does not start on one');
     assert.equal(intervalForWidth(0, 86_400_000, 1400), 'hour');
+  });
+
+  test("the page's data is sent gzip-compressed when the browser accepts it", async () => {
+    const raw = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
+      request(`${srv.url}/p/ops/data?width=1200`, { headers: { 'accept-encoding': 'gzip, br' } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+      }).on('error', reject).end();
+    });
+    assert.equal(raw.headers['content-encoding'], 'gzip');
+    assert.equal(raw.headers['content-type'], 'application/json; charset=utf-8');
+    const text = gunzipSync(raw.body).toString('utf8');
+    assert.ok(raw.body.length < text.length / 3, `${raw.body.length} bytes for ${text.length}`);
+    const env = JSON.parse(text);
+    assert.equal(env.status, 200);
+    assert.equal(env.data.cards.length, 2);
   });
 
   test('a private page: sign-in form without a session, the page with one, 404 to another team', async () => {

@@ -8,6 +8,7 @@ import type { RouteMatch } from './router.js';
 import type { Method, Principal, RequestContext, WebBody } from './route.js';
 import { checkCsrf } from './csrf.js';
 import { errorPage } from './html.js';
+import { responseJson } from './raw-json.js';
 import { assertValid } from '../../http/validation.js';
 
 /** What the transport gathered for one control-plane request. */
@@ -108,6 +109,8 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
       headers: reply.headers ?? {},
     };
     if (reply.web) result.web = reply.web;
+    // The page's own data: the envelope as bytes, so that the web transport compresses it (a dashboard's redraws are most of its traffic).
+    else if (def.web === 'data') result.web = { kind: 'bytes', body: responseJson(result.envelope), contentType: 'application/json; charset=utf-8' };
     return result;
   } catch (err) {
     const result = failure(deps.log, raw.method, route.endpoint, err);
