@@ -67,6 +67,8 @@ class Page {
 
   private async drawAll(): Promise<void> {
     await Promise.all(this.cards.map((c) => this.draw(c)));
+    // When every card was first drawn, in ms since navigation started (first paint with data).
+    document.body.dataset.readyMs ??= String(Math.round(performance.now()));
     document.body.dataset.state = 'ready';
     document.body.dataset.timeRange = this.win.time_range;
     document.body.dataset.timezone = this.win.timezone;
