@@ -142,6 +142,34 @@ describe('dashboard pages (server side)', () => {
     assert.equal(intervalForWidth(0, 86_400_000, 1400), 'hour');
   });
 
+  test('sweep: every web route of a page refuses widening parameters, foreign components, and a private page without its team', async () => {
+    const routes = srv.sluice.router.routes.filter((r) => r.def.web && r.def.path.startsWith('/p/'));
+    assert.ok(routes.length >= 5, routes.map((r) => r.endpoint).join(', '));
+    const priv = ok(await srv.post(pages, { name: 'Sweep private', slug: 'sweep-private' }), 201);
+    const privComp = ok(await srv.post(`${pages}/${priv.id}/components`, { metric_id: metric.id }), 201);
+    const stranger = await otherTeamToken(srv);
+    const widening = [`metric_id=${gauge.id}`, 'series=__total__', 'values=sum', 'max_series=50', `page_id=${page.id}`, `project_id=${page.project_id}`, 'records=1', 'fields=duration'];
+    for (const r of routes) {
+      const path = (slug: string, comp: string) => r.def.path.replace(':slug', slug).replace(':component_id', comp);
+      for (const q of widening) {
+        const res = await fetch(`${srv.url}${path('ops', comps[0].id)}?${q}`);
+        assert.equal(res.status, 400, `${r.endpoint}?${q}`);
+        await res.body?.cancel();
+      }
+      if (r.def.path.includes(':component_id')) {
+        const res = await fetch(`${srv.url}${path('ops', privComp.id)}`);
+        assert.equal(res.status, 404, `${r.endpoint}: a component of another page`);
+        await res.body?.cancel();
+      }
+      for (const [headers, status] of [[{}, 401], [{ authorization: `Bearer ${stranger}` }, 404]] as const) {
+        const res = await fetch(`${srv.url}${path('sweep-private', privComp.id)}`, { headers });
+        assert.equal(res.status, status, `${r.endpoint} on a private page with ${JSON.stringify(headers)}`);
+        const text = await res.text();
+        assert.ok(!text.includes('Requests'), `${r.endpoint}: nothing of the page leaks`);
+      }
+    }
+  });
+
   test("the page's data is sent gzip-compressed when the browser accepts it", async () => {
     const raw = await new Promise<{ headers: Record<string, unknown>; body: Buffer }>((resolve, reject) => {
       request(`${srv.url}/p/ops/data?width=1200`, { headers: { 'accept-encoding': 'gzip, br' } }, (res) => {
