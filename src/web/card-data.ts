@@ -6,6 +6,7 @@ import type { MetricRecord, TIME_RANGES } from '../rollup/metric-records.js';
 import { bucketBound, INTERVALS, type Interval } from '../rollup/aggregation/buckets.js';
 import type { TimeseriesAggregation } from '../rollup/aggregation/run-aggregation.js';
 import { resolveTimeRange } from '../rollup/aggregation/time-range.js';
+import { CardCache, cardKey } from './card-cache.js';
 import type { AggregationQuery, CustomRange } from '../rollup/aggregation/aggregation-service.js';
 
 export type TimeRange = (typeof TIME_RANGES)[number];
@@ -78,10 +79,27 @@ export function cardQuery(page: PageRecord, w: CardWindow, now: number): { query
   return { query, customRange: { start_at: new Date(custom.start).toISOString(), end_at: new Date(custom.end).toISOString() } };
 }
 
-/** Runs one card's query through the aggregation service and returns it compact (CardData). */
-export async function cardData(s: Pick<Services, 'aggregation' | 'clock'>, page: PageRecord, metric: MetricRecord, w: CardWindow): Promise<CardData> {
-  const { query, customRange } = cardQuery(page, w, s.clock.now());
-  return compact(await s.aggregation.answer(metric, query, customRange ? { customRange } : {}), metric);
+/** Each server's recent card answers (keyed by its aggregation service: tests run several servers in one process). */
+const caches = new WeakMap<object, CardCache<Promise<CardData>>>();
+
+/**
+ * Runs one card's query through the aggregation service and returns it compact (CardData). The same
+ * card asked again with nothing changed is answered from the cache (card-cache.ts); concurrent asks
+ * share one aggregation.
+ */
+export async function cardData(s: Pick<Services, 'aggregation' | 'clock' | 'rollups'>, page: PageRecord, metric: MetricRecord, w: CardWindow): Promise<CardData> {
+  const now = s.clock.now();
+  const { query, customRange } = cardQuery(page, w, now);
+  let cache = caches.get(s.aggregation);
+  if (!cache) caches.set(s.aggregation, (cache = new CardCache()));
+  const key = cardKey({ metricId: metric.id, revision: metric.definition_revision, updatedAt: metric.updated_at, completeThrough: s.rollups?.completeThrough(metric.id) ?? null, now, query, customRange });
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const answer = s.aggregation.answer(metric, query, customRange ? { customRange } : {}).then((a) => compact(a, metric));
+  cache.set(key, answer);
+  // A failure is not kept: the next ask tries again.
+  answer.catch(() => cache.delete(key));
+  return answer;
 }
 
 /** The answer as CardData: the union of the series' bucket times, each series aligned to it. */
