@@ -28,6 +28,12 @@ export interface JobSchedulerOptions {
   stopTimeoutMs?: number;
   /** Arm the timer (default true); tests may drive `runDue` alone. */
   timer?: boolean;
+  /**
+   * Whether the timer also runs jobs that come due by time (default true). False for a clock moved by hand
+   * (the server passes false with an injected clock): time-due runs then happen only in `runDue`, where the
+   * test says time has passed, while kicks still run on their own.
+   */
+  dueByTimer?: boolean;
 }
 
 interface Job {
@@ -65,6 +71,7 @@ export class JobScheduler implements Scheduler {
   private readonly lateToleranceMs: number;
   private readonly stopTimeoutMs: number;
   private readonly useTimer: boolean;
+  private readonly dueByTimer: boolean;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
   private stopped = false;
@@ -77,6 +84,7 @@ export class JobScheduler implements Scheduler {
     this.lateToleranceMs = opts.lateToleranceMs ?? 30_000;
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
     this.useTimer = opts.timer ?? true;
+    this.dueByTimer = opts.dueByTimer ?? true;
   }
 
   /** Register a job (names are unique; a cron must be valid). Jobs registered before `start` wait for it. */
@@ -177,10 +185,10 @@ export class JobScheduler implements Scheduler {
   }
 
   /** Start the job's run when it is due (or count a slot that comes due while it runs). */
-  private dispatch(job: Job, now: number): void {
+  private dispatch(job: Job, now: number, kicksOnly = false): void {
     if (job.gone || this.stopped) return;
     const cron = 'cron' in job.schedule ? job.schedule.cron : null;
-    const due = job.nextAt !== null && job.nextAt <= now;
+    const due = !kicksOnly && job.nextAt !== null && job.nextAt <= now;
     if (!due && !job.kicked) return;
     let at = now;
     if (due) {
@@ -223,7 +231,7 @@ export class JobScheduler implements Scheduler {
         job.running = null;
         if (!this.stopped && !job.gone) {
           // A kick or a period that came due during the run.
-          this.dispatch(job, this.clock.now());
+          this.dispatch(job, this.clock.now(), !this.dueByTimer);
           this.arm();
         }
       });
@@ -249,7 +257,7 @@ export class JobScheduler implements Scheduler {
     let earliest = Infinity;
     for (const job of this.jobs.values()) {
       if (job.kicked && !job.running) earliest = -Infinity;
-      else if (job.nextAt !== null && job.nextAt < earliest) earliest = job.nextAt;
+      else if (this.dueByTimer && job.nextAt !== null && job.nextAt < earliest) earliest = job.nextAt;
     }
     if (earliest === Infinity) {
       if (this.timer) clearTimeout(this.timer);
@@ -268,7 +276,7 @@ export class JobScheduler implements Scheduler {
 
   private tick(): void {
     const now = this.clock.now();
-    for (const job of this.jobs.values()) this.dispatch(job, now);
+    for (const job of this.jobs.values()) this.dispatch(job, now, !this.dueByTimer);
     this.arm();
   }
 
