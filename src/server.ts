@@ -220,6 +220,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       ],
       sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
       leaseMaxRecords: config.leaseMaxRecords,
+      scheduler: services.scheduler,
     });
     const refold = new LateRefolder({ late: services.lateData, metrics: services.metrics, views, db: rollups.db, pending: rollups.pending, clock, log, merged: () => rollups?.requestCompaction() });
     services.lateRefold = refold;
