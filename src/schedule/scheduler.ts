@@ -218,9 +218,11 @@ export class JobScheduler implements Scheduler {
     job.lastAt = at;
     const signal = job.controller.signal;
     const run = async () => {
-      if (job.def.durable) {
-        // Before the run: a crash during it does not run this slot again.
-        await this.persist(job);
+      // Before the run: a crash during it does not run this slot again. A slot that could not be
+      // stored is not run (it could run twice); it is counted instead.
+      if (job.def.durable && !(await this.persist(job))) {
+        job.missed += missed + 1;
+        return;
       }
       const slot: SlotRun = { at, missed, signal };
       await job.def.run(slot);
@@ -237,10 +239,20 @@ export class JobScheduler implements Scheduler {
       });
   }
 
-  private persist(job: Job): Promise<unknown> {
+  /** Queue a write of the job's slot after its earlier ones; resolves false (logged) when it failed. */
+  private persist(job: Job): Promise<boolean> {
     const record: StoredSlot = { schedule: scheduleKey(job.schedule), next_at: job.nextAt, last_at: job.lastAt, missed: job.missed };
-    job.write = job.write.then(() => this.slots!.put(job.def.name, record)).catch((err: unknown) => this.log.error({ err, job: job.def.name }, 'could not store the job slot'));
-    return job.write;
+    const written = job.write
+      .then(() => this.slots!.put(job.def.name, record))
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.log.error({ err, job: job.def.name }, 'could not store the job slot');
+          return false;
+        },
+      );
+    job.write = written;
+    return written;
   }
 
   private async stopJob(job: Job): Promise<void> {
