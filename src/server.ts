@@ -40,6 +40,7 @@ import { createLogger, type Logger } from './log.js';
 import { Store } from './store/db.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
+import { IngestRecordSink } from './ingest/record-sink.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -74,6 +75,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
+  // Writes are refused as values until the ingest core exists (mountIngest below attaches it).
+  const sink = new IngestRecordSink(() => services.config.maxIngestBytes, log);
   const services: Services = {
     config,
     clock,
@@ -99,6 +102,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
+    sink,
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
@@ -138,6 +142,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });
+  sink.attach(ingest.core);
 
   app.any('/*', (res: HttpResponse, req) => {
     const head = readHead(req);
@@ -228,6 +233,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     async stop() {
       if (stopping) return;
       stopping = true;
+      // In-process producers are refused (service_unavailable) from here on, like new requests.
+      sink.detach();
       us_listen_socket_close(listenSocket);
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);

@@ -22,6 +22,7 @@ import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
 import type { OutboundClient } from './outbound/types.js';
+import type { RecordSink } from './ingest/record-sink-types.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -64,4 +65,9 @@ export interface Services {
   lateRefold: LateRefolder | null;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
   outbound: OutboundClient;
+  /**
+   * Writes records into a collection for in-process producers (pulls, checks): the ingest front's
+   * validation, limits, backpressure, idempotency, telemetry and activity, no key; refusals are values.
+   */
+  sink: RecordSink;
 }
