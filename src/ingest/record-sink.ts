@@ -42,7 +42,7 @@ export class IngestRecordSink implements RecordSink {
       const outcome = await core.accept(resolved, body, { ndjson: true, idempotencyKey });
       return { ok: true, accepted: outcome.accepted, replayed: outcome.replayed };
     } catch (err) {
-      const e = toApiError(err);
+      const e = byIndex(toApiError(err));
       this.log.debug({ code: e.code, producer: opts.producer, project_id: target.projectId, source_id: target.sourceId }, 'record sink refused');
       return refusal(e);
     }
@@ -77,6 +77,14 @@ function frame(records: ReadonlyArray<Record<string, unknown>>, maxBytes: number
     lines[i] = line;
   }
   return Buffer.from(lines.join('\n'), 'utf8');
+}
+
+/** The parser names NDJSON lines (1-based); the producer handed an array, so name its index. */
+function byIndex(e: ApiError): ApiError {
+  const d = e.details as { line?: unknown; reason?: unknown } | undefined;
+  if (e.code !== 'frame_invalid' || typeof d?.line !== 'number') return e;
+  const index = d.line - 1;
+  return new ApiError('frame_invalid', `Record at index ${index} ${String(d.reason)}`, { details: { index, reason: d.reason }, cause: e });
 }
 
 function refusal(e: ApiError): SinkOutcome {

@@ -67,7 +67,12 @@ describe('record sink (pipeline off)', () => {
     cyclic.self = cyclic;
     refused(await w([cyclic]), 400, 'frame_invalid');
     refused(await w([{ big: 1n }]), 400, 'frame_invalid');
-    refused(await w([{ timestamp: 'March 7' }]), 400, 'frame_invalid');
+    const badTime = refused(await w([{ a: 1 }, { timestamp: 'March 7' }]), 400, 'frame_invalid');
+    assert.equal((badTime.details as any).index, 1, 'the parser\'s line is reported as the array index');
+    assert.match(badTime.message, /^Record at index 1 /);
+    const nested: unknown = JSON.parse('['.repeat(1001) + ']'.repeat(1001));
+    const deep = refused(await w([{ d: nested }]), 400, 'frame_invalid');
+    assert.equal((deep.details as any).index, 0);
     refused(await w([]), 400, 'empty_payload');
     const tooLarge = refused(await w([{ blob: 'x'.repeat(70 * 1024) }]), 413, 'payload_too_large');
     assert.deepEqual(tooLarge.details, { limit_bytes: 64 * 1024 });
