@@ -27,6 +27,7 @@ import { MetricCatalog } from './rollup/metric-catalog.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
+import { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -45,7 +46,7 @@ import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
 import type { RouteMatch } from './api/http/router.js';
-import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
+import { errorEnvelope, successEnvelope } from './http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
 
 export interface SluiceOptions {
@@ -101,6 +102,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
     sink,
   };
@@ -108,9 +110,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
   services.collectionDestroyers.push(
-    (svc, collection) => svc.spool.dropCollection(collection.id),
-    (svc, collection) => svc.views.destroyReading(collection),
-    (svc, collection) => svc.schema.destroyCollection(collection),
+    (collection) => services.spool.dropCollection(collection.id),
+    (collection) => services.views.destroyReading(collection),
+    (collection) => services.schema.destroyCollection(collection),
   );
   // Files are named by sequence number: a data directory from before the spool kept its high-water
   // mark must not hand those numbers out again.
