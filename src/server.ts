@@ -43,6 +43,7 @@ import { JobScheduler } from './schedule/scheduler.js';
 import { Lifecycle, type Participant } from './schedule/lifecycle.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
+import { IngestRecordSink } from './ingest/record-sink.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -77,6 +78,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
+  // Writes are refused as values until the ingest core exists (mountIngest below attaches it).
+  const sink = new IngestRecordSink(() => services.config.maxIngestBytes, log);
   const services: Services = {
     config,
     clock,
@@ -105,6 +108,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     scheduler: new JobScheduler({ clock, log, store, dueByTimer: clock === systemClock }),
     aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
+    sink,
   };
   // Every part that starts and stops with the node, in start order; `stop` runs them in reverse, so the
   // store closes last, after the telemetry (which counts what the pipeline drained while stopping).
@@ -155,6 +159,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });
+  sink.attach(ingest.core);
 
   app.any('/*', (res: HttpResponse, req) => {
     const head = readHead(req);
@@ -250,6 +255,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   await join({
     name: 'http',
     stop: async () => {
+      // In-process producers are refused (service_unavailable) from here on, like new requests.
+      sink.detach();
       us_listen_socket_close(listenSocket);
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
