@@ -24,8 +24,10 @@ import type { LateRefolder } from './rollup/late-refold.js';
 import type { PagesRepo } from './catalog/pages.js';
 import type { PageEvents } from './web/page-events.js';
 import type { WebAssets } from './web/assets.js';
+import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
+import type { RecordSink } from './ingest/record-sink-types.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -72,8 +74,15 @@ export interface Services {
   pageEvents: PageEvents;
   /** The browser code built by esbuild (dist/web), served under /assets (src/web/assets.ts). */
   webAssets: WebAssets;
+  /** Every periodic or kicked job of the node (src/schedule/scheduler.ts); tests with a ManualClock call `runDue`. */
+  scheduler: JobScheduler;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */
   aggregation: AggregationService;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
   outbound: OutboundClient;
+  /**
+   * Writes records into a collection for in-process producers (pulls, checks): the ingest front's
+   * validation, limits, backpressure, idempotency, telemetry and activity, no key; refusals are values.
+   */
+  sink: RecordSink;
 }

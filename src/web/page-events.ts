@@ -2,6 +2,7 @@ import type { PagesRepo } from '../catalog/pages.js';
 import type { MetricCatalog } from '../rollup/metric-catalog.js';
 import type { RollupReader } from '../rollup/rollup-reader-contract.js';
 import type { Logger } from '../log.js';
+import type { Scheduler } from '../schedule/types.js';
 
 /** `data`: the page's numbers may have changed (redraw the cards); `page`: its layout or settings did (reload). */
 export type PageEvent = 'data' | 'page';
@@ -12,21 +13,23 @@ export interface PageEventsDeps {
   rollups(): RollupReader | null;
   /** How often watched pages compare their metrics' `complete_through` (config.pageWatchMs). */
   intervalMs: number;
+  /** The node's scheduler: the comparison is its `page-watch` job. */
+  scheduler: Pick<Scheduler, 'register'>;
   log: Logger;
 }
 
 /**
  * Live refresh of open pages (docs/pages.md, "Live refresh"). Viewers subscribe by page; changes
- * made through the API publish at once, and while anyone watches, one timer checks every watched
+ * made through the API publish at once, and one scheduler job (`page-watch`) checks every watched
  * page's metrics for newly final data (their `complete_through` moved) and publishes `data` — one
- * small event per change, not one per viewer poll.
+ * small event per change, not one per viewer poll. With nobody watching the job does nothing.
  */
 export class PageEvents {
   private readonly subscribers = new Map<string, Set<(e: PageEvent) => void>>();
   private readonly seen = new Map<string, string>();
-  private timer: NodeJS.Timeout | null = null;
-
-  constructor(private readonly deps: PageEventsDeps) {}
+  constructor(private readonly deps: PageEventsDeps) {
+    deps.scheduler.register({ name: 'page-watch', schedule: { everyMs: deps.intervalMs }, run: () => this.poll() });
+  }
 
   /** Hear a page's events; returns the unsubscribe function. */
   subscribe(pageId: string, listener: (e: PageEvent) => void): () => void {
@@ -37,17 +40,11 @@ export class PageEvents {
       this.seen.set(pageId, this.version(pageId));
     }
     set.add(listener);
-    this.timer ??= setInterval(() => this.poll(), this.deps.intervalMs);
-    this.timer.unref();
     return () => {
       set.delete(listener);
       if (set.size > 0) return;
       this.subscribers.delete(pageId);
       this.seen.delete(pageId);
-      if (this.subscribers.size === 0 && this.timer) {
-        clearInterval(this.timer);
-        this.timer = null;
-      }
     };
   }
 
@@ -69,13 +66,11 @@ export class PageEvents {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
     this.subscribers.clear();
     this.seen.clear();
   }
 
-  /** Check every watched page now (the timer's work; tests call it to skip the wait). */
+  /** Check every watched page now (the job's work; tests may call it to skip the wait). */
   poll(): void {
     for (const pageId of [...this.subscribers.keys()]) {
       const v = this.version(pageId);
