@@ -159,6 +159,14 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     assert.ok(legendTexts.includes(EVIL), 'drawn as text in the legend');
     assert.equal(await tab.$$eval('script', (els) => els.length), 2, 'no script element came from a label');
     assert.equal(lineCard.interval, 'minute', 'six hours in minutes fit the card width');
+    // Tooltips show labels too: hover every chart.
+    for (const card of cards) {
+      const box = await tab.$eval(`#card-${card.id} .chart`, (el: any) => { const r = el.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; });
+      await tab.mouse.move(box.x, box.y);
+      await tab.mouse.move(box.x + 20, box.y - 10);
+    }
+    assert.equal(await tab.evaluate(() => (globalThis as any).__pwned), undefined, 'no tooltip ran a label');
+    assert.equal(await tab.$$eval('script', (els) => els.length), 2);
 
     // Hide a series: kept in the URL.
     await tab.click(`#card-${lineCard.id} .legend-item >> nth=0`);

@@ -8,6 +8,7 @@ import { reduce } from './reduce.js';
 import type { CardSeries, DrawInput, Drawn } from './types.js';
 
 // Only the modules these four charts need: this chunk is loaded only for a page that has one.
+// Tooltips render as canvas text (richText), so no label is ever parsed as HTML.
 echarts.use([PieChart, RadarChart, GaugeChart, HeatmapChart, CalendarComponent, TooltipComponent, VisualMapComponent, RadarComponent, CanvasRenderer]);
 
 /** pie, radar, gauge and calendar with Apache ECharts. */
@@ -28,7 +29,7 @@ export function drawEcharts(input: DrawInput): Drawn {
     option = {
       backgroundColor: bg,
       animation: false,
-      tooltip: { trigger: 'item', valueFormatter: fmt },
+      tooltip: { trigger: 'item', valueFormatter: fmt, renderMode: 'richText' },
       series: [{ type: 'pie', radius: ['35%', '70%'], data: shown.map((s) => ({ name: s.label, value: reduce(data.value, s) ?? 0, itemStyle: { color: colorOf(s) } })), label: { formatter: '{b}' } }],
     };
   } else if (m.ui_chart_type === 'radar') {
@@ -37,7 +38,7 @@ export function drawEcharts(input: DrawInput): Drawn {
     option = {
       backgroundColor: bg,
       animation: false,
-      tooltip: { valueFormatter: fmt },
+      tooltip: { valueFormatter: fmt, renderMode: 'richText' },
       radar: { indicator: shown.map((s) => ({ name: s.label, max, min: m.ui_chart_y_min ?? 0 })) },
       series: [{ type: 'radar', data: [{ name: m.name, value: values, areaStyle: { opacity: 0.2 } }], itemStyle: { color: cssColor(m.ui_chart_color_base, NAMED.blue!) } }],
     };
@@ -69,7 +70,7 @@ export function drawEcharts(input: DrawInput): Drawn {
     option = {
       backgroundColor: bg,
       animation: false,
-      tooltip: { valueFormatter: fmt },
+      tooltip: { valueFormatter: fmt, renderMode: 'richText' },
       visualMap: { show: false, min: 0, max, inRange: { color: ['#e5e7eb', base] } },
       calendar: { range: [first, last], cellSize: ['auto', 14], left: 30, right: 10, top: 20, dayLabel: { firstDay: 1 } },
       series: [{ type: 'heatmap', coordinateSystem: 'calendar', data: entries }],
