@@ -66,7 +66,15 @@ export function drawUplot(input: DrawInput): Drawn {
 
   const axisColor = input.dark ? '#9ca3af' : '#4b5563';
   const gridColor = input.dark ? '#374151' : '#e5e7eb';
+  const markers = input.card.markers ?? null;
+  const thresholds = m.ui_chart_show_monitors ? (markers?.thresholds ?? []) : [];
+  const alerts = m.ui_chart_show_alerts ? (markers?.alerts ?? []) : [];
   const yRange: uPlot.Scale.Range = (_u, min, max) => {
+    // Thresholds stay in view: a line off the chart would say nothing.
+    for (const t of thresholds) {
+      min = Math.min(min, t.value);
+      max = Math.max(max, t.value);
+    }
     const lo = m.ui_chart_y_min ?? (type === 'bar' || type === 'area' ? Math.min(0, min) : min);
     let hi = m.ui_chart_y_max ?? max;
     if (!(hi > lo)) hi = lo + 1;
@@ -84,7 +92,40 @@ export function drawUplot(input: DrawInput): Drawn {
       { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 60, values: (_u, vals) => vals.map((v) => formatValue(v, { ...m, ui_value_unit: null })) },
     ],
     series,
+    hooks: { draw: [(u) => drawMarkers(u, alerts, thresholds, input.dark)] },
   };
   const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, el);
   return { destroy: () => plot.destroy() };
+}
+
+/** Alert periods as red bands (to the right edge while firing), monitor thresholds as dashed lines. */
+function drawMarkers(u: uPlot, alerts: ReadonlyArray<{ start: number; end: number | null }>, thresholds: ReadonlyArray<{ value: number; label: string }>, dark: boolean): void {
+  if (alerts.length === 0 && thresholds.length === 0) return;
+  const { ctx } = u;
+  const { left, top, width, height } = u.bbox;
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(left, top, width, height);
+  ctx.clip();
+  ctx.fillStyle = 'rgba(239, 68, 68, 0.15)';
+  for (const a of alerts) {
+    const x0 = Math.max(left, u.valToPos(a.start / 1000, 'x', true));
+    const x1 = a.end === null ? left + width : Math.min(left + width, u.valToPos(a.end / 1000, 'x', true));
+    if (x1 > x0) ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+  }
+  ctx.strokeStyle = '#ef4444';
+  ctx.fillStyle = dark ? '#fca5a5' : '#b91c1c';
+  ctx.setLineDash([6, 4]);
+  ctx.lineWidth = 1;
+  ctx.font = '11px system-ui, sans-serif';
+  for (const t of thresholds) {
+    const y = Math.round(u.valToPos(t.value, 'y', true)) + 0.5;
+    ctx.beginPath();
+    ctx.moveTo(left, y);
+    ctx.lineTo(left + width, y);
+    ctx.stroke();
+    // Canvas text: a monitor name is drawn, never parsed.
+    ctx.fillText(t.label, left + 4, y - 3);
+  }
+  ctx.restore();
 }

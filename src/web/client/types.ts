@@ -39,6 +39,14 @@ export interface CardData {
   series: CardSeries[];
 }
 
+/** Alert periods and monitor thresholds drawn over a time chart (docs/pages.md, "Charts"). */
+export interface CardMarkers {
+  /** Firing periods overlapping the window: start and end (null while firing) in epoch ms. */
+  alerts: Array<{ start: number; end: number | null; series_hash: string; label: string }>;
+  /** Thresholds of the metric's active monitors. */
+  thresholds: Array<{ value: number; label: string }>;
+}
+
 export interface CardModel {
   id: string;
   size: '1/1' | '1/2';
@@ -46,6 +54,8 @@ export interface CardModel {
   metric: CardMetric;
   data: CardData | null;
   error: { code: string; message: string } | null;
+  /** Present when the metric shows alerts or monitors. */
+  markers?: CardMarkers | null;
 }
 
 export interface WindowState {
