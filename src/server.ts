@@ -110,6 +110,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
     pages: new PagesRepo(store, clock),
+    // Set just below: it registers a job with the scheduler made here.
     pageEvents: null as unknown as PageEvents,
     webAssets: WebAssets.fromBuild(),
     // A clock moved by hand (tests) drives time-due runs through `scheduler.runDue()`.

@@ -13,16 +13,17 @@ import { bootWindow, renderPage, renderSignIn, type PageBoot } from './render.js
 const slugParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a page slug' };
 const componentParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a component id' };
 
-/** The state a page's URL carries; a page answers no other parameter (nothing that could widen what it shows). */
-const stateQuery: Record<string, JsonSchema> = {
+/** The viewer's window; a page answers no other parameter (nothing that could widen what it shows). */
+const windowQuery: Record<string, JsonSchema> = {
   time_range: { enum: [...TIME_RANGES] },
   timezone: { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be an IANA time zone name' },
   start_at: { type: 'string', format: 'date-time', errorHint: 'must be an ISO 8601 date-time' },
   end_at: { type: 'string', format: 'date-time', errorHint: 'must be an ISO 8601 date-time' },
-  hide: { type: 'string', maxLength: 4096, errorHint: 'must be a comma-separated list of <component id>:<series hash>' },
 };
-const dataQuery: Record<string, JsonSchema> = { ...stateQuery, width: { type: 'integer', minimum: 50, maximum: 4096, errorHint: 'must be an integer from 50 to 4096 (CSS pixels)' } };
-delete dataQuery.hide;
+/** A page's address: the window and the hidden series (drawn by the browser only). */
+const stateQuery: Record<string, JsonSchema> = { ...windowQuery, hide: { type: 'string', maxLength: 4096, errorHint: 'must be a comma-separated list of <component id>:<series hash>' } };
+/** The page's data: the window and the width the cards are drawn at. */
+const dataQuery: Record<string, JsonSchema> = { ...windowQuery, width: { type: 'integer', minimum: 50, maximum: 4096, errorHint: 'must be an integer from 50 to 4096 (CSS pixels)' } };
 
 const HTML = 'text/html; charset=utf-8';
 /**

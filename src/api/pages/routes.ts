@@ -5,6 +5,7 @@ import type { ProjectRecord } from '../../catalog/records.js';
 import type { Services } from '../../services.js';
 import { cardData, type TimeRange } from '../../web/card-data.js';
 import { listRoute } from '../http/list-route.js';
+import type { ListQuery } from '../http/pagination.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
@@ -33,7 +34,7 @@ export function pageRoutes(s: Services): RouteDef[] {
   const one = `${base}/:page_id`;
   const pageParams = params({ project_id: 'project', page_id: 'page' });
   return [
-    listRoute<PageRecord, any, ProjectParams>({
+    listRoute<PageRecord, ListQuery, ProjectParams>({
       path: base,
       scope: 'pages:read',
       summary: 'List pages of a project',
