@@ -12,9 +12,8 @@ import { createFingerprintStage, type FingerprintedRows, type FingerprintStage }
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
 import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
-import { loadHasher } from '../rollup/hll.js';
-import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
-import type { MetricOutcome } from '../rollup/metric-task.js';
+import { consumersForBatch } from './output-consumer.js';
+import { OUTPUT_CONSUMERS } from './output-consumers.js';
 import type { TaskCost } from './failures.js';
 import { SlotCapture } from '../transform/record-slots.js';
 
@@ -68,10 +67,11 @@ export interface BatchResult {
   files: WrittenFile[];
   /** One per task view, in task order. */
   views: ViewOutcome[];
-  /** One per metric of a view that produced output (absent: none). */
-  metrics?: MetricOutcome[];
-  /** Per view with metrics that produced output: its event times and late events (absent: none). */
-  eventTimes?: ViewEventTimes[];
+  /**
+   * Each output consumer's parts, by consumer name: one per view it consumes that produced output,
+   * in view order (absent: no part at all). Read with output-consumer.ts `consumerOutputs`.
+   */
+  outputs?: Record<string, unknown[]>;
   /** What the task cost its worker (set by the worker entry; absent when run in-process). */
   cost?: TaskCost;
 }
@@ -161,19 +161,12 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     const views = task.views ?? [];
     const runScript = opts.runScript;
     if (views.length === 0 || !runScript) return { rows: rows.count, files: collectionFilesStage(task, rows, fr, reply, assign, spec, layouts), views: [] };
-    const metrics: MetricOutcome[] = [];
-    const eventTimes: ViewEventTimes[] = [];
-    if (views.some((v) => v.metrics?.length)) await loadHasher();
+    const consumers = await consumersForBatch(OUTPUT_CONSUMERS, views);
     // The views start first: once a sandbox process has the records, it transforms them while this
     // thread builds the collection files (docs/architecture.md, "Stages").
     let handedOver!: () => void;
     const sent = new Promise<void>((resolve) => (handedOver = resolve));
-    const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof viewMetricsStage>[2]) => {
-      if (!v.metrics?.length) return;
-      const r = viewMetricsStage(v, ts, columns);
-      metrics.push(...r.outcomes);
-      eventTimes.push(r.times);
-    };
+    const onOutput = consumers.onOutput;
     const capture = slots as SlotCapture | null;
     try {
       const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null, capture ?? undefined);
@@ -200,7 +193,8 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
         throw r.err;
       }
       const outcomes = r.outcomes;
-      return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics, eventTimes } : {}) };
+      const outputs = consumers.outputs();
+      return { rows: rows.count, files: written, views: outcomes, ...(outputs ? { outputs } : {}) };
     } finally {
       // Every sandbox call over the batch has answered: its slot values' buffers go to the next batch.
       capture?.release();
