@@ -1,9 +1,7 @@
 import type { OutputColumn } from '../transform/output-schema.js';
 import type { ViewTask } from '../transform/view-stage.js';
-import type { Services } from '../services.js';
-import type { Rollups } from '../rollup/rollups.js';
 import type { CommitParticipant } from './commit-seam.js';
-import type { BatchResult } from './process-batch.js';
+import type { BatchResult } from './batch-result.js';
 
 /**
  * Something that consumes a view's output of each batch (docs/architecture.md, "Output consumers"):
@@ -18,8 +16,11 @@ import type { BatchResult } from './process-batch.js';
  * - `consume` (worker) turns one view's coerced output of the batch into a part of its output; the
  *   parts of a batch travel in `BatchResult.outputs[name]`, one per view consumed, in view order. It
  *   runs on the worker's hot path: it must not throw (a failure is a value in its part).
- * - `participants` join the commit seam after the views' (commit-seam.ts), reading their parts with
- *   `consumerOutputs`.
+ * - `participants` join the commit seam after the views' (commit-seam.ts), reading their parts from
+ *   the batch result.
+ *
+ * A consumer module types itself structurally (it lives in its stage's folder, below the pipeline);
+ * output-consumers.ts checks it against this interface.
  */
 export interface OutputConsumer<Task = unknown, Part = unknown> {
   readonly name: string;
@@ -29,10 +30,14 @@ export interface OutputConsumer<Task = unknown, Part = unknown> {
   participants(ctx: ConsumerContext): CommitParticipant[];
 }
 
-/** What a consumer's main-thread side is given: the services, and the open rollups. */
+/**
+ * What a consumer's main-thread side is given: the server's services and its open rollups. Typed
+ * loosely here (the services bag sits above the pipeline); each consumer names the services it reads
+ * in its own context type, which the server's bag satisfies.
+ */
 export interface ConsumerContext {
-  services: Services;
-  rollups: Rollups;
+  services: object;
+  rollups: object;
 }
 
 /** A consumer's parts of a batch (none when no view it consumes produced output). */

@@ -1,4 +1,5 @@
 import { metricsConsumer } from '../rollup/metric-consumer.js';
+import type { MetricsViewTask, ViewMetricsOutput } from '../rollup/metric-stage.js';
 import type { OutputConsumer } from './output-consumer.js';
 
 /**
@@ -6,4 +7,4 @@ import type { OutputConsumer } from './output-consumer.js';
  * and the server wires their tasks and commit participants from this list, in this order. Drains and
  * exports join here.
  */
-export const OUTPUT_CONSUMERS: readonly OutputConsumer[] = [metricsConsumer as OutputConsumer];
+export const OUTPUT_CONSUMERS: readonly OutputConsumer[] = [metricsConsumer satisfies OutputConsumer<MetricsViewTask, ViewMetricsOutput> as OutputConsumer];

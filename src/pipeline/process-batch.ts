@@ -6,15 +6,14 @@ import type { Shape } from '../schema/shape.js';
 import { buildFiles } from './build-files.js';
 import { decodeEntries, type BatchEntry, type DecodedRows } from './decode.js';
 import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
-import type { FileKind, FileSpec } from './file-plan.js';
-import type { FileCounts } from '../schema/schema-store.js';
+import type { FileSpec } from './file-plan.js';
+import type { BatchResult, WrittenFile } from './batch-result.js';
 import { createFingerprintStage, type FingerprintedRows, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
-import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
+import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
 import { consumersForBatch } from './output-consumer.js';
 import { OUTPUT_CONSUMERS } from './output-consumers.js';
-import type { TaskCost } from './failures.js';
 import { SlotCapture } from '../transform/record-slots.js';
 
 /**
@@ -47,34 +46,7 @@ export type ResolveReply = { type: 'need'; keys: number[] } | { type: 'plan'; as
 
 export type Resolver = (req: ResolveRequest) => Promise<ResolveReply>;
 
-export interface WrittenFile {
-  kind: FileKind;
-  dir: string;
-  versionId: string | null;
-  shapeHash: string | null;
-  /** Path relative to the collection's files directory. */
-  path: string;
-  rows: number;
-  bytes: number;
-  docBytes: number;
-  minTs: number;
-  maxTs: number;
-  counts: FileCounts;
-}
-
-export interface BatchResult {
-  rows: number;
-  files: WrittenFile[];
-  /** One per task view, in task order. */
-  views: ViewOutcome[];
-  /**
-   * Each output consumer's parts, by consumer name: one per view it consumes that produced output,
-   * in view order (absent: no part at all). Read with output-consumer.ts `consumerOutputs`.
-   */
-  outputs?: Record<string, unknown[]>;
-  /** What the task cost its worker (set by the worker entry; absent when run in-process). */
-  cost?: TaskCost;
-}
+export type { BatchResult, WrittenFile } from './batch-result.js';
 
 /** Path of a batch's file within the collection directory. */
 export function fileName(dir: string, firstSeq: number): string {

@@ -44,6 +44,11 @@ export interface ViewMetricsOutput {
   times: ViewEventTimes;
 }
 
+/** The metrics consumer's parts of a batch result (`BatchResult.outputs.metrics`; none when no view with metrics produced output). */
+export function metricsOutputs(result: { outputs?: Record<string, unknown[]> }): readonly ViewMetricsOutput[] {
+  return (result.outputs?.[METRICS_CONSUMER] as ViewMetricsOutput[] | undefined) ?? [];
+}
+
 /** The metrics of one view over its batch output, late events left out; with the view's event times. */
 export function viewMetricsStage(v: { viewId: string } & MetricsViewTask, ts: Float64Array, columns: readonly OutputColumn[]): ViewMetricsOutput {
   const tasks = v.metrics;

@@ -1,8 +1,18 @@
-import type { ViewCatalog } from '../transform/view-catalog.js';
 import type { ViewTask } from '../transform/view-stage.js';
-import type { MetricCatalog } from './metric-catalog.js';
+import type { ViewRecord } from '../transform/view-records.js';
+import type { MetricRecord } from './metric-records.js';
 import type { MetricsViewTask } from './metric-stage.js';
 import { feedsLive, metricTaskOf } from './metric-task.js';
+
+/** The views as the metrics consumer reads them (ViewCatalog). */
+export interface ViewSource {
+  store: { byId(id: string): Pick<ViewRecord, 'id' | 'project_id' | 'deleted_at'> | undefined };
+}
+
+/** The metrics as the metrics consumer reads them (MetricCatalog). */
+export interface MetricSource {
+  store: { list(projectId: string): MetricRecord[] };
+}
 
 /**
  * The metrics consumer's task for each view of a batch that has metrics (main thread, per lease):
@@ -10,7 +20,7 @@ import { feedsLive, metricTaskOf } from './metric-task.js';
  * scheduled for deletion is cancelled, and rebuilt if restored), and the view's late-data boundary
  * from `lateBefore` (late-data.ts). Views without such metrics are not in the map.
  */
-export function metricTasksByView(tasks: readonly ViewTask[], views: ViewCatalog, metrics: MetricCatalog, lateBefore: (viewId: string) => number | undefined = () => undefined): Map<string, MetricsViewTask> {
+export function metricTasksByView(tasks: readonly ViewTask[], views: ViewSource, metrics: MetricSource, lateBefore: (viewId: string) => number | undefined = () => undefined): Map<string, MetricsViewTask> {
   const out = new Map<string, MetricsViewTask>();
   if (tasks.length === 0) return out;
   const project = views.store.byId(tasks[0]!.viewId)?.project_id;
