@@ -28,7 +28,8 @@ import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
 import { AggregationService } from './rollup/aggregation/aggregation-service.js';
-import { withMetricTasks } from './rollup/metric-tasks-for.js';
+import { attachConsumerTasks, type ConsumerContext } from './pipeline/output-consumer.js';
+import { OUTPUT_CONSUMERS } from './pipeline/output-consumers.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -43,6 +44,7 @@ import { JobScheduler } from './schedule/scheduler.js';
 import { Lifecycle, type Participant } from './schedule/lifecycle.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
+import { IngestRecordSink } from './ingest/record-sink.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -77,6 +79,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
+  // Writes are refused as values until the ingest core exists (mountIngest below attaches it).
+  const sink = new IngestRecordSink(() => services.config.maxIngestBytes, log);
   const services: Services = {
     config,
     clock,
@@ -105,6 +109,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     scheduler: new JobScheduler({ clock, log, store, dueByTimer: clock === systemClock }),
     aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
+    sink,
   };
   // Every part that starts and stops with the node, in start order; `stop` runs them in reverse, so the
   // store closes last, after the telemetry (which counts what the pipeline drained while stopping).
@@ -155,6 +160,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });
+  sink.attach(ingest.core);
 
   app.any('/*', (res: HttpResponse, req) => {
     const head = readHead(req);
@@ -206,19 +212,13 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.rollups = rollups;
     const opened = rollups;
     await join({ name: 'rollups', start: () => opened.start(), stop: () => opened.stop() });
+    const consumerCtx: ConsumerContext = { services, rollups };
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
-      viewTasks: (collectionId) =>
-        withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics, (viewId) => {
-          const project = services.projects.byId(services.views.store.byId(viewId)?.project_id ?? '');
-          return project ? services.lateData.lateBefore(viewId, project.late_data_window_minutes, services.spool.oldestReceivedAt(collectionId)) : undefined;
-        }),
+      viewTasks: (collectionId) => attachConsumerTasks(OUTPUT_CONSUMERS, consumerCtx, viewTasksFor(services.views, collectionId), collectionId),
       participants: [
         viewCommitParticipant(services.views, clock),
-        rollups.participant(),
-        services.lateData.participant((viewId) => {
-          const v = services.views.store.byId(viewId);
-          return v && v.deleted_at === null && !services.views.destroying.has(v.id) ? v.project_id : undefined;
-        }),
+        // Each output consumer's participants (metrics: rollups, then late data), in the order declared.
+        ...OUTPUT_CONSUMERS.flatMap((c) => c.participants(consumerCtx)),
         // A batch may settle a schema version an auto view waits for: generation looks (debounced).
         { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
       ],
@@ -250,6 +250,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   await join({
     name: 'http',
     stop: async () => {
+      // In-process producers are refused (service_unavailable) from here on, like new requests.
+      sink.detach();
       us_listen_socket_close(listenSocket);
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);

@@ -24,6 +24,7 @@ import type { LateRefolder } from './rollup/late-refold.js';
 import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
+import type { RecordSink } from './ingest/record-sink-types.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -70,4 +71,9 @@ export interface Services {
   aggregation: AggregationService;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
   outbound: OutboundClient;
+  /**
+   * Writes records into a collection for in-process producers (pulls, checks): the ingest front's
+   * validation, limits, backpressure, idempotency, telemetry and activity, no key; refusals are values.
+   */
+  sink: RecordSink;
 }
