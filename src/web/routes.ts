@@ -3,6 +3,7 @@ import { hashPassword, verifyPassword } from '../auth/password.js';
 import { clearedSessionCookie, csrfToken, isSecureRequest, sessionCookie, sessionFromCookie } from '../auth/session-cookie.js';
 import { TIME_RANGES } from '../rollup/metric-records.js';
 import type { Services } from '../services.js';
+import type { PageRecord } from '../catalog/pages.js';
 import { sameOrigin } from '../api/http/csrf.js';
 import { defineRoute, type JsonSchema, type Principal, type Reply, type RouteDef } from '../api/http/route.js';
 import { object } from '../api/http/schemas.js';
@@ -51,7 +52,7 @@ export function webRoutes(s: Services): RouteDef[] {
 
   const htmlPage = async (slug: string, principal: Principal | undefined, query: PageQuery, headers: Record<string, string>, only?: string): Promise<Reply> => {
     const entry = s.webAssets.entry('page');
-    let page;
+    let page: PageRecord;
     try {
       page = pageForViewer(s, slug, principal);
     } catch (err) {
