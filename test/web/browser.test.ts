@@ -196,6 +196,7 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     await tab.waitForTimeout(300);
     const xs = await tab.$$eval('section.card', (els) => els.map((e) => Math.round(e.getBoundingClientRect().left)));
     assert.equal(new Set(xs).size, 1, 'one column on a phone');
+    assert.ok(await tab.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= 390), 'nothing wider than the phone');
     await tab.screenshot({ path: `${ARTIFACTS}page-phone.png`, fullPage: true });
     await ctx.close();
   });
