@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { request } from 'node:http';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
@@ -190,6 +191,16 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     await shared.waitForSelector('body[data-state="ready"]');
     assert.equal(await shared.$eval('#range', (el: any) => el.value), 'last_7_days');
     assert.equal((await drawnCards(shared))[0]!.series.filter((s) => s.hidden).length, 1);
+
+    // What one redraw costs on the wire (a live page redraws at most once per page-watch interval, 15 s).
+    const bytes = await new Promise<number>((resolve, reject) => {
+      request(`${srv.url}/p/ops/data?time_range=last_7_days&width=1200`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
+        let n = 0;
+        res.on('data', (c: Buffer) => (n += c.length));
+        res.on('end', () => resolve(n));
+      }).on('error', reject).end();
+    });
+    console.log(`browser: one redraw of ${order.length} cards over last_7_days reads ${(bytes / 1024).toFixed(1)} KB gzip; at most 4 a minute: ${((4 * bytes) / 1024).toFixed(1)} KB/min`);
 
     // A phone: the cards stack.
     await tab.setViewportSize({ width: 390, height: 844 });
