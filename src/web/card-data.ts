@@ -95,11 +95,26 @@ export async function cardData(s: Pick<Services, 'aggregation' | 'clock' | 'roll
   const key = cardKey({ metricId: metric.id, revision: metric.definition_revision, updatedAt: metric.updated_at, completeThrough: s.rollups?.completeThrough(metric.id) ?? null, now, query, customRange });
   const hit = cache.get(key);
   if (hit) return hit;
-  const answer = s.aggregation.answer(metric, query, customRange ? { customRange } : {}).then((a) => compact(a, metric));
+  const answer = widthBound(s, metric, query, customRange, w.widthPx).then((a) => compact(a, metric));
   cache.set(key, answer);
   // A failure is not kept: the next ask tries again.
   answer.catch(() => cache.delete(key));
   return answer;
+}
+
+/**
+ * The answer, at the interval `query` names or, when it asks `auto` (all_time: only the service
+ * knows where the data starts), at the coarser one that gives at most one bucket per pixel.
+ */
+async function widthBound(s: Pick<Services, 'aggregation'>, metric: MetricRecord, query: AggregationQuery, customRange: CustomRange | undefined, widthPx: number): Promise<TimeseriesAggregation> {
+  const opts = customRange ? { customRange } : {};
+  let a = await s.aggregation.answer(metric, query, opts);
+  if (query.interval !== 'auto') return a;
+  const px = Math.max(MIN_CARD_WIDTH_PX, Math.min(MAX_CARD_WIDTH_PX, Math.floor(widthPx)));
+  for (let i = INTERVALS.indexOf(a.interval) + 1; i < INTERVALS.length && bucketBound(a.interval, Date.parse(a.start_at), Date.parse(a.end_at)) - 1 > px; i++) {
+    a = await s.aggregation.answer(metric, { ...query, interval: INTERVALS[i]! }, opts);
+  }
+  return a;
 }
 
 /** The answer as CardData: the union of the series' bucket times, each series aligned to it. */

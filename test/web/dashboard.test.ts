@@ -136,6 +136,12 @@ describe('dashboard pages (server side)', () => {
     assert.equal(custom.cards[0].data.start_at, '2026-04-02T10:00:00.000Z');
     assert.equal(custom.cards[0].data.times.length, 60);
     assert.deepEqual(custom.cards[0].data.series[0].values.slice(0, 2), [2, 2], 'two records a minute');
+    // all_time: where the data starts only the aggregation knows; a card still gets no more buckets than pixels.
+    const all = ok(await srv.get('/p/ops/data?time_range=all_time&width=60', { token: null }));
+    assert.equal(all.cards[0].data.interval, 'hour', 'three hours of minutes do not fit 60 px');
+    assert.ok(all.cards[0].data.times.length <= 60);
+    const wideAll = ok(await srv.get('/p/ops/data?time_range=all_time&width=1200', { token: null })).cards[0].data;
+    assert.ok(wideAll.times.length <= 1200 && wideAll.times.length >= all.cards[0].data.times.length, 'a wider card gets the finer interval auto picks');
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 1200), 'hour');
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 100), 'day');
     assert.equal(intervalForWidth(0, 86_400_000, 1441), 'minute', 'a day of minutes is 1440 buckets, and one more when it does not start on one');
