@@ -185,6 +185,15 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     assert.ok(week[0]!.series.find((s) => s.hidden), 'the hidden series stays hidden');
     await tab.screenshot({ path: `${ARTIFACTS}page-last_7_days.png`, fullPage: true });
 
+    // Switch the zone: buckets follow it (Iran is UTC+3:30, so its hours start at :30 UTC).
+    await tab.selectOption('#timezone', 'Asia/Tehran');
+    await tab.waitForFunction(() => (globalThis as any).document.querySelector('section.card')?.getAttribute('data-start-at')?.endsWith(':30:00.000Z'), undefined, { timeout: 15_000 });
+    await tab.waitForSelector('body[data-timezone="Asia/Tehran"][data-state="ready"]');
+    assert.match(tab.url(), /timezone=Asia%2FTehran/);
+    const zoned = (await drawnCards(tab))[0]!;
+    const zonedApi = ok(await srv.get(`${metricsPath}/${metrics.line.id}/aggregation?start_at=${zoned.startAt}&end_at=${zoned.endAt}&interval=hour&timezone=Asia/Tehran`));
+    assert.deepEqual(zoned.series.map((s) => s.points.length).sort(), zonedApi.series.map((s: any) => Object.keys(s.records).length).sort());
+
     // The link shows what its sender saw.
     const shared = await ctx.newPage();
     await shared.goto(tab.url());
