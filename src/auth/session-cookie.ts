@@ -28,7 +28,7 @@ export function parseCookies(header: string | undefined): Map<string, string> {
 
 /** The session token carried by the request's cookie, or undefined. */
 export function sessionFromCookie(headers: Record<string, string>): string | undefined {
-  const token = parseCookies(headers['cookie']).get(SESSION_COOKIE);
+  const token = parseCookies(headers.cookie).get(SESSION_COOKIE);
   return token && /^[\x21-\x7e]{1,512}$/.test(token) ? token : undefined;
 }
 

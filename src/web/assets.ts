@@ -76,7 +76,7 @@ export class WebAssets {
     }
     const common = { etag: asset.etag, 'cache-control': IMMUTABLE, vary: 'Accept-Encoding' };
     const match = headers['if-none-match'];
-    if (match !== undefined && match.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) {
+    if (match?.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) {
       return { status: 304, data: null, headers: common, web: { kind: 'bytes', body: '', contentType: asset.contentType } };
     }
     if (asset.brotli && accepts(headers, 'br')) return { data: null, headers: { ...common, 'content-encoding': 'br' }, web: { kind: 'bytes', body: asset.brotli, contentType: asset.contentType, encoded: true } };

@@ -99,11 +99,11 @@ export function webRoutes(s: Services): RouteDef[] {
       schema: { body: signInBody },
       handler: async (ctx) => {
         // Login CSRF: another site must not sign a browser in to an account of its choosing.
-        if (!sameOrigin(ctx.headers)) throw new ApiError('csrf_failed', `The request's Origin (${ctx.headers['origin']}) is not this server`);
+        if (!sameOrigin(ctx.headers)) throw new ApiError('csrf_failed', `The request's Origin (${ctx.headers.origin}) is not this server`);
         const user = s.accounts.getUserByEmail(ctx.body.email.trim());
         const hash = user?.password_hash ?? (await (decoy ??= hashPassword('decoy-password-never-matches')));
         const ok = await verifyPassword(ctx.body.password, hash);
-        if (!user || !user.password_hash || !ok) throw new ApiError('auth_invalid_credentials', 'The email or password is not correct');
+        if (!user?.password_hash || !ok) throw new ApiError('auth_invalid_credentials', 'The email or password is not correct');
         const { token, session } = await s.accounts.createSession(user.id);
         const secure = isSecureRequest(ctx.headers, s.config.publicUrl);
         // The token itself stays in the HttpOnly cookie: the page's scripts never see it.

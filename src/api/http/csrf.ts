@@ -16,15 +16,15 @@ export function checkCsrf(principal: Principal, method: string, headers: Record<
   if (!token || !sent || sent !== csrfToken(token)) {
     throw new ApiError('csrf_failed', `A write authenticated by the session cookie must send the ${CSRF_HEADER} header given to Sluice's pages; API clients send Authorization: Bearer instead`);
   }
-  if (!sameOrigin(headers)) throw new ApiError('csrf_failed', `The request's Origin (${headers['origin']}) is not this server`);
+  if (!sameOrigin(headers)) throw new ApiError('csrf_failed', `The request's Origin (${headers.origin}) is not this server`);
 }
 
 /** An Origin header, when present, names the host the request was sent to. */
 export function sameOrigin(headers: Record<string, string>): boolean {
-  const origin = headers['origin'];
+  const origin = headers.origin;
   if (origin === undefined) return true;
   try {
-    return new URL(origin).host === (headers['x-forwarded-host'] ?? headers['host']);
+    return new URL(origin).host === (headers['x-forwarded-host'] ?? headers.host);
   } catch {
     return false;
   }

@@ -39,7 +39,7 @@ export function sendWeb(res: HttpResponse, state: ResponseState, status: number,
   if (!web.encoded && status !== 304 && COMPRESSIBLE.test(web.contentType) && Buffer.byteLength(body) >= COMPRESS_MIN_BYTES && accepts(request, 'gzip')) {
     body = gzipSync(body, { level: 6 });
     out['content-encoding'] = 'gzip';
-    out['vary'] = 'Accept-Encoding';
+    out.vary = 'Accept-Encoding';
   }
   res.cork(() => {
     res.writeStatus(`${status} ${STATUS_CODES[status] ?? ''}`);
