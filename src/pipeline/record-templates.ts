@@ -35,6 +35,7 @@
  */
 
 import { isUtf8 } from 'node:buffer';
+import { COMMA, COLON, isDigit, LBRACE, LBRACKET, literalEnd, MINUS, numberDigits, numberEnd, numberFractionDigits, numberFractionEnd, numberHasExponent, numberIntegerDigits, numberMantissa, numberNegative, numberValueEnd, plainStringEnd, QUOTE, RBRACE, RBRACKET, skipSpace, stringEnd, stringEscaped, ZERO } from '../records/json-bytes.js';
 import { timestampMs } from '../timestamp.js';
 
 /** Kind of the value after a literal; END: the literal runs to the end of the record. */
@@ -64,24 +65,8 @@ const MAX_FAILED_KEYS = 10_000;
 /** Memory all the templates of one processor may hold, estimated (see `costOf`). */
 export const TEMPLATE_BUDGET_BYTES = 64 << 20;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const COMMA = 0x2c;
-const COLON = 0x3a;
-const LBRACE = 0x7b;
-const RBRACE = 0x7d;
-const LBRACKET = 0x5b;
-const RBRACKET = 0x5d;
 /** Path segment of an array's elements (no key is null). */
 const ELEMENT = null;
-const MINUS = 0x2d;
-const PLUS = 0x2b;
-const DOT = 0x2e;
-const ZERO = 0x30;
-const NINE = 0x39;
-
-const isSpace = (c: number) => c === 32 || c === 10 || c === 13 || c === 9;
-const isDigit = (c: number) => c >= ZERO && c <= NINE;
 
 /** A learned record skeleton. */
 export interface Template {
@@ -209,133 +194,6 @@ export interface ArraySkeleton {
 export const pathKey = (segments: readonly (string | null)[]) => JSON.stringify(segments);
 const TIMESTAMP = pathKey(['timestamp']);
 
-/** Powers of ten exact in float64 (Clinger's fast path). */
-const POW10 = Array.from({ length: 23 }, (_, i) => 10 ** i);
-
-/** What the last `integerEnd` read: the sign, the digits' value (exact below 2^53), their count, the byte after them. */
-let intNegative = false;
-let intValue = 0;
-let intDigits = 0;
-let intNext = 0;
-
-/**
- * End of the sign and integer part of a JSON number at `i`, or -1 when there is none. Results in
- * `intNegative`, `intValue`, `intDigits`, `intNext` (module state, as `escapedString`: no object per number).
- */
-function integerEnd(b: Uint8Array, i: number, e: number): number {
-  if (i >= e) return -1;
-  const negative = b[i] === MINUS;
-  if (negative && ++i >= e) return -1;
-  let c = b[i]!;
-  let m = 0;
-  let digits = 0;
-  if (c === ZERO) c = b[++i]!;
-  else if (c > ZERO && c <= NINE) {
-    while (i < e && isDigit((c = b[i]!))) {
-      m = m * 10 + (c - ZERO);
-      digits++;
-      i++;
-    }
-  } else return -1;
-  intNegative = negative;
-  intValue = m;
-  intDigits = digits;
-  intNext = c;
-  return i;
-}
-
-/**
- * End of the JSON number starting at `i` (its value in `out[slot]`: a typed array, as a double
- * kept in a variable would be a heap allocation per number), or -1 when the bytes are
- * not a JSON number. Up to 15 significant digits and a power of ten within ±22, the value is one
- * correctly rounded operation on exact operands (what JSON.parse returns); beyond that the text is
- * read by Number(), which rounds as JSON.parse does.
- */
-function numberEnd(b: Uint8Array, i: number, e: number, out: Float64Array, slot: number): number {
-  const start = i;
-  i = integerEnd(b, i, e);
-  if (i < 0) return -1;
-  const negative = intNegative;
-  let c = intNext;
-  let m = intValue;
-  let digits = intDigits;
-  let frac = 0;
-  if (i < e && c === DOT) {
-    i++;
-    if (i >= e || !isDigit(b[i]!)) return -1;
-    while (i < e && isDigit((c = b[i]!))) {
-      m = m * 10 + (c - ZERO);
-      if (m !== 0) digits++;
-      frac++;
-      i++;
-    }
-  }
-  let exp = 0;
-  if (i < e && (c === 0x65 || c === 0x45)) {
-    i++;
-    let sign = 1;
-    if (i < e && (b[i] === PLUS || b[i] === MINUS)) sign = b[i++] === MINUS ? -1 : 1;
-    if (i >= e || !isDigit(b[i]!)) return -1;
-    while (i < e && isDigit((c = b[i]!))) {
-      // Past this the exponent is not kept exactly: the value is left to Number() below.
-      if (exp < 100_000) exp = exp * 10 + (c - ZERO);
-      i++;
-    }
-    exp *= sign;
-  }
-  const p = exp - frac;
-  // Digits read while below 2^53 are exact (a sum that passes 2^53 is at least 2^53 once rounded).
-  if ((digits <= 15 || m < 2 ** 53) && p >= -22 && p <= 22 && exp > -100_000 && exp < 100_000) {
-    const v = p >= 0 ? m * POW10[p]! : m / POW10[-p]!;
-    out[slot] = negative ? -v : v;
-  } else out[slot] = Number(b instanceof Buffer ? b.toString('latin1', start, i) : Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
-  return i;
-}
-
-/** End (after the closing quote) of a string without escapes or control characters at `i`, or -1. */
-function plainStringEnd(b: Uint8Array, i: number, e: number): number {
-  for (i++; i < e; i++) {
-    const c = b[i]!;
-    if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH || c < 0x20) return -1;
-  }
-  return -1;
-}
-
-const isHex = (c: number) => (c >= ZERO && c <= NINE) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
-
-/** Whether the last string `stringEnd` read had an escape. */
-let escapedString = false;
-
-/**
- * End (after the closing quote) of the JSON string at `i`, or -1 when it is not one (a raw control
- * character, an escape JSON does not have, no closing quote). `escapedString` tells whether it has
- * escapes (its bytes are then not its value).
- */
-function stringEnd(b: Uint8Array, i: number, e: number): number {
-  escapedString = false;
-  for (i++; i < e; i++) {
-    const c = b[i]!;
-    if (c === QUOTE) return i + 1;
-    if (c < 0x20) return -1;
-    if (c !== BACKSLASH) continue;
-    escapedString = true;
-    if (++i >= e) return -1;
-    const x = b[i]!;
-    if (x === 0x75) {
-      if (i + 4 >= e || !isHex(b[i + 1]!) || !isHex(b[i + 2]!) || !isHex(b[i + 3]!) || !isHex(b[i + 4]!)) return -1;
-      i += 4;
-    } else if (!(x === QUOTE || x === BACKSLASH || x === 0x2f || x === 0x62 || x === 0x66 || x === 0x6e || x === 0x72 || x === 0x74)) return -1;
-  }
-  return -1;
-}
-
-function literalAt(b: Uint8Array, i: number, e: number, word: string): number {
-  if (i + word.length > e) return -1;
-  for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return -1;
-  return i + word.length;
-}
-
 /** A copy of `b[s, e)` (Buffer#slice would be a view keeping the whole body alive). */
 const copyOf = (b: Uint8Array, s: number, e: number) => new Uint8Array(b.subarray(s, e));
 
@@ -350,35 +208,15 @@ let verbatim = true;
  * a stringify.
  */
 function numberCheck(b: Uint8Array, i: number, e: number): number {
-  i = integerEnd(b, i, e);
+  i = numberEnd(b, i, e);
   if (i < 0) return -1;
-  const negative = intNegative;
-  let c = intNext;
-  const m = intValue;
-  let significant = intDigits;
   let canonical: boolean;
-  if (i < e && c === DOT) {
-    i++;
-    if (i >= e || !isDigit(b[i]!)) return -1;
-    let leading = significant === 0;
-    let zeros = 0;
-    while (i < e && isDigit((c = b[i]!))) {
-      if (leading && c === ZERO) zeros++;
-      else {
-        leading = false;
-        significant++;
-      }
-      i++;
-    }
-    canonical = b[i - 1] !== ZERO && significant <= 15 && zeros <= 5;
-  } else canonical = !(negative && m === 0) && (significant <= 15 || m < 2 ** 53);
-  if (i < e && (c === 0x65 || c === 0x45)) {
-    canonical = false;
-    i++;
-    if (i < e && (b[i] === PLUS || b[i] === MINUS)) i++;
-    if (i >= e || !isDigit(b[i]!)) return -1;
-    while (i < e && isDigit(b[i]!)) i++;
-  }
+  if (numberHasExponent) canonical = false;
+  else if (numberFractionDigits > 0) {
+    // Leading zeros of the fraction of a number below 1 (`0.000001`).
+    const zeros = numberIntegerDigits === 0 ? numberFractionDigits - numberDigits : 0;
+    canonical = b[numberFractionEnd - 1] !== ZERO && numberDigits <= 15 && zeros <= 5;
+  } else canonical = !(numberNegative && numberMantissa[0] === 0) && (numberDigits <= 15 || numberMantissa[0]! < 2 ** 53);
   if (!canonical) verbatim = false;
   return i;
 }
@@ -399,9 +237,9 @@ function matchSeq(q: Seq, b: Uint8Array, view: DataView, i: number, e: number): 
     if (kind === K_STRING) {
       if (c !== QUOTE) return -1;
       i = stringEnd(b, i, e);
-      if (escapedString) verbatim = false;
+      if (stringEscaped) verbatim = false;
     } else if (kind === K_NUMBER) i = numberCheck(b, i, e);
-    else if (kind === K_BOOLEAN) i = c === 0x74 ? literalAt(b, i, e, 'true') : literalAt(b, i, e, 'false');
+    else if (kind === K_BOOLEAN) i = c === 0x74 ? literalEnd(b, i, e, 'true') : literalEnd(b, i, e, 'false');
     else i = c === LBRACKET ? matchArray(q.subs[entry]!, b, view, i, e) : -1;
     if (i < 0) return -1;
   }
@@ -510,7 +348,7 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   let indexKeys = 0;
   const ws = () => {
     const from = i;
-    while (i < e && isSpace(b[i]!)) i++;
+    i = skipSpace(b, i, e);
     spaces += i - from;
   };
   /** Past the opening bracket at `i`: true (and past `close`) when the container is empty. */
@@ -577,16 +415,16 @@ function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       end = stringEnd(b, i, e);
     } else if (c === MINUS || (c !== undefined && isDigit(c))) {
       if (!slot(K_NUMBER, path)) return false;
-      end = numberEnd(b, i, e, scratch, 0);
+      end = numberValueEnd(b, i, e, scratch, 0);
     } else if (c === 0x74 || c === 0x66) {
       if (!slot(K_BOOLEAN, path)) return false;
-      end = literalAt(b, i, e, c === 0x74 ? 'true' : 'false');
+      end = literalEnd(b, i, e, c === 0x74 ? 'true' : 'false');
     } else if (c === 0x6e) {
       // null is part of the literal: it has no value to read.
       const key = keep(path);
       if (key === null) return false;
       if (inside === 0) sk.nulls.add(key);
-      end = literalAt(b, i, e, 'null');
+      end = literalEnd(b, i, e, 'null');
       if (end < 0) return false;
       i = end;
       return true;
@@ -963,9 +801,9 @@ export class RecordTemplates {
         end = stringEnd(b, pos, e);
         starts[slot] = pos + 1;
         ends[slot] = end - 1;
-        escaped[slot] = escapedString ? 1 : 0;
+        escaped[slot] = stringEscaped ? 1 : 0;
       } else if (kind === K_NUMBER) {
-        end = numberEnd(b, pos, e, nums, slot);
+        end = numberValueEnd(b, pos, e, nums, slot);
         starts[slot] = pos;
         ends[slot] = end;
       } else if (kind === K_ARRAY) {
@@ -975,7 +813,7 @@ export class RecordTemplates {
         escaped[slot] = verbatim ? 0 : 1;
       } else {
         const t = b[pos] === 0x74;
-        end = t ? literalAt(b, pos, e, 'true') : literalAt(b, pos, e, 'false');
+        end = t ? literalEnd(b, pos, e, 'true') : literalEnd(b, pos, e, 'false');
         nums[slot] = t ? 1 : 0;
         starts[slot] = pos;
         ends[slot] = end;
