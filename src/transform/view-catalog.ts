@@ -49,10 +49,10 @@ export interface ViewChange {
 }
 
 /**
- * Views: create, update, and (through `deletion`) scheduled deletion and destruction, (through
- * `transforms`) their transforms, versions and waiting shapes. Every write is one LMDB transaction; `onChange`
- * listeners hear the id of each view a committed write touched (the pipeline starts backfills and
- * generation from there).
+ * Views: create, update, and through `deletion` (view-deletion.ts) scheduled deletion and
+ * destruction, through `transforms` their transforms, versions and waiting shapes. Every write is
+ * one LMDB transaction; `onChange` listeners hear the id of each view a committed write touched
+ * (the pipeline starts backfills and generation from there).
  */
 export class ViewCatalog {
   readonly store: ViewStore;
