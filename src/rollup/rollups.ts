@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Spool } from '../spool/spool.js';
 import type { Logger } from '../log.js';
-import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { Store } from '../store/db.js';
 import { RerunJob } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
@@ -12,7 +12,8 @@ import { PendingPartials } from './pending-partials.js';
 import { rollupCommitParticipant } from './rollup-commit.js';
 import { rollupReader } from './rollup-reader.js';
 import { RollupStore } from './rollup-store.js';
-import type { RollupReader, StoredColumns } from './rollup-types.js';
+import type { StoredColumns } from './rollup-types.js';
+import type { RollupReader } from './rollup-reader-contract.js';
 import { SealedCells } from './aggregation/sealed-cells.js';
 
 export interface RollupDeps {
