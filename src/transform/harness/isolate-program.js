@@ -2,11 +2,11 @@
  * The harness that runs in a view transform's isolate context, first, before the user's script:
  * it captures pristine builtins, removes the non-ECMAScript globals and evaluates to
  * `install(transform, progressBuffer, maxOutputChars)`. What `run` takes and answers is in
- * harness.ts, which reads this file as text (HARNESS_SOURCE) and the isolate compiles it as a
- * classic script: it is never imported.
+ * harness.ts. program-source.ts reads this file as text (HARNESS_SOURCE) and the isolate compiles
+ * it as a classic script: it is never imported.
  *
  * The constants shared with harness.ts (LOC from SCRIPT_FILENAME, MAX_MSG, PROGRESS_SERIALIZING)
- * are written out here; harness.ts refuses to start when they differ from its own.
+ * are written out here; program-source.ts refuses to load the program when they differ.
  */
 // biome-ignore lint/complexity/useArrowFunction: the program is one classic-script function expression, called at once
 (function () {
