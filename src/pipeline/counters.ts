@@ -68,6 +68,21 @@ export class RunnerCounters {
     this.count.rerunRecords += records;
   }
 
+  /** A batch failed (retried with back-off, or isolated). */
+  failed(): void {
+    this.count.failed++;
+  }
+
+  /** Main-thread time spent planning a batch. */
+  planned(ms: number): void {
+    this.count.planMs += ms;
+  }
+
+  /** Worker CPU spent on a task whose work was thrown away. */
+  wasted(cost: TaskCost | undefined): void {
+    this.count.wastedWorkerCpuMs += cost?.cpuMs ?? 0;
+  }
+
   /** Count a task's cost on its worker (absent when the pool does not report it). */
   tally(cost: TaskCost | undefined, records: number): void {
     if (!cost) return;

@@ -215,7 +215,7 @@ export class PipelineRunner {
         lease,
         () => this.runBatch(lease, collection, lane, slot, batch, free),
         async () => {
-          this.count.count.wastedWorkerCpuMs += batch.cost?.cpuMs ?? 0;
+          this.count.wasted(batch.cost);
           if (slot.appliedAhead) await this.discardAppliedPlan(lane, slot, collection.id);
           for (const p of this.participants) p.abandon?.({ collection, lease, result: batch.result });
           return { laneLive: lane.live(slot) };
@@ -260,7 +260,7 @@ export class PipelineRunner {
           }
         },
         onPlan: (plan, ms) => {
-          this.count.count.planMs += ms;
+          this.count.planned(ms);
           batch.brought = plan.shapes.some((sh) => !book.shapes.has(sh.id));
           // Applied ahead: the next batch of the collection plans against this one's decisions.
           book.apply(plan);

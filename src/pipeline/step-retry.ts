@@ -142,7 +142,7 @@ export class StepRetry {
       this.narrow.delete(id);
       return 'dropped';
     }
-    counters.count.failed++;
+    counters.failed();
     let outcome: StepOutcome = 'retry';
     if (kind === 'batch') {
       outcome = await this.isolate(lease, err);
