@@ -24,7 +24,9 @@ export const LEASE_MIN_AHEAD_BYTES = 8 << 20;
  * own views of it read as empty afterwards; a batch given back is leased again from the spool.
  */
 export function packEntries(lease: SpoolLease): { entries: BatchEntry[]; buffer: ArrayBuffer } {
-  const entries = lease.entries.map((e): BatchEntry => ({ seq: e.seq, received_at: e.received_at, format: e.format, body: e.body }));
+  const entries = lease.entries.map(
+    (e): BatchEntry => ({ seq: e.seq, received_at: e.received_at, format: e.format, body: e.body }),
+  );
   return { entries, buffer: lease.bodies.buffer as ArrayBuffer };
 }
 
@@ -67,7 +69,10 @@ export class Leasing {
    * The next lease, or null when nothing may be leased now. `limitOf` caps a collection's records
    * (narrowing a failing batch); `gateOf` says how many leases it may hold (see `aheadOf`).
    */
-  lease(limitOf: (collectionId: string) => number | undefined, gateOf: (collectionId: string) => number): SpoolLease | null {
+  lease(
+    limitOf: (collectionId: string) => number | undefined,
+    gateOf: (collectionId: string) => number,
+  ): SpoolLease | null {
     return this.o.spool.lease(this.maxRecords(), limitOf, gateOf, this.o.maxBytes || LEASE_MAX_BYTES);
   }
 
@@ -76,7 +81,11 @@ export class Leasing {
    * a worker it leases ahead only what is worth a batch of its own (`floorRecords`).
    */
   aheadOf(collectionId: string): number {
-    if ((this.onWorker.get(collectionId) ?? 0) > 0 && this.o.spool.unleasedRecords(collectionId) < this.floorRecords(collectionId)) return 0;
+    if (
+      (this.onWorker.get(collectionId) ?? 0) > 0 &&
+      this.o.spool.unleasedRecords(collectionId) < this.floorRecords(collectionId)
+    )
+      return 0;
     return this.o.workers;
   }
 

@@ -10,7 +10,11 @@ export const DETECTOR_INTERVAL_MS = 10_000;
 export interface SchemaDetectorDeps {
   collections: {
     /** Apply new identity rules; absent: proposals are only reported. */
-    update?(sourceId: string, id: string, patch: (c: CollectionRecord) => Partial<CollectionRecord>): Promise<CollectionRecord | undefined>;
+    update?(
+      sourceId: string,
+      id: string,
+      patch: (c: CollectionRecord) => Partial<CollectionRecord>,
+    ): Promise<CollectionRecord | undefined>;
   };
   schema: Pick<SchemaService, 'report' | 'shapesUnder' | 'rulesChanged'>;
   log: Logger;
@@ -34,7 +38,11 @@ export class SchemaDetector {
     if (Date.now() - last < DETECTOR_INTERVAL_MS) return;
     this.detectedAt.set(c.id, Date.now());
     const report = await this.d.schema.report(c);
-    const safe = await this.chooseProposals(c, report.proposals.filter((p) => !p.read_by_mapping), report.shapes.before);
+    const safe = await this.chooseProposals(
+      c,
+      report.proposals.filter((p) => !p.read_by_mapping),
+      report.shapes.before,
+    );
     if (safe.length === 0) return;
     const updated = await this.d.collections.update(c.source_id, c.id, (cur) => ({
       schema_opaque_paths: [...cur.schema_opaque_paths, ...safe.map((p) => p.path)],
@@ -50,7 +58,11 @@ export class SchemaDetector {
    * another, each is dropped again if the count without it is no higher — so only proposals that
    * take part in merging are applied.
    */
-  private async chooseProposals(c: CollectionRecord, candidates: SchemaProposal[], before: number): Promise<SchemaProposal[]> {
+  private async chooseProposals(
+    c: CollectionRecord,
+    candidates: SchemaProposal[],
+    before: number,
+  ): Promise<SchemaProposal[]> {
     if (candidates.length === 0) return [];
     const current = rulesOf(c);
     const count = (ps: SchemaProposal[]) =>

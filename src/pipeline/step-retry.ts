@@ -83,7 +83,11 @@ export class StepRetry {
    * answers whether the batch's lane slot is still live), then the policy decides; the lease is
    * given back to the spool or completed here in every failure outcome.
    */
-  async withStepRetry(lease: SpoolLease, step: () => Promise<void>, abandon: (err: unknown) => Promise<{ laneLive: boolean }>): Promise<StepOutcome> {
+  async withStepRetry(
+    lease: SpoolLease,
+    step: () => Promise<void>,
+    abandon: (err: unknown) => Promise<{ laneLive: boolean }>,
+  ): Promise<StepOutcome> {
     try {
       await step();
     } catch (err) {
@@ -152,7 +156,11 @@ export class StepRetry {
     const prev = this.backoff.get(id)?.delay ?? 0;
     const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
     this.backoff.set(id, { until: Date.now() + delay, delay });
-    if (!this.d.stopped()) log.error({ err, collection_id: id, first_seq: lease.firstSeq, retry_in_ms: delay }, 'pipeline batch failed; it will be retried');
+    if (!this.d.stopped())
+      log.error(
+        { err, collection_id: id, first_seq: lease.firstSeq, retry_in_ms: delay },
+        'pipeline batch failed; it will be retried',
+      );
     this.d.wakeIn(delay);
     return outcome;
   }
@@ -176,8 +184,14 @@ export class StepRetry {
     if (lease.entries.length > 1) {
       let half = 0;
       for (const e of lease.entries.slice(0, lease.entries.length >> 1)) half += e.records;
-      this.narrow.set(id, { limit: Math.max(1, half), untilSeq: Math.max(lease.lastSeq, this.narrow.get(id)?.untilSeq ?? 0) });
-      this.d.log.warn({ collection_id: id, first_seq: lease.firstSeq, last_seq: lease.lastSeq, attempts }, 'pipeline batch keeps failing; narrowing it to find the entry');
+      this.narrow.set(id, {
+        limit: Math.max(1, half),
+        untilSeq: Math.max(lease.lastSeq, this.narrow.get(id)?.untilSeq ?? 0),
+      });
+      this.d.log.warn(
+        { collection_id: id, first_seq: lease.firstSeq, last_seq: lease.lastSeq, attempts },
+        'pipeline batch keeps failing; narrowing it to find the entry',
+      );
       return 'narrowed';
     }
     const e = lease.entries[0]!;
@@ -187,7 +201,17 @@ export class StepRetry {
         // The lease's own copy went to the worker with its buffer: the body as stored.
         const body = this.d.spool.bodyOf(e.seq);
         if (!body) throw new Error(`spool entry ${e.seq} has no body to set aside`);
-        this.d.stageUnprocessable({ collection_id: id, project_id: lease.projectId, seq: e.seq, received_at: e.received_at, records: e.records, format: e.format, body, error, attempts });
+        this.d.stageUnprocessable({
+          collection_id: id,
+          project_id: lease.projectId,
+          seq: e.seq,
+          received_at: e.received_at,
+          records: e.records,
+          format: e.format,
+          body,
+          error,
+          attempts,
+        });
       });
     } catch (err2) {
       this.d.log.error({ err: err2, collection_id: id, seq: e.seq }, 'setting an unprocessable entry aside failed');
@@ -197,7 +221,10 @@ export class StepRetry {
     const n = this.narrow.get(id);
     if (n && lease.lastSeq >= n.untilSeq) this.narrow.delete(id);
     this.d.telemetry?.recordError(lease.projectId, 'server_error');
-    this.d.log.error({ collection_id: id, seq: e.seq, records: e.records, attempts, error }, 'spool entry set aside as unprocessable');
+    this.d.log.error(
+      { collection_id: id, seq: e.seq, records: e.records, attempts, error },
+      'spool entry set aside as unprocessable',
+    );
     return 'set_aside';
   }
 }

@@ -9,7 +9,15 @@ import { ApiError } from '../../src/errors.js';
 import { LaneAborted } from '../../src/pipeline/collection-lane.js';
 import { RunnerCounters } from '../../src/pipeline/counters.js';
 import { BatchError } from '../../src/pipeline/failures.js';
-import { classifyFailure, POISON_ATTEMPTS, RETRY_MAX_MS, RETRY_MIN_MS, StepRetry, type FailureClass, type StepOutcome } from '../../src/pipeline/step-retry.js';
+import {
+  classifyFailure,
+  POISON_ATTEMPTS,
+  RETRY_MAX_MS,
+  RETRY_MIN_MS,
+  StepRetry,
+  type FailureClass,
+  type StepOutcome,
+} from '../../src/pipeline/step-retry.js';
 import { SchemaService, StaleBatchError } from '../../src/schema/schema-service.js';
 import { Spool, type SpoolLease } from '../../src/spool/spool.js';
 import { Store } from '../../src/store/db.js';
@@ -21,18 +29,42 @@ const wrapped = (err: Error) => new ApiError('server_error', 'storage failed dur
 const diskFull = Object.assign(new Error('write failed'), { code: 'ENOSPC' });
 
 describe('step retry: classifyFailure', () => {
-  const cases: { name: string; err: unknown; at?: { laneLive: boolean; collectionExists: boolean }; kind: FailureClass }[] = [
+  const cases: {
+    name: string;
+    err: unknown;
+    at?: { laneLive: boolean; collectionExists: boolean };
+    kind: FailureClass;
+  }[] = [
     { name: 'stale book', err: new StaleBatchError('col_a'), kind: 'rerun' },
     { name: 'stale book wrapped by the store', err: wrapped(new StaleBatchError('col_a')), kind: 'rerun' },
     { name: 'an earlier batch of the lane failed', err: new LaneAborted('col_a'), kind: 'rerun' },
-    { name: 'any error once the lane slot is no longer live', err: new Error('boom'), at: { laneLive: false, collectionExists: true }, kind: 'rerun' },
-    { name: 'stale wins over a missing collection', err: new StaleBatchError('col_a'), at: { laneLive: true, collectionExists: false }, kind: 'rerun' },
+    {
+      name: 'any error once the lane slot is no longer live',
+      err: new Error('boom'),
+      at: { laneLive: false, collectionExists: true },
+      kind: 'rerun',
+    },
+    {
+      name: 'stale wins over a missing collection',
+      err: new StaleBatchError('col_a'),
+      at: { laneLive: true, collectionExists: false },
+      kind: 'rerun',
+    },
     { name: 'source_deleted', err: new ApiError('source_deleted', 'gone'), kind: 'gone' },
-    { name: 'the collection is no longer found', err: new Error('boom'), at: { laneLive: true, collectionExists: false }, kind: 'gone' },
+    {
+      name: 'the collection is no longer found',
+      err: new Error('boom'),
+      at: { laneLive: true, collectionExists: false },
+      kind: 'gone',
+    },
     { name: 'environmental worker failure', err: new BatchError('environmental', 'no space'), kind: 'environmental' },
     { name: 'ENOSPC code', err: diskFull, kind: 'environmental' },
     { name: 'ENOSPC wrapped by the store', err: wrapped(diskFull), kind: 'environmental' },
-    { name: 'too many open files (message only)', err: new Error('EMFILE: too many open files'), kind: 'environmental' },
+    {
+      name: 'too many open files (message only)',
+      err: new Error('EMFILE: too many open files'),
+      kind: 'environmental',
+    },
     { name: 'the batch’s own worker failure', err: new BatchError('batch', 'bad record'), kind: 'batch' },
     { name: 'a plain error', err: new Error('boom'), kind: 'batch' },
     { name: 'another catalogue error', err: new ApiError('server_error', 'storage failed'), kind: 'batch' },
@@ -69,8 +101,17 @@ describe('step retry: withStepRetry', () => {
     });
     async function append(entries: number, records = 4): Promise<void> {
       for (let i = 0; i < entries; i++) {
-        const body = new TextEncoder().encode(Array.from({ length: records }, (_, k) => JSON.stringify({ i, k })).join('\n'));
-        await spool.append({ collection_id: 'col_a', project_id: 'prj_a', received_at: Date.now(), records, format: 'ndjson', body });
+        const body = new TextEncoder().encode(
+          Array.from({ length: records }, (_, k) => JSON.stringify({ i, k })).join('\n'),
+        );
+        await spool.append({
+          collection_id: 'col_a',
+          project_id: 'prj_a',
+          received_at: Date.now(),
+          records,
+          format: 'ndjson',
+          body,
+        });
       }
     }
     function lease(): SpoolLease {
@@ -79,7 +120,11 @@ describe('step retry: withStepRetry', () => {
       return l;
     }
     const fail = (l: SpoolLease, err: unknown, laneLive = true): Promise<StepOutcome> =>
-      policy.withStepRetry(l, () => Promise.reject(err), async () => ({ laneLive }));
+      policy.withStepRetry(
+        l,
+        () => Promise.reject(err),
+        async () => ({ laneLive }),
+      );
     return { spool, schema, counters, waits, errors, policy, append, lease, fail };
   }
 
@@ -87,7 +132,14 @@ describe('step retry: withStepRetry', () => {
     const h = await harness(t);
     await h.append(1);
     const l = h.lease();
-    assert.equal(await h.policy.withStepRetry(l, () => h.spool.complete(l), async () => assert.fail('no abandon on success')), 'committed');
+    assert.equal(
+      await h.policy.withStepRetry(
+        l,
+        () => h.spool.complete(l),
+        async () => assert.fail('no abandon on success'),
+      ),
+      'committed',
+    );
     assert.equal(h.spool.pendingRecords(), 0);
     assert.equal(h.counters.count.failed, 0);
     assert.equal(h.policy.gate('col_a'), undefined);
@@ -96,7 +148,11 @@ describe('step retry: withStepRetry', () => {
   it('rerun kinds give the lease back at once: no back-off, not a failure', async (t) => {
     const h = await harness(t);
     await h.append(1);
-    for (const [err, laneLive] of [[wrapped(new StaleBatchError('col_a')), true], [new LaneAborted('col_a'), true], [new Error('boom'), false]] as const) {
+    for (const [err, laneLive] of [
+      [wrapped(new StaleBatchError('col_a')), true],
+      [new LaneAborted('col_a'), true],
+      [new Error('boom'), false],
+    ] as const) {
       const l = h.lease();
       assert.equal(await h.fail(l, err, laneLive), 'rerun');
     }
@@ -110,7 +166,10 @@ describe('step retry: withStepRetry', () => {
   });
 
   it('a collection being destroyed: the lease is dropped, no retry', async (t) => {
-    for (const [err, exists] of [[new ApiError('source_deleted', 'gone'), true], [new Error('boom'), false]] as const) {
+    for (const [err, exists] of [
+      [new ApiError('source_deleted', 'gone'), true],
+      [new Error('boom'), false],
+    ] as const) {
       const h = await harness(t, { exists });
       await h.append(1);
       assert.equal(await h.fail(h.lease(), err), 'dropped');
@@ -124,8 +183,12 @@ describe('step retry: withStepRetry', () => {
     const h = await harness(t);
     await h.append(1);
     const outcomes: StepOutcome[] = [];
-    for (let i = 0; i < POISON_ATTEMPTS + 6; i++) outcomes.push(await h.fail(h.lease(), i % 2 ? diskFull : new BatchError('environmental', 'no space')));
-    assert.ok(outcomes.every((o) => o === 'retry'), outcomes.join());
+    for (let i = 0; i < POISON_ATTEMPTS + 6; i++)
+      outcomes.push(await h.fail(h.lease(), i % 2 ? diskFull : new BatchError('environmental', 'no space')));
+    assert.ok(
+      outcomes.every((o) => o === 'retry'),
+      outcomes.join(),
+    );
     assert.deepEqual(h.waits, [500, 1000, 2000, 4000, 8000, 16000, 30000, 30000, 30000]);
     assert.equal(h.waits[0], RETRY_MIN_MS);
     assert.equal(h.waits.at(-1), RETRY_MAX_MS);
@@ -141,10 +204,18 @@ describe('step retry: withStepRetry', () => {
     assert.equal(await h.fail(h.lease(), new BatchError('batch', 'bad')), 'retry');
     // Only failures in a row count: a committed batch of the collection ends the run.
     const l = h.lease();
-    assert.equal(await h.policy.withStepRetry(l, async () => undefined, async () => ({ laneLive: true })), 'committed');
+    assert.equal(
+      await h.policy.withStepRetry(
+        l,
+        async () => undefined,
+        async () => ({ laneLive: true }),
+      ),
+      'committed',
+    );
     h.spool.release(l);
     const outcomes: StepOutcome[] = [];
-    for (let i = 0; i < POISON_ATTEMPTS; i++) outcomes.push(await h.fail(h.lease(), new BatchError('batch', 'bad record')));
+    for (let i = 0; i < POISON_ATTEMPTS; i++)
+      outcomes.push(await h.fail(h.lease(), new BatchError('batch', 'bad record')));
     assert.deepEqual(outcomes, [...Array(POISON_ATTEMPTS - 1).fill('retry'), 'set_aside']);
     const aside = h.schema.unprocessable('col_a');
     assert.equal(aside.length, 1);
@@ -170,10 +241,24 @@ describe('step retry: withStepRetry', () => {
     assert.equal(h.schema.unprocessable('col_a').length, 0);
     const first = h.lease();
     assert.equal(first.records, 10);
-    assert.equal(await h.policy.withStepRetry(first, () => h.spool.complete(first), async () => ({ laneLive: true })), 'committed');
+    assert.equal(
+      await h.policy.withStepRetry(
+        first,
+        () => h.spool.complete(first),
+        async () => ({ laneLive: true }),
+      ),
+      'committed',
+    );
     assert.equal(h.policy.limitOf('col_a'), 10, 'still narrowed: the failing range is not passed');
     const second = h.lease();
-    assert.equal(await h.policy.withStepRetry(second, () => h.spool.complete(second), async () => ({ laneLive: true })), 'committed');
+    assert.equal(
+      await h.policy.withStepRetry(
+        second,
+        () => h.spool.complete(second),
+        async () => ({ laneLive: true }),
+      ),
+      'committed',
+    );
     assert.equal(h.policy.limitOf('col_a'), undefined, 'past the range: full leases again');
     assert.equal(h.policy.backingOff(), false);
   });
@@ -183,10 +268,14 @@ describe('step retry: withStepRetry', () => {
     await h.append(1);
     const seen: unknown[] = [];
     const err = new Error('boom');
-    const out = await h.policy.withStepRetry(h.lease(), () => Promise.reject(err), async (e) => {
-      seen.push(e);
-      return { laneLive: false };
-    });
+    const out = await h.policy.withStepRetry(
+      h.lease(),
+      () => Promise.reject(err),
+      async (e) => {
+        seen.push(e);
+        return { laneLive: false };
+      },
+    );
     assert.equal(out, 'rerun');
     assert.deepEqual(seen, [err]);
   });

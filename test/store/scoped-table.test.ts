@@ -21,10 +21,19 @@ test('scoped table: get, byId and list read what put staged; remove drops the re
   assert.equal(table.get('team_b', 'x1'), undefined, 'get is scoped: x1 is not under team_b');
   assert.deepEqual(table.byId('y1'), { id: 'y1', name: 'three' });
   assert.equal(table.byId('nope'), undefined);
-  assert.deepEqual(table.list('team_a').map((r) => r.id), ['x1', 'x2']);
-  assert.deepEqual(table.list('team_b').map((r) => r.id), ['y1']);
+  assert.deepEqual(
+    table.list('team_a').map((r) => r.id),
+    ['x1', 'x2'],
+  );
+  assert.deepEqual(
+    table.list('team_b').map((r) => r.id),
+    ['y1'],
+  );
   assert.deepEqual(table.list('team_c'), []);
-  assert.deepEqual([...table.all()].map((e) => `${e.scope}:${e.value.id}`), ['team_a:x1', 'team_a:x2', 'team_b:y1']);
+  assert.deepEqual(
+    [...table.all()].map((e) => `${e.scope}:${e.value.id}`),
+    ['team_a:x1', 'team_a:x2', 'team_b:y1'],
+  );
   // The id index is the named database given: the stored layout stays what the stores had.
   assert.equal(new Index(store, 'thing_scope').get('x2'), 'team_a');
   assert.deepEqual(new Table<Rec>(store, 'things').get('team_b', 'y1'), { id: 'y1', name: 'three' });
@@ -33,7 +42,10 @@ test('scoped table: get, byId and list read what put staged; remove drops the re
   assert.equal(table.get('team_a', 'x1'), undefined);
   assert.equal(table.byId('x1'), undefined);
   assert.equal(table.scopeOf.get('x1'), undefined, 'the id entry goes with the record');
-  assert.deepEqual(table.list('team_a').map((r) => r.id), ['x2']);
+  assert.deepEqual(
+    table.list('team_a').map((r) => r.id),
+    ['x2'],
+  );
 });
 
 test('scoped table: a transaction that throws leaves neither the record nor its id entry', async (t) => {
