@@ -35,7 +35,9 @@ for (const [path, out] of Object.entries(result.metafile.outputs)) {
   const name = basename(path);
   const body = readFileSync(join(root, path));
   const gz = gzipSync(body, { level: 9 });
-  const br = brotliCompressSync(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } });
+  const br = brotliCompressSync(body, {
+    params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: body.length },
+  });
   writeFileSync(join(root, `${path}.gz`), gz);
   writeFileSync(join(root, `${path}.br`), br);
   manifest.files[name] = { bytes: body.length, gzip: gz.length, brotli: br.length };
@@ -52,4 +54,6 @@ for (const [path, out] of Object.entries(result.metafile.outputs)) {
 writeFileSync(join(outDir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`);
 const total = (names) => names.reduce((n, f) => n + (manifest.files[f]?.gzip ?? 0), 0);
 const page = manifest.entries.page;
-console.log(`web: ${Object.keys(manifest.files).length} files; a page of line charts loads ${(total([page.js, page.css, ...page.imports].filter(Boolean)) / 1024).toFixed(1)} KB gzip`);
+console.log(
+  `web: ${Object.keys(manifest.files).length} files; a page of line charts loads ${(total([page.js, page.css, ...page.imports].filter(Boolean)) / 1024).toFixed(1)} KB gzip`,
+);

@@ -45,7 +45,10 @@ export interface ComponentRecord {
   updated_at: string;
 }
 
-export type PageInput = Omit<PageRecord, 'id' | 'team_id' | 'project_id' | 'domain_ids' | 'refreshed_at' | 'created_at' | 'updated_at'>;
+export type PageInput = Omit<
+  PageRecord,
+  'id' | 'team_id' | 'project_id' | 'domain_ids' | 'refreshed_at' | 'created_at' | 'updated_at'
+>;
 export type PageChange = Partial<PageInput>;
 
 /**
@@ -58,7 +61,10 @@ export class PagesRepo {
   readonly pageProject: Index;
   readonly pageSlugs: Index;
 
-  constructor(readonly store: Store, readonly clock: Clock) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+  ) {
     this.pages = new Table(store, 'pages');
     this.components = new Table(store, 'page_components');
     this.pageProject = new Index(store, 'page_project');
@@ -85,12 +91,26 @@ export class PagesRepo {
 
   /** A page's components in display order: `ui_sort_index`, then creation, then id. */
   componentsOf(pageId: string): ComponentRecord[] {
-    return this.components.list(pageId).sort((a, b) => a.ui_sort_index - b.ui_sort_index || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+    return this.components
+      .list(pageId)
+      .sort(
+        (a, b) =>
+          a.ui_sort_index - b.ui_sort_index || a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id),
+      );
   }
 
   async create(project: { id: string; team_id: string }, input: PageInput): Promise<PageRecord> {
     const now = iso(this.clock.now());
-    const page: PageRecord = { id: newId('page'), team_id: project.team_id, project_id: project.id, ...input, domain_ids: [], refreshed_at: null, created_at: now, updated_at: now };
+    const page: PageRecord = {
+      id: newId('page'),
+      team_id: project.team_id,
+      project_id: project.id,
+      ...input,
+      domain_ids: [],
+      refreshed_at: null,
+      created_at: now,
+      updated_at: now,
+    };
     await this.store.transaction(() => {
       this.claimSlug(page.slug, page.id);
       this.pages.put(project.id, page);
@@ -128,13 +148,25 @@ export class PagesRepo {
    * Add a component; the count is checked in the same transaction as the write, so two concurrent
    * adds cannot pass the limit together.
    */
-  async addComponent(page: PageRecord, input: Pick<ComponentRecord, 'metric_id'> & Partial<Pick<ComponentRecord, 'ui_card_size' | 'ui_sort_index'>>): Promise<ComponentRecord> {
+  async addComponent(
+    page: PageRecord,
+    input: Pick<ComponentRecord, 'metric_id'> & Partial<Pick<ComponentRecord, 'ui_card_size' | 'ui_sort_index'>>,
+  ): Promise<ComponentRecord> {
     return this.store.transaction(() => {
       const existing = this.components.list(page.id);
       if (existing.length >= MAX_COMPONENTS_PER_PAGE) {
-        throw new ApiError('page_limit_reached', `Page ${page.id} already holds ${existing.length} components, the most a page holds (${MAX_COMPONENTS_PER_PAGE}); delete one before adding another`, {
-          details: [{ field: 'body.metric_id', message: `cannot be added: the page holds the maximum of ${MAX_COMPONENTS_PER_PAGE} components` }],
-        });
+        throw new ApiError(
+          'page_limit_reached',
+          `Page ${page.id} already holds ${existing.length} components, the most a page holds (${MAX_COMPONENTS_PER_PAGE}); delete one before adding another`,
+          {
+            details: [
+              {
+                field: 'body.metric_id',
+                message: `cannot be added: the page holds the maximum of ${MAX_COMPONENTS_PER_PAGE} components`,
+              },
+            ],
+          },
+        );
       }
       const now = iso(this.clock.now());
       const component: ComponentRecord = {
@@ -152,7 +184,10 @@ export class PagesRepo {
     });
   }
 
-  async updateComponent(component: ComponentRecord, patch: Partial<Pick<ComponentRecord, 'metric_id' | 'ui_card_size' | 'ui_sort_index'>>): Promise<ComponentRecord | undefined> {
+  async updateComponent(
+    component: ComponentRecord,
+    patch: Partial<Pick<ComponentRecord, 'metric_id' | 'ui_card_size' | 'ui_sort_index'>>,
+  ): Promise<ComponentRecord | undefined> {
     return this.store.transaction(() => {
       const current = this.components.get(component.page_id, component.id);
       if (!current) return undefined;
@@ -177,7 +212,9 @@ export class PagesRepo {
   private claimSlug(slug: string, pageId: string): void {
     const holder = this.pageSlugs.get(slug);
     if (holder !== undefined && holder !== pageId) {
-      throw new ApiError('conflict', `The slug "${slug}" is taken by another page; choose another`, { details: [{ field: 'body.slug', message: 'is taken by another page' }] });
+      throw new ApiError('conflict', `The slug "${slug}" is taken by another page; choose another`, {
+        details: [{ field: 'body.slug', message: 'is taken by another page' }],
+      });
     }
     this.pageSlugs.put(slug, pageId);
   }

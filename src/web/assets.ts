@@ -22,7 +22,11 @@ interface Asset {
   contentType: string;
 }
 
-const TYPES: Record<string, string> = { '.js': 'text/javascript; charset=utf-8', '.css': 'text/css; charset=utf-8', '.map': 'application/json; charset=utf-8' };
+const TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.map': 'application/json; charset=utf-8',
+};
 /** Hashed names never change content: a year, and `immutable` so reloads do not even revalidate. */
 const IMMUTABLE = 'public, max-age=31536000, immutable';
 
@@ -38,7 +42,10 @@ export const BUILD_DIR = fileURLToPath(new URL('../../web/', import.meta.url));
 export class WebAssets {
   private readonly files = new Map<string, Asset>();
 
-  private constructor(readonly manifest: WebManifest | null, dir: string) {
+  private constructor(
+    readonly manifest: WebManifest | null,
+    dir: string,
+  ) {
     if (!manifest) return;
     for (const name of Object.keys(manifest.files)) {
       const path = join(dir, 'assets', name);
@@ -64,23 +71,47 @@ export class WebAssets {
   entry(name: string): { js: string; css: string | null; preload: string[] } | null {
     const e = this.manifest?.entries[name];
     if (!e) return null;
-    return { js: `/assets/${e.js}`, css: e.css ? `/assets/${e.css}` : null, preload: e.imports.map((f) => `/assets/${f}`) };
+    return {
+      js: `/assets/${e.js}`,
+      css: e.css ? `/assets/${e.css}` : null,
+      preload: e.imports.map((f) => `/assets/${f}`),
+    };
   }
 
   /** The reply for GET /assets/<name> given the request's headers. */
   serve(name: string, headers: Record<string, string>): Reply {
     const asset = this.files.get(name);
     if (!asset) {
-      if (!this.manifest) throw new ApiError('not_found', 'The web assets are not built on this server: run npm run build');
+      if (!this.manifest)
+        throw new ApiError('not_found', 'The web assets are not built on this server: run npm run build');
       throw notFound(`Asset ${name}`);
     }
     const common = { etag: asset.etag, 'cache-control': IMMUTABLE, vary: 'Accept-Encoding' };
     const match = headers['if-none-match'];
     if (match?.split(',').some((t) => t.trim().replace(/^W\//, '') === asset.etag)) {
-      return { status: 304, data: null, headers: common, web: { kind: 'bytes', body: '', contentType: asset.contentType } };
+      return {
+        status: 304,
+        data: null,
+        headers: common,
+        web: { kind: 'bytes', body: '', contentType: asset.contentType },
+      };
     }
-    if (asset.brotli && accepts(headers, 'br')) return { data: null, headers: { ...common, 'content-encoding': 'br' }, web: { kind: 'bytes', body: asset.brotli, contentType: asset.contentType, encoded: true } };
-    if (asset.gzip && accepts(headers, 'gzip')) return { data: null, headers: { ...common, 'content-encoding': 'gzip' }, web: { kind: 'bytes', body: asset.gzip, contentType: asset.contentType, encoded: true } };
-    return { data: null, headers: common, web: { kind: 'bytes', body: asset.body, contentType: asset.contentType, encoded: true } };
+    if (asset.brotli && accepts(headers, 'br'))
+      return {
+        data: null,
+        headers: { ...common, 'content-encoding': 'br' },
+        web: { kind: 'bytes', body: asset.brotli, contentType: asset.contentType, encoded: true },
+      };
+    if (asset.gzip && accepts(headers, 'gzip'))
+      return {
+        data: null,
+        headers: { ...common, 'content-encoding': 'gzip' },
+        web: { kind: 'bytes', body: asset.gzip, contentType: asset.contentType, encoded: true },
+      };
+    return {
+      data: null,
+      headers: common,
+      web: { kind: 'bytes', body: asset.body, contentType: asset.contentType, encoded: true },
+    };
   }
 }

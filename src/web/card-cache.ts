@@ -36,6 +36,22 @@ export class CardCache<V> {
 }
 
 /** The cache key of one card answer (see CardCache). */
-export function cardKey(parts: { metricId: string; revision: number; updatedAt: string; completeThrough: number | null; now: number; query: unknown; customRange: unknown }): string {
-  return [parts.metricId, parts.revision, parts.updatedAt, parts.completeThrough ?? '-', Math.floor(parts.now / 60_000), JSON.stringify(parts.query), JSON.stringify(parts.customRange ?? null)].join('\u0000');
+export function cardKey(parts: {
+  metricId: string;
+  revision: number;
+  updatedAt: string;
+  completeThrough: number | null;
+  now: number;
+  query: unknown;
+  customRange: unknown;
+}): string {
+  return [
+    parts.metricId,
+    parts.revision,
+    parts.updatedAt,
+    parts.completeThrough ?? '-',
+    Math.floor(parts.now / 60_000),
+    JSON.stringify(parts.query),
+    JSON.stringify(parts.customRange ?? null),
+  ].join('\u0000');
 }

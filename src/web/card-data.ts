@@ -65,18 +65,27 @@ export function intervalForWidth(start: number, end: number, widthPx: number): I
  * setting, so no viewer can widen what a page shows. A custom range is the URL's, or the page's
  * saved one (what `page_id` means on the endpoint).
  */
-export function cardQuery(page: PageRecord, w: CardWindow, now: number): { query: AggregationQuery; customRange?: CustomRange } {
+export function cardQuery(
+  page: PageRecord,
+  w: CardWindow,
+  now: number,
+): { query: AggregationQuery; customRange?: CustomRange } {
   const query: AggregationQuery = { timezone: w.timeZone, time_range: w.timeRange as AggregationQuery['time_range'] };
   let custom: { start: number; end: number } | null = null;
   if (w.timeRange === 'custom') {
     if (w.customStart !== undefined && w.customEnd !== undefined) custom = { start: w.customStart, end: w.customEnd };
-    else if (page.custom_range_start_at !== null && page.custom_range_end_at !== null) custom = { start: Date.parse(page.custom_range_start_at), end: Date.parse(page.custom_range_end_at) };
+    else if (page.custom_range_start_at !== null && page.custom_range_end_at !== null)
+      custom = { start: Date.parse(page.custom_range_start_at), end: Date.parse(page.custom_range_end_at) };
   }
   const range = custom ?? resolveTimeRange(w.timeRange, { now, timeZone: w.timeZone, custom: null, earliest: null });
   // all_time's start is the earliest data, which only the aggregation knows: it picks (auto).
-  query.interval = range === null || w.timeRange === 'all_time' ? 'auto' : intervalForWidth(range.start, range.end, w.widthPx);
+  query.interval =
+    range === null || w.timeRange === 'all_time' ? 'auto' : intervalForWidth(range.start, range.end, w.widthPx);
   if (custom === null) return { query };
-  return { query, customRange: { start_at: new Date(custom.start).toISOString(), end_at: new Date(custom.end).toISOString() } };
+  return {
+    query,
+    customRange: { start_at: new Date(custom.start).toISOString(), end_at: new Date(custom.end).toISOString() },
+  };
 }
 
 /** Each server's recent card answers (keyed by its aggregation service: tests run several servers in one process). */
@@ -87,12 +96,25 @@ const caches = new WeakMap<object, CardCache<Promise<CardData>>>();
  * card asked again with nothing changed is answered from the cache (card-cache.ts); concurrent asks
  * share one aggregation.
  */
-export async function cardData(s: Pick<Services, 'aggregation' | 'clock' | 'rollups'>, page: PageRecord, metric: MetricRecord, w: CardWindow): Promise<CardData> {
+export async function cardData(
+  s: Pick<Services, 'aggregation' | 'clock' | 'rollups'>,
+  page: PageRecord,
+  metric: MetricRecord,
+  w: CardWindow,
+): Promise<CardData> {
   const now = s.clock.now();
   const { query, customRange } = cardQuery(page, w, now);
   let cache = caches.get(s.aggregation);
   if (!cache) caches.set(s.aggregation, (cache = new CardCache()));
-  const key = cardKey({ metricId: metric.id, revision: metric.definition_revision, updatedAt: metric.updated_at, completeThrough: s.rollups?.completeThrough(metric.id) ?? null, now, query, customRange });
+  const key = cardKey({
+    metricId: metric.id,
+    revision: metric.definition_revision,
+    updatedAt: metric.updated_at,
+    completeThrough: s.rollups?.completeThrough(metric.id) ?? null,
+    now,
+    query,
+    customRange,
+  });
   const hit = cache.get(key);
   if (hit) return hit;
   const answer = widthBound(s, metric, query, customRange, w.widthPx).then((a) => compact(a, metric));
@@ -106,12 +128,22 @@ export async function cardData(s: Pick<Services, 'aggregation' | 'clock' | 'roll
  * The answer, at the interval `query` names or, when it asks `auto` (all_time: only the service
  * knows where the data starts), at the coarser one that gives at most one bucket per pixel.
  */
-async function widthBound(s: Pick<Services, 'aggregation'>, metric: MetricRecord, query: AggregationQuery, customRange: CustomRange | undefined, widthPx: number): Promise<TimeseriesAggregation> {
+async function widthBound(
+  s: Pick<Services, 'aggregation'>,
+  metric: MetricRecord,
+  query: AggregationQuery,
+  customRange: CustomRange | undefined,
+  widthPx: number,
+): Promise<TimeseriesAggregation> {
   const opts = customRange ? { customRange } : {};
   let a = await s.aggregation.answer(metric, query, opts);
   if (query.interval !== 'auto') return a;
   const px = Math.max(MIN_CARD_WIDTH_PX, Math.min(MAX_CARD_WIDTH_PX, Math.floor(widthPx)));
-  for (let i = INTERVALS.indexOf(a.interval) + 1; i < INTERVALS.length && bucketBound(a.interval, Date.parse(a.start_at), Date.parse(a.end_at)) - 1 > px; i++) {
+  for (
+    let i = INTERVALS.indexOf(a.interval) + 1;
+    i < INTERVALS.length && bucketBound(a.interval, Date.parse(a.start_at), Date.parse(a.end_at)) - 1 > px;
+    i++
+  ) {
     a = await s.aggregation.answer(metric, { ...query, interval: INTERVALS[i]! }, opts);
   }
   return a;

@@ -16,7 +16,8 @@ export function pageForViewer(s: Services, slug: string, principal: Principal | 
   const project = page ? s.projects.byId(page.project_id) : undefined;
   if (!page || !project || project.deleted_at) throw notFound(`Page ${slug}`);
   if (page.visibility === 'public') return page;
-  if (!principal) throw new ApiError('sign_in_required', `Page ${slug} is private: sign in with an account of its team`);
+  if (!principal)
+    throw new ApiError('sign_in_required', `Page ${slug} is private: sign in with an account of its team`);
   if (!canRead(s, page, principal)) throw notFound(`Page ${slug}`);
   return page;
 }

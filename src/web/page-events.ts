@@ -85,9 +85,12 @@ export class PageEvents {
     const page = this.deps.pages.byId(pageId);
     if (!page) return 'gone';
     const reader = this.deps.rollups();
-    return this.deps.pages.componentsOf(pageId).map((c) => {
-      const m = this.deps.metrics.get(page.project_id, c.metric_id);
-      return `${c.metric_id}:${m?.updated_at ?? '-'}:${reader?.completeThrough(c.metric_id) ?? '-'}`;
-    }).join('|');
+    return this.deps.pages
+      .componentsOf(pageId)
+      .map((c) => {
+        const m = this.deps.metrics.get(page.project_id, c.metric_id);
+        return `${c.metric_id}:${m?.updated_at ?? '-'}:${reader?.completeThrough(c.metric_id) ?? '-'}`;
+      })
+      .join('|');
   }
 }

@@ -82,20 +82,28 @@ export function cardMetric(m: MetricRecord): CardMetric {
 export function viewerWindow(page: PageRecord, q: PageQuery): Omit<CardWindow, 'widthPx'> {
   const issues: FieldIssue[] = [];
   const timeZone = q.timezone ?? page.timezone;
-  if (!isTimeZone(timeZone)) issues.push({ field: 'query.timezone', message: 'is not an IANA time zone name; use e.g. Europe/Berlin or UTC' });
+  if (!isTimeZone(timeZone))
+    issues.push({ field: 'query.timezone', message: 'is not an IANA time zone name; use e.g. Europe/Berlin or UTC' });
   const timeRange = q.time_range ?? (page.time_range as TimeRange);
   const w: Omit<CardWindow, 'widthPx'> = { timeRange, timeZone };
   if ((q.start_at === undefined) !== (q.end_at === undefined)) {
-    issues.push({ field: q.start_at === undefined ? 'query.start_at' : 'query.end_at', message: 'is required with the other end of the range: send both, with time_range=custom' });
+    issues.push({
+      field: q.start_at === undefined ? 'query.start_at' : 'query.end_at',
+      message: 'is required with the other end of the range: send both, with time_range=custom',
+    });
   } else if (q.start_at !== undefined && q.end_at !== undefined) {
     const start = timestampMs(q.start_at);
     const end = timestampMs(q.end_at);
-    if (timeRange !== 'custom') issues.push({ field: 'query.time_range', message: 'must be custom when start_at and end_at are sent' });
+    if (timeRange !== 'custom')
+      issues.push({ field: 'query.time_range', message: 'must be custom when start_at and end_at are sent' });
     if (!(end > start)) issues.push({ field: 'query.end_at', message: 'must be after start_at' });
     w.customStart = start;
     w.customEnd = end;
   } else if (timeRange === 'custom' && (page.custom_range_start_at === null || page.custom_range_end_at === null)) {
-    issues.push({ field: 'query.time_range', message: 'is custom but the page saves no custom range: send start_at and end_at' });
+    issues.push({
+      field: 'query.time_range',
+      message: 'is custom but the page saves no custom range: send start_at and end_at',
+    });
   }
   assertValid(issues);
   return w;
@@ -107,31 +115,45 @@ export function viewerWindow(page: PageRecord, q: PageQuery): Omit<CardWindow, '
  * read path: only the page's own components, only their metrics' saved settings, only the series the
  * API would show. A card that cannot be read carries its error; the others still draw.
  */
-export async function pageCards(s: Services, page: PageRecord, window: Omit<CardWindow, 'widthPx'>, widthPx: number, only?: string): Promise<CardModel[]> {
+export async function pageCards(
+  s: Services,
+  page: PageRecord,
+  window: Omit<CardWindow, 'widthPx'>,
+  widthPx: number,
+  only?: string,
+): Promise<CardModel[]> {
   const components = s.pages.componentsOf(page.id).filter((c) => only === undefined || c.id === only);
-  if (only !== undefined && components.length === 0) throw new ApiError('not_found', `Component ${only} is not on this page`);
+  if (only !== undefined && components.length === 0)
+    throw new ApiError('not_found', `Component ${only} is not on this page`);
   const out: CardModel[] = [];
-  await Promise.all(components.map(async (c, i) => {
-    const metric = s.metrics.get(page.project_id, c.metric_id);
-    if (!metric || metric.deleted_at) return;
-    const px = only !== undefined || c.ui_card_size === '1/1' ? widthPx : widthPx / 2;
-    let data: CardData | null = null;
-    let error: CardModel['error'] = null;
-    try {
-      data = await cardData(s, page, metric, { ...window, widthPx: px });
-    } catch (err) {
-      const e = toApiError(err);
-      if (e.status >= 500 && e.code === 'server_error') s.log.error({ err, page_id: page.id, component_id: c.id }, 'a page card could not be read');
-      error = { code: e.code, message: e.status >= 500 && e.code === 'server_error' ? 'The data could not be read' : e.message };
-    }
-    out[i] = { id: c.id, size: c.ui_card_size, sort_index: c.ui_sort_index, metric: cardMetric(metric), data, error };
-  }));
+  await Promise.all(
+    components.map(async (c, i) => {
+      const metric = s.metrics.get(page.project_id, c.metric_id);
+      if (!metric || metric.deleted_at) return;
+      const px = only !== undefined || c.ui_card_size === '1/1' ? widthPx : widthPx / 2;
+      let data: CardData | null = null;
+      let error: CardModel['error'] = null;
+      try {
+        data = await cardData(s, page, metric, { ...window, widthPx: px });
+      } catch (err) {
+        const e = toApiError(err);
+        if (e.status >= 500 && e.code === 'server_error')
+          s.log.error({ err, page_id: page.id, component_id: c.id }, 'a page card could not be read');
+        error = {
+          code: e.code,
+          message: e.status >= 500 && e.code === 'server_error' ? 'The data could not be read' : e.message,
+        };
+      }
+      out[i] = { id: c.id, size: c.ui_card_size, sort_index: c.ui_sort_index, metric: cardMetric(metric), data, error };
+    }),
+  );
   return out.filter((c) => c !== undefined);
 }
 
 /** `width` of a data request: a whole number of pixels in range, else 400. */
 export function widthOf(q: PageQuery): number {
   if (q.width === undefined) return DEFAULT_WIDTH_PX;
-  if (!Number.isInteger(q.width) || q.width < 50 || q.width > 4096) throw invalidField('query.width', 'must be an integer from 50 to 4096 (CSS pixels)');
+  if (!Number.isInteger(q.width) || q.width < 50 || q.width > 4096)
+    throw invalidField('query.width', 'must be an integer from 50 to 4096 (CSS pixels)');
   return q.width;
 }

@@ -1,6 +1,12 @@
 import { ApiError } from '../errors.js';
 import { hashPassword, verifyPassword } from '../auth/password.js';
-import { clearedSessionCookie, csrfToken, isSecureRequest, sessionCookie, sessionFromCookie } from '../auth/session-cookie.js';
+import {
+  clearedSessionCookie,
+  csrfToken,
+  isSecureRequest,
+  sessionCookie,
+  sessionFromCookie,
+} from '../auth/session-cookie.js';
 import { TIME_RANGES } from '../rollup/metric-records.js';
 import type { Services } from '../services.js';
 import type { PageRecord } from '../catalog/pages.js';
@@ -22,9 +28,19 @@ const windowQuery: Record<string, JsonSchema> = {
   end_at: { type: 'string', format: 'date-time', errorHint: 'must be an ISO 8601 date-time' },
 };
 /** A page's address: the window and the hidden series (drawn by the browser only). */
-const stateQuery: Record<string, JsonSchema> = { ...windowQuery, hide: { type: 'string', maxLength: 4096, errorHint: 'must be a comma-separated list of <component id>:<series hash>' } };
+const stateQuery: Record<string, JsonSchema> = {
+  ...windowQuery,
+  hide: {
+    type: 'string',
+    maxLength: 4096,
+    errorHint: 'must be a comma-separated list of <component id>:<series hash>',
+  },
+};
 /** The page's data: the window and the width the cards are drawn at. */
-const dataQuery: Record<string, JsonSchema> = { ...windowQuery, width: { type: 'integer', minimum: 50, maximum: 4096, errorHint: 'must be an integer from 50 to 4096 (CSS pixels)' } };
+const dataQuery: Record<string, JsonSchema> = {
+  ...windowQuery,
+  width: { type: 'integer', minimum: 50, maximum: 4096, errorHint: 'must be an integer from 50 to 4096 (CSS pixels)' },
+};
 
 const HTML = 'text/html; charset=utf-8';
 /**
@@ -32,15 +48,19 @@ const HTML = 'text/html; charset=utf-8';
  * through escaping); they may be framed anywhere (cards are embeddable). Styles inline are the charts'.
  */
 const PAGE_HEADERS = {
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'",
   'cache-control': 'no-store',
   'referrer-policy': 'same-origin',
 };
 
-const signInBody = object({
-  email: { type: 'string', minLength: 1, maxLength: 254, errorHint: 'must be the email address of the account' },
-  password: { type: 'string', minLength: 1, maxLength: 1024, errorHint: 'must be the password of the account' },
-}, ['email', 'password']);
+const signInBody = object(
+  {
+    email: { type: 'string', minLength: 1, maxLength: 254, errorHint: 'must be the email address of the account' },
+    password: { type: 'string', minLength: 1, maxLength: 1024, errorHint: 'must be the password of the account' },
+  },
+  ['email', 'password'],
+);
 
 /**
  * Web routes (docs/pages.md): the browser code, signing a browser in and out, each page at
@@ -50,14 +70,25 @@ const signInBody = object({
 export function webRoutes(s: Services): RouteDef[] {
   let decoy: Promise<string> | null = null;
 
-  const htmlPage = async (slug: string, principal: Principal | undefined, query: PageQuery, headers: Record<string, string>, only?: string): Promise<Reply> => {
+  const htmlPage = async (
+    slug: string,
+    principal: Principal | undefined,
+    query: PageQuery,
+    headers: Record<string, string>,
+    only?: string,
+  ): Promise<Reply> => {
     const entry = s.webAssets.entry('page');
     let page: PageRecord;
     try {
       page = pageForViewer(s, slug, principal);
     } catch (err) {
       if (err instanceof ApiError && err.code === 'sign_in_required') {
-        return { status: 401, data: null, headers: PAGE_HEADERS, web: { kind: 'bytes', body: renderSignIn(slug, entry), contentType: HTML } };
+        return {
+          status: 401,
+          data: null,
+          headers: PAGE_HEADERS,
+          web: { kind: 'bytes', body: renderSignIn(slug, entry), contentType: HTML },
+        };
       }
       throw err;
     }
@@ -75,7 +106,11 @@ export function webRoutes(s: Services): RouteDef[] {
       cards,
       csrf: token ? csrfToken(token) : null,
     };
-    return { data: null, headers: PAGE_HEADERS, web: { kind: 'bytes', body: renderPage(page, boot, entry), contentType: HTML } };
+    return {
+      data: null,
+      headers: PAGE_HEADERS,
+      web: { kind: 'bytes', body: renderPage(page, boot, entry), contentType: HTML },
+    };
   };
 
   return [
@@ -86,7 +121,16 @@ export function webRoutes(s: Services): RouteDef[] {
       auth: 'none',
       web: 'page',
       summary: 'The browser code of the pages: hashed, immutable, precompressed',
-      schema: { params: object({ file: { type: 'string', maxLength: 128, pattern: '^[A-Za-z0-9_.-]+$', errorHint: 'must be an asset file name' } }) },
+      schema: {
+        params: object({
+          file: {
+            type: 'string',
+            maxLength: 128,
+            pattern: '^[A-Za-z0-9_.-]+$',
+            errorHint: 'must be an asset file name',
+          },
+        }),
+      },
       handler: (ctx) => s.webAssets.serve(ctx.params.file, ctx.headers),
     }),
     defineRoute<{ email: string; password: string }>({
@@ -99,15 +143,29 @@ export function webRoutes(s: Services): RouteDef[] {
       schema: { body: signInBody },
       handler: async (ctx) => {
         // Login CSRF: another site must not sign a browser in to an account of its choosing.
-        if (!sameOrigin(ctx.headers)) throw new ApiError('csrf_failed', `The request's Origin (${ctx.headers.origin}) is not this server`);
+        if (!sameOrigin(ctx.headers))
+          throw new ApiError('csrf_failed', `The request's Origin (${ctx.headers.origin}) is not this server`);
         const user = s.accounts.getUserByEmail(ctx.body.email.trim());
         const hash = user?.password_hash ?? (await (decoy ??= hashPassword('decoy-password-never-matches')));
         const ok = await verifyPassword(ctx.body.password, hash);
-        if (!user?.password_hash || !ok) throw new ApiError('auth_invalid_credentials', 'The email or password is not correct');
+        if (!user?.password_hash || !ok)
+          throw new ApiError('auth_invalid_credentials', 'The email or password is not correct');
         const { token, session } = await s.accounts.createSession(user.id);
         const secure = isSecureRequest(ctx.headers, s.config.publicUrl);
         // The token itself stays in the HttpOnly cookie: the page's scripts never see it.
-        return { status: 201, data: { object: 'web_session', user_id: user.id, expires_at: session.expires_at, csrf_token: csrfToken(token) }, headers: { 'set-cookie': sessionCookie(token, Date.parse(session.expires_at), secure), 'cache-control': 'no-store' } };
+        return {
+          status: 201,
+          data: {
+            object: 'web_session',
+            user_id: user.id,
+            expires_at: session.expires_at,
+            csrf_token: csrfToken(token),
+          },
+          headers: {
+            'set-cookie': sessionCookie(token, Date.parse(session.expires_at), secure),
+            'cache-control': 'no-store',
+          },
+        };
       },
     }),
     defineRoute({
@@ -123,7 +181,10 @@ export function webRoutes(s: Services): RouteDef[] {
           const session = s.accounts.sessions.get(p.userId, p.sessionId);
           if (session) await s.accounts.deleteSession(session);
         }
-        return { data: null, headers: { 'set-cookie': clearedSessionCookie(isSecureRequest(ctx.headers, s.config.publicUrl)) } };
+        return {
+          data: null,
+          headers: { 'set-cookie': clearedSessionCookie(isSecureRequest(ctx.headers, s.config.publicUrl)) },
+        };
       },
     }),
     defineRoute<unknown, PageQuery, { slug: string }>({
@@ -144,7 +205,14 @@ export function webRoutes(s: Services): RouteDef[] {
       web: 'page',
       summary: 'One card of a page as HTML, for an iframe',
       schema: { params: object({ slug: slugParam, component_id: componentParam }), query: object(stateQuery) },
-      handler: (ctx) => htmlPage(ctx.params.slug, ctx.principal as Principal | undefined, ctx.query, ctx.headers, ctx.params.component_id),
+      handler: (ctx) =>
+        htmlPage(
+          ctx.params.slug,
+          ctx.principal as Principal | undefined,
+          ctx.query,
+          ctx.headers,
+          ctx.params.component_id,
+        ),
     }),
     defineRoute<unknown, PageQuery, { slug: string }>({
       method: 'GET',
@@ -157,7 +225,10 @@ export function webRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const page = pageForViewer(s, ctx.params.slug, ctx.principal as Principal | undefined);
         const window = viewerWindow(page, ctx.query);
-        return { data: { window: bootWindow(window), cards: await pageCards(s, page, window, widthOf(ctx.query)) }, headers: { 'cache-control': 'no-store' } };
+        return {
+          data: { window: bootWindow(window), cards: await pageCards(s, page, window, widthOf(ctx.query)) },
+          headers: { 'cache-control': 'no-store' },
+        };
       },
     }),
     defineRoute<unknown, PageQuery, { slug: string; component_id: string }>({
@@ -171,7 +242,13 @@ export function webRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const page = pageForViewer(s, ctx.params.slug, ctx.principal as Principal | undefined);
         const window = viewerWindow(page, ctx.query);
-        return { data: { window: bootWindow(window), cards: await pageCards(s, page, window, widthOf(ctx.query), ctx.params.component_id) }, headers: { 'cache-control': 'no-store' } };
+        return {
+          data: {
+            window: bootWindow(window),
+            cards: await pageCards(s, page, window, widthOf(ctx.query), ctx.params.component_id),
+          },
+          headers: { 'cache-control': 'no-store' },
+        };
       },
     }),
     defineRoute<unknown, unknown, { slug: string }>({

@@ -5,7 +5,26 @@ import { fails, ok, otherTeamToken, scopedToken } from '../catalog/helpers.js';
 import { MAX_COMPONENTS_PER_PAGE } from '../../src/catalog/pages.js';
 import { pageSetup } from './helpers.js';
 
-const PAGE_FIELDS = ['object', 'id', 'team_id', 'project_id', 'name', 'slug', 'description', 'visibility', 'url', 'time_range', 'custom_range_start_at', 'custom_range_end_at', 'timezone', 'domain_ids', 'component_count', 'refreshed_at', 'created_at', 'updated_at'];
+const PAGE_FIELDS = [
+  'object',
+  'id',
+  'team_id',
+  'project_id',
+  'name',
+  'slug',
+  'description',
+  'visibility',
+  'url',
+  'time_range',
+  'custom_range_start_at',
+  'custom_range_end_at',
+  'timezone',
+  'domain_ids',
+  'component_count',
+  'refreshed_at',
+  'created_at',
+  'updated_at',
+];
 
 describe('pages API', () => {
   let srv: TestServer;
@@ -34,7 +53,16 @@ describe('pages API', () => {
     const list = ok(await srv.get(s.pages));
     assert.ok(list.some((p: any) => p.id === page.id && p.component_count === 0 && !('components' in p)));
 
-    const updated = ok(await srv.post(`${s.pages}/${page.id}`, { description: 'Orders', visibility: 'public', timezone: 'Europe/Berlin', time_range: 'custom', custom_range_start_at: '2026-01-01T00:00:00Z', custom_range_end_at: '2026-01-08T00:00:00Z' }));
+    const updated = ok(
+      await srv.post(`${s.pages}/${page.id}`, {
+        description: 'Orders',
+        visibility: 'public',
+        timezone: 'Europe/Berlin',
+        time_range: 'custom',
+        custom_range_start_at: '2026-01-01T00:00:00Z',
+        custom_range_end_at: '2026-01-08T00:00:00Z',
+      }),
+    );
     assert.equal(updated.visibility, 'public');
     assert.equal(updated.custom_range_start_at, '2026-01-01T00:00:00.000Z');
     assert.equal(updated.time_range, 'custom');
@@ -46,11 +74,40 @@ describe('pages API', () => {
     fails(await srv.post(s.pages, {}), 400, 'request_validation_failed', 'body.name');
     fails(await srv.post(s.pages, { name: 'x', slug: 'Has Spaces' }), 400, 'request_validation_failed', 'body.slug');
     fails(await srv.post(s.pages, { name: 'x', slug: '-edge' }), 400, 'request_validation_failed', 'body.slug');
-    fails(await srv.post(s.pages, { name: 'x', visibility: 'secret' }), 400, 'request_validation_failed', 'body.visibility');
-    fails(await srv.post(s.pages, { name: 'x', timezone: 'Mars/Olympus' }), 400, 'request_validation_failed', 'body.timezone');
-    fails(await srv.post(s.pages, { name: 'x', time_range: 'custom' }), 400, 'request_validation_failed', 'body.time_range');
-    fails(await srv.post(s.pages, { name: 'x', custom_range_start_at: '2026-01-01T00:00:00Z' }), 400, 'request_validation_failed', 'body.custom_range_end_at');
-    fails(await srv.post(s.pages, { name: 'x', custom_range_start_at: '2026-01-02T00:00:00Z', custom_range_end_at: '2026-01-01T00:00:00Z' }), 400, 'request_validation_failed', 'body.custom_range_end_at');
+    fails(
+      await srv.post(s.pages, { name: 'x', visibility: 'secret' }),
+      400,
+      'request_validation_failed',
+      'body.visibility',
+    );
+    fails(
+      await srv.post(s.pages, { name: 'x', timezone: 'Mars/Olympus' }),
+      400,
+      'request_validation_failed',
+      'body.timezone',
+    );
+    fails(
+      await srv.post(s.pages, { name: 'x', time_range: 'custom' }),
+      400,
+      'request_validation_failed',
+      'body.time_range',
+    );
+    fails(
+      await srv.post(s.pages, { name: 'x', custom_range_start_at: '2026-01-01T00:00:00Z' }),
+      400,
+      'request_validation_failed',
+      'body.custom_range_end_at',
+    );
+    fails(
+      await srv.post(s.pages, {
+        name: 'x',
+        custom_range_start_at: '2026-01-02T00:00:00Z',
+        custom_range_end_at: '2026-01-01T00:00:00Z',
+      }),
+      400,
+      'request_validation_failed',
+      'body.custom_range_end_at',
+    );
     fails(await srv.post(s.pages, { name: 'x', colour: 'red' }), 400, 'request_validation_failed', 'body.colour');
     ok(await srv.post(s.pages, { name: 'Ops', slug: 'ops' }), 201);
     fails(await srv.post(s.pages, { name: 'Ops again', slug: 'ops' }), 409, 'conflict', 'body.slug');
@@ -79,13 +136,38 @@ describe('pages API', () => {
     const b = ok(await srv.post(comps, { metric_id: m1.id, ui_card_size: '1/2', page_id: page.id }), 201);
     assert.equal(b.ui_sort_index, 1, 'a new card goes last');
 
-    fails(await srv.post(comps, { metric_id: other.metrics[0].id }), 400, 'request_validation_failed', 'body.metric_id');
-    fails(await srv.post(comps, { metric_id: 'met_00000000000000000000' }), 400, 'request_validation_failed', 'body.metric_id');
+    fails(
+      await srv.post(comps, { metric_id: other.metrics[0].id }),
+      400,
+      'request_validation_failed',
+      'body.metric_id',
+    );
+    fails(
+      await srv.post(comps, { metric_id: 'met_00000000000000000000' }),
+      400,
+      'request_validation_failed',
+      'body.metric_id',
+    );
     fails(await srv.post(comps, { metric_id: 'nope' }), 400, 'request_validation_failed', 'body.metric_id');
     fails(await srv.post(comps, {}), 400, 'request_validation_failed', 'body.metric_id');
-    fails(await srv.post(comps, { metric_id: m0.id, ui_card_size: '1/3' }), 400, 'request_validation_failed', 'body.ui_card_size');
-    fails(await srv.post(comps, { metric_id: m0.id, page_id: 'pg_00000000000000000000' }), 400, 'request_validation_failed', 'body.page_id');
-    fails(await srv.post(`${comps}/${a.id}`, { metric_id: other.metrics[0].id }), 400, 'request_validation_failed', 'body.metric_id');
+    fails(
+      await srv.post(comps, { metric_id: m0.id, ui_card_size: '1/3' }),
+      400,
+      'request_validation_failed',
+      'body.ui_card_size',
+    );
+    fails(
+      await srv.post(comps, { metric_id: m0.id, page_id: 'pg_00000000000000000000' }),
+      400,
+      'request_validation_failed',
+      'body.page_id',
+    );
+    fails(
+      await srv.post(`${comps}/${a.id}`, { metric_id: other.metrics[0].id }),
+      400,
+      'request_validation_failed',
+      'body.metric_id',
+    );
     fails(await srv.post(`${comps}/comp_00000000000000000000`, { ui_card_size: '1/2' }), 404, 'not_found');
     fails(await srv.delete(`${comps}/comp_00000000000000000000`), 404, 'not_found');
     fails(await srv.post(`${s.pages}/pg_00000000000000000000/components`, { metric_id: m0.id }), 404, 'not_found');
@@ -94,7 +176,10 @@ describe('pages API', () => {
     const moved = ok(await srv.post(`${comps}/${b.id}`, { ui_sort_index: -1 }));
     assert.equal(moved.ui_sort_index, -1);
     assert.equal(moved.ui_card_size, '1/2', 'omitted fields keep their value');
-    assert.deepEqual(ok(await srv.get(`${s.pages}/${page.id}`)).components.map((c: any) => c.id), [b.id, a.id]);
+    assert.deepEqual(
+      ok(await srv.get(`${s.pages}/${page.id}`)).components.map((c: any) => c.id),
+      [b.id, a.id],
+    );
     const swapped = ok(await srv.post(`${comps}/${a.id}`, { metric_id: m1.id, ui_card_size: '1/2' }));
     assert.equal(swapped.metric.id, m1.id);
 
@@ -102,7 +187,10 @@ describe('pages API', () => {
     for (let i = 2; i < MAX_COMPONENTS_PER_PAGE; i++) ok(await srv.post(comps, { metric_id: m0.id }), 201);
     const full = await srv.post(comps, { metric_id: m0.id });
     fails(full, 400, 'page_limit_reached', 'body.metric_id');
-    assert.match(full.body.error!.message, new RegExp(`maximum number|most a page holds \\(${MAX_COMPONENTS_PER_PAGE}\\)`));
+    assert.match(
+      full.body.error!.message,
+      new RegExp(`maximum number|most a page holds \\(${MAX_COMPONENTS_PER_PAGE}\\)`),
+    );
 
     // Deleting a component leaves its metric; deleting the page deletes its components.
     ok(await srv.delete(`${comps}/${a.id}`));
@@ -138,11 +226,19 @@ describe('pages API', () => {
     const reader = await scopedToken(srv, { pages: ['read'], projects: ['read'] });
     ok(await srv.get(`${s.pages}/${page.id}`, { token: reader }));
     fails(await srv.post(s.pages, { name: 'no' }, { token: reader }), 403, 'forbidden');
-    fails(await srv.delete(`${s.pages}/${page.id}`, { token: await scopedToken(srv, { pages: ['read', 'write'] }) }), 403, 'forbidden');
+    fails(
+      await srv.delete(`${s.pages}/${page.id}`, { token: await scopedToken(srv, { pages: ['read', 'write'] }) }),
+      403,
+      'forbidden',
+    );
     const stranger = await otherTeamToken(srv);
     for (const [method, path, body] of [
-      ['GET', `${s.pages}/${page.id}`], ['POST', `${s.pages}/${page.id}`, { name: 'x' }], ['DELETE', `${s.pages}/${page.id}`], ['GET', s.pages],
-      ['POST', `${s.pages}/${page.id}/refresh`], ['POST', `${s.pages}/${page.id}/components`, { metric_id: s.metrics[0].id }],
+      ['GET', `${s.pages}/${page.id}`],
+      ['POST', `${s.pages}/${page.id}`, { name: 'x' }],
+      ['DELETE', `${s.pages}/${page.id}`],
+      ['GET', s.pages],
+      ['POST', `${s.pages}/${page.id}/refresh`],
+      ['POST', `${s.pages}/${page.id}/components`, { metric_id: s.metrics[0].id }],
     ] as [string, string, unknown?][]) {
       fails(await srv.call(method, path, { token: stranger, ...(body ? { body } : {}) }), 404, 'not_found');
     }

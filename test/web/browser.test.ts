@@ -18,10 +18,22 @@ import { createIngestKey, ingest, ndjson } from '../ingest/helpers.js';
 
 const CHROMIUM = process.env.SLUICE_CHROMIUM ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../../../test/artifacts/', import.meta.url));
-const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+const FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];
 const EVIL = '<script>window.__pwned=1</script>';
 
-const noBrowser = existsSync(CHROMIUM) ? false : `NO BROWSER: ${CHROMIUM} is missing (apt-get install -y chromium); the browser tests of the dashboard did not run`;
+const noBrowser = existsSync(CHROMIUM)
+  ? false
+  : `NO BROWSER: ${CHROMIUM} is missing (apt-get install -y chromium); the browser tests of the dashboard did not run`;
 if (noBrowser) console.warn(`\n${'!'.repeat(100)}\n!!! ${noBrowser}\n${'!'.repeat(100)}\n`);
 
 interface DrawnCard {
@@ -35,10 +47,20 @@ interface DrawnCard {
 }
 
 async function drawnCards(page: Page): Promise<DrawnCard[]> {
-  return page.$$eval('section.card', (els) => els.map((el) => {
-    const d = (el as any).dataset;
-    return { id: d.componentId!, type: d.chartType!, state: d.state!, interval: d.interval ?? '', startAt: d.startAt ?? '', endAt: d.endAt ?? '', series: d.series ? JSON.parse(d.series) : [] };
-  }));
+  return page.$$eval('section.card', (els) =>
+    els.map((el) => {
+      const d = (el as any).dataset;
+      return {
+        id: d.componentId!,
+        type: d.chartType!,
+        state: d.state!,
+        interval: d.interval ?? '',
+        startAt: d.startAt ?? '',
+        endAt: d.endAt ?? '',
+        series: d.series ? JSON.parse(d.series) : [],
+      };
+    }),
+  );
 }
 
 describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
@@ -60,27 +82,71 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     const now = Date.now();
     const start = now - 3 * 3_600_000;
     const paths = ['/a', '/b', EVIL];
-    const records = Array.from({ length: 180 * 3 }, (_, i) => ({ path: paths[i % 3], duration: 10 + (i % 50), ok: i % 17 === 0 ? 0 : 1, timestamp: new Date(start + Math.floor(i / 3) * 60_000 + (i % 3) * 1000).toISOString() }));
-    assert.equal((await ingest(srv.url, q, ndjson(records.slice(0, 1)), { 'content-type': 'application/x-ndjson' })).status, 202);
+    const records = Array.from({ length: 180 * 3 }, (_, i) => ({
+      path: paths[i % 3],
+      duration: 10 + (i % 50),
+      ok: i % 17 === 0 ? 0 : 1,
+      timestamp: new Date(start + Math.floor(i / 3) * 60_000 + (i % 3) * 1000).toISOString(),
+    }));
+    assert.equal(
+      (await ingest(srv.url, q, ndjson(records.slice(0, 1)), { 'content-type': 'application/x-ndjson' })).status,
+      202,
+    );
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     const [collection] = ok(await srv.get(`/v1/projects/${projectId}/collections`));
-    const view = ok(await srv.post(`/v1/projects/${projectId}/views`, {
-      name: 'Requests',
-      collection_id: collection.id,
-      transform_mode: 'manual',
-      transform_script: 'function transform(r) { return { path: r.path, duration: r.duration, ok: r.ok }; }',
-      output_schema: [{ name: 'path', type: 'string' }, { name: 'duration', type: 'number' }, { name: 'ok', type: 'number' }],
-    }), 201);
+    const view = ok(
+      await srv.post(`/v1/projects/${projectId}/views`, {
+        name: 'Requests',
+        collection_id: collection.id,
+        transform_mode: 'manual',
+        transform_script: 'function transform(r) { return { path: r.path, duration: r.duration, ok: r.ok }; }',
+        output_schema: [
+          { name: 'path', type: 'string' },
+          { name: 'duration', type: 'number' },
+          { name: 'ok', type: 'number' },
+        ],
+      }),
+      201,
+    );
     metricsPath = `/v1/projects/${projectId}/metrics`;
-    const make = async (key: string, body: Record<string, unknown>) => (metrics[key] = ok(await srv.post(metricsPath, { view_id: view.id, ...body }), 201));
-    await make('line', { name: 'Requests by path', group_by: ['path'], ui_chart_type: 'line', ui_chart_show_trends: true });
-    await make('area', { name: 'Latency', value_field: 'duration', ui_chart_value: 'average', ui_chart_type: 'area', ui_chart_curve: 'smooth', ui_value_unit: 'ms', ui_chart_y_min: 0 });
-    await make('bar', { name: 'Requests', ui_chart_type: 'bar', ui_chart_color_mode: 'by_intensity', ui_chart_color_base: 'teal' });
+    const make = async (key: string, body: Record<string, unknown>) =>
+      (metrics[key] = ok(await srv.post(metricsPath, { view_id: view.id, ...body }), 201));
+    await make('line', {
+      name: 'Requests by path',
+      group_by: ['path'],
+      ui_chart_type: 'line',
+      ui_chart_show_trends: true,
+    });
+    await make('area', {
+      name: 'Latency',
+      value_field: 'duration',
+      ui_chart_value: 'average',
+      ui_chart_type: 'area',
+      ui_chart_curve: 'smooth',
+      ui_value_unit: 'ms',
+      ui_chart_y_min: 0,
+    });
+    await make('bar', {
+      name: 'Requests',
+      ui_chart_type: 'bar',
+      ui_chart_color_mode: 'by_intensity',
+      ui_chart_color_base: 'teal',
+    });
     await make('pie', { name: 'Share by path', group_by: ['path'], ui_chart_type: 'pie' });
     await make('stat', { name: 'Total', ui_chart_type: 'stat', ui_chart_compact_values: true });
-    await make('uptime', { name: 'Uptime', value_field: 'ok', ui_chart_value: 'average', ui_chart_type: 'uptime', empty_bucket_handling: 'gaps' });
+    await make('uptime', {
+      name: 'Uptime',
+      value_field: 'ok',
+      ui_chart_value: 'average',
+      ui_chart_type: 'uptime',
+      empty_bucket_handling: 'gaps',
+    });
     for (let i = 1; i < records.length; i += 100) {
-      assert.equal((await ingest(srv.url, q, ndjson(records.slice(i, i + 100)), { 'content-type': 'application/x-ndjson' })).status, 202);
+      assert.equal(
+        (await ingest(srv.url, q, ndjson(records.slice(i, i + 100)), { 'content-type': 'application/x-ndjson' }))
+          .status,
+        202,
+      );
     }
     assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
     // Wait until every record is counted (bounded).
@@ -99,9 +165,25 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
   });
 
   test('a public page draws every card from the aggregation service; the range switch redraws; <script> labels are text', async () => {
-    const page = ok(await srv.post(pagesPath, { name: `Ops ${EVIL}`, slug: 'ops', visibility: 'public', time_range: 'last_6_hours', description: `All of it ${EVIL}` }), 201);
+    const page = ok(
+      await srv.post(pagesPath, {
+        name: `Ops ${EVIL}`,
+        slug: 'ops',
+        visibility: 'public',
+        time_range: 'last_6_hours',
+        description: `All of it ${EVIL}`,
+      }),
+      201,
+    );
     const order = ['line', 'area', 'bar', 'pie', 'stat', 'uptime'];
-    for (const [i, key] of order.entries()) ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics[key].id, ui_card_size: i === 0 ? '1/1' : '1/2' }), 201);
+    for (const [i, key] of order.entries())
+      ok(
+        await srv.post(`${pagesPath}/${page.id}/components`, {
+          metric_id: metrics[key].id,
+          ui_card_size: i === 0 ? '1/1' : '1/2',
+        }),
+        201,
+      );
 
     const times: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -109,7 +191,9 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
       await (await fetch(`${srv.url}/p/ops`)).text();
       times.push(Math.round(performance.now() - t));
     }
-    console.log(`browser: the server's answer for the page (HTML with inline data of ${order.length} cards): ${times.join(', ')} ms`);
+    console.log(
+      `browser: the server's answer for the page (HTML with inline data of ${order.length} cards): ${times.join(', ')} ms`,
+    );
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const tab = await ctx.newPage();
     const requested: string[] = [];
@@ -123,22 +207,42 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     const firstPaintMs = Date.now() - t0;
     const timing = await tab.evaluate(() => {
       const nav = (globalThis as any).performance.getEntriesByType('navigation')[0];
-      return { ttfb: Math.round(nav.responseStart), html: Math.round(nav.responseEnd), domReady: Math.round(nav.domContentLoadedEventEnd), ready: Number((globalThis as any).document.body.dataset.readyMs) };
+      return {
+        ttfb: Math.round(nav.responseStart),
+        html: Math.round(nav.responseEnd),
+        domReady: Math.round(nav.domContentLoadedEventEnd),
+        ready: Number((globalThis as any).document.body.dataset.readyMs),
+      };
     });
-    console.log(`browser: every card drawn ${timing.ready} ms after navigation (server's first byte ${timing.ttfb} ms, HTML ${timing.html} ms, DOM ready ${timing.domReady} ms; ${firstPaintMs} ms seen by the test)`);
+    console.log(
+      `browser: every card drawn ${timing.ready} ms after navigation (server's first byte ${timing.ttfb} ms, HTML ${timing.html} ms, DOM ready ${timing.domReady} ms; ${firstPaintMs} ms seen by the test)`,
+    );
     await tab.screenshot({ path: `${ARTIFACTS}page-last_6_hours.png`, fullPage: true });
     assert.deepEqual(errors, []);
     assert.equal(await tab.evaluate(() => (globalThis as any).__pwned), undefined, 'no injected script ran');
-    assert.ok(requested.every((p) => p.startsWith('/p/ops') || p.startsWith('/assets/')), `only Sluice was asked: ${requested.join(', ')}`);
-    assert.ok(requested.some((p) => p.startsWith('/assets/chart-echarts-')), 'the pie card loaded ECharts');
+    assert.ok(
+      requested.every((p) => p.startsWith('/p/ops') || p.startsWith('/assets/')),
+      `only Sluice was asked: ${requested.join(', ')}`,
+    );
+    assert.ok(
+      requested.some((p) => p.startsWith('/assets/chart-echarts-')),
+      'the pie card loaded ECharts',
+    );
 
     const cards = await drawnCards(tab);
-    assert.deepEqual(cards.map((c) => c.type), order.map((k) => metrics[k].ui_chart_type));
+    assert.deepEqual(
+      cards.map((c) => c.type),
+      order.map((k) => metrics[k].ui_chart_type),
+    );
     for (const [i, card] of cards.entries()) {
       assert.equal(card.state, 'drawn', `${card.type} drew`);
       const metric = metrics[order[i]!];
       // The same window and interval asked of the API give exactly the points drawn.
-      const api = ok(await srv.get(`${metricsPath}/${metric.id}/aggregation?start_at=${card.startAt}&end_at=${card.endAt}&interval=${card.interval}`));
+      const api = ok(
+        await srv.get(
+          `${metricsPath}/${metric.id}/aggregation?start_at=${card.startAt}&end_at=${card.endAt}&interval=${card.interval}`,
+        ),
+      );
       assert.equal(card.series.length, api.series.length, `${card.type}: series`);
       for (const s of api.series) {
         const drawn = card.series.find((d) => d.hash === s.details.hash);
@@ -146,23 +250,34 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
         assert.equal(drawn.label, s.details.label);
         // Strict coverage answers final buckets only; a minute passing since the page read can make one more final (empty) bucket.
         const last = drawn.points[drawn.points.length - 1]?.[0] ?? Infinity;
-        const all = Object.entries(s.records as Record<string, Array<number | null>>).map(([k, v]) => [Date.parse(k), v[0]] as [number, number | null]);
+        const all = Object.entries(s.records as Record<string, Array<number | null>>).map(
+          ([k, v]) => [Date.parse(k), v[0]] as [number, number | null],
+        );
         const expected = all.filter(([t]) => t <= last);
         assert.ok(all.length - expected.length <= 1, `${card.type}: at most one bucket became final meanwhile`);
         assert.deepEqual(drawn.points, expected, `${card.type} ${s.details.label}: points`);
       }
       const chartWidth = await tab.$eval(`#card-${card.id} .chart`, (el: any) => el.clientWidth);
-      assert.ok(card.series[0]!.points.length <= chartWidth, `${card.type}: ${card.series[0]!.points.length} points in ${chartWidth} px`);
+      assert.ok(
+        card.series[0]!.points.length <= chartWidth,
+        `${card.type}: ${card.series[0]!.points.length} points in ${chartWidth} px`,
+      );
     }
     const lineCard = cards[0]!;
-    assert.ok(lineCard.series.some((s) => s.label === EVIL), 'the <script> path is a series');
+    assert.ok(
+      lineCard.series.some((s) => s.label === EVIL),
+      'the <script> path is a series',
+    );
     const legendTexts = await tab.$$eval(`#card-${lineCard.id} .legend-item`, (els) => els.map((e) => e.textContent));
     assert.ok(legendTexts.includes(EVIL), 'drawn as text in the legend');
     assert.equal(await tab.$$eval('script', (els) => els.length), 2, 'no script element came from a label');
     assert.equal(lineCard.interval, 'minute', 'six hours in minutes fit the card width');
     // Tooltips show labels too: hover every chart.
     for (const card of cards) {
-      const box = await tab.$eval(`#card-${card.id} .chart`, (el: any) => { const r = el.getBoundingClientRect(); return { x: r.left + r.width / 2, y: r.top + r.height / 2 }; });
+      const box = await tab.$eval(`#card-${card.id} .chart`, (el: any) => {
+        const r = el.getBoundingClientRect();
+        return { x: r.left + r.width / 2, y: r.top + r.height / 2 };
+      });
       await tab.mouse.move(box.x, box.y);
       await tab.mouse.move(box.x + 20, box.y - 10);
     }
@@ -176,23 +291,56 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     // Switch the range: the cards are read again and redrawn; the URL carries it.
     await tab.selectOption('#range', 'last_7_days');
     await tab.waitForSelector('body[data-time-range="last_7_days"][data-state="ready"]', { timeout: 15_000 });
-    await tab.waitForFunction(() => (globalThis as any).document.querySelector('section.card')?.getAttribute('data-interval') === 'hour', undefined, { timeout: 15_000 });
+    await tab.waitForFunction(
+      () => (globalThis as any).document.querySelector('section.card')?.getAttribute('data-interval') === 'hour',
+      undefined,
+      { timeout: 15_000 },
+    );
     assert.match(tab.url(), /time_range=last_7_days/);
     const week = await drawnCards(tab);
-    const api = ok(await srv.get(`${metricsPath}/${metrics.line.id}/aggregation?start_at=${week[0]!.startAt}&end_at=${week[0]!.endAt}&interval=hour`));
+    const api = ok(
+      await srv.get(
+        `${metricsPath}/${metrics.line.id}/aggregation?start_at=${week[0]!.startAt}&end_at=${week[0]!.endAt}&interval=hour`,
+      ),
+    );
     const sum = (pts: Array<[number, number | null]>) => pts.reduce((n, [, v]) => n + (v ?? 0), 0);
-    assert.equal(week[0]!.series.reduce((n, s) => n + sum(s.points), 0), api.series.reduce((n: number, s: any) => n + Object.values(s.records as Record<string, number[]>).reduce((m, r) => m + (r[0] ?? 0), 0), 0));
-    assert.ok(week[0]!.series.find((s) => s.hidden), 'the hidden series stays hidden');
+    assert.equal(
+      week[0]!.series.reduce((n, s) => n + sum(s.points), 0),
+      api.series.reduce(
+        (n: number, s: any) =>
+          n + Object.values(s.records as Record<string, number[]>).reduce((m, r) => m + (r[0] ?? 0), 0),
+        0,
+      ),
+    );
+    assert.ok(
+      week[0]!.series.find((s) => s.hidden),
+      'the hidden series stays hidden',
+    );
     await tab.screenshot({ path: `${ARTIFACTS}page-last_7_days.png`, fullPage: true });
 
     // Switch the zone: buckets follow it (Iran is UTC+3:30, so its hours start at :30 UTC).
     await tab.selectOption('#timezone', 'Asia/Tehran');
-    await tab.waitForFunction(() => (globalThis as any).document.querySelector('section.card')?.getAttribute('data-start-at')?.endsWith(':30:00.000Z'), undefined, { timeout: 15_000 });
+    await tab.waitForFunction(
+      () =>
+        (globalThis as any).document
+          .querySelector('section.card')
+          ?.getAttribute('data-start-at')
+          ?.endsWith(':30:00.000Z'),
+      undefined,
+      { timeout: 15_000 },
+    );
     await tab.waitForSelector('body[data-timezone="Asia/Tehran"][data-state="ready"]');
     assert.match(tab.url(), /timezone=Asia%2FTehran/);
     const zoned = (await drawnCards(tab))[0]!;
-    const zonedApi = ok(await srv.get(`${metricsPath}/${metrics.line.id}/aggregation?start_at=${zoned.startAt}&end_at=${zoned.endAt}&interval=hour&timezone=Asia/Tehran`));
-    assert.deepEqual(zoned.series.map((s) => s.points.length).sort(), zonedApi.series.map((s: any) => Object.keys(s.records).length).sort());
+    const zonedApi = ok(
+      await srv.get(
+        `${metricsPath}/${metrics.line.id}/aggregation?start_at=${zoned.startAt}&end_at=${zoned.endAt}&interval=hour&timezone=Asia/Tehran`,
+      ),
+    );
+    assert.deepEqual(
+      zoned.series.map((s) => s.points.length).sort(),
+      zonedApi.series.map((s: any) => Object.keys(s.records).length).sort(),
+    );
 
     // The link shows what its sender saw.
     const shared = await ctx.newPage();
@@ -203,26 +351,40 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
 
     // What one redraw costs on the wire (a live page redraws at most once per page-watch interval, 15 s).
     const bytes = await new Promise<number>((resolve, reject) => {
-      request(`${srv.url}/p/ops/data?time_range=last_7_days&width=1200`, { headers: { 'accept-encoding': 'gzip' } }, (res) => {
-        let n = 0;
-        res.on('data', (c: Buffer) => (n += c.length));
-        res.on('end', () => resolve(n));
-      }).on('error', reject).end();
+      request(
+        `${srv.url}/p/ops/data?time_range=last_7_days&width=1200`,
+        { headers: { 'accept-encoding': 'gzip' } },
+        (res) => {
+          let n = 0;
+          res.on('data', (c: Buffer) => (n += c.length));
+          res.on('end', () => resolve(n));
+        },
+      )
+        .on('error', reject)
+        .end();
     });
-    console.log(`browser: one redraw of ${order.length} cards over last_7_days reads ${(bytes / 1024).toFixed(1)} KB gzip; at most 4 a minute: ${((4 * bytes) / 1024).toFixed(1)} KB/min`);
+    console.log(
+      `browser: one redraw of ${order.length} cards over last_7_days reads ${(bytes / 1024).toFixed(1)} KB gzip; at most 4 a minute: ${((4 * bytes) / 1024).toFixed(1)} KB/min`,
+    );
 
     // A phone: the cards stack.
     await tab.setViewportSize({ width: 390, height: 844 });
     await tab.waitForTimeout(300);
     const xs = await tab.$$eval('section.card', (els) => els.map((e) => Math.round(e.getBoundingClientRect().left)));
     assert.equal(new Set(xs).size, 1, 'one column on a phone');
-    assert.ok(await tab.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= 390), 'nothing wider than the phone');
+    assert.ok(
+      await tab.evaluate(() => (globalThis as any).document.documentElement.scrollWidth <= 390),
+      'nothing wider than the phone',
+    );
     await tab.screenshot({ path: `${ARTIFACTS}page-phone.png`, fullPage: true });
     await ctx.close();
   });
 
   test('a page of line charts loads no ECharts; a card embeds alone', async () => {
-    const page = ok(await srv.post(pagesPath, { name: 'Lines', slug: 'lines', visibility: 'public', time_range: 'last_6_hours' }), 201);
+    const page = ok(
+      await srv.post(pagesPath, { name: 'Lines', slug: 'lines', visibility: 'public', time_range: 'last_6_hours' }),
+      201,
+    );
     const c = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.line.id }), 201);
     ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.area.id }), 201);
     const ctx = await browser.newContext({ colorScheme: 'dark' });
@@ -232,7 +394,9 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     await tab.goto(`${srv.url}/p/lines`);
     await tab.waitForSelector('body[data-state="ready"]');
     assert.ok(!requested.some((p) => p.includes('echarts')), requested.join(', '));
-    const bg = await tab.evaluate(() => (globalThis as any).getComputedStyle((globalThis as any).document.body).backgroundColor);
+    const bg = await tab.evaluate(
+      () => (globalThis as any).getComputedStyle((globalThis as any).document.body).backgroundColor,
+    );
     assert.equal(bg, 'rgb(11, 15, 23)', 'dark mode follows prefers-color-scheme');
     await tab.screenshot({ path: `${ARTIFACTS}lines-dark.png`, fullPage: true });
     await tab.goto(`${srv.url}/p/lines/c/${c.id}`);

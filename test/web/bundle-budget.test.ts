@@ -30,7 +30,8 @@ test('a page of line charts loads at most 150 KB gzip; ECharts only on demand', 
 
   for (const [name, sizes] of Object.entries(manifest.files)) {
     assert.match(name, /-[A-Z0-9]{8}\.(js|css)$/, `${name} has a content hash`);
-    for (const ext of ['.gz', '.br']) assert.ok(existsSync(join(BUILD_DIR, 'assets', name + ext)), `${name}${ext} is written at build time`);
+    for (const ext of ['.gz', '.br'])
+      assert.ok(existsSync(join(BUILD_DIR, 'assets', name + ext)), `${name}${ext} is written at build time`);
     assert.ok(sizes.gzip < sizes.bytes && sizes.brotli < sizes.bytes);
   }
 });

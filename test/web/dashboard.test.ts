@@ -39,17 +39,51 @@ describe('dashboard pages (server side)', () => {
   let comps: any[];
   const from = NOW - 3 * 3_600_000;
   // Two records a minute over the last three hours: values 1, 2, 3, …
-  const recs: Rec[] = Array.from({ length: 360 }, (_, i) => ({ series: 'x', t: from + Math.floor(i / 2) * 60_000, value: i + 1 }));
+  const recs: Rec[] = Array.from({ length: 360 }, (_, i) => ({
+    series: 'x',
+    t: from + Math.floor(i / 2) * 60_000,
+    value: i + 1,
+  }));
   before(async () => {
     srv = await TestServer.start({ clock: new ManualClock(NOW), env: { SLUICE_PIPELINE: '0' } });
     const setup = await viewSetup(srv);
-    const view = ok(await srv.post(setup.views, { name: 'Requests', collection_id: setup.collection.id, transform_script: SCRIPT, transform_mode: 'manual', output_schema: [{ name: 'duration', type: 'number' }] }), 201);
+    const view = ok(
+      await srv.post(setup.views, {
+        name: 'Requests',
+        collection_id: setup.collection.id,
+        transform_script: SCRIPT,
+        transform_mode: 'manual',
+        output_schema: [{ name: 'duration', type: 'number' }],
+      }),
+      201,
+    );
     metricsPath = `/v1/projects/${setup.project.id}/metrics`;
-    metric = ok(await srv.post(metricsPath, { name: `Requests ${EVIL}`, view_id: view.id, ui_value_unit: "<script>x</script>" }), 201);
-    gauge = ok(await srv.post(metricsPath, { name: 'Latency', view_id: view.id, value_field: 'duration', ui_chart_type: 'gauge', ui_chart_value: 'average' }), 201);
+    metric = ok(
+      await srv.post(metricsPath, { name: `Requests ${EVIL}`, view_id: view.id, ui_value_unit: '<script>x</script>' }),
+      201,
+    );
+    gauge = ok(
+      await srv.post(metricsPath, {
+        name: 'Latency',
+        view_id: view.id,
+        value_field: 'duration',
+        ui_chart_type: 'gauge',
+        ui_chart_value: 'average',
+      }),
+      201,
+    );
     srv.sluice.services.rollups = new MemoryRollups(recs, NOW);
     pages = `/v1/projects/${setup.project.id}/pages`;
-    page = ok(await srv.post(pages, { name: `Ops ${EVIL}`, slug: 'ops', description: `About ${EVIL}`, visibility: 'public', time_range: 'last_6_hours' }), 201);
+    page = ok(
+      await srv.post(pages, {
+        name: `Ops ${EVIL}`,
+        slug: 'ops',
+        description: `About ${EVIL}`,
+        visibility: 'public',
+        time_range: 'last_6_hours',
+      }),
+      201,
+    );
     comps = [
       ok(await srv.post(`${pages}/${page.id}/components`, { metric_id: metric.id }), 201),
       ok(await srv.post(`${pages}/${page.id}/components`, { metric_id: gauge.id, ui_card_size: '1/2' }), 201),
@@ -66,19 +100,36 @@ describe('dashboard pages (server side)', () => {
     assert.match(res.text, /<link rel="stylesheet" href="\/assets\/page-[A-Z0-9]{8}\.css">/);
     const boot = bootOf(res.text);
     assert.equal(boot.window.time_range, 'last_6_hours');
-    assert.deepEqual(boot.cards.map((c: any) => c.id), comps.map((c) => c.id));
-    assert.deepEqual(boot.cards.map((c: any) => c.metric.ui_chart_type), ['line', 'gauge']);
+    assert.deepEqual(
+      boot.cards.map((c: any) => c.id),
+      comps.map((c) => c.id),
+    );
+    assert.deepEqual(
+      boot.cards.map((c: any) => c.metric.ui_chart_type),
+      ['line', 'gauge'],
+    );
     for (const card of boot.cards) {
       // No ids, view, filters or fields of the metric reach the page.
-      assert.deepEqual(Object.keys(card.metric).filter((k) => /id$|filters|view|field|group_by/.test(k)), []);
+      assert.deepEqual(
+        Object.keys(card.metric).filter((k) => /id$|filters|view|field|group_by/.test(k)),
+        [],
+      );
       const m = card.id === comps[0].id ? metric : gauge;
-      const api = ok(await srv.get(`${metricsPath}/${m.id}/aggregation?time_range=last_6_hours&interval=${card.data.interval}`));
+      const api = ok(
+        await srv.get(`${metricsPath}/${m.id}/aggregation?time_range=last_6_hours&interval=${card.data.interval}`),
+      );
       assert.equal(card.data.start_at, api.start_at);
       assert.equal(card.data.end_at, api.end_at);
       assert.equal(card.data.series.length, api.series.length);
       const rows = Object.entries(api.series[0].records as Record<string, number[]>);
-      assert.deepEqual(card.data.times, rows.map(([k]) => Date.parse(k)));
-      assert.deepEqual(card.data.series[0].values, rows.map(([, v]) => v[0]));
+      assert.deepEqual(
+        card.data.times,
+        rows.map(([k]) => Date.parse(k)),
+      );
+      assert.deepEqual(
+        card.data.series[0].values,
+        rows.map(([, v]) => v[0]),
+      );
       // Never more buckets than the card is wide (1200 px for a full card, half for a half card).
       assert.ok(card.data.times.length <= (card.size === '1/2' ? 600 : 1200));
     }
@@ -99,7 +150,17 @@ describe('dashboard pages (server side)', () => {
   });
 
   test('the page-scoped read path answers no parameter that would widen it', async () => {
-    for (const q of [`metric_id=${gauge.id}`, 'series=__total__', 'values=count,sum', 'max_series=50', `page_id=${page.id}`, 'raw=1', 'records=1', 'coverage_mode=observed', 'regression=linear']) {
+    for (const q of [
+      `metric_id=${gauge.id}`,
+      'series=__total__',
+      'values=count,sum',
+      'max_series=50',
+      `page_id=${page.id}`,
+      'raw=1',
+      'records=1',
+      'coverage_mode=observed',
+      'regression=linear',
+    ]) {
       const field = `query.${q.split('=')[0]}`;
       const page400 = await html(srv, `/p/ops?${q}`);
       assert.equal(page400.status, 400, q);
@@ -108,8 +169,18 @@ describe('dashboard pages (server side)', () => {
       fails(data, 400, 'request_validation_failed', field);
     }
     fails(await srv.get('/p/ops/data?width=10000', { token: null }), 400, 'request_validation_failed', 'query.width');
-    fails(await srv.get('/p/ops/data?timezone=Nowhere', { token: null }), 400, 'request_validation_failed', 'query.timezone');
-    fails(await srv.get('/p/ops/data?time_range=custom', { token: null }), 400, 'request_validation_failed', 'query.time_range');
+    fails(
+      await srv.get('/p/ops/data?timezone=Nowhere', { token: null }),
+      400,
+      'request_validation_failed',
+      'query.timezone',
+    );
+    fails(
+      await srv.get('/p/ops/data?time_range=custom', { token: null }),
+      400,
+      'request_validation_failed',
+      'query.time_range',
+    );
     // A component of another page (or none) is not on this one.
     const other = ok(await srv.post(pages, { name: 'Other', slug: 'other', visibility: 'public' }), 201);
     const foreign = ok(await srv.post(`${pages}/${other.id}/components`, { metric_id: gauge.id }), 201);
@@ -117,7 +188,10 @@ describe('dashboard pages (server side)', () => {
     fails(await srv.get(`/p/ops/c/${foreign.id}/data`, { token: null }), 404, 'not_found');
     fails(await srv.get('/p/ops/c/comp_00000000000000000000/data', { token: null }), 404, 'not_found');
     const one = ok(await srv.get(`/p/ops/c/${comps[1].id}/data`, { token: null }));
-    assert.deepEqual(one.cards.map((c: any) => c.id), [comps[1].id]);
+    assert.deepEqual(
+      one.cards.map((c: any) => c.id),
+      [comps[1].id],
+    );
     assert.equal((await html(srv, '/p/nope')).status, 404);
   });
 
@@ -132,7 +206,12 @@ describe('dashboard pages (server side)', () => {
     assert.equal(wide.window.timezone, 'Asia/Kolkata');
     const half = wide.cards[1];
     assert.equal(half.size, '1/2');
-    const custom = ok(await srv.get('/p/ops/data?time_range=custom&start_at=2026-04-02T10:00:00Z&end_at=2026-04-02T11:00:00Z&width=1000', { token: null }));
+    const custom = ok(
+      await srv.get(
+        '/p/ops/data?time_range=custom&start_at=2026-04-02T10:00:00Z&end_at=2026-04-02T11:00:00Z&width=1000',
+        { token: null },
+      ),
+    );
     assert.equal(custom.cards[0].data.start_at, '2026-04-02T10:00:00.000Z');
     assert.equal(custom.cards[0].data.times.length, 60);
     assert.deepEqual(custom.cards[0].data.series[0].values.slice(0, 2), [2, 2], 'two records a minute');
@@ -141,10 +220,17 @@ describe('dashboard pages (server side)', () => {
     assert.equal(all.cards[0].data.interval, 'hour', 'three hours of minutes do not fit 60 px');
     assert.ok(all.cards[0].data.times.length <= 60);
     const wideAll = ok(await srv.get('/p/ops/data?time_range=all_time&width=1200', { token: null })).cards[0].data;
-    assert.ok(wideAll.times.length <= 1200 && wideAll.times.length >= all.cards[0].data.times.length, 'a wider card gets the finer interval auto picks');
+    assert.ok(
+      wideAll.times.length <= 1200 && wideAll.times.length >= all.cards[0].data.times.length,
+      'a wider card gets the finer interval auto picks',
+    );
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 1200), 'hour');
     assert.equal(intervalForWidth(0, 7 * 86_400_000, 100), 'day');
-    assert.equal(intervalForWidth(0, 86_400_000, 1441), 'minute', 'a day of minutes is 1440 buckets, and one more when it does not start on one');
+    assert.equal(
+      intervalForWidth(0, 86_400_000, 1441),
+      'minute',
+      'a day of minutes is 1440 buckets, and one more when it does not start on one',
+    );
     assert.equal(intervalForWidth(0, 86_400_000, 1400), 'hour');
   });
 
@@ -154,7 +240,16 @@ describe('dashboard pages (server side)', () => {
     const priv = ok(await srv.post(pages, { name: 'Sweep private', slug: 'sweep-private' }), 201);
     const privComp = ok(await srv.post(`${pages}/${priv.id}/components`, { metric_id: metric.id }), 201);
     const stranger = await otherTeamToken(srv);
-    const widening = [`metric_id=${gauge.id}`, 'series=__total__', 'values=sum', 'max_series=50', `page_id=${page.id}`, `project_id=${page.project_id}`, 'records=1', 'fields=duration'];
+    const widening = [
+      `metric_id=${gauge.id}`,
+      'series=__total__',
+      'values=sum',
+      'max_series=50',
+      `page_id=${page.id}`,
+      `project_id=${page.project_id}`,
+      'records=1',
+      'fields=duration',
+    ];
     for (const r of routes) {
       const path = (slug: string, comp: string) => r.def.path.replace(':slug', slug).replace(':component_id', comp);
       for (const q of widening) {
@@ -167,7 +262,10 @@ describe('dashboard pages (server side)', () => {
         assert.equal(res.status, 404, `${r.endpoint}: a component of another page`);
         await res.body?.cancel();
       }
-      for (const [headers, status] of [[{}, 401], [{ authorization: `Bearer ${stranger}` }, 404]] as const) {
+      for (const [headers, status] of [
+        [{}, 401],
+        [{ authorization: `Bearer ${stranger}` }, 404],
+      ] as const) {
         const res = await fetch(`${srv.url}${path('sweep-private', privComp.id)}`, { headers });
         assert.equal(res.status, status, `${r.endpoint} on a private page with ${JSON.stringify(headers)}`);
         const text = await res.text();
@@ -182,7 +280,9 @@ describe('dashboard pages (server side)', () => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-      }).on('error', reject).end();
+      })
+        .on('error', reject)
+        .end();
     });
     assert.equal(raw.headers['content-encoding'], 'gzip');
     assert.equal(raw.headers['content-type'], 'application/json; charset=utf-8');
@@ -203,7 +303,11 @@ describe('dashboard pages (server side)', () => {
     fails(await srv.get('/p/private/data', { token: null }), 401, 'sign_in_required');
     assert.equal((await html(srv, `/p/private/c/${comps[0].id}`)).status, 401);
 
-    const signIn = await fetch(`${srv.url}/web/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@localhost', password: 'admin-password' }) });
+    const signIn = await fetch(`${srv.url}/web/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@localhost', password: 'admin-password' }),
+    });
     const cookie = (signIn.headers.get('set-cookie') ?? '').split(';')[0]!;
     const signed = await html(srv, '/p/private', { cookie });
     assert.equal(signed.status, 200);
@@ -214,7 +318,10 @@ describe('dashboard pages (server side)', () => {
     assert.equal(bootOf((await html(srv, '/p/ops')).text).csrf, null);
     // An API key of another team reads nothing of it; a key of the team with pages:read does.
     assert.equal((await html(srv, '/p/private', { authorization: `Bearer ${await otherTeamToken(srv)}` })).status, 404);
-    assert.equal((await html(srv, '/p/private', { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' })).status, 200);
+    assert.equal(
+      (await html(srv, '/p/private', { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' })).status,
+      200,
+    );
     // A bad cookie is no session: the form again.
     assert.equal((await html(srv, '/p/private', { cookie: 'sluice_session=sls_nope' })).status, 401);
   });

@@ -13,7 +13,10 @@ import { fails, ok } from '../catalog/helpers.js';
 import { pageSetup } from '../pages/helpers.js';
 
 /** A raw GET (fetch would decompress, hiding what was sent). */
-function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function rawGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = request(url, { headers }, (res) => {
       const chunks: Buffer[] = [];
@@ -26,8 +29,12 @@ function rawGet(url: string, headers: Record<string, string> = {}): Promise<{ st
 }
 
 async function signIn(srv: TestServer, headers: Record<string, string> = {}) {
-  const res = await fetch(`${srv.url}/web/session`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ email: 'admin@localhost', password: 'admin-password' }) });
-  return { res, body: await res.json() as any, cookie: res.headers.get('set-cookie') ?? '' };
+  const res = await fetch(`${srv.url}/web/session`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ email: 'admin@localhost', password: 'admin-password' }),
+  });
+  return { res, body: (await res.json()) as any, cookie: res.headers.get('set-cookie') ?? '' };
 }
 
 describe('web replies', () => {
@@ -77,7 +84,11 @@ describe('web replies', () => {
   });
 
   test('session cookie: HttpOnly, SameSite=Lax, Secure behind TLS; reads with it; writes need the CSRF header', async () => {
-    const bad = await fetch(`${srv.url}/web/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'admin@localhost', password: 'wrong' }) });
+    const bad = await fetch(`${srv.url}/web/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: 'admin@localhost', password: 'wrong' }),
+    });
     assert.equal(bad.status, 401);
     assert.equal(bad.headers.get('set-cookie'), null);
 
@@ -93,16 +104,49 @@ describe('web replies', () => {
     assert.equal(crossSite.cookie, '', 'another site cannot sign a browser in');
 
     ok(await srv.get('/v1/projects', { token: null, headers: { cookie: jar } }));
-    fails(await srv.post('/v1/projects', { name: 'by cookie' }, { token: null, headers: { cookie: jar } }), 403, 'csrf_failed');
-    fails(await srv.post('/v1/projects', { name: 'by cookie' }, { token: null, headers: { cookie: jar, 'x-sluice-csrf': 'forged' } }), 403, 'csrf_failed');
-    fails(await srv.post('/v1/projects', { name: 'by cookie' }, { token: null, headers: { cookie: jar, 'x-sluice-csrf': csrf, origin: 'https://evil.example' } }), 403, 'csrf_failed');
-    ok(await srv.post('/v1/projects', { name: 'by cookie' }, { token: null, headers: { cookie: jar, 'x-sluice-csrf': csrf } }), 201);
+    fails(
+      await srv.post('/v1/projects', { name: 'by cookie' }, { token: null, headers: { cookie: jar } }),
+      403,
+      'csrf_failed',
+    );
+    fails(
+      await srv.post(
+        '/v1/projects',
+        { name: 'by cookie' },
+        { token: null, headers: { cookie: jar, 'x-sluice-csrf': 'forged' } },
+      ),
+      403,
+      'csrf_failed',
+    );
+    fails(
+      await srv.post(
+        '/v1/projects',
+        { name: 'by cookie' },
+        { token: null, headers: { cookie: jar, 'x-sluice-csrf': csrf, origin: 'https://evil.example' } },
+      ),
+      403,
+      'csrf_failed',
+    );
+    ok(
+      await srv.post(
+        '/v1/projects',
+        { name: 'by cookie' },
+        { token: null, headers: { cookie: jar, 'x-sluice-csrf': csrf } },
+      ),
+      201,
+    );
     // Bearer callers are not held to the CSRF header.
     ok(await srv.post('/v1/projects', { name: 'by key' }), 201);
 
-    const out = await fetch(`${srv.url}/web/session`, { method: 'DELETE', headers: { cookie: jar, 'x-sluice-csrf': csrf } });
+    const out = await fetch(`${srv.url}/web/session`, {
+      method: 'DELETE',
+      headers: { cookie: jar, 'x-sluice-csrf': csrf },
+    });
     assert.equal(out.status, 200);
-    assert.match(out.headers.get('set-cookie') ?? '', /^sluice_session=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax$/);
+    assert.match(
+      out.headers.get('set-cookie') ?? '',
+      /^sluice_session=; Path=\/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax$/,
+    );
     fails(await srv.get('/v1/projects', { token: null, headers: { cookie: jar } }), 401, 'auth_invalid_credentials');
   });
 
@@ -146,10 +190,25 @@ describe('web replies', () => {
   test('the OpenAPI document covers every /v1 route and no web route', async () => {
     const doc = ok(await srv.get('/v1/openapi.json', { token: null }));
     const paths = Object.keys(doc.paths);
-    assert.ok(paths.every((p) => p.startsWith('/v1/')), paths.filter((p) => !p.startsWith('/v1/')).join(', '));
+    assert.ok(
+      paths.every((p) => p.startsWith('/v1/')),
+      paths.filter((p) => !p.startsWith('/v1/')).join(', '),
+    );
     assert.ok(doc.paths['/v1/projects/{project_id}/pages/{page_id}/components'].post);
-    const web = srv.sluice.router.routes.filter((r) => r.def.web).map((r) => r.endpoint).sort();
-    assert.deepEqual(web, ['DELETE /web/session', 'GET /assets/:file', 'GET /p/:slug', 'GET /p/:slug/c/:component_id', 'GET /p/:slug/c/:component_id/data', 'GET /p/:slug/data', 'GET /p/:slug/events', 'POST /web/session']);
+    const web = srv.sluice.router.routes
+      .filter((r) => r.def.web)
+      .map((r) => r.endpoint)
+      .sort();
+    assert.deepEqual(web, [
+      'DELETE /web/session',
+      'GET /assets/:file',
+      'GET /p/:slug',
+      'GET /p/:slug/c/:component_id',
+      'GET /p/:slug/c/:component_id/data',
+      'GET /p/:slug/data',
+      'GET /p/:slug/events',
+      'POST /web/session',
+    ]);
   });
 });
 

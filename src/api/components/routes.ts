@@ -10,14 +10,25 @@ import { serializeComponent } from '../pages/serialize.js';
 
 type PageParams = { project_id: string; page_id: string };
 type ComponentParams = PageParams & { component_id: string };
-type ComponentBody = { metric_id?: string; ui_sort_index?: number; ui_card_size?: ComponentRecord['ui_card_size']; page_id?: string };
+type ComponentBody = {
+  metric_id?: string;
+  ui_sort_index?: number;
+  ui_card_size?: ComponentRecord['ui_card_size'];
+  page_id?: string;
+};
 
 const fields = {
   metric_id: idSchema('metric'),
   ui_sort_index: integer(-1_000_000, 1_000_000),
-  ui_card_size: { enum: [...CARD_SIZES], errorHint: `must be one of ${CARD_SIZES.join(', ')} (the share of the page width)` },
+  ui_card_size: {
+    enum: [...CARD_SIZES],
+    errorHint: `must be one of ${CARD_SIZES.join(', ')} (the share of the page width)`,
+  },
 };
-const createBody = object({ ...fields, page_id: { type: 'string', maxLength: 64, errorHint: 'must be the id of the page in the path' } }, ['metric_id']);
+const createBody = object(
+  { ...fields, page_id: { type: 'string', maxLength: 64, errorHint: 'must be the id of the page in the path' } },
+  ['metric_id'],
+);
 const updateBody = object(fields);
 
 /**
@@ -27,8 +38,13 @@ const updateBody = object(fields);
  */
 function requirePageMetric(s: Services, page: PageRecord, metricId: string): MetricRecord {
   const metric = s.metrics.get(page.project_id, metricId);
-  if (!metric) throw invalidField('body.metric_id', `names no metric of project ${page.project_id} (the page's project): a component shows a metric of its page's project`);
-  if (metric.deleted_at) throw invalidField('body.metric_id', `names metric ${metricId}, which is scheduled for deletion; restore it first`);
+  if (!metric)
+    throw invalidField(
+      'body.metric_id',
+      `names no metric of project ${page.project_id} (the page's project): a component shows a metric of its page's project`,
+    );
+  if (metric.deleted_at)
+    throw invalidField('body.metric_id', `names metric ${metricId}, which is scheduled for deletion; restore it first`);
   return metric;
 }
 
@@ -53,9 +69,14 @@ export function componentRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const { page } = requirePage(s, ctx.principal.teamId, ctx.params);
         const b = ctx.body;
-        if (b.page_id !== undefined && b.page_id !== page.id) throw invalidField('body.page_id', `must be the page in the path (${page.id}) or left out`);
+        if (b.page_id !== undefined && b.page_id !== page.id)
+          throw invalidField('body.page_id', `must be the page in the path (${page.id}) or left out`);
         requirePageMetric(s, page, b.metric_id);
-        const c = await s.pages.addComponent(page, { metric_id: b.metric_id, ...(b.ui_card_size ? { ui_card_size: b.ui_card_size } : {}), ...(b.ui_sort_index !== undefined ? { ui_sort_index: b.ui_sort_index } : {}) });
+        const c = await s.pages.addComponent(page, {
+          metric_id: b.metric_id,
+          ...(b.ui_card_size ? { ui_card_size: b.ui_card_size } : {}),
+          ...(b.ui_sort_index !== undefined ? { ui_sort_index: b.ui_sort_index } : {}),
+        });
         s.pageEvents.publish(page.id, 'page');
         return { status: 201, data: serializeComponent(s, page, c) };
       },
@@ -68,7 +89,11 @@ export function componentRoutes(s: Services): RouteDef[] {
       schema: { params: componentParams, body: updateBody },
       handler: async (ctx) => {
         const b = ctx.body;
-        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: metric_id, ui_sort_index or ui_card_size');
+        if (Object.keys(b).length === 0)
+          throw invalidField(
+            'body',
+            'must contain at least one field to change: metric_id, ui_sort_index or ui_card_size',
+          );
         const { page } = requirePage(s, ctx.principal.teamId, ctx.params);
         const current = requireComponent(s, page, ctx.params.component_id);
         if (b.metric_id !== undefined) requirePageMetric(s, page, b.metric_id);

@@ -14,9 +14,13 @@ export function checkCsrf(principal: Principal, method: string, headers: Record<
   const token = sessionFromCookie(headers);
   const sent = headers[CSRF_HEADER];
   if (!token || !sent || sent !== csrfToken(token)) {
-    throw new ApiError('csrf_failed', `A write authenticated by the session cookie must send the ${CSRF_HEADER} header given to Sluice's pages; API clients send Authorization: Bearer instead`);
+    throw new ApiError(
+      'csrf_failed',
+      `A write authenticated by the session cookie must send the ${CSRF_HEADER} header given to Sluice's pages; API clients send Authorization: Bearer instead`,
+    );
   }
-  if (!sameOrigin(headers)) throw new ApiError('csrf_failed', `The request's Origin (${headers.origin}) is not this server`);
+  if (!sameOrigin(headers))
+    throw new ApiError('csrf_failed', `The request's Origin (${headers.origin}) is not this server`);
 }
 
 /** An Origin header, when present, names the host the request was sent to. */

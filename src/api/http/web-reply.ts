@@ -27,7 +27,15 @@ export function accepts(headers: Record<string, string>, encoding: 'gzip' | 'br'
  * JSON gzip-compressed on the fly when the client accepts it and it is worth it, precompressed
  * assets as they are — or an SSE stream, registered in `streams` so that a stopping server ends it.
  */
-export function sendWeb(res: HttpResponse, state: ResponseState, status: number, headers: Record<string, string>, web: WebBody, request: Record<string, string>, streams: Set<SseStream>): void {
+export function sendWeb(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  headers: Record<string, string>,
+  web: WebBody,
+  request: Record<string, string>,
+  streams: Set<SseStream>,
+): void {
   if (state.aborted || state.done) return;
   state.done = true;
   if (web.kind === 'sse') {
@@ -36,7 +44,13 @@ export function sendWeb(res: HttpResponse, state: ResponseState, status: number,
   }
   let body: Buffer | string = web.body;
   const out: Record<string, string> = { ...headers };
-  if (!web.encoded && status !== 304 && COMPRESSIBLE.test(web.contentType) && Buffer.byteLength(body) >= COMPRESS_MIN_BYTES && accepts(request, 'gzip')) {
+  if (
+    !web.encoded &&
+    status !== 304 &&
+    COMPRESSIBLE.test(web.contentType) &&
+    Buffer.byteLength(body) >= COMPRESS_MIN_BYTES &&
+    accepts(request, 'gzip')
+  ) {
     body = gzipSync(body, { level: 6 });
     out['content-encoding'] = 'gzip';
     out.vary = 'Accept-Encoding';
@@ -51,7 +65,13 @@ export function sendWeb(res: HttpResponse, state: ResponseState, status: number,
   });
 }
 
-function openSse(res: HttpResponse, state: ResponseState, headers: Record<string, string>, open: (s: SseStream) => void, streams: Set<SseStream>): void {
+function openSse(
+  res: HttpResponse,
+  state: ResponseState,
+  headers: Record<string, string>,
+  open: (s: SseStream) => void,
+  streams: Set<SseStream>,
+): void {
   const closers: Array<() => void> = [];
   let closed = false;
   const finish = (endResponse: boolean) => {
@@ -69,7 +89,13 @@ function openSse(res: HttpResponse, state: ResponseState, headers: Record<string
   };
   const stream: SseStream = {
     // Data lines may not hold a line break: each line of the text is its own `data:` line (the spec of SSE joins them back).
-    send: (event, data) => write(`event: ${event}\n${data.split('\n').map((l) => `data: ${l}`).join('\n')}\n\n`),
+    send: (event, data) =>
+      write(
+        `event: ${event}\n${data
+          .split('\n')
+          .map((l) => `data: ${l}`)
+          .join('\n')}\n\n`,
+      ),
     comment: (text) => write(`: ${text.replace(/\n/g, ' ')}\n\n`),
     close: () => finish(true),
     onClose: (fn) => {

@@ -53,7 +53,9 @@ export function pageRoutes(s: Services): RouteDef[] {
       scope: 'pages:read',
       summary: 'Get a page with its components',
       schema: { params: pageParams },
-      handler: (ctx) => ({ data: serializePage(s, requirePage(s, ctx.principal.teamId, ctx.params).page, { components: true }) }),
+      handler: (ctx) => ({
+        data: serializePage(s, requirePage(s, ctx.principal.teamId, ctx.params).page, { components: true }),
+      }),
     }),
     defineRoute<PageBody & { name: string }, unknown, ProjectParams>({
       method: 'POST',
@@ -86,11 +88,17 @@ export function pageRoutes(s: Services): RouteDef[] {
       schema: { params: pageParams, body: pageUpdateBody },
       handler: async (ctx) => {
         const b = ctx.body;
-        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name, slug, description, visibility, time_range, custom_range_start_at, custom_range_end_at or timezone');
+        if (Object.keys(b).length === 0)
+          throw invalidField(
+            'body',
+            'must contain at least one field to change: name, slug, description, visibility, time_range, custom_range_start_at, custom_range_end_at or timezone',
+          );
         const { page } = requirePage(s, ctx.principal.teamId, ctx.params);
         const patch: Partial<PageRecord> = {};
-        for (const k of ['name', 'slug', 'description', 'visibility', 'time_range', 'timezone'] as const) if (b[k] !== undefined) (patch as Record<string, unknown>)[k] = b[k];
-        for (const k of ['custom_range_start_at', 'custom_range_end_at'] as const) if (b[k] !== undefined) patch[k] = b[k] === null ? null : iso(Date.parse(b[k]!));
+        for (const k of ['name', 'slug', 'description', 'visibility', 'time_range', 'timezone'] as const)
+          if (b[k] !== undefined) (patch as Record<string, unknown>)[k] = b[k];
+        for (const k of ['custom_range_start_at', 'custom_range_end_at'] as const)
+          if (b[k] !== undefined) patch[k] = b[k] === null ? null : iso(Date.parse(b[k]!));
         checkPage({ ...page, ...patch }, b);
         const updated = await s.pages.update(page, () => patch);
         if (!updated) throw notFound(`Page ${page.id}`);
@@ -125,17 +133,41 @@ export function pageRoutes(s: Services): RouteDef[] {
           if (!metric) continue;
           const widthPx = c.ui_card_size === '1/2' ? REFRESH_WIDTH_PX / 2 : REFRESH_WIDTH_PX;
           try {
-            const d = await cardData(s, page, metric, { timeRange: page.time_range as TimeRange, timeZone: page.timezone, widthPx });
-            components.push({ component_id: c.id, metric_id: metric.id, ok: true, interval: d.interval, series_count: d.series.length, bucket_count: d.times.length, complete_through_at: d.complete_through_at, error: null });
+            const d = await cardData(s, page, metric, {
+              timeRange: page.time_range as TimeRange,
+              timeZone: page.timezone,
+              widthPx,
+            });
+            components.push({
+              component_id: c.id,
+              metric_id: metric.id,
+              ok: true,
+              interval: d.interval,
+              series_count: d.series.length,
+              bucket_count: d.times.length,
+              complete_through_at: d.complete_through_at,
+              error: null,
+            });
           } catch (err) {
             // One card that cannot be read (rollups not open, a range the metric cannot answer) does not hide the others.
             const message = err instanceof Error ? err.message : String(err);
-            components.push({ component_id: c.id, metric_id: metric.id, ok: false, interval: null, series_count: 0, bucket_count: 0, complete_through_at: null, error: message });
+            components.push({
+              component_id: c.id,
+              metric_id: metric.id,
+              ok: false,
+              interval: null,
+              series_count: 0,
+              bucket_count: 0,
+              complete_through_at: null,
+              error: message,
+            });
           }
         }
         const updated = await s.pages.update(page, () => ({ refreshed_at: iso(s.clock.now()) }));
         s.pageEvents.publish(page.id, 'data');
-        return { data: { object: 'page_refresh', page_id: page.id, refreshed_at: updated?.refreshed_at ?? null, components } };
+        return {
+          data: { object: 'page_refresh', page_id: page.id, refreshed_at: updated?.refreshed_at ?? null, components },
+        };
       },
     }),
     defineRoute<unknown, unknown, DomainParams>({
@@ -160,7 +192,9 @@ export function pageRoutes(s: Services): RouteDef[] {
         const { page } = requirePage(s, ctx.principal.teamId, ctx.params);
         const domainId = ctx.params.domain_id;
         if (!page.domain_ids.includes(domainId)) throw notFound(`Domain ${domainId} on page ${page.id}`);
-        const updated = await s.pages.update(page, (cur) => ({ domain_ids: cur.domain_ids.filter((d) => d !== domainId) }));
+        const updated = await s.pages.update(page, (cur) => ({
+          domain_ids: cur.domain_ids.filter((d) => d !== domainId),
+        }));
         return { data: updated ? serializePage(s, updated, { components: true }) : null };
       },
     }),

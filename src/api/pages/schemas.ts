@@ -6,18 +6,35 @@ import { isoDateString, object, text } from '../http/schemas.js';
 /** A page slug: lowercase letters, digits and single hyphens, 1 to 64 characters, no hyphen at either end. */
 export const SLUG_PATTERN = '^[a-z0-9](?:[a-z0-9]|-(?=[a-z0-9])){0,63}$';
 
-const slug: JsonSchema = { type: 'string', maxLength: 64, pattern: SLUG_PATTERN, errorHint: 'must be 1 to 64 lowercase letters, digits or single hyphens, not starting or ending with a hyphen' };
-const nullableDate: JsonSchema = { anyOf: [isoDateString, { type: 'null' }], errorHint: 'must be an ISO 8601 date-time or null' };
+const slug: JsonSchema = {
+  type: 'string',
+  maxLength: 64,
+  pattern: SLUG_PATTERN,
+  errorHint: 'must be 1 to 64 lowercase letters, digits or single hyphens, not starting or ending with a hyphen',
+};
+const nullableDate: JsonSchema = {
+  anyOf: [isoDateString, { type: 'null' }],
+  errorHint: 'must be an ISO 8601 date-time or null',
+};
 
 const fields: Record<string, JsonSchema> = {
   name: text(1, 128),
   slug,
-  description: { type: ['string', 'null'], maxLength: 1024, errorHint: 'must be a string of at most 1024 characters, or null' },
+  description: {
+    type: ['string', 'null'],
+    maxLength: 1024,
+    errorHint: 'must be a string of at most 1024 characters, or null',
+  },
   visibility: { enum: [...PAGE_VISIBILITIES] },
   time_range: { enum: [...TIME_RANGES] },
   custom_range_start_at: nullableDate,
   custom_range_end_at: nullableDate,
-  timezone: { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be an IANA time zone name, e.g. Europe/Berlin or UTC' },
+  timezone: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    errorHint: 'must be an IANA time zone name, e.g. Europe/Berlin or UTC',
+  },
 };
 
 /** POST /v1/projects/:project_id/pages (docs/pages.md). */

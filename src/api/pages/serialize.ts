@@ -40,6 +40,8 @@ export function serializePage(s: Services, p: PageRecord, opts: { components: bo
     refreshed_at: p.refreshed_at,
     created_at: p.created_at,
     updated_at: p.updated_at,
-    ...(opts.components ? { components: components.map((c) => serializeComponent(s, p, c)).filter((c) => c !== null) } : {}),
+    ...(opts.components
+      ? { components: components.map((c) => serializeComponent(s, p, c)).filter((c) => c !== null) }
+      : {}),
   };
 }

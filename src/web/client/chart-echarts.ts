@@ -9,7 +9,17 @@ import type { CardSeries, DrawInput, Drawn } from './types.js';
 
 // Only the modules these four charts need: this chunk is loaded only for a page that has one.
 // Tooltips render as canvas text (richText), so no label is ever parsed as HTML.
-echarts.use([PieChart, RadarChart, GaugeChart, HeatmapChart, CalendarComponent, TooltipComponent, VisualMapComponent, RadarComponent, CanvasRenderer]);
+echarts.use([
+  PieChart,
+  RadarChart,
+  GaugeChart,
+  HeatmapChart,
+  CalendarComponent,
+  TooltipComponent,
+  VisualMapComponent,
+  RadarComponent,
+  CanvasRenderer,
+]);
 
 /** pie, radar, gauge and calendar with Apache ECharts. */
 export function drawEcharts(input: DrawInput): Drawn {
@@ -20,9 +30,14 @@ export function drawEcharts(input: DrawInput): Drawn {
   holder.style.width = `${input.width}px`;
   holder.style.height = `${input.height}px`;
   el.append(holder);
-  const chart = echarts.init(holder, input.dark ? 'dark' : undefined, { renderer: 'canvas', width: input.width, height: input.height });
+  const chart = echarts.init(holder, input.dark ? 'dark' : undefined, {
+    renderer: 'canvas',
+    width: input.width,
+    height: input.height,
+  });
   const fmt = (v: unknown) => formatValue(typeof v === 'number' ? v : null, m);
-  const colorOf = (s: CardSeries) => seriesColor(m, data.series.indexOf(s), data.series.length, s.color, lastValue(s.values));
+  const colorOf = (s: CardSeries) =>
+    seriesColor(m, data.series.indexOf(s), data.series.length, s.color, lastValue(s.values));
   const bg = 'transparent';
   let option: echarts.EChartsCoreOption;
   if (m.ui_chart_type === 'pie') {
@@ -30,7 +45,18 @@ export function drawEcharts(input: DrawInput): Drawn {
       backgroundColor: bg,
       animation: false,
       tooltip: { trigger: 'item', valueFormatter: fmt, renderMode: 'richText' },
-      series: [{ type: 'pie', radius: ['35%', '70%'], data: shown.map((s) => ({ name: s.label, value: reduce(data.value, s) ?? 0, itemStyle: { color: colorOf(s) } })), label: { formatter: '{b}' } }],
+      series: [
+        {
+          type: 'pie',
+          radius: ['35%', '70%'],
+          data: shown.map((s) => ({
+            name: s.label,
+            value: reduce(data.value, s) ?? 0,
+            itemStyle: { color: colorOf(s) },
+          })),
+          label: { formatter: '{b}' },
+        },
+      ],
     };
   } else if (m.ui_chart_type === 'radar') {
     const values = shown.map((s) => reduce(data.value, s) ?? 0);
@@ -40,7 +66,13 @@ export function drawEcharts(input: DrawInput): Drawn {
       animation: false,
       tooltip: { valueFormatter: fmt, renderMode: 'richText' },
       radar: { indicator: shown.map((s) => ({ name: s.label, max, min: m.ui_chart_y_min ?? 0 })) },
-      series: [{ type: 'radar', data: [{ name: m.name, value: values, areaStyle: { opacity: 0.2 } }], itemStyle: { color: cssColor(m.ui_chart_color_base, NAMED.blue!) } }],
+      series: [
+        {
+          type: 'radar',
+          data: [{ name: m.name, value: values, areaStyle: { opacity: 0.2 } }],
+          itemStyle: { color: cssColor(m.ui_chart_color_base, NAMED.blue!) },
+        },
+      ],
     };
   } else if (m.ui_chart_type === 'gauge') {
     const s = shown[0];
@@ -50,7 +82,16 @@ export function drawEcharts(input: DrawInput): Drawn {
     option = {
       backgroundColor: bg,
       animation: false,
-      series: [{ type: 'gauge', min: m.ui_chart_y_min ?? 0, max, progress: { show: true, itemStyle: { color } }, detail: { formatter: () => fmt(v), fontSize: 18 }, data: [{ value: v ?? 0, name: s?.label ?? '' }] }],
+      series: [
+        {
+          type: 'gauge',
+          min: m.ui_chart_y_min ?? 0,
+          max,
+          progress: { show: true, itemStyle: { color } },
+          detail: { formatter: () => fmt(v), fontSize: 18 },
+          data: [{ value: v ?? 0, name: s?.label ?? '' }],
+        },
+      ],
     };
   } else {
     // calendar: one cell per day, the shown series added up per bucket.
@@ -59,7 +100,12 @@ export function drawEcharts(input: DrawInput): Drawn {
       let sum: number | null = null;
       for (const s of shown) if (s.values[i] !== null && s.values[i] !== undefined) sum = (sum ?? 0) + s.values[i]!;
       if (sum === null) return;
-      const day = new Intl.DateTimeFormat('en-CA', { timeZone: input.timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(t);
+      const day = new Intl.DateTimeFormat('en-CA', {
+        timeZone: input.timeZone,
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+      }).format(t);
       days.set(day, (days.get(day) ?? 0) + sum);
     });
     const entries = [...days.entries()];
@@ -72,10 +118,22 @@ export function drawEcharts(input: DrawInput): Drawn {
       animation: false,
       tooltip: { valueFormatter: fmt, renderMode: 'richText' },
       visualMap: { show: false, min: 0, max, inRange: { color: ['#e5e7eb', base] } },
-      calendar: { range: [first, last], cellSize: ['auto', 14], left: 30, right: 10, top: 20, dayLabel: { firstDay: 1 } },
+      calendar: {
+        range: [first, last],
+        cellSize: ['auto', 14],
+        left: 30,
+        right: 10,
+        top: 20,
+        dayLabel: { firstDay: 1 },
+      },
       series: [{ type: 'heatmap', coordinateSystem: 'calendar', data: entries }],
     };
   }
   chart.setOption(option);
-  return { destroy: () => { chart.dispose(); holder.remove(); } };
+  return {
+    destroy: () => {
+      chart.dispose();
+      holder.remove();
+    },
+  };
 }

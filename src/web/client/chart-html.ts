@@ -19,7 +19,12 @@ export function drawStat(input: DrawInput): Drawn {
     const v = reduce(data.value, s);
     const row = node('div', 'stat-row');
     const value = node('span', 'stat-value', formatValue(v, card.metric));
-    const color = card.metric.ui_chart_color_mode === 'by_value' ? ruleColor(card.metric, v) : card.metric.ui_chart_color_mode === 'by_intensity' ? cssColor(card.metric.ui_chart_color_base, '') : null;
+    const color =
+      card.metric.ui_chart_color_mode === 'by_value'
+        ? ruleColor(card.metric, v)
+        : card.metric.ui_chart_color_mode === 'by_intensity'
+          ? cssColor(card.metric.ui_chart_color_base, '')
+          : null;
     if (color) value.style.color = color;
     row.append(value);
     if (data.series.length > 1) row.append(node('span', 'stat-label', s.label));

@@ -16,14 +16,19 @@ export function drawUplot(input: DrawInput): Drawn {
   const n = data.series.length;
   const xs: number[] = data.times.map((t) => t / 1000);
   const ys: Array<Array<number | null>> = [];
-  const series: uPlot.Series[] = [{ label: 'time', value: (_u, v) => (v === null ? '' : formatTime(v * 1000, data.interval, input.timeZone)) }];
+  const series: uPlot.Series[] = [
+    { label: 'time', value: (_u, v) => (v === null ? '' : formatTime(v * 1000, data.interval, input.timeZone)) },
+  ];
   const forecasts: Array<{ from: number | null; at: number; value: number; color: string; show: boolean }> = [];
 
-  const paths = type === 'bar'
-    ? uPlot.paths.bars!({ size: [0.7, 64], gap: 1 })
-    : m.ui_chart_curve === 'step' ? uPlot.paths.stepped!({ align: 1 })
-    : m.ui_chart_curve === 'smooth' ? uPlot.paths.spline!()
-    : uPlot.paths.linear!();
+  const paths =
+    type === 'bar'
+      ? uPlot.paths.bars!({ size: [0.7, 64], gap: 1 })
+      : m.ui_chart_curve === 'step'
+        ? uPlot.paths.stepped!({ align: 1 })
+        : m.ui_chart_curve === 'smooth'
+          ? uPlot.paths.spline!()
+          : uPlot.paths.linear!();
 
   data.series.forEach((s, i) => {
     const color = seriesColor(m, i, n, s.color, lastValue(s.values));
@@ -42,11 +47,20 @@ export function drawUplot(input: DrawInput): Drawn {
     });
     if (m.ui_chart_show_trends && s.trend) {
       ys.push(s.trend);
-      series.push({ label: `${s.label} (trend)`, stroke: color, width: 1, dash: [4, 4], points: { show: false }, show, value: (_u, v) => formatValue(v, m) });
+      series.push({
+        label: `${s.label} (trend)`,
+        stroke: color,
+        width: 1,
+        dash: [4, 4],
+        points: { show: false },
+        show,
+        value: (_u, v) => formatValue(v, m),
+      });
     }
     if (m.ui_chart_show_forecast && s.forecast) {
       const at = Date.parse(s.forecast.at) / 1000;
-      if (at > (xs[xs.length - 1] ?? 0)) forecasts.push({ from: lastValue(s.values), at, value: s.forecast.value, color, show });
+      if (at > (xs[xs.length - 1] ?? 0))
+        forecasts.push({ from: lastValue(s.values), at, value: s.forecast.value, color, show });
     }
   });
 
@@ -60,7 +74,16 @@ export function drawUplot(input: DrawInput): Drawn {
       line[xs.length - 2] = f.from;
       line[xs.length - 1] = f.value;
       ys.push(line);
-      series.push({ label: 'forecast', stroke: f.color, width: 1.5, dash: [2, 4], points: { show: true, size: 4 }, show: f.show, spanGaps: true, value: (_u, v) => formatValue(v, m) });
+      series.push({
+        label: 'forecast',
+        stroke: f.color,
+        width: 1.5,
+        dash: [2, 4],
+        points: { show: true, size: 4 },
+        show: f.show,
+        spanGaps: true,
+        value: (_u, v) => formatValue(v, m),
+      });
     }
   }
 
@@ -89,7 +112,13 @@ export function drawUplot(input: DrawInput): Drawn {
     scales: { x: { time: true }, y: { range: yRange } },
     axes: [
       { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor } },
-      { stroke: axisColor, grid: { stroke: gridColor, width: 1 }, ticks: { stroke: gridColor }, size: 60, values: (_u, vals) => vals.map((v) => formatValue(v, { ...m, ui_value_unit: null })) },
+      {
+        stroke: axisColor,
+        grid: { stroke: gridColor, width: 1 },
+        ticks: { stroke: gridColor },
+        size: 60,
+        values: (_u, vals) => vals.map((v) => formatValue(v, { ...m, ui_value_unit: null })),
+      },
     ],
     series,
     hooks: { draw: [(u) => drawMarkers(u, alerts, thresholds, input.dark)] },
@@ -99,7 +128,12 @@ export function drawUplot(input: DrawInput): Drawn {
 }
 
 /** Alert periods as red bands (to the right edge while firing), monitor thresholds as dashed lines. */
-function drawMarkers(u: uPlot, alerts: ReadonlyArray<{ start: number; end: number | null }>, thresholds: ReadonlyArray<{ value: number; label: string }>, dark: boolean): void {
+function drawMarkers(
+  u: uPlot,
+  alerts: ReadonlyArray<{ start: number; end: number | null }>,
+  thresholds: ReadonlyArray<{ value: number; label: string }>,
+  dark: boolean,
+): void {
   if (alerts.length === 0 && thresholds.length === 0) return;
   const { ctx } = u;
   const { left, top, width, height } = u.bbox;

@@ -2,11 +2,30 @@ import type { CardMetric } from './types.js';
 
 /** The spec's named colors (ui_chart_color_base and color rules), each as a base hex. */
 export const NAMED: Record<string, string> = {
-  blue: '#3b82f6', red: '#ef4444', amber: '#f59e0b', green: '#22c55e', teal: '#14b8a6', purple: '#a855f7', pink: '#ec4899',
+  blue: '#3b82f6',
+  red: '#ef4444',
+  amber: '#f59e0b',
+  green: '#22c55e',
+  teal: '#14b8a6',
+  purple: '#a855f7',
+  pink: '#ec4899',
 };
 
 /** `by_series`: one color per series, in order (an override on the series wins). */
-const PALETTE = ['#3b82f6', '#f59e0b', '#22c55e', '#ef4444', '#a855f7', '#14b8a6', '#ec4899', '#64748b', '#84cc16', '#06b6d4', '#f97316', '#8b5cf6'];
+const PALETTE = [
+  '#3b82f6',
+  '#f59e0b',
+  '#22c55e',
+  '#ef4444',
+  '#a855f7',
+  '#14b8a6',
+  '#ec4899',
+  '#64748b',
+  '#84cc16',
+  '#06b6d4',
+  '#f97316',
+  '#8b5cf6',
+];
 
 /** A named color or `#rrggbb`; anything else falls back (a color never reaches CSS unchecked). */
 export function cssColor(name: string | null | undefined, fallback: string): string {
@@ -31,7 +50,16 @@ export function shade(hex: string, amount: number): string {
 export function ruleColor(m: CardMetric, v: number | null | undefined): string | null {
   if (v === null || v === undefined) return null;
   for (const r of m.ui_chart_color_rules ?? []) {
-    const holds = r.operator === 'gt' ? v > r.value : r.operator === 'gte' ? v >= r.value : r.operator === 'lt' ? v < r.value : r.operator === 'lte' ? v <= r.value : v === r.value;
+    const holds =
+      r.operator === 'gt'
+        ? v > r.value
+        : r.operator === 'gte'
+          ? v >= r.value
+          : r.operator === 'lt'
+            ? v < r.value
+            : r.operator === 'lte'
+              ? v <= r.value
+              : v === r.value;
     if (holds) return cssColor(r.color, PALETTE[0]!);
   }
   return null;

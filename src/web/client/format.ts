@@ -4,7 +4,10 @@ const compact = new Intl.NumberFormat(undefined, { notation: 'compact', maximumF
 const plain = new Intl.NumberFormat(undefined, { maximumFractionDigits: 2 });
 
 /** A value as the metric wants it shown: compact notation when asked, and its unit. */
-export function formatValue(v: number | null | undefined, m: Pick<CardMetric, 'ui_chart_compact_values' | 'ui_value_unit'>): string {
+export function formatValue(
+  v: number | null | undefined,
+  m: Pick<CardMetric, 'ui_chart_compact_values' | 'ui_value_unit'>,
+): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return '–';
   const text = m.ui_chart_compact_values ? compact.format(v) : plain.format(v);
   return m.ui_value_unit ? `${text} ${m.ui_value_unit}` : text;

@@ -54,7 +54,10 @@ class Page {
     const full = this.fullWidth();
     if (full > 0 && full < this.dataWidth * 0.9) await this.reload();
     this.live();
-    window.addEventListener('resize', debounce(() => void this.drawAll(), 200));
+    window.addEventListener(
+      'resize',
+      debounce(() => void this.drawAll(), 200),
+    );
     window.matchMedia?.('(prefers-color-scheme: dark)').addEventListener?.('change', () => void this.drawAll());
   }
 
@@ -94,7 +97,9 @@ class Page {
       return;
     }
     const data = card.data;
-    const hidden = new Set([...this.hidden].filter((h) => h.startsWith(`${card.id}:`)).map((h) => h.slice(card.id.length + 1)));
+    const hidden = new Set(
+      [...this.hidden].filter((h) => h.startsWith(`${card.id}:`)).map((h) => h.slice(card.id.length + 1)),
+    );
     const width = Math.max(50, el.clientWidth || section.clientWidth - 24);
     const height = this.boot.component ? Math.max(120, window.innerHeight - 90) : 220;
     const input = { el, card, data, width, height, timeZone: this.win.timezone, hidden, dark: dark() };
@@ -110,7 +115,14 @@ class Page {
     section.dataset.interval = data.interval;
     section.dataset.startAt = data.start_at;
     section.dataset.endAt = data.end_at;
-    section.dataset.series = JSON.stringify(data.series.map((s) => ({ hash: s.hash, label: s.label, hidden: hidden.has(s.hash), points: data.times.map((t, i) => [t, s.values[i] ?? null]) })));
+    section.dataset.series = JSON.stringify(
+      data.series.map((s) => ({
+        hash: s.hash,
+        label: s.label,
+        hidden: hidden.has(s.hash),
+        points: data.times.map((t, i) => [t, s.values[i] ?? null]),
+      })),
+    );
     section.dataset.state = 'drawn';
   }
 
@@ -125,7 +137,10 @@ class Page {
       button.dataset.series = s.hash;
       const swatch = document.createElement('span');
       swatch.className = 'swatch';
-      swatch.style.background = cssColor(seriesColor(card.metric, i, data.series.length, s.color, lastValue(s.values)), '#888');
+      swatch.style.background = cssColor(
+        seriesColor(card.metric, i, data.series.length, s.color, lastValue(s.values)),
+        '#888',
+      );
       const label = document.createElement('span');
       label.textContent = s.label;
       button.append(swatch, label);
@@ -147,8 +162,13 @@ class Page {
         const width = this.fullWidth() || this.dataWidth;
         const params = this.stateParams(false);
         params.set('width', String(Math.min(4096, Math.max(50, width))));
-        const path = this.boot.component ? `/p/${encodeURIComponent(this.boot.slug)}/c/${encodeURIComponent(this.boot.component)}/data` : `/p/${encodeURIComponent(this.boot.slug)}/data`;
-        const res = await fetch(`${path}?${params}`, { credentials: 'same-origin', headers: { accept: 'application/json' } });
+        const path = this.boot.component
+          ? `/p/${encodeURIComponent(this.boot.slug)}/c/${encodeURIComponent(this.boot.component)}/data`
+          : `/p/${encodeURIComponent(this.boot.slug)}/data`;
+        const res = await fetch(`${path}?${params}`, {
+          credentials: 'same-origin',
+          headers: { accept: 'application/json' },
+        });
         const body = await res.json();
         if (!res.ok) throw new Error(body?.error?.message ?? `HTTP ${res.status}`);
         this.cards = body.data.cards;
@@ -167,7 +187,8 @@ class Page {
   /** The URL's state: what differs from the page's defaults, and the hidden series. */
   private stateParams(withHidden: boolean): URLSearchParams {
     const p = new URLSearchParams();
-    if (this.win.time_range !== this.boot.defaults.time_range || this.win.time_range === 'custom') p.set('time_range', this.win.time_range);
+    if (this.win.time_range !== this.boot.defaults.time_range || this.win.time_range === 'custom')
+      p.set('time_range', this.win.time_range);
     if (this.win.timezone !== this.boot.defaults.timezone) p.set('timezone', this.win.timezone);
     if (this.win.time_range === 'custom' && this.win.start_at && this.win.end_at) {
       p.set('start_at', this.win.start_at);
@@ -190,7 +211,8 @@ class Page {
     const end = document.getElementById('end') as HTMLInputElement | null;
     document.getElementById('controls')?.addEventListener('submit', (e) => e.preventDefault());
     if (tz) {
-      const zones = (Intl as unknown as { supportedValuesOf?(k: string): string[] }).supportedValuesOf?.('timeZone') ?? [];
+      const zones =
+        (Intl as unknown as { supportedValuesOf?(k: string): string[] }).supportedValuesOf?.('timeZone') ?? [];
       for (const z of ['UTC', ...zones]) {
         if (z === this.win.timezone) continue;
         const o = document.createElement('option');
@@ -221,7 +243,12 @@ class Page {
     document.getElementById('apply')?.addEventListener('click', () => {
       if (!start?.value || !end?.value) return;
       // datetime-local has no zone: read as UTC, like the API's ISO strings without an offset.
-      this.win = { ...this.win, time_range: 'custom', start_at: new Date(`${start.value}:00Z`).toISOString(), end_at: new Date(`${end.value}:00Z`).toISOString() };
+      this.win = {
+        ...this.win,
+        time_range: 'custom',
+        start_at: new Date(`${start.value}:00Z`).toISOString(),
+        end_at: new Date(`${end.value}:00Z`).toISOString(),
+      };
       this.writeUrl();
       void this.reload();
     });
@@ -268,7 +295,12 @@ function signIn(): void {
   form?.addEventListener('submit', async (e) => {
     e.preventDefault();
     const fd = new FormData(form);
-    const res = await fetch('/web/session', { method: 'POST', credentials: 'same-origin', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: fd.get('email'), password: fd.get('password') }) });
+    const res = await fetch('/web/session', {
+      method: 'POST',
+      credentials: 'same-origin',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ email: fd.get('email'), password: fd.get('password') }),
+    });
     if (res.ok) {
       location.reload();
       return;
