@@ -17,6 +17,7 @@ import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
 import { viewRoutes } from './views/routes.js';
 import { metricRoutes } from './metrics/routes.js';
 import { lateDataRoutes } from './late-data/routes.js';
+import { whoamiRoutes } from './whoami/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -29,5 +30,6 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...viewRoutes(s));
   table.push(...metricRoutes(s), ...lateDataRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
+  table.push(...whoamiRoutes(s));
   return table;
 }
