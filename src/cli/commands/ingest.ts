@@ -105,8 +105,11 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
       const input = await openInput(path, opts.format, csv);
       for await (const _ of checked(input.records, true, (r) => refusals.push(r))) void _;
       if (refusals.length > 0) {
+        // One document on stdout with --json: the summary says it all; the reason goes to stderr.
         report(ctx, { file, accepted: 0, refusals, batches: 0, bytes: input.size ?? 0, seconds: 0, resumedFrom: 0, atomic: true });
-        throw new CliError(`${refusals.length} invalid record(s): nothing was sent (--atomic)`, 1, 'records_refused');
+        process.stderr.write(`sluice: ${refusals.length} invalid record(s): nothing was sent (--atomic)\n`);
+        process.exitCode = 1;
+        return;
       }
     }
     const input = await openInput(path, opts.format, csv);
