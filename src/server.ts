@@ -45,6 +45,7 @@ import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api
 import type { RouteMatch } from './api/http/router.js';
 import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
+import { mountSelfMetrics } from './self-metrics/mount.js';
 
 export interface SluiceOptions {
   config: Config;
@@ -133,6 +134,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     if (stopping) sendJson(res, state, 503, errorEnvelope('GET /healthz', new ApiError('service_unavailable')));
     else sendJson(res, state, 200, successEnvelope('GET /healthz', 200, { status: 'ok' }));
   });
+
+  // Prometheus text at GET /metrics (docs/self-metrics.md); the gauges read this server's state.
+  const unbindMetrics = mountSelfMetrics(app, services);
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });
@@ -246,6 +250,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       // Last: counts what the pipeline drained while stopping.
       await services.telemetry.close();
       await services.activity.flush();
+      unbindMetrics();
       await store.close();
       log.info('stopped');
     },

@@ -17,6 +17,7 @@ import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
 import { BatchError, causeOf, isEnvironmental, type TaskCost } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
 import type { ViewTask } from '../transform/view-stage.js';
+import { pipelineBatches, pipelineBatchSeconds, pipelineRecords } from '../self-metrics/registry.js';
 
 export { isEnvironmental } from './failures.js';
 
@@ -343,6 +344,8 @@ export class PipelineRunner {
     }
     const lane = this.laneOf(collection.id);
     const slot = lane.enter();
+    const startedAt = performance.now();
+    let workerDoneAt = startedAt;
     let result: BatchResult | null = null;
     let cost: TaskCost | undefined;
     let ok = false;
@@ -393,6 +396,7 @@ export class PipelineRunner {
         this.tally(cost, lease.records);
       }
       free();
+      workerDoneAt = performance.now();
       const plan = resolution.plan();
       if (!plan) throw new Error('the batch finished without a plan');
       await lane.commitTurn(slot);
@@ -410,8 +414,15 @@ export class PipelineRunner {
       this.processedBatches++;
       this.count.committed++;
       this.count.committedRecords += lease.records;
+      const committedAt = performance.now();
+      pipelineBatches.inc({ outcome: 'committed' });
+      pipelineRecords.inc(lease.records);
+      pipelineBatchSeconds.observe({ stage: 'worker' }, (workerDoneAt - startedAt) / 1000);
+      pipelineBatchSeconds.observe({ stage: 'commit' }, (committedAt - workerDoneAt) / 1000);
+      pipelineBatchSeconds.observe({ stage: 'total' }, (committedAt - startedAt) / 1000);
     } catch (err) {
       this.count.wastedWorkerCpuMs += cost?.cpuMs ?? 0;
+      pipelineBatches.inc({ outcome: 'failed' });
       if (slot.appliedAhead) await this.discardAppliedPlan(lane, slot, collection.id);
       await this.notCommitted(lease, collection, slot, result, refused ?? err);
     } finally {
