@@ -108,3 +108,6 @@ export const compactionBacklog = new client.Gauge({ name: 'sluice_rollup_compact
 // (nodejs_eventloop_lag_seconds, nodejs_gc_duration_seconds, nodejs_heap_size_used_bytes,
 // process_resident_memory_bytes, …), unprefixed so existing dashboards work.
 client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+// prom-client's `nodejs_active_*_total` are gauges with a counter's suffix, which `promtool check
+// metrics` refuses; the same counts stay available per kind (`nodejs_active_handles{type}` …).
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
