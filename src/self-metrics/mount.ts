@@ -15,7 +15,7 @@ export function mountSelfMetrics(app: TemplatedApp, services: Services): () => v
     const head = readHead(req);
     const state: ResponseState = { aborted: false, done: false };
     res.onAborted(() => (state.aborted = true));
-    void answerMetrics(services, head.headers).then((answer) => {
+    void answerMetrics(services, head.headers, head.query).then((answer) => {
       if ('error' in answer) return sendJson(res, state, answer.status, errorEnvelope('GET /metrics', answer.error), answer.error.headers);
       if (state.aborted || state.done) return;
       state.done = true;

@@ -34,6 +34,14 @@ test('GET /metrics: a key with servers:read, else 401/403 in the envelope; publi
   assert.equal(good.status, 200);
   assert.match(good.type ?? '', /^text\/plain; version=0\.0\.4/);
   assert.match(good.text, /# TYPE sluice_ingest_requests_total counter/);
+  const json = await fetch(`${srv.url}/metrics?format=json`, { headers: { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' } });
+  assert.equal(json.status, 200);
+  const { samples: list } = (await json.json()) as { samples: { name: string; type: string; labels: Record<string, unknown>; value: number }[] };
+  assert.ok(list.some((x) => x.name === 'sluice_spool_records' && x.type === 'gauge' && x.value === 0));
+  assert.ok(list.some((x) => x.name === 'sluice_monitor_evaluation_lag_seconds_count' && x.type === 'histogram'));
+  const bad = await fetch(`${srv.url}/metrics?format=xml`, { headers: { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' } });
+  assert.equal(bad.status, 400);
+  assert.equal(((await bad.json()) as { error: { details: { field: string }[] } }).error.details[0]!.field, 'query.format');
 
   const pub = await TestServer.start({ env: { SLUICE_PIPELINE: '0', SLUICE_METRICS_PUBLIC: '1' } });
   t.after(() => pub.stop());
