@@ -47,7 +47,7 @@ import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api
 import type { RouteMatch } from './api/http/router.js';
 import { errorEnvelope, successEnvelope } from './http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
-import { mountSelfMetrics } from './self-metrics/mount.js';
+import { mountSelfMetrics } from './api/system/self-metrics.js';
 
 export interface SluiceOptions {
   config: Config;
