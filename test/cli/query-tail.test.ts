@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BOOTSTRAP_KEY, TestServer } from '../helpers/server.js';
+import { settle } from '../rollup/rollup-helpers.js';
 import { cliEnv, runCli } from './cli-helpers.js';
 
 const START = Date.UTC(2026, 0, 5, 10, 0);
@@ -48,8 +49,9 @@ test('cli resources, ingest, query and tail on a real server with the pipeline',
   assert.match(await cli(['ingest', file, '--source', 'web', '--collection', 'requests']), /^150 records accepted, 0 refused/);
 
   const args = ['query', 'Latency', '--start', new Date(START).toISOString(), '--end', new Date(START + 3 * 60_000).toISOString(), '--interval', 'minute', '--values', 'count,max', '--observed'];
+  await settle(srv, `/v1/projects/${project.id}/metrics`, [metric.id]);
   let csv = '';
-  for (let i = 0; i < 150; i++) {
+  for (let i = 0; i < 50; i++) {
     csv = await cli([...args, '--csv']);
     const counted = csv.trim().split('\n').slice(1).reduce((n, row) => n + Number(row.split(',')[2] || 0), 0);
     if (counted === 150) break;
@@ -80,6 +82,14 @@ test('cli resources, ingest, query and tail on a real server with the pipeline',
   assert.equal(got.length, 151);
   assert.equal(got[150].path, '/late', 'the new record came last, once');
   assert.equal(new Set(followed.stdout.trim().split('\n')).size, 151, 'no record printed twice');
+
+  // A view by name: its output records, in event-time order.
+  const viewTail = await runCli(['tail', 'Latency view', '--since', new Date(START).toISOString(), '--interval', '100', '--max', '151', '--timeout', '60'], { env: c.env, timeoutMs: 90_000 });
+  assert.equal(viewTail.code, 0, viewTail.stderr);
+  const outputs = viewTail.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  assert.equal(outputs.length, 151);
+  assert.deepEqual(Object.keys(outputs[0]).filter((k) => !k.startsWith('_')).sort(), ['ms', 'path']);
+  assert.equal(outputs[150].path, '/late');
 
   const del = await runCli(['metrics', 'delete', metric.id], { env: c.env });
   assert.equal(del.code, 0, del.stderr);
