@@ -69,6 +69,16 @@ test('cli ingest: invalid lines are reported by line number and the good lines s
   const ok = await runCli(['ingest', clean, '--source', 'web', '--collection', 'events', '--atomic'], { env: c.env });
   assert.equal(ok.code, 0, ok.stderr);
   assert.equal(stored(), 1197 + 38 + 300);
+
+  // The ingest key the CLI keeps was deleted on the server: refused, forgotten, and made anew next time.
+  const keys = (await srv.get(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys`)).body.data as { id: string }[];
+  for (const k of keys) assert.equal((await srv.delete(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys/${k.id}`)).status, 200);
+  const refused = await runCli(['ingest', clean, '--source', 'web', '--collection', 'events', '--retries', '0'], { env: c.env });
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /The ingest key was refused \(auth_invalid_credentials\)/);
+  const fresh = await runCli(['ingest', clean, '--source', 'web', '--collection', 'events'], { env: c.env });
+  assert.equal(fresh.code, 0, fresh.stderr);
+  assert.equal(stored(), 1197 + 38 + 600);
 });
 
 test('cli ingest: JSON arrays (pretty-printed, brackets in strings) and CSV from stdin', async (t) => {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import type { Command } from 'commander';
+import { isValidSlug } from '../../catalog/collection-slug.js';
 import { configDir } from '../config-file.js';
 import type { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
@@ -47,14 +48,15 @@ function positiveInt(name: string, raw: string, max: number): number {
  * The ingest key to send with and a stable name of the target: `--ingest-key`/`SLUICE_INGEST_KEY`,
  * else the key this profile made for the source before, else a new one (kept in the profile).
  */
-async function ingestTarget(ctx: CliContext, opts: IngestOptions): Promise<{ key: string; target: string; sourceId: string | null }> {
+async function ingestTarget(ctx: CliContext, opts: IngestOptions): Promise<{ key: string; target: string; sourceId: string | null; cached: boolean }> {
   const given = opts.ingestKey ?? ctx.env.SLUICE_INGEST_KEY;
-  if (given) return { key: given, target: `${ctx.url}|key:${given.slice(-8)}|${opts.collection}`, sourceId: null };
+  if (given) return { key: given, target: `${ctx.url}|key:${given.slice(-8)}|${opts.collection}`, sourceId: null, cached: false };
   if (!opts.source) throw usageError('ingest needs --source <src_… or name> (or --ingest-key <key>)');
   const project = ctx.project();
   const sourceId = await resolveId(ctx, resourceDef('sources'), {}, opts.source);
   const stored = ctx.config.profiles[ctx.profileName];
   let key = stored?.ingest_keys?.[sourceId];
+  const cached = key !== undefined;
   if (!key) {
     const created = await ctx.client.data<{ key: string }>('POST', `/v1/projects/${encodeURIComponent(project)}/sources/${encodeURIComponent(sourceId)}/ingest_keys`, { body: {} });
     key = created.key;
@@ -63,7 +65,7 @@ async function ingestTarget(ctx: CliContext, opts: IngestOptions): Promise<{ key
       ctx.save();
     } else process.stderr.write(`sluice: created an ingest key for ${sourceId}; without a profile it is not kept (pass --ingest-key to reuse one)\n`);
   }
-  return { key, target: `${ctx.url}|${sourceId}|${opts.collection}`, sourceId };
+  return { key, target: `${ctx.url}|${sourceId}|${opts.collection}`, sourceId, cached };
 }
 
 /** stdin copied to a temporary file, for --atomic (two passes) on a pipe. */
@@ -88,11 +90,11 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
   const concurrency = positiveInt('--concurrency', opts.concurrency, 64);
   const retries = Number(opts.retries);
   if (!Number.isInteger(retries) || retries < 0 || retries > 1000) throw usageError(`--retries must be an integer from 0 to 1000, got "${opts.retries}"`);
-  if (!/^[a-z0-9][a-z0-9_-]{0,63}$/.test(opts.collection)) throw usageError(`--collection must be a collection slug (lowercase letters, digits, "-" and "_"), got "${opts.collection}"`);
+  if (!isValidSlug(opts.collection)) throw usageError(`--collection must be a collection slug (lowercase letters, digits, "-" and "_"), got "${opts.collection}"`);
   if (opts.resume && file === '-') throw usageError('--resume needs a file: stdin cannot be read again');
   const csv = { cast: opts.cast, delimiter: opts.delimiter };
 
-  const { key, target } = await ingestTarget(ctx, opts);
+  const { key, target, sourceId, cached } = await ingestTarget(ctx, opts);
   const url = `${ctx.url}/ingest?key=${encodeURIComponent(key)}&collection=${encodeURIComponent(opts.collection)}`;
 
   let path = file;
@@ -192,6 +194,11 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
     const seconds = (performance.now() - startedAt) / 1000;
     if (failure) {
       persist(true);
+      // A kept ingest key that was deleted on the server: forget it, the next run makes a new one.
+      if (cached && sourceId && failure instanceof CliError && failure.code.startsWith('auth_')) {
+        delete ctx.config.profiles[ctx.profileName]?.ingest_keys?.[sourceId];
+        ctx.save();
+      }
       const e = failure instanceof CliError ? failure : new CliError(`Reading ${file}: ${(failure as Error).message}`, 1, 'input_invalid');
       const resume = stateFile && !(e.code === 'input_invalid') ? `; ${accepted} records in ${acked} batches are acknowledged: run the same command with --resume to continue from there` : '';
       if (failure instanceof RetriesExhausted || e.code === 'interrupted' || resume) {
