@@ -23,7 +23,7 @@ export interface ConfigFile {
 
 /** The CLI's directory: `$XDG_CONFIG_HOME/sluice`, else `~/.config/sluice`. */
 export function configDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CONFIG_HOME && env.XDG_CONFIG_HOME.startsWith('/') ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
+  const base = env.XDG_CONFIG_HOME?.startsWith('/') ? env.XDG_CONFIG_HOME : join(homedir(), '.config');
   return join(base, 'sluice');
 }
 

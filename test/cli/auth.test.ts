@@ -104,6 +104,6 @@ test('cli usage: unknown commands and flags exit 2 with usage; --help on every c
   for (const args of [[], ['login'], ['ingest'], ['query'], ['tail'], ['monitors', 'create']]) {
     const help = await runCli([...args, '--help'], { env: c.env });
     assert.equal(help.code, 0, `${args.join(' ')} --help: ${help.stderr}`);
-    assert.match(help.stdout, /Examples:\n  \$ sluice/, `${args.join(' ')} --help shows examples`);
+    assert.match(help.stdout, /Examples:\n {2}\$ sluice/, `${args.join(' ')} --help shows examples`);
   }
 });

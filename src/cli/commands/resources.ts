@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import type { Command } from 'commander';
 import { buildBody, collect } from '../body.js';
 import type { CliContext } from '../context.js';
 import { CliError, usageError } from '../errors.js';
