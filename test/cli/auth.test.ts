@@ -101,7 +101,7 @@ test('cli usage: unknown commands and flags exit 2 with usage; --help on every c
   const badValue = await runCli(['ingest', 'x.ndjson', '--concurrency', '0', '--ingest-key', 'k'], { env: c.env });
   assert.equal(badValue.code, 2);
   assert.match(badValue.stderr, /--concurrency must be an integer/);
-  for (const args of [[], ['login'], ['ingest'], ['query'], ['tail'], ['monitors', 'create']]) {
+  for (const args of [[], ['login'], ['ingest'], ['query'], ['tail'], ['pulls'], ['monitors', 'create']]) {
     const help = await runCli([...args, '--help'], { env: c.env });
     assert.equal(help.code, 0, `${args.join(' ')} --help: ${help.stderr}`);
     assert.match(help.stdout, /Examples:\n {2}\$ sluice/, `${args.join(' ')} --help shows examples`);

@@ -108,7 +108,10 @@ type ListOpts = { limit?: string; all?: boolean; where?: string[]; after?: strin
 type BodyOpts = { file?: string; set?: string[]; name?: string; metric?: string };
 
 function registerResource(program: Command, def: ResourceDef): void {
-  const group = program.command(def.name).description(`List, get, create, update and delete ${def.name}`);
+  const group = program
+    .command(def.name)
+    .description(`List, get, create, update and delete ${def.name}`)
+    .addHelpText('after', `\nExamples:\n  $ sluice ${def.name} list\n  $ sluice ${def.name} create ${def.example}\n  $ sluice ${def.name} get ${def.prefix ?? ''}… --json`);
   const inProjectNote = def.name === 'projects' ? '' : ' (in --project, SLUICE_PROJECT or the profile\'s project)';
   const metricOption = (c: Command) => (def.metricScoped ? c.option('--metric <metric>', 'the metric the monitor belongs to (id or name)') : c);
   const scopeOf = async (ctx: CliContext, opts: { metric?: string }): Promise<Scope> =>
