@@ -36,6 +36,10 @@ export interface Config {
   maxIngestMemoryBytes: number;
   /** An ingest body must arrive within this many ms of its request's start, else the connection is closed. */
   ingestBodyTimeoutMs: number;
+  /** A new metric's `series_limit` when its body sets none (docs/metrics.md, "Series limits"); 0 = the default. */
+  maxSeriesPerMetric: number;
+  /** Series all metrics of a project may register together; 0 = the default. */
+  maxSeriesPerProject: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -71,5 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
+    maxSeriesPerMetric: int(env, 'SLUICE_MAX_SERIES_PER_METRIC', 0),
+    maxSeriesPerProject: int(env, 'SLUICE_MAX_SERIES_PER_PROJECT', 0),
   };
 }
