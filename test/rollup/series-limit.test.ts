@@ -11,6 +11,7 @@ import { fails, ok } from '../catalog/helpers.js';
 import { loadHasher } from '../../src/rollup/hll.js';
 import { OTHER_SERIES, TOTAL_SERIES } from '../../src/rollup/rollup-types.js';
 import { seriesHash } from '../../src/rollup/series-hash.js';
+import { seriesLimitAttention } from '../../src/rollup/series-limit-attention.js';
 import { countsAndSums, ingestProject, settle } from './rollup-helpers.js';
 
 const SCRIPT = 'function transform(r) { return { user: r.user, amount: r.amount }; }';
@@ -63,7 +64,7 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
   await loadHasher();
   const srv = await TestServer.start({ env: { SLUICE_LEASE_MAX_RECORDS: '10' } });
   t.after(() => srv.stop());
-  const { project, send: post } = await ingestProject(srv, 'series limits', 'orders');
+  const { fx, project, send: post } = await ingestProject(srv, 'series limits', 'orders');
   const metrics = `${project}/metrics`;
   await post(records(0, 1, 20));
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
@@ -133,6 +134,15 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
   const bSum = [...bSeries, OTHER_SERIES].reduce((acc, h) => [acc[0] + bGot.get(h)![0], acc[1] + bGot.get(h)![1]], [0, 0]);
   assert.deepEqual(bSum, totals(all), 'registered series and __other__ add up to the total: nothing lost, nothing doubled');
 
+  // The attention items: one metric_error per metric folding now.
+  const attention = () => seriesLimitAttention(srv.sluice.services.metrics).items(fx.projectId, Date.now());
+  const items = attention();
+  assert.deepEqual(items.map((i) => [i.resource_id, i.type, i.tier, i.count, i.detail]).sort(), [
+    [limited.id, 'metric_error', 'suspended', 5, 'series_limit'],
+    [backfilled.id, 'metric_error', 'suspended', 3, 'series_limit'],
+  ].sort());
+  assert.equal(items.find((i) => i.resource_id === limited.id)!.since, m.series_limit_reached_at);
+
   // A restart keeps the fields and the folding: new users still fold, known ones still count as themselves.
   await srv.restart();
   const after = ok(await srv.get(`${metrics}/${limited.id}`));
@@ -148,14 +158,15 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
   assert.deepEqual(got2.get(OTHER_SERIES), totals(everything.filter((r) => !registeredUsers.has(r.user))));
 
   // Raising the limit lets new series register again (no rebuild).
-  const raised = ok(await srv.post(`${metrics}/${limited.id}`, { series_limit: 6 }));
-  assert.equal(raised.series_limit, 6);
+  const raised = ok(await srv.post(`${metrics}/${limited.id}`, { series_limit: 7 }));
+  assert.equal(raised.series_limit, 7);
   assert.equal(raised.status, 'active', 'a display-side change: no rebuild');
   // Timed after everything so far: an event behind the view's watermark would be late (docs/metrics.md, "Late data").
   await send(post, [{ user: 'fresh', amount: 1, timestamp: new Date(T0 + 2_000 * 7_000).toISOString() }]);
   await settle(srv, metrics, [limited.id]);
   assert.equal(ok(await srv.get(`${metrics}/${limited.id}`)).series_count, 6);
   assert.ok((await perSeries(srv, limited.id, 1, [seriesHash(['fresh'])])).has(seriesHash(['fresh'])));
+  assert.deepEqual(attention().map((i) => i.resource_id), [backfilled.id], 'a metric under its raised limit has no item');
   fails(await srv.post(`${metrics}/${limited.id}`, { series_limit: 0 }), 400, 'request_validation_failed', 'body.series_limit');
 });
 
@@ -163,7 +174,7 @@ test('the project limit bounds all metrics of a project together', async (t) => 
   await loadHasher();
   const srv = await TestServer.start({ env: { SLUICE_LEASE_MAX_RECORDS: '10', SLUICE_MAX_SERIES_PER_METRIC: '3', SLUICE_MAX_SERIES_PER_PROJECT: '4' } });
   t.after(() => srv.stop());
-  const { project, send: post } = await ingestProject(srv, 'project limit', 'orders');
+  const { fx, project, send: post } = await ingestProject(srv, 'project limit', 'orders');
   const metrics = `${project}/metrics`;
   await post(records(0, 1, 10));
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
@@ -188,4 +199,7 @@ test('the project limit bounds all metrics of a project together', async (t) => 
     const sum = [...hashes, OTHER_SERIES].reduce((acc, h) => [acc[0] + got.get(h)![0], acc[1] + got.get(h)![1]], [0, 0]);
     assert.deepEqual(sum, totals(all), `${m.name}: series and __other__ add up to the total`);
   }
+  const items = seriesLimitAttention(srv.sluice.services.metrics).items(fx.projectId, Date.now());
+  assert.equal(items.length, 2);
+  for (const i of items) assert.equal(i.detail, ms.find((m) => m.id === i.resource_id)!.series_count === 3 ? 'series_limit' : 'project_series_limit');
 });
