@@ -11,7 +11,7 @@ import { fails, ok } from '../catalog/helpers.js';
 import { loadHasher } from '../../src/rollup/hll.js';
 import { OTHER_SERIES, TOTAL_SERIES } from '../../src/rollup/rollup-types.js';
 import { seriesHash } from '../../src/rollup/series-hash.js';
-import { seriesLimitAttention } from '../../src/rollup/series-limit-attention.js';
+import { seriesLimitAttention } from '../../src/attention/metric-series-limit.js';
 import { countsAndSums, ingestProject, settle } from './rollup-helpers.js';
 
 const SCRIPT = 'function transform(r) { return { user: r.user, amount: r.amount }; }';
