@@ -21,8 +21,9 @@ export interface RollupStaged {
  * Rollups on the commit seam (docs/architecture.md, "The commit"), after views: inside the spool's
  * transaction, each metric's partials of the batch become one pending LMDB entry (keyed by the
  * batch's first spool sequence), the series it saw are registered (new ones past a series limit
- * folded into `__other__`, series-limit.ts), and the metric's live start is marked; a metric whose partials failed in the worker is set to `error`. Partials built for a
- * revision the metric has left, or for a metric gone or in error, are dropped. Once durable,
+ * folded into `__other__`, series-limit.ts), and the metric's live start is marked; a metric whose
+ * partials failed in the worker is set to `error`. Partials built for a revision the metric has
+ * left, or for a metric gone or in error, are dropped. Once durable,
  * `merge(key)` carries the entry into DuckDB (rollups.ts).
  */
 export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: PendingPartials; clock: Clock; merge: (key: number) => void }): CommitParticipant<RollupStaged | null> {

@@ -24,7 +24,8 @@ export function stageSeenSeries(store: MetricStore, metric: MetricRecord, seen: 
   const metricId = metric.id;
   const count = seriesCountOf(store, metric);
   const metricRoom = seriesLimitOf(metric, budget.limits) - count;
-  const projectRoom = budget.limits.perProject - budget.projectCount(metric.project_id);
+  // The project's count is read only when a series is new (most batches bring none).
+  let projectRoom: number | null = null;
   let added = 0;
   const folded = new Set<number>();
   for (let i = 0; i < seen.length; i++) {
@@ -32,6 +33,7 @@ export function stageSeenSeries(store: MetricStore, metric: MetricRecord, seen: 
     if (!isRegistrable(s)) continue;
     const cur = store.seriesByHash(metricId, s.hash);
     if (cur === undefined) {
+      projectRoom ??= budget.limits.perProject - budget.projectCount(metric.project_id);
       if (added >= metricRoom || added >= projectRoom) {
         folded.add(i);
         continue;
@@ -62,7 +64,7 @@ export function stageSeenSeries(store: MetricStore, metric: MetricRecord, seen: 
     }
     store.stageSeries(next);
   }
-  budget.add(metric.project_id, added);
+  if (added > 0) budget.add(metric.project_id, added);
   const fields = countedFields(metric, count, added, folded.size, now);
   // updated_at is left as it is: the counts are kept by the service, like the progress fields.
   if (fields !== null) store.stageMetric({ ...metric, ...fields });
