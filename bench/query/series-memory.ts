@@ -51,12 +51,29 @@ function batch(): { ts: Float64Array; columns: OutputColumn[] } {
     latency[i] = (i * 7919) % 1000;
     session[i] = `s${i % 5000}`;
   }
-  return { ts, columns: [{ name: 'user', type: 'string', values: user }, { name: 'latency', type: 'number', values: latency }, { name: 'session', type: 'string', values: session }] as OutputColumn[] };
+  return {
+    ts,
+    columns: [
+      { name: 'user', type: 'string', values: user },
+      { name: 'latency', type: 'number', values: latency },
+      { name: 'session', type: 'string', values: session },
+    ] as OutputColumn[],
+  };
 }
 
 async function main(): Promise<void> {
   await loadHasher();
-  const task: MetricTask = { metricId: 'met_bench', revision: 1, groupBy: ['user'], filters: '', fields: FIELDS, timestampField: '__ts', valueField: 'latency', uniqueField: 'session', displayFields: null };
+  const task: MetricTask = {
+    metricId: 'met_bench',
+    revision: 1,
+    groupBy: ['user'],
+    filters: '',
+    fields: FIELDS,
+    timestampField: '__ts',
+    valueField: 'latency',
+    uniqueField: 'session',
+    displayFields: null,
+  };
   const { ts, columns } = batch();
 
   const before = used();
@@ -71,8 +88,18 @@ async function main(): Promise<void> {
   kept.length = 0;
   const beforeView = used();
   const records: MetricSeriesRecord[] = seen.map(([hash, last], i) => ({
-    id: `mse_${String(i).padStart(20, '0')}`, metric_id: 'met_bench', hash: `${hash}`, dimensions: { user: `user-${i}` }, display_values: null, display_label: null,
-    first_seen_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', last_value: last, last_value_at: '2026-01-01T00:00:00.000Z', color: null, pinned_at: null,
+    id: `mse_${String(i).padStart(20, '0')}`,
+    metric_id: 'met_bench',
+    hash: `${hash}`,
+    dimensions: { user: `user-${i}` },
+    display_values: null,
+    display_label: null,
+    first_seen_at: '2026-01-01T00:00:00.000Z',
+    last_seen_at: '2026-01-01T00:00:00.000Z',
+    last_value: last,
+    last_value_at: '2026-01-01T00:00:00.000Z',
+    color: null,
+    pinned_at: null,
   }));
   const view = new MetricSeriesView(1, records);
   const afterView = used();

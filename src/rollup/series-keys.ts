@@ -21,7 +21,11 @@ export interface SeriesKeys {
 export class SharedSeriesKeys {
   private readonly done = new Map<string, SeriesKeys>();
 
-  constructor(private readonly byName: ReadonlyMap<string, OutputColumn>, private readonly rows: number, private readonly shared: ReadonlySet<string>) {}
+  constructor(
+    private readonly byName: ReadonlyMap<string, OutputColumn>,
+    private readonly rows: number,
+    private readonly shared: ReadonlySet<string>,
+  ) {}
 
   /** The keys of `groupBy` when shared (computed on first use), else null. */
   of(groupBy: readonly string[]): SeriesKeys | null {

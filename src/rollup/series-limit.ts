@@ -22,7 +22,8 @@ export const DEFAULT_SERIES_LIMITS: SeriesLimits = { perMetric: 10_000, perProje
 
 /** The env's limits, each clamped to what the API allows (`perMetric` to 1..MAX_SERIES_LIMIT, `perProject` ≥ 1). */
 export function seriesLimitsOf(perMetric: number | undefined, perProject: number | undefined): SeriesLimits {
-  const metric = perMetric === undefined || perMetric <= 0 ? DEFAULT_SERIES_LIMITS.perMetric : Math.min(perMetric, MAX_SERIES_LIMIT);
+  const metric =
+    perMetric === undefined || perMetric <= 0 ? DEFAULT_SERIES_LIMITS.perMetric : Math.min(perMetric, MAX_SERIES_LIMIT);
   const project = perProject === undefined || perProject <= 0 ? DEFAULT_SERIES_LIMITS.perProject : perProject;
   return { perMetric: metric, perProject: project };
 }
@@ -47,7 +48,10 @@ export function seriesCountOf(store: MetricStore, m: MetricRecord): number {
 export class SeriesBudget {
   private readonly projects = new Map<string, number>();
 
-  constructor(private readonly store: MetricStore, readonly limits: SeriesLimits) {}
+  constructor(
+    private readonly store: MetricStore,
+    readonly limits: SeriesLimits,
+  ) {}
 
   /** Series registered by every metric of the project now (inside the transaction). */
   projectCount(projectId: string): number {
@@ -76,7 +80,11 @@ export function foldPartials(partials: MetricPartials, folded: ReadonlySet<numbe
   if (folded.size === 0) return partials;
   const series: SeenSeries[] = partials.series.slice();
   const other = series.push({ hash: OTHER_SERIES, dimensions: {}, display: null, last: null, lastAt: null }) - 1;
-  return { ...partials, series, partials: partials.partials.map((p) => (folded.has(p.series) ? { ...p, series: other } : p)) };
+  return {
+    ...partials,
+    series,
+    partials: partials.partials.map((p) => (folded.has(p.series) ? { ...p, series: other } : p)),
+  };
 }
 
 /** Whether a seen series is one the registry keeps (not the total, not the folded tail). */
@@ -85,7 +93,13 @@ export function isRegistrable(s: Pick<SeenSeries, 'hash'>): boolean {
 }
 
 /** The metric's fields once `added` series were registered and some were `folded` (null: unchanged). */
-export function countedFields(m: MetricRecord, count: number, added: number, folded: number, now: number): Pick<MetricRecord, 'series_count' | 'series_limit_reached_at'> | null {
+export function countedFields(
+  m: MetricRecord,
+  count: number,
+  added: number,
+  folded: number,
+  now: number,
+): Pick<MetricRecord, 'series_count' | 'series_limit_reached_at'> | null {
   const reachedAt = m.series_limit_reached_at ?? null;
   if (added === 0 && m.series_count === count && (folded === 0 || reachedAt !== null)) return null;
   return { series_count: count + added, series_limit_reached_at: folded > 0 ? (reachedAt ?? iso(now)) : reachedAt };

@@ -36,12 +36,25 @@ function batch(): { ts: Float64Array; columns: OutputColumn[] } {
   }));
   return {
     ts: Float64Array.from(rows.map((r) => r.ts)),
-    columns: FIELDS.map((f) => ({ name: f.name, type: f.type, values: rows.map((r) => r[f.name as keyof typeof r]) }) as OutputColumn),
+    columns: FIELDS.map(
+      (f) => ({ name: f.name, type: f.type, values: rows.map((r) => r[f.name as keyof typeof r]) }) as OutputColumn,
+    ),
   };
 }
 
 function task(id: string, over: Partial<MetricTask>): MetricTask {
-  return { metricId: id, revision: 1, groupBy: [], filters: '', fields: FIELDS, timestampField: '__ts', valueField: 'amount', uniqueField: 'user', displayFields: null, ...over };
+  return {
+    metricId: id,
+    revision: 1,
+    groupBy: [],
+    filters: '',
+    fields: FIELDS,
+    timestampField: '__ts',
+    valueField: 'amount',
+    uniqueField: 'user',
+    displayFields: null,
+    ...over,
+  };
 }
 
 const TASKS: MetricTask[] = [
@@ -62,7 +75,10 @@ before(loadHasher);
 
 test('only group_by lists two or more metrics have are keyed once', () => {
   const shared = sharedSignatures(TASKS.map((t) => t.groupBy));
-  assert.deepEqual([...shared].sort(), [signature(['region']), signature(['region', 'code']), signature(['missing'])].sort());
+  assert.deepEqual(
+    [...shared].sort(),
+    [signature(['region']), signature(['region', 'code']), signature(['missing'])].sort(),
+  );
   const { ts, columns } = batch();
   const keys = new SharedSeriesKeys(new Map(columns.map((c) => [c.name, c])), ts.length, shared);
   assert.equal(keys.of(['ok']), null, 'one metric alone keys its own rows');
@@ -75,7 +91,7 @@ test('only group_by lists two or more metrics have are keyed once', () => {
   for (let r = 1; r < ts.length; r++) assert.equal(region.ids[r] === region.ids[0], values[r] === values[0]);
 });
 
-test('the batch stage with shared keys gives exactly each metric\'s own partials', () => {
+test("the batch stage with shared keys gives exactly each metric's own partials", () => {
   const { ts, columns } = batch();
   const outcomes = metricPartialsStage(TASKS, ts, columns);
   assert.equal(outcomes.length, TASKS.length);
@@ -83,7 +99,10 @@ test('the batch stage with shared keys gives exactly each metric\'s own partials
     const o = outcomes[i]!;
     if (t.groupBy[0] === 'missing') {
       assert.equal(o.status, 'failed');
-      assert.throws(() => buildPartials(t, ts, columns), (err: Error) => o.status === 'failed' && err.message === o.message);
+      assert.throws(
+        () => buildPartials(t, ts, columns),
+        (err: Error) => o.status === 'failed' && err.message === o.message,
+      );
       continue;
     }
     assert.equal(o.status, 'ok', t.metricId);

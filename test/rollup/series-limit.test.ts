@@ -41,7 +41,12 @@ function totals(recs: readonly Rec[]): [number, number] {
 }
 
 /** Per series hash: [count, sum] over every stored hour of the metric. */
-async function perSeries(srv: TestServer, metricId: string, revision: number, series: string[]): Promise<Map<string, [number, number]>> {
+async function perSeries(
+  srv: TestServer,
+  metricId: string,
+  revision: number,
+  series: string[],
+): Promise<Map<string, [number, number]>> {
   const rows = await countsAndSums(srv, metricId, revision, 'hour', series);
   const out = new Map<string, [number, number]>();
   for (const [h, buckets] of rows) {
@@ -60,7 +65,7 @@ async function send(sendBatch: (recs: object[]) => Promise<void>, recs: Rec[]): 
   for (let i = 0; i < recs.length; i += 10) await sendBatch(recs.slice(i, i + 10));
 }
 
-test('series past a metric\'s series_limit fold into __other__, exactly, live and backfilled; the metric says so; a restart keeps it', async (t) => {
+test("series past a metric's series_limit fold into __other__, exactly, live and backfilled; the metric says so; a restart keeps it", async (t) => {
   await loadHasher();
   const srv = await TestServer.start({ env: { SLUICE_LEASE_MAX_RECORDS: '10' } });
   t.after(() => srv.stop());
@@ -69,18 +74,54 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
   await post(records(0, 1, 20));
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(await srv.post(`${project}/views`, { name: 'Orders', collection_id: collection.id, transform_mode: 'manual', transform_script: SCRIPT, output_schema: OUT }), 201);
+  const view = ok(
+    await srv.post(`${project}/views`, {
+      name: 'Orders',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: SCRIPT,
+      output_schema: OUT,
+    }),
+    201,
+  );
 
   // Bad limits: 400 naming the field, nothing created.
   for (const bad of [0, -1, 100_001, 2.5, 'ten', null]) {
-    fails(await srv.post(metrics, { name: 'Bad', view_id: view.id, group_by: ['user'], series_limit: bad }), 400, 'request_validation_failed', 'body.series_limit');
+    fails(
+      await srv.post(metrics, { name: 'Bad', view_id: view.id, group_by: ['user'], series_limit: bad }),
+      400,
+      'request_validation_failed',
+      'body.series_limit',
+    );
   }
-  fails(await srv.post(metrics, { name: 'Bad', view_id: view.id, series_count: 3 }), 400, 'request_validation_failed', 'body.series_count');
+  fails(
+    await srv.post(metrics, { name: 'Bad', view_id: view.id, series_count: 3 }),
+    400,
+    'request_validation_failed',
+    'body.series_count',
+  );
   assert.equal(ok(await srv.get(metrics)).length, 0);
 
-  const limited = ok(await srv.post(metrics, { name: 'By user', view_id: view.id, group_by: ['user'], value_field: 'amount', series_limit: 5 }), 201);
+  const limited = ok(
+    await srv.post(metrics, {
+      name: 'By user',
+      view_id: view.id,
+      group_by: ['user'],
+      value_field: 'amount',
+      series_limit: 5,
+    }),
+    201,
+  );
   assert.deepEqual([limited.series_limit, limited.series_count, limited.series_limit_reached_at], [5, 0, null]);
-  const plain = ok(await srv.post(metrics, { name: 'By user, default limit', view_id: view.id, group_by: ['user'], value_field: 'amount' }), 201);
+  const plain = ok(
+    await srv.post(metrics, {
+      name: 'By user, default limit',
+      view_id: view.id,
+      group_by: ['user'],
+      value_field: 'amount',
+    }),
+    201,
+  );
   assert.equal(plain.series_limit, 10_000, 'the default limit');
 
   // 20 distinct users, 60 records, in batches of 10: live batches register 5 series, the rest fold.
@@ -99,11 +140,21 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
   const got = await perSeries(srv, limited.id, 1, [...hashes, OTHER_SERIES, TOTAL_SERIES]);
   assert.deepEqual(got.get(TOTAL_SERIES), totals(all), 'the total is exact');
   for (const s of registered) {
-    assert.deepEqual(got.get(s.hash), totals(all.filter((r) => r.user === s.dimensions.user)), `series ${s.dimensions.user} is exact`);
+    assert.deepEqual(
+      got.get(s.hash),
+      totals(all.filter((r) => r.user === s.dimensions.user)),
+      `series ${s.dimensions.user} is exact`,
+    );
   }
-  const folded = all.filter((r) => !registered.some((s: { dimensions: { user: string } }) => s.dimensions.user === r.user));
+  const folded = all.filter(
+    (r) => !registered.some((s: { dimensions: { user: string } }) => s.dimensions.user === r.user),
+  );
   assert.equal(new Set(folded.map((r) => r.user)).size, 15);
-  assert.deepEqual(got.get(OTHER_SERIES), totals(folded), '__other__ holds exactly the records of the 15 folded series');
+  assert.deepEqual(
+    got.get(OTHER_SERIES),
+    totals(folded),
+    '__other__ holds exactly the records of the 15 folded series',
+  );
 
   // The other metric, under its default limit, is untouched.
   const p = ok(await srv.get(`${metrics}/${plain.id}`));
@@ -116,37 +167,70 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
     const shown = a.series.map((s: { details: { hash: string } }) => s.details.hash);
     assert.equal(shown.length, Math.min(maxSeries, 5) + 1);
     assert.equal(shown[shown.length - 1], OTHER_SERIES);
-    const sum = (i: number) => a.series.reduce((n: number, s: { records: Record<string, number[]> }) => n + Object.values(s.records).reduce((x, row) => x + row[i]!, 0), 0);
+    const sum = (i: number) =>
+      a.series.reduce(
+        (n: number, s: { records: Record<string, number[]> }) =>
+          n + Object.values(s.records).reduce((x, row) => x + row[i]!, 0),
+        0,
+      );
     assert.deepEqual([sum(0), sum(1)], totals(all), `max_series=${maxSeries}: every record once`);
   }
   const onlyOther = ok(await srv.get(`${metrics}/${limited.id}/aggregation?${range}&series=${OTHER_SERIES}`));
-  assert.deepEqual(Object.values(onlyOther.series[0].records as Record<string, number[]>).reduce((n, row) => n + row[0]!, 0), folded.length, 'series=__other__ answers the folded records');
+  assert.deepEqual(
+    Object.values(onlyOther.series[0].records as Record<string, number[]>).reduce((n, row) => n + row[0]!, 0),
+    folded.length,
+    'series=__other__ answers the folded records',
+  );
 
   // A metric created now backfills the same files: its limit folds there too, exactly.
-  const backfilled = ok(await srv.post(metrics, { name: 'By user, backfilled', view_id: view.id, group_by: ['user'], value_field: 'amount', series_limit: 3 }), 201);
+  const backfilled = ok(
+    await srv.post(metrics, {
+      name: 'By user, backfilled',
+      view_id: view.id,
+      group_by: ['user'],
+      value_field: 'amount',
+      series_limit: 3,
+    }),
+    201,
+  );
   await settle(srv, metrics, [backfilled.id]);
   const b = ok(await srv.get(`${metrics}/${backfilled.id}`));
   assert.equal(b.series_count, 3);
   assert.ok(b.series_limit_reached_at !== null);
-  const bSeries = ok(await srv.get(`${metrics}/${backfilled.id}/series?limit=100`)).map((s: { hash: string }) => s.hash);
+  const bSeries = ok(await srv.get(`${metrics}/${backfilled.id}/series?limit=100`)).map(
+    (s: { hash: string }) => s.hash,
+  );
   const bGot = await perSeries(srv, backfilled.id, 1, [...bSeries, OTHER_SERIES, TOTAL_SERIES]);
   assert.deepEqual(bGot.get(TOTAL_SERIES), totals(all));
-  const bSum = [...bSeries, OTHER_SERIES].reduce((acc, h) => [acc[0] + bGot.get(h)![0], acc[1] + bGot.get(h)![1]], [0, 0]);
-  assert.deepEqual(bSum, totals(all), 'registered series and __other__ add up to the total: nothing lost, nothing doubled');
+  const bSum = [...bSeries, OTHER_SERIES].reduce(
+    (acc, h) => [acc[0] + bGot.get(h)![0], acc[1] + bGot.get(h)![1]],
+    [0, 0],
+  );
+  assert.deepEqual(
+    bSum,
+    totals(all),
+    'registered series and __other__ add up to the total: nothing lost, nothing doubled',
+  );
 
   // The attention items: one metric_error per metric folding now.
   const attention = () => seriesLimitAttention(srv.sluice.services.metrics).items(fx.projectId, Date.now());
   const items = attention();
-  assert.deepEqual(items.map((i) => [i.resource_id, i.type, i.tier, i.count, i.detail]).sort(), [
-    [limited.id, 'metric_error', 'suspended', 5, 'series_limit'],
-    [backfilled.id, 'metric_error', 'suspended', 3, 'series_limit'],
-  ].sort());
+  assert.deepEqual(
+    items.map((i) => [i.resource_id, i.type, i.tier, i.count, i.detail]).sort(),
+    [
+      [limited.id, 'metric_error', 'suspended', 5, 'series_limit'],
+      [backfilled.id, 'metric_error', 'suspended', 3, 'series_limit'],
+    ].sort(),
+  );
   assert.equal(items.find((i) => i.resource_id === limited.id)!.since, m.series_limit_reached_at);
 
   // A restart keeps the fields and the folding: new users still fold, known ones still count as themselves.
   await srv.restart();
   const after = ok(await srv.get(`${metrics}/${limited.id}`));
-  assert.deepEqual([after.series_limit, after.series_count, after.series_limit_reached_at], [5, 5, m.series_limit_reached_at]);
+  assert.deepEqual(
+    [after.series_limit, after.series_count, after.series_limit_reached_at],
+    [5, 5, m.series_limit_reached_at],
+  );
   const more = [...records(60, 10, 20), ...records(1000, 5, 1000).map((r) => ({ ...r, user: `new${r.amount}` }))];
   await send(post, more);
   await settle(srv, metrics, [limited.id]);
@@ -166,22 +250,48 @@ test('series past a metric\'s series_limit fold into __other__, exactly, live an
   await settle(srv, metrics, [limited.id]);
   assert.equal(ok(await srv.get(`${metrics}/${limited.id}`)).series_count, 6);
   assert.ok((await perSeries(srv, limited.id, 1, [seriesHash(['fresh'])])).has(seriesHash(['fresh'])));
-  assert.deepEqual(attention().map((i) => i.resource_id), [backfilled.id], 'a metric under its raised limit has no item');
-  fails(await srv.post(`${metrics}/${limited.id}`, { series_limit: 0 }), 400, 'request_validation_failed', 'body.series_limit');
+  assert.deepEqual(
+    attention().map((i) => i.resource_id),
+    [backfilled.id],
+    'a metric under its raised limit has no item',
+  );
+  fails(
+    await srv.post(`${metrics}/${limited.id}`, { series_limit: 0 }),
+    400,
+    'request_validation_failed',
+    'body.series_limit',
+  );
 });
 
 test('the project limit bounds all metrics of a project together', async (t) => {
   await loadHasher();
-  const srv = await TestServer.start({ env: { SLUICE_LEASE_MAX_RECORDS: '10', SLUICE_MAX_SERIES_PER_METRIC: '3', SLUICE_MAX_SERIES_PER_PROJECT: '4' } });
+  const srv = await TestServer.start({
+    env: { SLUICE_LEASE_MAX_RECORDS: '10', SLUICE_MAX_SERIES_PER_METRIC: '3', SLUICE_MAX_SERIES_PER_PROJECT: '4' },
+  });
   t.after(() => srv.stop());
   const { fx, project, send: post } = await ingestProject(srv, 'project limit', 'orders');
   const metrics = `${project}/metrics`;
   await post(records(0, 1, 10));
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(await srv.post(`${project}/views`, { name: 'Orders', collection_id: collection.id, transform_mode: 'manual', transform_script: SCRIPT, output_schema: OUT }), 201);
-  const a = ok(await srv.post(metrics, { name: 'A', view_id: view.id, group_by: ['user'], value_field: 'amount' }), 201);
-  const b = ok(await srv.post(metrics, { name: 'B', view_id: view.id, group_by: ['user'], value_field: 'amount' }), 201);
+  const view = ok(
+    await srv.post(`${project}/views`, {
+      name: 'Orders',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: SCRIPT,
+      output_schema: OUT,
+    }),
+    201,
+  );
+  const a = ok(
+    await srv.post(metrics, { name: 'A', view_id: view.id, group_by: ['user'], value_field: 'amount' }),
+    201,
+  );
+  const b = ok(
+    await srv.post(metrics, { name: 'B', view_id: view.id, group_by: ['user'], value_field: 'amount' }),
+    201,
+  );
   assert.equal(a.series_limit, 3, 'SLUICE_MAX_SERIES_PER_METRIC is the default');
   const live = records(1, 39, 10);
   await send(post, live);
@@ -196,10 +306,17 @@ test('the project limit bounds all metrics of a project together', async (t) => 
     assert.equal(hashes.length, m.series_count);
     const got = await perSeries(srv, m.id, 1, [...hashes, OTHER_SERIES, TOTAL_SERIES]);
     assert.deepEqual(got.get(TOTAL_SERIES), totals(all));
-    const sum = [...hashes, OTHER_SERIES].reduce((acc, h) => [acc[0] + got.get(h)![0], acc[1] + got.get(h)![1]], [0, 0]);
+    const sum = [...hashes, OTHER_SERIES].reduce(
+      (acc, h) => [acc[0] + got.get(h)![0], acc[1] + got.get(h)![1]],
+      [0, 0],
+    );
     assert.deepEqual(sum, totals(all), `${m.name}: series and __other__ add up to the total`);
   }
   const items = seriesLimitAttention(srv.sluice.services.metrics).items(fx.projectId, Date.now());
   assert.equal(items.length, 2);
-  for (const i of items) assert.equal(i.detail, ms.find((m) => m.id === i.resource_id)!.series_count === 3 ? 'series_limit' : 'project_series_limit');
+  for (const i of items)
+    assert.equal(
+      i.detail,
+      ms.find((m) => m.id === i.resource_id)!.series_count === 3 ? 'series_limit' : 'project_series_limit',
+    );
 });
