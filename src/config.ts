@@ -38,6 +38,10 @@ export interface Config {
   ingestBodyTimeoutMs: number;
   /** `GET /metrics` answers without credentials (docs/self-metrics.md). */
   metricsPublic: boolean;
+  /** A new metric's `series_limit` when its body sets none (docs/metrics.md, "Series limits"); 0 = the default. */
+  maxSeriesPerMetric: number;
+  /** Series all metrics of a project may register together; 0 = the default. */
+  maxSeriesPerProject: number;
 }
 
 /** One environment variable: its name, its default as users read it, and what it does. */
@@ -66,6 +70,8 @@ export const ENVIRONMENT: readonly EnvVar[] = [
   { name: 'SLUICE_MAX_INGEST_MEMORY_BYTES', default: '`268435456`', meaning: 'ingest bodies held in memory at once (past it: 503 `spool_full_ingest_queue`)' },
   { name: 'SLUICE_INGEST_BODY_TIMEOUT_MS', default: '`60000`', meaning: 'time to receive a whole ingest body' },
   { name: 'SLUICE_MIN_FREE_DISK_BYTES', default: '`536870912`', meaning: 'free disk under the data directory below which ingest answers 503 `spool_full_disk_gate`' },
+  { name: 'SLUICE_MAX_SERIES_PER_METRIC', default: '`10000`', meaning: 'a new metric\'s `series_limit` when its body sets none (at most 100000; docs/metrics.md, "Series limits")' },
+  { name: 'SLUICE_MAX_SERIES_PER_PROJECT', default: '`200000`', meaning: 'series all metrics of a project may register together; past it new series fold into `__other__`' },
   { name: 'SLUICE_MAX_PENDING_RECORDS', default: '`5000000`', meaning: 'records waiting in the spool past which ingest answers 503 `spool_full_ingest_queue`' },
   { name: 'SLUICE_WORKERS', default: '`0` (one per CPU)', meaning: 'pipeline worker threads' },
   { name: 'SLUICE_LEASE_MAX_RECORDS', default: '`0` (50,000)', meaning: 'records per pipeline batch; small values make many small batches (tests of batches in parallel)' },
@@ -110,5 +116,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
     metricsPublic: env.SLUICE_METRICS_PUBLIC === '1',
+    maxSeriesPerMetric: int(env, 'SLUICE_MAX_SERIES_PER_METRIC', 0),
+    maxSeriesPerProject: int(env, 'SLUICE_MAX_SERIES_PER_PROJECT', 0),
   };
 }

@@ -24,6 +24,7 @@ import { JoinProcessor } from './transform/join-processor.js';
 import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { MetricCatalog } from './rollup/metric-catalog.js';
+import { seriesLimitsOf } from './rollup/series-limit.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
@@ -102,7 +103,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     viewGeneration: null,
     views,
     // Registers with the views: a view's live metrics block its deletion and die with it.
-    metrics: new MetricCatalog(store, clock, log, views),
+    metrics: new MetricCatalog(store, clock, log, views, seriesLimitsOf(config.maxSeriesPerMetric, config.maxSeriesPerProject)),
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
