@@ -20,6 +20,7 @@ import { lateDataRoutes } from './late-data/routes.js';
 import { pageRoutes } from './pages/routes.js';
 import { componentRoutes } from './components/routes.js';
 import { webRoutes } from '../web/routes.js';
+import { whoamiRoutes } from './whoami/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -35,5 +36,6 @@ export function allRoutes(s: Services): RouteDef[] {
   // Web routes (HTML, assets, SSE) outside /v1; not in the OpenAPI document.
   table.push(...webRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
+  table.push(...whoamiRoutes(s));
   return table;
 }
