@@ -33,6 +33,8 @@ export const idPrefix = {
   metric: 'met_',
   metricSeries: 'mse_',
   lateDataFile: 'ldf_',
+  monitor: 'mon_',
+  alert: 'alr_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -56,6 +58,8 @@ const ID_NAMES: Record<IdKind, string> = {
   metric: 'metric',
   metricSeries: 'metric series',
   lateDataFile: 'late data file',
+  monitor: 'monitor',
+  alert: 'alert',
 };
 
 const ID_BODY = 20;

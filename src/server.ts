@@ -27,6 +27,8 @@ import { MetricCatalog } from './rollup/metric-catalog.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
+import { MonitorCatalog } from './monitor/monitor-catalog.js';
+import { AttentionRegistry } from './attention/registry.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -97,6 +99,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    monitors: new MonitorCatalog(store, clock, log),
+    monitorAggregation: null,
+    attention: new AttentionRegistry(log),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch

@@ -21,6 +21,9 @@ import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
+import type { MonitorCatalog } from './monitor/monitor-catalog.js';
+import type { MonitorAggregation } from './monitor/window-reader.js';
+import type { AttentionRegistry } from './attention/registry.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -61,4 +64,10 @@ export interface Services {
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
   lateRefold: LateRefolder | null;
+  /** Monitors, their series states and alerts (src/monitor/monitor-catalog.ts). */
+  monitors: MonitorCatalog;
+  /** How monitors read a metric's window: the aggregation service in-process; null while it does not run (pipeline off). */
+  monitorAggregation: MonitorAggregation | null;
+  /** Attention providers, registered once per capability (src/attention/registry.ts). */
+  attention: AttentionRegistry;
 }

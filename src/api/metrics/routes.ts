@@ -13,7 +13,7 @@ import { requireProject } from '../projects/routes.js';
 import { requireView } from '../views/checks.js';
 import { aggregationRoute } from './aggregation-route.js';
 import { backfillBody, metricCreateBody, metricListFilters, metricUpdateBody, seriesUpdateBody } from './schemas.js';
-import { serializeMetric, serializeSeries } from './serialize.js';
+import { serializeMetric as serializeRecord, serializeSeries } from './serialize.js';
 
 type ProjectParams = { project_id: string };
 type MetricParams = { project_id: string; metric_id: string };
@@ -48,6 +48,8 @@ export function requireMetric(s: Services, project: ProjectRecord, id: string, o
 }
 
 export function metricRoutes(s: Services): RouteDef[] {
+  // `has_triggered_monitors`: whether an alert of the metric is open now.
+  const serializeMetric = (m: MetricRecord) => serializeRecord(m, s.monitors.hasOpenAlerts(m.id));
   const base = '/v1/projects/:project_id/metrics';
   const one = `${base}/:metric_id`;
   const metricParams = params({ project_id: 'project', metric_id: 'metric' });

@@ -1,7 +1,7 @@
 import { CHART_FAMILY_OF, type MetricRecord, type MetricSeriesRecord } from '../../rollup/metric-records.js';
 
-/** The metric as the API shows it (spec: Metric, every field; `ui_chart_family` derived). */
-export function serializeMetric(m: MetricRecord) {
+/** The metric as the API shows it (spec: Metric, every field; `ui_chart_family` derived; `triggered`: an alert of it is open). */
+export function serializeMetric(m: MetricRecord, triggered = false) {
   return {
     object: 'metric',
     id: m.id,
@@ -55,8 +55,7 @@ export function serializeMetric(m: MetricRecord) {
     compact_total_count: m.compact_total_count,
     compact_completed_count: m.compact_completed_count,
     compact_started_at: m.compact_started_at,
-    // Monitors do not exist yet: no alert can be open.
-    has_triggered_monitors: false,
+    has_triggered_monitors: triggered,
   };
 }
 
