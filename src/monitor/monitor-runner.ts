@@ -1,0 +1,165 @@
+import type { Clock } from '../clock.js';
+import type { Logger } from '../log.js';
+import type { MetricCatalog } from '../rollup/metric-catalog.js';
+import type { JobHandle, Scheduler } from '../schedule/types.js';
+import { applySlot, verdicts, watchedSeries } from './evaluate.js';
+import type { MonitorCatalog } from './monitor-catalog.js';
+import type { MonitorRecord } from './monitor-records.js';
+import { readWindow, type MonitorAggregation } from './window-reader.js';
+
+export interface MonitorRunnerDeps {
+  monitors: MonitorCatalog;
+  metrics: MetricCatalog;
+  aggregation: MonitorAggregation;
+  scheduler: Scheduler;
+  clock: Clock;
+  log: Logger;
+}
+
+/** What one evaluation did (tests and the lag metric read it). */
+export type SlotResult = 'applied' | 'not_ready' | 'skipped' | 'disabled';
+
+/** How often a slot whose window was not complete is tried again (until the next slot supersedes it). */
+export const CATCH_UP_MS = 5_000;
+
+/**
+ * Runs every active monitor on its `schedule_cron` (docs/monitors.md, "Evaluation"): one durable
+ * scheduler job per monitor (`monitor:<id>`, policy `run_latest`: after a restart the latest slot
+ * missed is evaluated once), reading the window through the aggregation service in-process and
+ * storing the outcome with its alerts in one transaction (MonitorCatalog.recordSlot, which never
+ * applies a slot twice). A slot whose window is not complete yet is retried every CATCH_UP_MS until
+ * it is, or until the monitor's next slot replaces it. Monitors follow their metric: a metric deleted
+ * or in `error` disables its monitors, with the reason.
+ */
+export class MonitorRunner {
+  private readonly jobs = new Map<string, { handle: JobHandle; cron: string }>();
+  /** Monitor id → the slot waiting for complete data. */
+  private readonly waiting = new Map<string, number>();
+  private catchUp: JobHandle | null = null;
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(private readonly deps: MonitorRunnerDeps) {}
+
+  start(): void {
+    for (const m of this.deps.monitors.store.all()) this.sync(m.id);
+    this.unsubscribe.push(this.deps.monitors.onChange((id) => this.sync(id)));
+    this.unsubscribe.push(this.deps.metrics.onChange((metricId) => void this.metricChanged(metricId)));
+    this.catchUp = this.deps.scheduler.register({ name: 'monitor-catch-up', schedule: { everyMs: CATCH_UP_MS }, run: () => this.retryWaiting() });
+  }
+
+  async stop(): Promise<void> {
+    for (const u of this.unsubscribe.splice(0)) u();
+    const handles = [...this.jobs.values()].map((j) => j.handle);
+    this.jobs.clear();
+    await Promise.all(handles.map((h) => h.unregister()));
+    await this.catchUp?.unregister();
+    this.catchUp = null;
+  }
+
+  /** Register, reschedule or drop the job of a monitor after a change. */
+  sync(id: string): void {
+    const m = this.deps.monitors.store.byId(id);
+    const job = this.jobs.get(id);
+    if (!m || m.status !== 'active') {
+      this.waiting.delete(id);
+      if (job) {
+        this.jobs.delete(id);
+        void job.handle.unregister();
+      }
+      return;
+    }
+    if (job) {
+      if (job.cron !== m.schedule_cron) {
+        job.handle.reschedule({ cron: m.schedule_cron });
+        job.cron = m.schedule_cron;
+      }
+      return;
+    }
+    const handle = this.deps.scheduler.register({
+      name: `monitor:${id}`,
+      schedule: { cron: m.schedule_cron },
+      durable: true,
+      missed: 'run_latest',
+      run: (slot) => this.evaluateSlot(id, slot.at).then(() => undefined),
+    });
+    this.jobs.set(id, { handle, cron: m.schedule_cron });
+  }
+
+  /** Evaluate one slot of a monitor now (the scheduler's run; tests call it directly too). */
+  async evaluateSlot(id: string, at: number): Promise<SlotResult> {
+    const { monitors, metrics, log } = this.deps;
+    const m = monitors.store.byId(id);
+    if (!m || m.status !== 'active') return 'skipped';
+    if (m.last_slot_at !== null && m.last_slot_at >= at) return 'skipped';
+    if (m.expires_at !== null && at > Date.parse(m.expires_at)) {
+      await monitors.disable(id, 'expired', Date.parse(m.expires_at));
+      return 'disabled';
+    }
+    const metric = metrics.byId(m.metric_id);
+    if (!metric || metric.deleted_at) {
+      await monitors.disable(id, 'metric_deleted', at);
+      return 'disabled';
+    }
+    if (metric.status === 'error') {
+      await monitors.disable(id, 'metric_error', at);
+      return 'disabled';
+    }
+    try {
+      const window = await readWindow(this.deps.aggregation, metric, m, at, metrics.store.seriesView(metric));
+      if (!window.ready) {
+        // Never a false verdict on partial data: wait for the window to complete.
+        this.waiting.set(id, at);
+        await monitors.recordNotReady(m);
+        return 'not_ready';
+      }
+      if (this.waiting.get(id) === at) this.waiting.delete(id);
+      const previous = new Map(monitors.statesOf(id).map((s) => [s.id, s]));
+      const judged = verdicts(m, watchedSeries(m, metric.group_by.length > 0, window.series));
+      const outcome = applySlot(m, at, judged, previous);
+      const res = await monitors.recordSlot(m, at, outcome, metric);
+      if (res.opened.length || res.closed.length) log.info({ monitor_id: id, slot: new Date(at).toISOString(), opened: res.opened.map((a) => a.id), closed: res.closed.map((a) => a.id) }, 'monitor alerts');
+      return res.applied ? 'applied' : 'skipped';
+    } catch (err) {
+      log.warn({ err, monitor_id: id }, 'monitor evaluation failed; the next slot tries again');
+      return 'skipped';
+    }
+  }
+
+  /** Slots waiting for complete data: tried again, unless a later slot of the monitor has come. */
+  private async retryWaiting(): Promise<void> {
+    const now = this.deps.clock.now();
+    for (const [id, at] of [...this.waiting]) {
+      const job = this.jobs.get(id);
+      const next = job?.handle.nextAt() ?? null;
+      // The monitor's next slot is due: it supersedes this one.
+      if (!job || (next !== null && next <= now && next > at)) {
+        this.waiting.delete(id);
+        continue;
+      }
+      await this.evaluateSlot(id, at);
+    }
+  }
+
+  private async metricChanged(metricId: string): Promise<void> {
+    const { monitors, metrics } = this.deps;
+    const metric = metrics.byId(metricId);
+    const projectId = metric?.project_id ?? this.projectOfMetric(metricId);
+    if (!projectId) return;
+    const reason = !metric || metric.deleted_at ? 'metric_deleted' : metric.status === 'error' ? 'metric_error' : null;
+    if (!reason) return;
+    for (const m of monitors.list(projectId)) {
+      if (m.metric_id === metricId && m.status === 'active') await monitors.disable(m.id, reason, this.deps.clock.now());
+    }
+  }
+
+  /** The project of a metric that is gone: from its monitors. */
+  private projectOfMetric(metricId: string): string | undefined {
+    for (const m of this.deps.monitors.store.all() as Iterable<MonitorRecord>) if (m.metric_id === metricId) return m.project_id;
+    return undefined;
+  }
+
+  /** Jobs registered (tests). */
+  jobNames(): string[] {
+    return [...this.jobs.keys()];
+  }
+}
