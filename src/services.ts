@@ -12,7 +12,7 @@ import type { SourcesRepo } from './catalog/sources.js';
 import type { IngestKeysRepo } from './catalog/ingest-keys.js';
 import type { CollectionsRepo } from './catalog/collections.js';
 import type { CollectionDestroyer } from './catalog/purge.js';
-import type { Spool } from './ingest/spool.js';
+import type { Spool } from './spool/spool.js';
 import type { PipelineTelemetry } from './ingest/telemetry.js';
 import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
@@ -22,8 +22,9 @@ import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
 import type { MonitorCatalog } from './monitor/monitor-catalog.js';
-import type { MonitorAggregation } from './monitor/window-reader.js';
 import type { AttentionRegistry } from './attention/registry.js';
+import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
+import type { OutboundClient } from './outbound/types.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -66,8 +67,10 @@ export interface Services {
   lateRefold: LateRefolder | null;
   /** Monitors, their series states and alerts (src/monitor/monitor-catalog.ts). */
   monitors: MonitorCatalog;
-  /** How monitors read a metric's window: the aggregation service in-process; null while it does not run (pipeline off). */
-  monitorAggregation: MonitorAggregation | null;
   /** Attention providers, registered once per capability (src/attention/registry.ts). */
   attention: AttentionRegistry;
+  /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */
+  aggregation: AggregationService;
+  /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
+  outbound: OutboundClient;
 }

@@ -113,7 +113,7 @@ export function monitorRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const { metric } = metricOf(ctx.principal.teamId, ctx.params);
         bodyMetric(metric, ctx.body);
-        return { data: await previewMonitor({ aggregation: s.monitorAggregation, metrics: s.metrics, now: s.clock.now() }, metric, ctx.body) };
+        return { data: await previewMonitor({ aggregation: s.aggregation, metrics: s.metrics, now: s.clock.now() }, metric, ctx.body) };
       },
     }),
     defineRoute<unknown, unknown, MonitorParams>({

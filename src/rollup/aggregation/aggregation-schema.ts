@@ -1,7 +1,7 @@
-import { CHART_INTERVALS, EMPTY_BUCKET_HANDLINGS, FORECAST_MODELS, NULL_HANDLINGS, TIME_RANGES } from '../../rollup/metric-records.js';
-import { AGGREGATION_LIMITS } from '../../rollup/aggregation/buckets.js';
-import type { JsonSchema } from '../http/route.js';
-import { integer, isoDateString, object } from '../http/schemas.js';
+import { CHART_INTERVALS, EMPTY_BUCKET_HANDLINGS, FORECAST_MODELS, NULL_HANDLINGS, TIME_RANGES } from '../metric-records.js';
+import { AGGREGATION_LIMITS } from './buckets.js';
+import type { JsonSchema } from '../../http/json-schema.js';
+import { integer, isoDateString, object } from '../../http/schemas.js';
 
 /** The aggregation query as the query string carries it, after ajv's coercion. */
 export interface AggregationQuery {
@@ -28,7 +28,7 @@ const list = (what: string): JsonSchema => ({ type: 'string', minLength: 1, maxL
  * Shapes of the aggregation parameters (spec: Metrics, "Aggregation query parameters"; `values`,
  * `empty_bucket_handling`, `null_handling` and `regression` are ours). What depends on the metric or
  * on several parameters — names in `values` and `series`, the zone, start before end — is checked
- * by aggregation-query.ts.
+ * by rollup/aggregation/aggregation-query.ts.
  */
 export const aggregationQuerySchema: JsonSchema = object({
   coverage_mode: { enum: ['strict', 'observed'] },
