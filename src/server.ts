@@ -29,6 +29,9 @@ import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
 import { MonitorCatalog } from './monitor/monitor-catalog.js';
 import { AttentionRegistry } from './attention/registry.js';
+import { MonitorRunner } from './monitor/monitor-runner.js';
+import { monitorAttention } from './monitor/monitor-attention.js';
+import { JobScheduler } from './schedule/scheduler.js';
 import { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
@@ -102,10 +105,12 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
     monitors: new MonitorCatalog(store, clock, log),
+    monitorRunner: null,
     attention: new AttentionRegistry(log),
     aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
   };
+  services.attention.register(monitorAttention(services.monitors));
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
@@ -223,6 +228,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.viewJoins.start();
     services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
     services.viewGeneration.start();
+    // Monitors evaluate through the aggregation service, so only where the rollups run.
+    const monitorScheduler = new JobScheduler({ clock, log, store });
+    services.monitorRunner = new MonitorRunner({ monitors: services.monitors, metrics: services.metrics, aggregation: services.aggregation, scheduler: monitorScheduler, owned: monitorScheduler, clock, log });
+    services.monitorRunner.start();
   }
 
   return {
@@ -249,6 +258,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       await services.viewJoins?.stop();
       await services.pipeline?.stop();
       await services.lateRefold?.stop();
+      await services.monitorRunner?.stop();
       await rollups?.stop();
       services.schema.close();
       // Last: counts what the pipeline drained while stopping.

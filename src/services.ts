@@ -22,6 +22,7 @@ import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
 import type { MonitorCatalog } from './monitor/monitor-catalog.js';
+import type { MonitorRunner } from './monitor/monitor-runner.js';
 import type { AttentionRegistry } from './attention/registry.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
@@ -67,6 +68,8 @@ export interface Services {
   lateRefold: LateRefolder | null;
   /** Monitors, their series states and alerts (src/monitor/monitor-catalog.ts). */
   monitors: MonitorCatalog;
+  /** Evaluates active monitors on their schedules (src/monitor/monitor-runner.ts); null when the pipeline is off. */
+  monitorRunner: MonitorRunner | null;
   /** Attention providers, registered once per capability (src/attention/registry.ts). */
   attention: AttentionRegistry;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */

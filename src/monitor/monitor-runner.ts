@@ -12,6 +12,8 @@ export interface MonitorRunnerDeps {
   metrics: MetricCatalog;
   aggregation: MonitorAggregation;
   scheduler: Scheduler;
+  /** A scheduler of the runner's own, started and stopped with it (until the node's shared one is in Services). */
+  owned?: Scheduler & { start(): void; stop(): Promise<void>; runDue(): Promise<void> };
   clock: Clock;
   log: Logger;
 }
@@ -35,7 +37,6 @@ export class MonitorRunner {
   private readonly jobs = new Map<string, { handle: JobHandle; cron: string }>();
   /** Monitor id → the slot waiting for complete data. */
   private readonly waiting = new Map<string, number>();
-  private catchUp: JobHandle | null = null;
   private readonly unsubscribe: Array<() => void> = [];
 
   constructor(private readonly deps: MonitorRunnerDeps) {}
@@ -44,16 +45,18 @@ export class MonitorRunner {
     for (const m of this.deps.monitors.store.all()) this.sync(m.id);
     this.unsubscribe.push(this.deps.monitors.onChange((id) => this.sync(id)));
     this.unsubscribe.push(this.deps.metrics.onChange((metricId) => void this.metricChanged(metricId)));
-    this.catchUp = this.deps.scheduler.register({ name: 'monitor-catch-up', schedule: { everyMs: CATCH_UP_MS }, run: () => this.retryWaiting() });
+    this.deps.scheduler.register({ name: 'monitor-catch-up', schedule: { everyMs: CATCH_UP_MS }, run: () => this.retryWaiting() });
+    this.deps.owned?.start();
   }
 
+  /**
+   * Stop listening and stop the runner's own scheduler. Jobs are not unregistered: that would
+   * remove their durable slots, and a restart must find them to evaluate the slot it missed.
+   */
   async stop(): Promise<void> {
     for (const u of this.unsubscribe.splice(0)) u();
-    const handles = [...this.jobs.values()].map((j) => j.handle);
+    await this.deps.owned?.stop();
     this.jobs.clear();
-    await Promise.all(handles.map((h) => h.unregister()));
-    await this.catchUp?.unregister();
-    this.catchUp = null;
   }
 
   /** Register, reschedule or drop the job of a monitor after a change. */
@@ -156,6 +159,12 @@ export class MonitorRunner {
   private projectOfMetric(metricId: string): string | undefined {
     for (const m of this.deps.monitors.store.all() as Iterable<MonitorRecord>) if (m.metric_id === metricId) return m.project_id;
     return undefined;
+  }
+
+  /** Run every job of the runner's own scheduler that is due now (tests that move a ManualClock). */
+  async runDue(): Promise<void> {
+    await this.deps.owned?.runDue();
+    await this.retryWaiting();
   }
 
   /** Jobs registered (tests). */
