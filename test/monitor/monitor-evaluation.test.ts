@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { TestServer } from '../helpers/server.js';
-import { ok } from '../catalog/helpers.js';
+import { fails, ok } from '../catalog/helpers.js';
 import { completeThrough, liveMetric } from './monitor-helpers.js';
 
 const MIN = 60_000;
@@ -128,4 +128,48 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   // The same slot run again (a racing or repeated run) changes nothing.
   assert.equal(await runner().evaluateSlot(quiet.id, T0 + 6 * MIN), 'skipped');
   assert.equal(await runner().evaluateSlot(quiet.id, T0 + 5 * MIN), 'skipped', 'an older slot is never applied');
+});
+
+test('monitors: a metric deleted under an open alert disables its monitors and ends the alert; expiry disables too', async (t) => {
+  const clock = new ManualClock(T0 + 10_000);
+  const srv = await TestServer.start({ clock });
+  t.after(() => srv.stop());
+  const fx = await liveMetric(srv, { groupBy: [] });
+  const runner = () => srv.sluice.services.monitorRunner!;
+  const quiet = ok(await srv.post(fx.monitors, { name: 'No traffic', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
+  const brief = ok(await srv.post(fx.monitors, { name: 'Brief', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1, expires_at: at(5) }), 201);
+  clock.set(T0 + MIN + 1000);
+  await completeThrough(srv, fx.metric.id, T0 + MIN);
+  await runner().runDue();
+  const open = ok(await srv.get(`${fx.monitors}/${quiet.id}`)).recent_alerts[0];
+  assert.equal(open.ended_at, null);
+  assert.equal(open.series_hash, '__total__');
+  assert.equal(ok(await srv.get(fx.metricPath)).has_triggered_monitors, true);
+
+  clock.set(T0 + 2 * MIN + 1000);
+  ok(await srv.delete(fx.metricPath));
+  const gone = ok(await srv.get(`${fx.monitors}/${quiet.id}`));
+  assert.equal(gone.status, 'disabled');
+  assert.equal(gone.disabled_reason, 'metric_deleted');
+  assert.equal(gone.next_evaluation_at, null);
+  assert.equal(gone.recent_alerts[0].id, open.id);
+  assert.equal(gone.recent_alerts[0].ended_at, at(2, 1000));
+  assert.equal(gone.recent_alerts[0].end_reason, 'metric_deleted');
+  assert.deepEqual(gone.series_states, []);
+  fails(await srv.post(`${fx.monitors}/${quiet.id}/resume`), 409, 'conflict');
+  // Restored: the monitor can be resumed.
+  ok(await srv.post(fx.metricPath, { deleted_at: null }));
+  assert.equal(ok(await srv.post(`${fx.monitors}/${quiet.id}/resume`)).status, 'active');
+  assert.equal(ok(await srv.get(`${fx.monitors}/${brief.id}`)).disabled_reason, 'metric_deleted', 'every monitor of the metric');
+  // Expiry: a slot after expires_at disables the monitor, ending its alert at the expiry.
+  const later = ok(await srv.post(fx.monitors, { name: 'Later', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1, expires_at: at(3, 30_000) }), 201);
+  clock.set(T0 + 3 * MIN + 1000);
+  await completeThrough(srv, fx.metric.id, T0 + 3 * MIN);
+  assert.equal(await runner().evaluateSlot(later.id, T0 + 3 * MIN), 'applied');
+  assert.equal(ok(await srv.get(`${fx.monitors}/${later.id}`)).recent_alerts[0].ended_at, null);
+  assert.equal(await runner().evaluateSlot(later.id, T0 + 4 * MIN), 'disabled');
+  const expired = ok(await srv.get(`${fx.monitors}/${later.id}`));
+  assert.equal(expired.disabled_reason, 'expired');
+  assert.equal(expired.recent_alerts[0].ended_at, at(3, 30_000));
+  assert.equal(expired.recent_alerts[0].end_reason, 'expired');
 });
