@@ -35,6 +35,7 @@ export const idPrefix = {
   lateDataFile: 'ldf_',
   monitor: 'mon_',
   alert: 'alr_',
+  notificationChannel: 'nch_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -60,6 +61,7 @@ const ID_NAMES: Record<IdKind, string> = {
   lateDataFile: 'late data file',
   monitor: 'monitor',
   alert: 'alert',
+  notificationChannel: 'notification channel',
 };
 
 const ID_BODY = 20;

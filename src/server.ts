@@ -31,6 +31,7 @@ import { MonitorCatalog } from './monitor/monitor-catalog.js';
 import { AttentionRegistry } from './attention/registry.js';
 import { MonitorRunner } from './monitor/monitor-runner.js';
 import { monitorAttention } from './monitor/monitor-attention.js';
+import { Notifier } from './notify/notifier.js';
 import { JobScheduler } from './schedule/scheduler.js';
 import { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
@@ -107,10 +108,13 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     monitors: new MonitorCatalog(store, clock, log),
     monitorRunner: null,
     attention: new AttentionRegistry(log),
+    notifier: new Notifier({ store, clock, log, outbound: () => services.outbound, publicUrl: () => services.config.publicUrl }),
     aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
   };
   services.attention.register(monitorAttention(services.monitors));
+  // Alert events reach the outbox in the transaction that opens or ends the alert.
+  services.monitors.events = services.notifier;
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
@@ -232,6 +236,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     const monitorScheduler = new JobScheduler({ clock, log, store });
     services.monitorRunner = new MonitorRunner({ monitors: services.monitors, metrics: services.metrics, aggregation: services.aggregation, scheduler: monitorScheduler, owned: monitorScheduler, clock, log });
     services.monitorRunner.start();
+    // Deliveries: every second, and at once after a commit that staged some.
+    const deliveries = monitorScheduler.register({ name: 'notification-deliveries', schedule: { everyMs: 1000 }, run: () => services.notifier.deliverDue() });
+    services.notifier.onStaged = () => deliveries.kick();
   }
 
   return {

@@ -24,6 +24,7 @@ import type { LateRefolder } from './rollup/late-refold.js';
 import type { MonitorCatalog } from './monitor/monitor-catalog.js';
 import type { MonitorRunner } from './monitor/monitor-runner.js';
 import type { AttentionRegistry } from './attention/registry.js';
+import type { Notifier } from './notify/notifier.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
 
@@ -72,6 +73,8 @@ export interface Services {
   monitorRunner: MonitorRunner | null;
   /** Attention providers, registered once per capability (src/attention/registry.ts). */
   attention: AttentionRegistry;
+  /** Notification channels, the alert outbox and its delivery (src/notify/notifier.ts). */
+  notifier: Notifier;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */
   aggregation: AggregationService;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */

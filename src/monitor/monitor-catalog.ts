@@ -51,6 +51,11 @@ export function slugify(name: string): string {
   return s || 'monitor';
 }
 
+/** Stages the notifications of an alert event inside the transaction that opens, repeats or ends it. */
+export interface AlertEventSink {
+  stageAlertEvent(kind: 'alert.opened' | 'alert.resolved' | 'alert.repeat', monitor: MonitorRecord, alert: AlertRecord, at: number): void;
+}
+
 /** What an end of a period is recorded with when the condition did not clear by itself. */
 export type EndReason = 'paused' | 'deleted' | 'condition_changed' | DisabledReason;
 
@@ -62,6 +67,8 @@ export type EndReason = 'paused' | 'deleted' | 'condition_changed' | DisabledRea
 export class MonitorCatalog {
   readonly store: MonitorStore;
   private readonly listeners = new Set<(monitorId: string) => void>();
+  /** Where alert events go, inside the transaction that makes them (the notifier's outbox); null: nowhere. */
+  events: AlertEventSink | null = null;
 
   constructor(private readonly db: Store, private readonly clock: Clock, private readonly log: Logger) {
     this.store = new MonitorStore(db);
@@ -259,6 +266,7 @@ export class MonitorCatalog {
         const ended = { ...a, ended_at: c.ended_at };
         this.store.stageAlert(ended);
         closed.push(ended);
+        this.events?.stageAlertEvent('alert.resolved', m, ended, at);
       }
       const description = describeCondition(m);
       for (const o of outcome.opened) {
@@ -284,7 +292,23 @@ export class MonitorCatalog {
         this.store.stageAlert(a);
         opened.push(a);
         const s = byKey.get(o.key);
-        if (s && o.ended_at === null) s.open_alert_id = a.id;
+        if (s && o.ended_at === null) {
+          s.open_alert_id = a.id;
+          s.last_notified_at = iso(at);
+        }
+        this.events?.stageAlertEvent('alert.opened', m, a, at);
+      }
+      // Still open and not notified for `notify_repeat_minutes`: notify again.
+      const repeatMs = (m.notify_repeat_minutes ?? 0) * 60_000;
+      const justOpened = new Set(opened.map((a) => a.id));
+      for (const s of outcome.states) {
+        if (!repeatMs || !s.open_alert_id || justOpened.has(s.open_alert_id)) continue;
+        const last = s.last_notified_at ? Date.parse(s.last_notified_at) : 0;
+        if (at - last < repeatMs) continue;
+        const a = this.store.alert(s.open_alert_id);
+        if (!a || a.ended_at !== null) continue;
+        s.last_notified_at = iso(at);
+        this.events?.stageAlertEvent('alert.repeat', m, a, at);
       }
       for (const s of outcome.states) this.store.stageState(s);
       for (const key of outcome.removed) this.store.stageStateRemoval(m.id, key);
@@ -319,7 +343,11 @@ export class MonitorCatalog {
     for (const s of this.store.statesOf(m.id)) {
       if (s.open_alert_id) {
         const a = this.store.alert(s.open_alert_id);
-        if (a && a.ended_at === null) this.store.stageAlert({ ...a, ended_at: iso(Math.max(at, Date.parse(a.created_at))), end_reason: reason });
+        if (a && a.ended_at === null) {
+          const ended = { ...a, ended_at: iso(Math.max(at, Date.parse(a.created_at))), end_reason: reason };
+          this.store.stageAlert(ended);
+          this.events?.stageAlertEvent('alert.resolved', m, ended, at);
+        }
       }
       this.store.stageStateRemoval(m.id, s.id);
     }

@@ -61,6 +61,10 @@ export interface MonitorSettings {
   series_filters: SeriesFilters | null;
   min_occurrences: number | null;
   occurrence_window_minutes: number | null;
+  /** Ours: the notification channels alert events go to (docs/notifications.md). */
+  notification_channel_ids: string[];
+  /** Ours: while an alert stays open, notify again every this many minutes; null: only on open and resolve. */
+  notify_repeat_minutes: number | null;
 }
 
 /** Spec defaults of the create body; `name` defaults to one made from the condition (docs/monitors.md). */
@@ -79,6 +83,8 @@ export const MONITOR_DEFAULTS: Omit<MonitorSettings, 'name'> = {
   series_filters: null,
   min_occurrences: null,
   occurrence_window_minutes: null,
+  notification_channel_ids: [],
+  notify_repeat_minutes: null,
 };
 
 /** Settings whose change restarts every series' state (the condition tracked is another one). */

@@ -16,7 +16,7 @@ const CONTROL_PLANE = { env: { SLUICE_PIPELINE: '0' } };
 const MONITOR_FIELDS = [
   'object', 'id', 'slug', 'team_id', 'project_id', 'metric_id', 'created_at', 'updated_at', 'name', 'description', 'status', 'disabled_reason',
   'chart_value', 'scope', 'time_window_minutes', 'condition_type', 'operator', 'threshold_value', 'sustained_minutes', 'schedule_cron', 'alert_mode',
-  'expires_at', 'series_filters', 'min_occurrences', 'occurrence_window_minutes', 'condition_description', 'last_evaluated_at', 'next_evaluation_at',
+  'expires_at', 'series_filters', 'min_occurrences', 'occurrence_window_minutes', 'notification_channel_ids', 'notify_repeat_minutes', 'condition_description', 'last_evaluated_at', 'next_evaluation_at',
   'evaluation_ready', 'recent_alerts', 'series_states',
 ];
 

@@ -53,6 +53,10 @@ export function monitorRoutes(s: Services): RouteDef[] {
   const bodyMetric = (metric: MetricRecord, body: { metric_id?: string }) => {
     if (body.metric_id !== undefined && body.metric_id !== metric.id) throw invalidField('body.metric_id', `must be the metric of the path (${metric.id}) or left out`);
   };
+  const checkChannels = (project: ProjectRecord, body: { notification_channel_ids?: string[] }) =>
+    body.notification_channel_ids?.forEach((id, i) => {
+      if (!s.notifier.get(project.id, id)) throw invalidField(`body.notification_channel_ids[${i}]`, `names no notification channel of this project (${id})`);
+    });
   const filterList = (items: MonitorRecord[], q: MonitorListQuery) => items.filter((m) => (q.metric_id === undefined || m.metric_id === q.metric_id) && (q.status === undefined || m.status === q.status));
   const action = (name: 'pause' | 'resume', summary: string) =>
     defineRoute<unknown, unknown, MonitorParams>({
@@ -101,6 +105,7 @@ export function monitorRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const { project, metric } = metricOf(ctx.principal.teamId, ctx.params);
         bodyMetric(metric, ctx.body);
+        checkChannels(project, ctx.body);
         return { status: 201, data: full(await s.monitors.create(project, metric, ctx.body)) };
       },
     }),
@@ -132,7 +137,8 @@ export function monitorRoutes(s: Services): RouteDef[] {
       schema: { params: monitorParams, body: monitorUpdateBody },
       handler: async (ctx) => {
         if (Object.keys(ctx.body).length === 0) throw invalidField('body', 'must contain at least one field to change');
-        const { metric, monitor } = find(ctx.principal.teamId, ctx.params);
+        const { project, metric, monitor } = find(ctx.principal.teamId, ctx.params);
+        checkChannels(project, ctx.body);
         return { data: full(await s.monitors.update(monitor, metric, ctx.body)) };
       },
     }),

@@ -41,6 +41,8 @@ const settings: Record<string, JsonSchema> = {
   min_occurrences: nullableInteger(1, MONITOR_LIMITS.minOccurrences),
   occurrence_window_minutes: nullableInteger(1, MONITOR_LIMITS.occurrenceWindowMinutes),
   metric_id: idSchema('metric'),
+  notification_channel_ids: { type: 'array', maxItems: 10, uniqueItems: true, items: idSchema('notificationChannel'), errorHint: 'must be an array of at most 10 distinct notification channel ids' },
+  notify_repeat_minutes: nullableInteger(1, 10_080),
 };
 
 /** Create and preview (spec: every field optional). */

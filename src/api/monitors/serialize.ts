@@ -70,6 +70,8 @@ export function serializeMonitor(m: MonitorRecord, recent: AlertRecord[], states
     series_filters: m.series_filters,
     min_occurrences: m.min_occurrences,
     occurrence_window_minutes: m.occurrence_window_minutes,
+    notification_channel_ids: m.notification_channel_ids ?? [],
+    notify_repeat_minutes: m.notify_repeat_minutes ?? null,
     condition_description: describeCondition(m),
     last_evaluated_at: m.last_evaluated_at,
     next_evaluation_at: m.next_evaluation_at,
