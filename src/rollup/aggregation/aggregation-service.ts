@@ -10,7 +10,7 @@ import { horizonTime } from '../fits/index.js';
 import type { LateDataFiles } from '../late-data.js';
 import type { MetricCatalog } from '../metric-catalog.js';
 import type { MetricRecord } from '../metric-records.js';
-import type { RollupReader } from '../rollup-types.js';
+import type { RollupReader } from '../rollup-reader-contract.js';
 import { aggregationJsonParts } from './aggregation-json.js';
 import { parseAggregationQuery } from './aggregation-query.js';
 import { answerAggregation, runAggregation, type AggregationContext, type AggregationRequest, type TimeseriesAggregation } from './run-aggregation.js';
