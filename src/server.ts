@@ -29,6 +29,7 @@ import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
 import { MonitorCatalog } from './monitor/monitor-catalog.js';
 import { AttentionRegistry } from './attention/registry.js';
+import { pipelineAttention, refusalAttention } from './attention/providers.js';
 import { MonitorRunner } from './monitor/monitor-runner.js';
 import { monitorAttention } from './monitor/monitor-attention.js';
 import { Notifier } from './notify/notifier.js';
@@ -112,6 +113,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
   };
+  services.attention.register(refusalAttention(services.telemetry));
+  services.attention.register(pipelineAttention(services));
   services.attention.register(monitorAttention(services.monitors));
   // Alert events reach the outbox in the transaction that opens or ends the alert.
   services.monitors.events = services.notifier;
