@@ -70,6 +70,19 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.deepEqual(ok(await srv.get(`/v1/projects/${fx.projectId}/alerts/${busy.id}`)), busy);
   assert.equal(ok(await srv.get(`${fx.metricPath}/alerts?start_at=${at(-10)}&end_at=${at(0)}`)).length, 0, 'opened after the window');
 
+  // Preview: the same window and condition, nothing saved.
+  const before = ok(await srv.get(fx.monitors)).length;
+  const preview = ok(await srv.post(`${fx.monitors}/preview`, { chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5 }));
+  assert.equal(preview.object, 'monitor_preview');
+  assert.equal(preview.ready, true);
+  assert.equal(preview.start_at, at(0));
+  assert.equal(preview.end_at, at(1));
+  const verdicts = Object.fromEntries(preview.verdicts.map((v: any) => [v.series_label, [v.value, v.is_met]]));
+  assert.deepEqual(verdicts, { '/a': [10, true], '/b': [2, false], '/seed': [null, null] });
+  const total = ok(await srv.post(`${fx.monitors}/preview`, { chart_value: 'max', time_window_minutes: 1, operator: 'lt', threshold_value: 200 }));
+  assert.deepEqual(total.verdicts.map((v: any) => [v.series_hash, v.value, v.is_met]), [['__total__', 150, true]]);
+  assert.equal(ok(await srv.get(fx.monitors)).length, before, 'preview saves nothing');
+
   // Attention: the firing monitors.
   const attention = ok(await srv.get(`/v1/projects/${fx.projectId}/attention`));
   const firing = attention.filter((i: any) => i.type === 'monitor_firing');
@@ -125,6 +138,17 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.equal(quiet6.recent_alerts[0].ended_at, null);
   assert.equal(quiet6.last_evaluated_at !== null, true);
   assert.equal(quiet6.next_evaluation_at, at(7));
+  // Backtest: when the per-path monitor would have opened and closed alerts over the last day.
+  const bt = ok(await srv.post(`${fx.monitors}/preview?backtest=1d`, { chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5 })).backtest;
+  assert.equal(bt.object, 'monitor_backtest');
+  assert.equal(bt.end_at, at(6));
+  assert.equal(bt.slots_evaluated, 1440);
+  assert.deepEqual(bt.alerts, [{ series_hash: busy.series_hash, series_label: '/a', created_at: at(1), ended_at: at(2), trigger_value: 10 }]);
+  const sustainedBt = ok(await srv.post(`${fx.monitors}/preview`, { chart_value: 'max', condition_type: 'sustained', operator: 'gte', threshold_value: 100, sustained_minutes: 2, time_window_minutes: 1, backtest_days: 1 })).backtest;
+  assert.deepEqual(sustainedBt.alerts.map((a: any) => [a.created_at, a.ended_at]), [[at(1), at(4)]], 'the same period the scheduled monitor raised');
+  fails(await srv.post(`${fx.monitors}/preview?backtest=31d`, { chart_value: 'count', time_window_minutes: 1, threshold_value: 5 }), 400, 'request_validation_failed', 'query.backtest');
+  fails(await srv.post(`${fx.monitors}/preview`, { chart_value: 'count', threshold_value: 5, backtest_days: 2 }), 400, 'request_validation_failed', 'body.backtest_days');
+
   // The same slot run again (a racing or repeated run) changes nothing.
   assert.equal(await runner().evaluateSlot(quiet.id, T0 + 6 * MIN), 'skipped');
   assert.equal(await runner().evaluateSlot(quiet.id, T0 + 5 * MIN), 'skipped', 'an older slot is never applied');

@@ -8,7 +8,7 @@ import { previewMonitor } from '../../monitor/preview.js';
 import { listRoute } from '../http/list-route.js';
 import type { ListOrder, ListQuery } from '../http/pagination.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
-import { params } from '../http/schemas.js';
+import { object, params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { requireMetric } from '../metrics/routes.js';
 import { monitorCreateBody, monitorListFilters, monitorPreviewBody, monitorUpdateBody } from './schemas.js';
@@ -109,16 +109,19 @@ export function monitorRoutes(s: Services): RouteDef[] {
         return { status: 201, data: full(await s.monitors.create(project, metric, ctx.body)) };
       },
     }),
-    defineRoute<MonitorInput & { backtest_days?: number }, unknown, MetricParams>({
+    defineRoute<MonitorInput & { backtest_days?: number }, { backtest?: string }, MetricParams>({
       method: 'POST',
       path: `${nested}/preview`,
       scope: 'monitors:read',
       summary: "Preview a monitor on the metric's data now: the verdict of each series (nothing saved, no alerts)",
-      schema: { params: metricParams, body: monitorPreviewBody },
+      schema: { params: metricParams, body: monitorPreviewBody, query: object({ backtest: { type: 'string', pattern: '^([1-9]|[12][0-9]|30)d$', errorHint: 'must be a number of days from 1 to 30 followed by d, e.g. 7d' } }) },
       handler: async (ctx) => {
         const { metric } = metricOf(ctx.principal.teamId, ctx.params);
-        bodyMetric(metric, ctx.body);
-        return { data: await previewMonitor({ aggregation: s.aggregation, metrics: s.metrics, now: s.clock.now() }, metric, ctx.body) };
+        const { backtest_days: bodyDays, ...body } = ctx.body;
+        bodyMetric(metric, body);
+        const queryDays = ctx.query.backtest === undefined ? undefined : Number(ctx.query.backtest.slice(0, -1));
+        if (bodyDays !== undefined && queryDays !== undefined && bodyDays !== queryDays) throw invalidField('query.backtest', 'differs from body.backtest_days; send one');
+        return { data: await previewMonitor({ aggregation: s.aggregation, metrics: s.metrics, now: s.clock.now() }, metric, body, bodyDays ?? queryDays) };
       },
     }),
     defineRoute<unknown, unknown, MonitorParams>({
