@@ -22,6 +22,8 @@ export interface NotifierDeps {
   /** Taken at each send (tests may swap the client for one trusting a test CA). */
   outbound: () => OutboundClient;
   publicUrl: () => string;
+  /** A receiver that has not answered in this long is a failed attempt (default SEND_TIMEOUT_MS). */
+  sendTimeoutMs?: number;
 }
 
 export interface ChannelInput {
@@ -49,9 +51,11 @@ export class Notifier {
   private readonly inFlight = new Set<string>();
   /** Called after a commit that staged entries (the delivery job's kick). */
   onStaged: (() => void) | null = null;
+  private readonly timeoutMs: number;
 
   constructor(private readonly deps: NotifierDeps) {
     this.db = new NotifyStore(deps.store);
+    this.timeoutMs = deps.sendTimeoutMs ?? SEND_TIMEOUT_MS;
   }
 
   list(projectId: string): ChannelRecord[] {
@@ -185,7 +189,7 @@ export class Notifier {
     let retryAfter: string | undefined;
     const t0 = performance.now();
     try {
-      const res = await this.deps.outbound().fetch({ url: channel.url, method: 'POST', headers, body: entry.body, requireHttps: true, connectTimeoutMs: SEND_TIMEOUT_MS, headersTimeoutMs: SEND_TIMEOUT_MS, bodyTimeoutMs: SEND_TIMEOUT_MS, maxBytes: 64 * 1024, maxRedirects: 0 });
+      const res = await this.deps.outbound().fetch({ url: channel.url, method: 'POST', headers, body: entry.body, requireHttps: true, connectTimeoutMs: this.timeoutMs, headersTimeoutMs: this.timeoutMs, bodyTimeoutMs: this.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0 });
       status = res.status;
       retryAfter = res.headers['retry-after'];
     } catch (err) {

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { TestServer } from '../helpers/server.js';
 import { fails, ok } from '../catalog/helpers.js';
-import { completeThrough, liveMetric } from './monitor-helpers.js';
+import { completeThrough, liveMetric, waitFor } from './monitor-helpers.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-01-05T10:00:00Z');
@@ -162,6 +162,8 @@ test('monitors: a metric deleted under an open alert disables its monitors and e
   const runner = () => srv.sluice.services.monitorRunner!;
   const quiet = ok(await srv.post(fx.monitors, { name: 'No traffic', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
   const brief = ok(await srv.post(fx.monitors, { name: 'Brief', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1, expires_at: at(5) }), 201);
+  const toPause = ok(await srv.post(fx.monitors, { name: 'To pause', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
+  const toChange = ok(await srv.post(fx.monitors, { name: 'To change', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
   clock.set(T0 + MIN + 1000);
   await completeThrough(srv, fx.metric.id, T0 + MIN);
   await runner().runDue();
@@ -169,9 +171,22 @@ test('monitors: a metric deleted under an open alert disables its monitors and e
   assert.equal(open.ended_at, null);
   assert.equal(open.series_hash, '__total__');
   assert.equal(ok(await srv.get(fx.metricPath)).has_triggered_monitors, true);
+  // Pausing ends the open alert; a changed condition ends it too; a rename does not.
+  clock.set(T0 + MIN + 2000);
+  const paused = ok(await srv.post(`${fx.monitors}/${toPause.id}/pause`));
+  assert.equal(paused.recent_alerts[0].ended_at, at(1, 2000));
+  assert.equal(paused.recent_alerts[0].end_reason, 'paused');
+  assert.deepEqual(paused.series_states, []);
+  const renamed = ok(await srv.post(`${fx.monitors}/${toChange.id}`, { name: 'Renamed' }));
+  assert.equal(renamed.recent_alerts[0].ended_at, null);
+  const changed = ok(await srv.post(`${fx.monitors}/${toChange.id}`, { time_window_minutes: 2 }));
+  assert.equal(changed.recent_alerts[0].end_reason, 'condition_changed');
+  assert.equal(changed.recent_alerts[0].monitor_name, 'To change', 'alerts keep the name they were raised under');
 
   clock.set(T0 + 2 * MIN + 1000);
   ok(await srv.delete(fx.metricPath));
+  // The deletion is heard at once (not at the next slot); the monitors are disabled just after it commits.
+  await waitFor(async () => ok(await srv.get(`${fx.monitors}/${quiet.id}`)).status === 'disabled', 'monitor disabled');
   const gone = ok(await srv.get(`${fx.monitors}/${quiet.id}`));
   assert.equal(gone.status, 'disabled');
   assert.equal(gone.disabled_reason, 'metric_deleted');

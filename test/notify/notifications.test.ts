@@ -12,6 +12,7 @@ import { ManualClock } from '../../src/clock.js';
 import { createOutboundClient } from '../../src/outbound/client.js';
 import type { AlertRecord, MonitorRecord } from '../../src/monitor/monitor-records.js';
 import { MONITOR_DEFAULTS } from '../../src/monitor/monitor-records.js';
+import { Notifier } from '../../src/notify/notifier.js';
 import { TestServer } from '../helpers/server.js';
 import { startHttpsServer, testCa, type LocalServer } from '../helpers/test-ca.js';
 import { createProject, fails, ok } from '../catalog/helpers.js';
@@ -176,4 +177,33 @@ test('notification outbox: retries on the schedule, Retry-After, stable ids, 410
   assert.equal(gone.got.length, 1, 'a disabled channel gets nothing');
   // Re-enabled by the user.
   assert.equal(ok(await srv.post(`${base}/${dead.id}`, { status: 'active' })).status, 'active');
+});
+
+test('notification delivery: a receiver that hangs is a failed attempt after the timeout, retried later; nothing else waits', async (t) => {
+  const clock = new ManualClock(T0);
+  const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' }, clock });
+  t.after(() => srv.stop());
+  const hang = await startHttpsServer(() => undefined);
+  const fine = await receiver([200]);
+  t.after(() => Promise.all([hang.close(), fine.server.close()]).then(() => undefined));
+  const svc = srv.sluice.services;
+  const notifier = new Notifier({ store: svc.store, clock, log: svc.log, outbound: () => createOutboundClient({ allowPrivateTargets: true, ca: testCa().ca }), publicUrl: () => svc.config.publicUrl, sendTimeoutMs: 300 });
+  const project = await createProject(srv);
+  const stuck = { id: 'nch_hhhhhhhhhhhhhhhhhhhh', team_id: project.team_id, project_id: project.id, name: 'Stuck', type: 'webhook' as const, url: hang.url('/hook'), secret: 'whsec_MDEyMzQ1Njc4OWFiY2RlZg==', status: 'active' as const, disabled_reason: null, created_at: '', updated_at: '' };
+  const ok2 = { ...stuck, id: 'nch_ffffffffffffffffffff', name: 'Fine', url: fine.server.url('/hook') };
+  await svc.store.transaction(() => {
+    notifier.db.stageChannel(stuck);
+    notifier.db.stageChannel(ok2);
+  });
+  const monitor = monitorWith(project.id, [stuck.id, ok2.id]);
+  await svc.store.transaction(() => notifier.stageAlertEvent('alert.opened', monitor, alertOf(monitor), T0));
+  const started = Date.now();
+  await notifier.deliverDue();
+  assert.ok(Date.now() - started < 5_000, 'bounded by the timeout');
+  assert.equal(fine.got.length, 1, 'the other channel got its event');
+  const [attempt] = notifier.db.attempts(stuck.id);
+  assert.equal(attempt!.status, null);
+  assert.match(attempt!.error!, /timeout/);
+  assert.equal(attempt!.outcome, 'retrying');
+  assert.equal(notifier.db.pendingOf(stuck.id).length, 1, 'kept for the next attempt');
 });
