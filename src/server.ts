@@ -14,7 +14,7 @@ import { ProjectsRepo } from './catalog/projects.js';
 import { SourcesRepo } from './catalog/sources.js';
 import { IngestKeysRepo } from './catalog/ingest-keys.js';
 import { CollectionsRepo } from './catalog/collections.js';
-import { startPurgeScheduler } from './catalog/purge-scheduler.js';
+import { registerPurgeJob } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
 import { SchemaService } from './schema/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
@@ -33,9 +33,9 @@ import { pipelineAttention, refusalAttention } from './attention/providers.js';
 import { MonitorRunner } from './monitor/monitor-runner.js';
 import { monitorAttention } from './monitor/monitor-attention.js';
 import { Notifier } from './notify/notifier.js';
-import { JobScheduler } from './schedule/scheduler.js';
 import { AggregationService } from './rollup/aggregation/aggregation-service.js';
-import { withMetricTasks } from './rollup/metric-tasks-for.js';
+import { attachConsumerTasks, type ConsumerContext } from './pipeline/output-consumer.js';
+import { OUTPUT_CONSUMERS } from './pipeline/output-consumers.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -46,8 +46,11 @@ import type { Config } from './config.js';
 import { ApiError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { Store } from './store/db.js';
+import { JobScheduler } from './schedule/scheduler.js';
+import { Lifecycle, type Participant } from './schedule/lifecycle.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
+import { IngestRecordSink } from './ingest/record-sink.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -82,6 +85,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
+  // Writes are refused as values until the ingest core exists (mountIngest below attaches it).
+  const sink = new IngestRecordSink(() => services.config.maxIngestBytes, log);
   const services: Services = {
     config,
     clock,
@@ -110,14 +115,28 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     monitorRunner: null,
     attention: new AttentionRegistry(log),
     notifier: new Notifier({ store, clock, log, outbound: () => services.outbound, publicUrl: () => services.config.publicUrl }),
+    // A clock moved by hand (tests) drives time-due runs through `scheduler.runDue()`.
+    scheduler: new JobScheduler({ clock, log, store, dueByTimer: clock === systemClock }),
     aggregation: new AggregationService(() => services),
     outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
+    sink,
   };
   services.attention.register(refusalAttention(services.telemetry));
   services.attention.register(pipelineAttention(services));
   services.attention.register(monitorAttention(services.monitors));
   // Alert events reach the outbox in the transaction that opens or ends the alert.
   services.monitors.events = services.notifier;
+  // Every part that starts and stops with the node, in start order; `stop` runs them in reverse, so the
+  // store closes last, after the telemetry (which counts what the pipeline drained while stopping).
+  const lifecycle = new Lifecycle(log);
+  const join = async (participant: Participant) => {
+    lifecycle.add(participant);
+    await lifecycle.start();
+  };
+  await join({ name: 'store', stop: () => store.close() });
+  await join({ name: 'activity', stop: () => services.activity.flush() });
+  await join({ name: 'telemetry', stop: () => services.telemetry.close() });
+  await join({ name: 'schema', stop: () => services.schema.close() });
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
@@ -130,7 +149,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   // mark must not hand those numbers out again.
   services.spool.reserveThrough(services.schema.highestFileSeq);
   const creds = await bootstrap(services);
-  const purge = startPurgeScheduler(services);
+  registerPurgeJob(services);
 
   const router = new Router(allRoutes(services));
   const app = App();
@@ -156,6 +175,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });
+  sink.attach(ingest.core);
 
   app.any('/*', (res: HttpResponse, req) => {
     const head = readHead(req);
@@ -205,44 +225,64 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   if (config.pipeline) {
     rollups = await Rollups.open({ store, dataDir: config.dataDir, metrics: services.metrics, views, spool: services.spool, clock, log, mergeDelayMs: config.rollupMergeDelayMs, compactRows: config.rollupCompactRows });
     services.rollups = rollups;
-    await rollups.start();
+    const opened = rollups;
+    await join({ name: 'rollups', start: () => opened.start(), stop: () => opened.stop() });
+    const consumerCtx: ConsumerContext = { services, rollups };
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
-      viewTasks: (collectionId) =>
-        withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics, (viewId) => {
-          const project = services.projects.byId(services.views.store.byId(viewId)?.project_id ?? '');
-          return project ? services.lateData.lateBefore(viewId, project.late_data_window_minutes, services.spool.oldestReceivedAt(collectionId)) : undefined;
-        }),
+      viewTasks: (collectionId) => attachConsumerTasks(OUTPUT_CONSUMERS, consumerCtx, viewTasksFor(services.views, collectionId), collectionId),
       participants: [
         viewCommitParticipant(services.views, clock),
-        rollups.participant(),
-        services.lateData.participant((viewId) => {
-          const v = services.views.store.byId(viewId);
-          return v && v.deleted_at === null && !services.views.destroying.has(v.id) ? v.project_id : undefined;
-        }),
+        // Each output consumer's participants (metrics: rollups, then late data), in the order declared.
+        ...OUTPUT_CONSUMERS.flatMap((c) => c.participants(consumerCtx)),
         // A batch may settle a schema version an auto view waits for: generation looks (debounced).
         { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
       ],
       sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
       leaseMaxRecords: config.leaseMaxRecords,
+      scheduler: services.scheduler,
     });
     const refold = new LateRefolder({ late: services.lateData, metrics: services.metrics, views, db: rollups.db, pending: rollups.pending, clock, log, merged: () => rollups?.requestCompaction() });
     services.lateRefold = refold;
-    refold.kick();
-    services.pipeline.start();
-    services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
-    services.viewBackfill.start();
-    services.viewJoins = new JoinProcessor({ views: services.views, schema: services.schema, clock, log });
-    services.viewJoins.start();
-    services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
-    services.viewGeneration.start();
-    // Monitors evaluate through the aggregation service, so only where the rollups run.
-    const monitorScheduler = new JobScheduler({ clock, log, store });
-    services.monitorRunner = new MonitorRunner({ monitors: services.monitors, metrics: services.metrics, aggregation: services.aggregation, scheduler: monitorScheduler, owned: monitorScheduler, clock, log });
-    services.monitorRunner.start();
+    await join({ name: 'late-refold', start: () => refold.kick(), stop: () => refold.stop() });
+    const pipeline = services.pipeline;
+    await join({ name: 'pipeline', start: () => pipeline.start(), stop: () => pipeline.stop() });
+    const viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
+    services.viewBackfill = viewBackfill;
+    const viewJoins = new JoinProcessor({ views: services.views, schema: services.schema, clock, log });
+    services.viewJoins = viewJoins;
+    // Joins start before the backfill so the backfill stops before them (the order shutdown always had).
+    await join({ name: 'view-joins', start: () => viewJoins.start(), stop: () => viewJoins.stop() });
+    await join({ name: 'view-backfill', start: () => viewBackfill.start(), stop: () => viewBackfill.stop() });
+    const viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
+    services.viewGeneration = viewGeneration;
+    await join({ name: 'view-generation', start: () => viewGeneration.start(), stop: () => viewGeneration.stop() });
+    // Monitors evaluate through the aggregation service, so only where the rollups run; their jobs are
+    // the scheduler's (stopped before them: the scheduler joins after this block).
+    const monitorRunner = new MonitorRunner({ monitors: services.monitors, metrics: services.metrics, aggregation: services.aggregation, scheduler: services.scheduler, clock, log });
+    services.monitorRunner = monitorRunner;
+    await join({ name: 'monitors', start: () => monitorRunner.start(), stop: () => monitorRunner.stop() });
     // Deliveries: every second, and at once after a commit that staged some.
-    const deliveries = monitorScheduler.register({ name: 'notification-deliveries', schedule: { everyMs: 1000 }, run: () => services.notifier.deliverDue() });
+    const deliveries = services.scheduler.register({ name: 'notification-deliveries', schedule: { everyMs: 1000 }, run: () => services.notifier.deliverDue() });
     services.notifier.onStaged = () => deliveries.kick();
   }
+  // Stops before the loops above (view generation first, then backfill, joins, pipeline, refold, rollups):
+  // a purge pass in progress finishes while the schema store and spool it cleans are still open.
+  await join({ name: 'scheduler', start: () => services.scheduler.start(), stop: () => services.scheduler.stop() });
+  // Added last so it stops first: nothing new is accepted, and ingest in flight finishes its spool commits
+  // and is answered before the sockets close.
+  await join({
+    name: 'http',
+    stop: async () => {
+      // In-process producers are refused (service_unavailable) from here on, like new requests.
+      sink.detach();
+      us_listen_socket_close(listenSocket);
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
+      }
+      await ingest.drain();
+      app.close();
+    },
+  });
 
   return {
     services,
@@ -253,28 +293,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     async stop() {
       if (stopping) return;
       stopping = true;
-      us_listen_socket_close(listenSocket);
-      if (inFlight > 0) {
-        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
-      }
-      // Ingest in flight finishes its spool commits and is answered before sockets close.
-      await ingest.drain();
-      app.close();
-      // A purge pass in progress finishes while the schema store and spool it cleans are still open.
-      await purge.stop();
-      // Batches in flight commit (or are released to replay) before the store closes.
-      await services.viewGeneration?.stop();
-      await services.viewBackfill?.stop();
-      await services.viewJoins?.stop();
-      await services.pipeline?.stop();
-      await services.lateRefold?.stop();
-      await services.monitorRunner?.stop();
-      await rollups?.stop();
-      services.schema.close();
-      // Last: counts what the pipeline drained while stopping.
-      await services.telemetry.close();
-      await services.activity.flush();
-      await store.close();
+      // In reverse start order (see `join` above): http, scheduler, the pipeline's loops (batches in
+      // flight commit or are released to replay), rollups, schema, telemetry, activity, the store.
+      await lifecycle.stop();
       log.info('stopped');
     },
   };

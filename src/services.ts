@@ -25,8 +25,10 @@ import type { MonitorCatalog } from './monitor/monitor-catalog.js';
 import type { MonitorRunner } from './monitor/monitor-runner.js';
 import type { AttentionRegistry } from './attention/registry.js';
 import type { Notifier } from './notify/notifier.js';
+import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
+import type { RecordSink } from './ingest/record-sink-types.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -75,8 +77,15 @@ export interface Services {
   attention: AttentionRegistry;
   /** Notification channels, the alert outbox and its delivery (src/notify/notifier.ts). */
   notifier: Notifier;
+  /** Every periodic or kicked job of the node (src/schedule/scheduler.ts); tests with a ManualClock call `runDue`. */
+  scheduler: JobScheduler;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */
   aggregation: AggregationService;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
   outbound: OutboundClient;
+  /**
+   * Writes records into a collection for in-process producers (pulls, checks): the ingest front's
+   * validation, limits, backpressure, idempotency, telemetry and activity, no key; refusals are values.
+   */
+  sink: RecordSink;
 }

@@ -11,9 +11,8 @@ export interface MonitorRunnerDeps {
   monitors: MonitorCatalog;
   metrics: MetricCatalog;
   aggregation: MonitorAggregation;
-  scheduler: Scheduler;
-  /** A scheduler of the runner's own, started and stopped with it (until the node's shared one is in Services). */
-  owned?: Scheduler & { start(): void; stop(): Promise<void>; runDue(): Promise<void> };
+  /** The node's scheduler; `runDue` when it has one (tests that move a ManualClock). */
+  scheduler: Scheduler & { runDue?(): Promise<void> };
   clock: Clock;
   log: Logger;
 }
@@ -38,6 +37,7 @@ export class MonitorRunner {
   /** Monitor id → the slot waiting for complete data. */
   private readonly waiting = new Map<string, number>();
   private readonly unsubscribe: Array<() => void> = [];
+  private catchUp: JobHandle | null = null;
 
   constructor(private readonly deps: MonitorRunnerDeps) {}
 
@@ -45,18 +45,17 @@ export class MonitorRunner {
     for (const m of this.deps.monitors.store.all()) this.sync(m.id);
     this.unsubscribe.push(this.deps.monitors.onChange((id) => this.sync(id)));
     this.unsubscribe.push(this.deps.metrics.onChange((metricId) => void this.metricChanged(metricId)));
-    this.deps.scheduler.register({ name: 'monitor-catch-up', schedule: { everyMs: CATCH_UP_MS }, run: () => this.retryWaiting() });
-    this.deps.owned?.start();
+    this.catchUp = this.deps.scheduler.register({ name: 'monitor-catch-up', schedule: { everyMs: CATCH_UP_MS }, run: () => this.retryWaiting() });
   }
 
   /**
-   * Stop listening and stop the runner's own scheduler. Jobs are not unregistered: that would
-   * remove their durable slots, and a restart must find them to evaluate the slot it missed.
+   * Stop listening. Jobs are not unregistered: that would remove their durable slots, and a restart
+   * must find them to evaluate the slot it missed; the scheduler stops them (before this runs).
    */
   async stop(): Promise<void> {
     for (const u of this.unsubscribe.splice(0)) u();
-    await this.deps.owned?.stop();
     this.jobs.clear();
+    this.catchUp = null;
   }
 
   /** Register, reschedule or drop the job of a monitor after a change. */
@@ -163,8 +162,13 @@ export class MonitorRunner {
 
   /** Run every job of the runner's own scheduler that is due now (tests that move a ManualClock). */
   async runDue(): Promise<void> {
-    await this.deps.owned?.runDue();
+    await this.deps.scheduler.runDue?.();
     await this.retryWaiting();
+  }
+
+  /** The catch-up job (registered at start). */
+  catchUpJob(): JobHandle | null {
+    return this.catchUp;
   }
 
   /** Jobs registered (tests). */
