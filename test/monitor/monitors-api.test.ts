@@ -1,4 +1,4 @@
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { ManualClock } from '../../src/clock.js';
@@ -30,10 +30,16 @@ export async function monitorSetup(srv: TestServer) {
   return { ...setup, view, latency, count, metrics, monitors: (metricId: string) => `${metrics}/${metricId}/monitors` };
 }
 
-test('monitors: create with defaults, get, both lists, update, pause, resume, delete', async (t) => {
-  const clock = new ManualClock(Date.parse('2026-03-01T10:00:30Z'));
-  const srv = await TestServer.start({ ...CONTROL_PLANE, clock });
-  t.after(() => srv.stop());
+// One server for the file (each test makes its own project): a start costs seconds.
+const clock = new ManualClock(Date.parse('2026-03-01T10:00:30Z'));
+let srv: TestServer;
+describe('monitors API', () => {
+before(async () => {
+  srv = await TestServer.start({ ...CONTROL_PLANE, clock });
+});
+after(() => srv.stop());
+
+test('monitors: create with defaults, get, both lists, update, pause, resume, delete', async () => {
   const { project, latency, count, monitors } = await monitorSetup(srv);
 
   const m = ok(await srv.post(monitors(latency.id), { threshold_value: 250 }), 201);
@@ -123,10 +129,8 @@ test('monitors: create with defaults, get, both lists, update, pause, resume, de
   assert.equal(ok(await srv.get(flat)).length, 3);
 });
 
-test('monitors: every create/preview rule and limit is a 400 naming the field', async (t) => {
-  const clock = new ManualClock(Date.parse('2026-03-01T10:00:30Z'));
-  const srv = await TestServer.start({ ...CONTROL_PLANE, clock });
-  t.after(() => srv.stop());
+test('monitors: every create/preview rule and limit is a 400 naming the field', async () => {
+  clock.set(Date.parse('2026-03-01T10:00:30Z'));
   const { latency, count, monitors } = await monitorSetup(srv);
   const L = monitors(latency.id);
   const C = monitors(count.id);
@@ -187,4 +191,5 @@ test('monitors: every create/preview rule and limit is a 400 naming the field', 
   // Accepted edges: largest window, six-month sustained, every operator, daily cron.
   for (const operator of ['gt', 'gte', 'lt', 'lte', 'eq', 'neq']) ok(await srv.post(L, { operator, threshold_value: -1.5, time_window_minutes: 525600, schedule_cron: '0 0 * * *' }), 201);
   ok(await srv.post(C, { condition_type: 'existence', chart_value: 'count', scope: 'any_series' }), 201);
+});
 });
