@@ -30,9 +30,10 @@ const alertOrder: ListOrder<AlertRecord> = { fields: { created_at: (a) => a.crea
 
 /**
  * The window an alerts list covers (spec: Alerts rules): `start_at` and `end_at`, else `time_range`
- * (in `timezone`), else the metric's saved chart range. `page_id` answers 404 until pages exist.
+ * (in `timezone`), else the metric's saved chart range; with `page_id` the page's saved custom range
+ * stands for the metric's (as the aggregation's `page_id` does).
  */
-export function alertWindow(q: AlertListQuery, metric: MetricRecord, now: number, earliest: number | null): { start: number; end: number } {
+export function alertWindow(q: AlertListQuery, metric: MetricRecord, now: number, earliest: number | null, pageRange: (pageId: string) => { start: number; end: number } | null): { start: number; end: number } {
   const issues: FieldIssue[] = [];
   const tz = q.timezone ?? 'UTC';
   if (!isTimeZone(tz)) issues.push({ field: 'query.timezone', message: `has "${tz}", which is not an IANA time zone name; use e.g. Europe/Berlin or UTC` });
@@ -42,13 +43,11 @@ export function alertWindow(q: AlertListQuery, metric: MetricRecord, now: number
   }
   if (q.start_at !== undefined && q.end_at !== undefined && Date.parse(q.start_at) >= Date.parse(q.end_at)) issues.push({ field: 'query.end_at', message: 'must be after start_at' });
   if (issues.length) throw new ApiError('request_validation_failed', `Invalid alert window: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, { details: issues });
-  if (q.page_id !== undefined) {
-    const message = `names page ${JSON.stringify(q.page_id)}, which does not exist; leave page_id out to use the metric's saved range`;
-    throw new ApiError('not_found', `query.page_id ${message}`, { details: [{ field: 'query.page_id', message }] });
-  }
+  // A page's saved range stands for the metric's (404 naming query.page_id when no such page exists).
+  const pageCustom = q.page_id !== undefined ? pageRange(q.page_id) : undefined;
   if (q.start_at !== undefined && q.end_at !== undefined) return { start: Date.parse(q.start_at), end: Date.parse(q.end_at) };
   const range = q.time_range ?? metric.ui_chart_time_range;
-  const custom = metric.ui_chart_custom_range_start_at && metric.ui_chart_custom_range_end_at
+  const custom = pageCustom !== undefined ? pageCustom : metric.ui_chart_custom_range_start_at && metric.ui_chart_custom_range_end_at
     ? { start: Date.parse(metric.ui_chart_custom_range_start_at), end: Date.parse(metric.ui_chart_custom_range_end_at) }
     : null;
   const r = resolveTimeRange(range, { now, timeZone: tz, custom, earliest });
@@ -91,7 +90,7 @@ export function alertRoutes(s: Services): RouteDef[] {
         }
         const all = s.monitors.store.alertsOfMetric(metric.id);
         const earliest = all.reduce<number | null>((min, a) => Math.min(min ?? Infinity, Date.parse(a.created_at)), null);
-        const { start, end } = alertWindow(q, metric, s.clock.now(), earliest);
+        const { start, end } = alertWindow(q, metric, s.clock.now(), earliest, (pageId) => s.aggregation.pageCustomRange(metric, pageId));
         const open = q.is_open === undefined ? undefined : q.is_open === 'true' || q.is_open === '1';
         return all.filter((a) => overlaps(a, start, end) && (q.monitor_id === undefined || a.monitor_id === q.monitor_id) && (open === undefined || (a.ended_at === null) === open));
       },
