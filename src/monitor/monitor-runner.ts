@@ -5,7 +5,8 @@ import type { JobHandle, Scheduler } from '../schedule/types.js';
 import { applySlot, verdicts, watchedSeries } from './evaluate.js';
 import type { MonitorCatalog } from './monitor-catalog.js';
 import type { MonitorRecord } from './monitor-records.js';
-import { readWindow, type MonitorAggregation } from './window-reader.js';
+import { readWindow, type MonitorAggregation, type MonitorWindow } from './window-reader.js';
+import type { MetricRecord } from '../rollup/metric-records.js';
 
 export interface MonitorRunnerDeps {
   monitors: MonitorCatalog;
@@ -22,6 +23,10 @@ export type SlotResult = 'applied' | 'not_ready' | 'skipped' | 'disabled';
 
 /** How often a slot whose window was not complete is tried again (until the next slot supersedes it). */
 export const CATCH_UP_MS = 5_000;
+/** Evaluations reading the rollups at once: every monitor of a minute comes due in the same second, and ingest shares DuckDB. */
+export const EVALUATION_CONCURRENCY = 8;
+/** How long a window read is shared between monitors asking the same (metric, window, value) for one slot. */
+const SHARED_WINDOW_MS = 30_000;
 
 /**
  * Runs every active monitor on its `schedule_cron` (docs/monitors.md, "Evaluation"): one durable
@@ -37,6 +42,10 @@ export class MonitorRunner {
   /** Monitor id → the slot waiting for complete data. */
   private readonly waiting = new Map<string, number>();
   private readonly unsubscribe: Array<() => void> = [];
+  /** Window reads of the current slots, shared by monitors asking the same one (key: windowKey). */
+  private readonly windows = new Map<string, { at: number; read: Promise<MonitorWindow> }>();
+  private running = 0;
+  private readonly queue: Array<() => void> = [];
   private catchUp: JobHandle | null = null;
 
   constructor(private readonly deps: MonitorRunnerDeps) {}
@@ -107,7 +116,7 @@ export class MonitorRunner {
       return 'disabled';
     }
     try {
-      const window = await readWindow(this.deps.aggregation, metric, m, at, metrics.store.seriesView(metric));
+      const window = await this.limited(() => this.sharedWindow(metric, m, at));
       if (!window.ready) {
         // Never a false verdict on partial data: wait for the window to complete.
         this.waiting.set(id, at);
@@ -125,6 +134,40 @@ export class MonitorRunner {
       log.warn({ err, monitor_id: id }, 'monitor evaluation failed; the next slot tries again');
       return 'skipped';
     }
+  }
+
+  /** Run `fn` when fewer than EVALUATION_CONCURRENCY reads are in flight. */
+  private async limited<T>(fn: () => Promise<T>): Promise<T> {
+    if (this.running >= EVALUATION_CONCURRENCY) await new Promise<void>((r) => this.queue.push(r));
+    this.running++;
+    try {
+      return await fn();
+    } finally {
+      this.running--;
+      this.queue.shift()?.();
+    }
+  }
+
+  /**
+   * One read per (metric revision, window, chart value) and slot, shared by every monitor asking it:
+   * ten monitors with different thresholds on one metric cost one aggregation read a minute. A read
+   * that found the window incomplete is not kept (the retry must read again).
+   */
+  private sharedWindow(metric: MetricRecord, m: MonitorRecord, at: number): Promise<MonitorWindow> {
+    const key = `${metric.id}:${metric.definition_revision}:${at}:${m.time_window_minutes}:${m.chart_value}`;
+    const now = this.deps.clock.now();
+    for (const [k, w] of this.windows) if (now - w.at > SHARED_WINDOW_MS || w.at > now) this.windows.delete(k);
+    const kept = this.windows.get(key);
+    if (kept) return kept.read;
+    const read = readWindow(this.deps.aggregation, metric, m, at, this.deps.metrics.store.seriesView(metric));
+    this.windows.set(key, { at: now, read });
+    read.then(
+      (w) => {
+        if (!w.ready) this.windows.delete(key);
+      },
+      () => this.windows.delete(key),
+    );
+    return read;
   }
 
   /** Slots waiting for complete data: tried again, unless a later slot of the monitor has come. */
