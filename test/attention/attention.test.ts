@@ -23,10 +23,15 @@ test('attention: ingest refusals while refusing, then resolved with ended_at, go
   const now = ok(await srv.get(path));
   assert.deepEqual(now, [{ object: 'attention_item', type: 'ingest_refusals', tier: 'losing_data', resource_id: null, resource_name: null, count: 2, since: new Date(T0).toISOString(), ended_at: null, detail: 'request' }]);
 
+  // Spool-full refusals are capacity refusals (counted over the last hour).
+  srv.sluice.services.telemetry.recordError(fx.projectId, 'spool_full_ingest_queue');
+  const both = ok(await srv.get(path));
+  assert.deepEqual(both.map((i: any) => [i.type, i.tier, i.count, i.detail]), [['capacity_refusals', 'losing_data', 1, 'spool_full'], ['ingest_refusals', 'losing_data', 2, 'request']]);
+
   // Ten quiet minutes: resolved, ended to the minute.
   clock.set(T0 + 10 * MIN);
   await srv.sluice.services.telemetry.flush();
-  const later = ok(await srv.get(path));
+  const later = ok(await srv.get(path)).filter((i: any) => i.type === 'ingest_refusals');
   assert.equal(later[0].tier, 'resolved');
   assert.equal(later[0].ended_at, new Date(T0 + MIN).toISOString());
   assert.equal(later[0].count, 2);

@@ -183,6 +183,9 @@ test('monitors: every create/preview rule and limit is a 400 naming the field', 
     // Preview has the same rules (it answers 400 before it would need the aggregation).
     if (!['status disabled'].includes(what)) fails(await srv.post(`${path}/preview`, body), 400, 'request_validation_failed', field);
   }
+  // A number too large for a double reads as Infinity: refused like NaN would be.
+  fails(await srv.call('POST', L, { raw: '{"threshold_value": 1e999}', headers: { 'content-type': 'application/json' } }), 400, 'request_validation_failed', 'body.threshold_value');
+  fails(await srv.call('POST', L, { raw: '{"threshold_value": -1e999}', headers: { 'content-type': 'application/json' } }), 400, 'request_validation_failed', 'body.threshold_value');
   // A paused monitor may carry a past expiry (rule 5 is about being active).
   ok(await srv.post(L, { threshold_value: 1, status: 'paused', expires_at: '2026-03-01T10:00:00Z' }), 201);
   // Resuming it after its expiry is refused with the reason.
