@@ -231,7 +231,7 @@ export class MonitorCatalog {
   async disable(monitorId: string, reason: DisabledReason, at: number): Promise<MonitorRecord | undefined> {
     const out = await this.db.transaction(() => {
       const m = this.store.byId(monitorId);
-      if (!m || m.status !== 'active') return undefined;
+      if (m?.status !== 'active') return undefined;
       const next: MonitorRecord = { ...m, status: 'disabled', disabled_reason: reason, next_evaluation_at: null, updated_at: nextUpdatedAt(this.clock, m.updated_at) };
       this.stageEndAll(next, at, reason);
       this.store.stageMonitor(next);
@@ -257,7 +257,7 @@ export class MonitorCatalog {
       opened.length = 0;
       closed.length = 0;
       const m = this.store.get(evaluated.project_id, evaluated.id);
-      if (!m || m.status !== 'active' || m.updated_at !== evaluated.updated_at || (m.last_slot_at !== null && m.last_slot_at >= at)) return false;
+      if (m?.status !== 'active' || m.updated_at !== evaluated.updated_at || (m.last_slot_at !== null && m.last_slot_at >= at)) return false;
       const next: MonitorRecord = { ...m, last_slot_at: at, last_evaluated_at: iso(this.clock.now()), last_ready: true };
       const byKey = new Map(outcome.states.map((s) => [s.id, s]));
       for (const c of outcome.closed) {

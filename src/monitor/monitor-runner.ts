@@ -71,7 +71,7 @@ export class MonitorRunner {
   sync(id: string): void {
     const m = this.deps.monitors.store.byId(id);
     const job = this.jobs.get(id);
-    if (!m || m.status !== 'active') {
+    if (m?.status !== 'active') {
       this.waiting.delete(id);
       if (job) {
         this.jobs.delete(id);
@@ -100,7 +100,7 @@ export class MonitorRunner {
   async evaluateSlot(id: string, at: number): Promise<SlotResult> {
     const { monitors, metrics, log } = this.deps;
     const m = monitors.store.byId(id);
-    if (!m || m.status !== 'active') return 'skipped';
+    if (m?.status !== 'active') return 'skipped';
     if (m.last_slot_at !== null && m.last_slot_at >= at) return 'skipped';
     if (m.expires_at !== null && at > Date.parse(m.expires_at)) {
       await monitors.disable(id, 'expired', Date.parse(m.expires_at));

@@ -132,7 +132,7 @@ export class Notifier {
     const event = { alert, monitor };
     for (const id of ids) {
       const c = this.db.channel(id);
-      if (!c || c.status !== 'active' || c.project_id !== monitor.project_id) continue;
+      if (c?.status !== 'active' || c.project_id !== monitor.project_id) continue;
       const body = c.type === 'webhook' ? webhookBody(kind, iso(at), event, publicUrl) : alertmanagerBody(kind, event, c, publicUrl);
       this.db.stageEntry({ id: `${eventId}:${c.id}`, event_id: eventId, channel_id: c.id, project_id: c.project_id, kind, body, created_at: at, attempts: 0, next_attempt_at: at, status: 'pending', delivered_at: null });
     }
@@ -173,7 +173,7 @@ export class Notifier {
     const started = clock.now();
     const attemptNo = entry.attempts + 1;
     const base = { id: `${entry.id}:${attemptNo}`, channel_id: entry.channel_id, event_id: entry.event_id, kind: entry.kind, attempt: attemptNo, attempted_at: iso(started) };
-    if (!channel || channel.status !== 'active') {
+    if (channel?.status !== 'active') {
       await this.deps.store.transaction(() => this.db.stageEntry({ ...entry, status: 'dropped', next_attempt_at: null }, { replace: true }));
       return { ...base, status: null, error: 'channel deleted or disabled', latency_ms: 0, outcome: 'failed' };
     }

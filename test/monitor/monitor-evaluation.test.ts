@@ -35,7 +35,7 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   await completeThrough(srv, fx.metric.id, T0 + MIN);
   await runner().runDue();
 
-  let m1 = ok(await srv.get(`${fx.monitors}/${perPath.id}`));
+  const m1 = ok(await srv.get(`${fx.monitors}/${perPath.id}`));
   assert.equal(m1.last_evaluated_at !== null, true);
   assert.equal(m1.next_evaluation_at, at(2));
   assert.equal(m1.recent_alerts.length, 1, 'one series is busy');
