@@ -211,4 +211,10 @@ test('monitors: a metric deleted under an open alert disables its monitors and e
   assert.equal(expired.disabled_reason, 'expired');
   assert.equal(expired.recent_alerts[0].ended_at, at(3, 30_000));
   assert.equal(expired.recent_alerts[0].end_reason, 'expired');
+  // A metric in error disables its monitors at their next slot, with the reason.
+  const watch = ok(await srv.post(fx.monitors, { name: 'Watch', chart_value: 'count', threshold_value: 1, time_window_minutes: 1 }), 201);
+  await srv.sluice.services.metrics.patchMetric(fx.metric.id, () => ({ status: 'error', error_message: 'a partial could not be read' }));
+  assert.equal(await runner().evaluateSlot(watch.id, T0 + 5 * MIN), 'disabled');
+  assert.equal(ok(await srv.get(`${fx.monitors}/${watch.id}`)).disabled_reason, 'metric_error');
+  fails(await srv.post(`${fx.monitors}/${watch.id}/resume`), 409, 'conflict');
 });
