@@ -9,6 +9,8 @@ import { ManualClock } from '../../src/clock.js';
 import { TestServer } from '../helpers/server.js';
 import { fails, ok } from '../catalog/helpers.js';
 import { completeThrough, liveMetric, waitFor } from './monitor-helpers.js';
+import { createOutboundClient } from '../../src/outbound/client.js';
+import { startHttpsServer, testCa } from '../helpers/test-ca.js';
 
 const MIN = 60_000;
 const T0 = Date.parse('2026-01-05T10:00:00Z');
@@ -21,7 +23,20 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   const fx = await liveMetric(srv);
   const runner = () => srv.sluice.services.monitorRunner!;
 
-  const perPath = ok(await srv.post(fx.monitors, { name: 'Busy path', chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5 }), 201);
+  // A webhook receiver (HTTPS under a test CA, on loopback: the server's client trusts both here).
+  const received: Array<{ headers: Record<string, unknown>; body: any }> = [];
+  const hook = await startHttpsServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: JSON.parse(body) });
+      res.writeHead(204).end();
+    });
+  });
+  t.after(() => hook.close());
+  srv.sluice.services.outbound = createOutboundClient({ allowPrivateTargets: true, ca: testCa().ca });
+  const channel = ok(await srv.post(`/v1/projects/${fx.projectId}/notification_channels`, { name: 'Ops', type: 'webhook', url: hook.url('/hook') }), 201);
+  const perPath = ok(await srv.post(fx.monitors, { name: 'Busy path', chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5, notification_channel_ids: [channel.id] }), 201);
   const quiet = ok(await srv.post(fx.monitors, { name: 'No traffic', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
   const slow = ok(await srv.post(fx.monitors, { name: 'Slow', chart_value: 'max', condition_type: 'sustained', operator: 'gte', threshold_value: 100, sustained_minutes: 2, time_window_minutes: 1 }), 201);
   const onlyB = ok(await srv.post(fx.monitors, { name: 'Only b', chart_value: 'count', scope: 'any_series', time_window_minutes: 1, condition_type: 'existence', series_filters: { include: { path: ['/b'] } } }), 201);
@@ -62,6 +77,13 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.equal(b1.recent_alerts[0].series_label, '/b');
   assert.equal(ok(await srv.get(fx.metricPath)).has_triggered_monitors, true);
 
+  // The webhook went out after the commit, on its own (the delivery job is kicked), signed.
+  await waitFor(() => received.length >= 1, 'the alert.opened webhook');
+  assert.equal(received[0]!.body.type, 'alert.opened');
+  assert.equal(received[0]!.body.data.alert.id, busy.id);
+  assert.equal(received[0]!.headers['webhook-id'], `evt_${busy.id}_opened`);
+  assert.match(String(received[0]!.headers['webhook-signature']), /^v1,/);
+
   // Alerts list: window overlap, is_open, monitor filter; alert get.
   const alerts = `${fx.metricPath}/alerts?start_at=${at(0)}&end_at=${at(5)}`;
   assert.equal(ok(await srv.get(alerts)).length, 2);
@@ -98,6 +120,9 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.equal(m2.recent_alerts[0].id, busy.id);
   assert.equal(m2.recent_alerts[0].ended_at, at(2), '3 records: the period ends');
   assert.equal(ok(await srv.get(`${alerts}&is_open=true&monitor_id=${perPath.id}`)).length, 0);
+  await waitFor(() => received.length >= 2, 'the alert.resolved webhook');
+  assert.deepEqual(received.map((r) => r.body.type), ['alert.opened', 'alert.resolved'], 'one of each, no duplicate');
+  assert.equal(received[1]!.body.data.alert.ended_at, at(2));
   assert.equal(ok(await srv.get(`${fx.monitors}/${onlyB.id}`)).recent_alerts[0].ended_at, at(2), '/b gone: existence ended');
   const slow2 = ok(await srv.get(`${fx.monitors}/${slow.id}`));
   assert.equal(slow2.series_states[0].pending_since, at(1));
