@@ -33,6 +33,9 @@ export const idPrefix = {
   metric: 'met_',
   metricSeries: 'mse_',
   lateDataFile: 'ldf_',
+  monitor: 'mon_',
+  alert: 'alr_',
+  notificationChannel: 'nch_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -56,6 +59,9 @@ const ID_NAMES: Record<IdKind, string> = {
   metric: 'metric',
   metricSeries: 'metric series',
   lateDataFile: 'late data file',
+  monitor: 'monitor',
+  alert: 'alert',
+  notificationChannel: 'notification channel',
 };
 
 const ID_BODY = 20;

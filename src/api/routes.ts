@@ -18,6 +18,10 @@ import { viewRoutes } from './views/routes.js';
 import { metricRoutes } from './metrics/routes.js';
 import { lateDataRoutes } from './late-data/routes.js';
 import { whoamiRoutes } from './whoami/routes.js';
+import { monitorRoutes } from './monitors/routes.js';
+import { alertRoutes } from './alerts/routes.js';
+import { attentionRoutes } from './attention/routes.js';
+import { notificationChannelRoutes } from './notification-channels/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -29,6 +33,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...unprocessableRoutes(s));
   table.push(...viewRoutes(s));
   table.push(...metricRoutes(s), ...lateDataRoutes(s));
+  table.push(...monitorRoutes(s), ...alertRoutes(s), ...attentionRoutes(s), ...notificationChannelRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   table.push(...whoamiRoutes(s));
   return table;
