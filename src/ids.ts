@@ -37,6 +37,9 @@ export const idPrefix = {
   page: 'pg_',
   component: 'comp_',
   domain: 'dom_',
+  monitor: 'mon_',
+  alert: 'alr_',
+  notificationChannel: 'nch_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -63,6 +66,9 @@ const ID_NAMES: Record<IdKind, string> = {
   page: 'page',
   component: 'component',
   domain: 'domain',
+  monitor: 'monitor',
+  alert: 'alert',
+  notificationChannel: 'notification channel',
 };
 
 const ID_BODY = 20;

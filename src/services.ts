@@ -24,6 +24,10 @@ import type { LateRefolder } from './rollup/late-refold.js';
 import type { PagesRepo } from './catalog/pages.js';
 import type { PageEvents } from './web/page-events.js';
 import type { WebAssets } from './web/assets.js';
+import type { MonitorCatalog } from './monitor/monitor-catalog.js';
+import type { MonitorRunner } from './monitor/monitor-runner.js';
+import type { AttentionRegistry } from './attention/registry.js';
+import type { Notifier } from './notify/notifier.js';
 import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
@@ -74,6 +78,14 @@ export interface Services {
   pageEvents: PageEvents;
   /** The browser code built by esbuild (dist/web), served under /assets (src/web/assets.ts). */
   webAssets: WebAssets;
+  /** Monitors, their series states and alerts (src/monitor/monitor-catalog.ts). */
+  monitors: MonitorCatalog;
+  /** Evaluates active monitors on their schedules (src/monitor/monitor-runner.ts); null when the pipeline is off. */
+  monitorRunner: MonitorRunner | null;
+  /** Attention providers, registered once per capability (src/attention/registry.ts). */
+  attention: AttentionRegistry;
+  /** Notification channels, the alert outbox and its delivery (src/notify/notifier.ts). */
+  notifier: Notifier;
   /** Every periodic or kicked job of the node (src/schedule/scheduler.ts); tests with a ManualClock call `runDue`. */
   scheduler: JobScheduler;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */

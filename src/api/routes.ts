@@ -21,6 +21,10 @@ import { pageRoutes } from './pages/routes.js';
 import { componentRoutes } from './components/routes.js';
 import { webRoutes } from '../web/routes.js';
 import { whoamiRoutes } from './whoami/routes.js';
+import { monitorRoutes } from './monitors/routes.js';
+import { alertRoutes } from './alerts/routes.js';
+import { attentionRoutes } from './attention/routes.js';
+import { notificationChannelRoutes } from './notification-channels/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -35,6 +39,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...pageRoutes(s), ...componentRoutes(s));
   // Web routes (HTML, assets, SSE) outside /v1; not in the OpenAPI document.
   table.push(...webRoutes(s));
+  table.push(...monitorRoutes(s), ...alertRoutes(s), ...attentionRoutes(s), ...notificationChannelRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   table.push(...whoamiRoutes(s));
   return table;
