@@ -36,6 +36,10 @@ export interface Config {
   maxIngestMemoryBytes: number;
   /** An ingest body must arrive within this many ms of its request's start, else the connection is closed. */
   ingestBodyTimeoutMs: number;
+  /** AES-256 key sealing header values of pulls and checks (64 hex chars or base64); unset: generated into DATA_DIR/secret.key. */
+  secretKey: string | undefined;
+  /** Runs of pulls and checks due on the same minute start spread over this many ms after the slot. */
+  fetchSpreadMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -71,5 +75,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
+    secretKey: env.SLUICE_SECRET_KEY || undefined,
+    fetchSpreadMs: int(env, 'SLUICE_FETCH_SPREAD_MS', 10_000),
   };
 }

@@ -33,6 +33,9 @@ export const idPrefix = {
   metric: 'met_',
   metricSeries: 'mse_',
   lateDataFile: 'ldf_',
+  // Fixed by the spec (api-2: Pull `pul_`); checks get ours (docs/pulls-and-checks.md).
+  pull: 'pul_',
+  check: 'chk_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -56,6 +59,8 @@ const ID_NAMES: Record<IdKind, string> = {
   metric: 'metric',
   metricSeries: 'metric series',
   lateDataFile: 'late data file',
+  pull: 'pull',
+  check: 'check',
 };
 
 const ID_BODY = 20;
