@@ -42,6 +42,8 @@ export const errorCatalogue = {
   spool_full_wal_unavailable: { status: 503, message: 'Ingest is paused: the spool is unavailable' },
   // ── Views ─────────────────────────────────────────────────────────────────
   view_script_invalid: { status: 400, message: 'The transform script does not compile; error.details gives the message, line and column' },
+  // ── Pulls and checks ──────────────────────────────────────────────────────
+  check_disabled_by_service: { status: 400, message: 'The check was stopped by the service because the team is not in good standing; it restarts on its own when standing is restored' },
   // ── Server ────────────────────────────────────────────────────────────────
   server_error: { status: 500, message: 'Something went wrong on the server' },
   service_unavailable: { status: 503, message: 'The server is shutting down or not ready' },

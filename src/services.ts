@@ -21,6 +21,8 @@ import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
+import type { PullService } from './pull/pull-service.js';
+import type { CheckService } from './pull/check-service.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -61,4 +63,8 @@ export interface Services {
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
   lateRefold: LateRefolder | null;
+  /** Pulls: scheduled fetches into collections (src/pull/pull-service.ts). */
+  pulls: PullService;
+  /** Checks: scheduled uptime observations (src/pull/check-service.ts). */
+  checks: CheckService;
 }

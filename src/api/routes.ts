@@ -17,6 +17,8 @@ import { unprocessableRoutes } from './schemas/unprocessable-routes.js';
 import { viewRoutes } from './views/routes.js';
 import { metricRoutes } from './metrics/routes.js';
 import { lateDataRoutes } from './late-data/routes.js';
+import { pullRoutes } from './pulls/routes.js';
+import { checkRoutes } from './checks/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -28,6 +30,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...unprocessableRoutes(s));
   table.push(...viewRoutes(s));
   table.push(...metricRoutes(s), ...lateDataRoutes(s));
+  table.push(...pullRoutes(s), ...checkRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   return table;
 }

@@ -51,9 +51,8 @@ export interface ScheduledFetchRecord extends RequestConfig {
   updated_at: string;
 }
 
-/** What the last good answer said, for conditional requests (only reused while the request config is the same). */
+/** What the last good answer said, for conditional requests; cleared when the request changes. */
 export interface Validators {
-  config_hash: string;
   etag: string | null;
   last_modified: string | null;
 }
