@@ -27,6 +27,7 @@ import { MetricCatalog } from './rollup/metric-catalog.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
+import { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import { withMetricTasks } from './rollup/metric-tasks-for.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
@@ -39,11 +40,12 @@ import { ApiError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { Store } from './store/db.js';
 import type { Services } from './services.js';
+import { createOutboundClient } from './outbound/client.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
 import type { RouteMatch } from './api/http/router.js';
-import { errorEnvelope, successEnvelope } from './api/http/envelope.js';
+import { errorEnvelope, successEnvelope } from './http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
 
 export interface SluiceOptions {
@@ -97,14 +99,16 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    aggregation: new AggregationService(() => services),
+    outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
   services.collectionDestroyers.push(
-    (svc, collection) => svc.spool.dropCollection(collection.id),
-    (svc, collection) => svc.views.destroyReading(collection),
-    (svc, collection) => svc.schema.destroyCollection(collection),
+    (collection) => services.spool.dropCollection(collection.id),
+    (collection) => services.views.destroyReading(collection),
+    (collection) => services.schema.destroyCollection(collection),
   );
   // Files are named by sequence number: a data directory from before the spool kept its high-water
   // mark must not hand those numbers out again.

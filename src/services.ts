@@ -12,7 +12,7 @@ import type { SourcesRepo } from './catalog/sources.js';
 import type { IngestKeysRepo } from './catalog/ingest-keys.js';
 import type { CollectionsRepo } from './catalog/collections.js';
 import type { CollectionDestroyer } from './catalog/purge.js';
-import type { Spool } from './ingest/spool.js';
+import type { Spool } from './spool/spool.js';
 import type { PipelineTelemetry } from './ingest/telemetry.js';
 import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
@@ -21,6 +21,8 @@ import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-types.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
+import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
+import type { OutboundClient } from './outbound/types.js';
 import type { PullService } from './pull/pull-service.js';
 import type { CheckService } from './pull/check-service.js';
 
@@ -63,6 +65,10 @@ export interface Services {
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
   lateRefold: LateRefolder | null;
+  /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */
+  aggregation: AggregationService;
+  /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
+  outbound: OutboundClient;
   /** Pulls: scheduled fetches into collections (src/pull/pull-service.ts). */
   pulls: PullService;
   /** Checks: scheduled uptime observations (src/pull/check-service.ts). */

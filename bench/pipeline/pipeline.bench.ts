@@ -18,7 +18,7 @@ import pino from 'pino';
 import { systemClock } from '../../src/clock.js';
 import { DEFAULT_SCHEMA_SETTINGS } from '../../src/catalog/collections.js';
 import type { CollectionRecord } from '../../src/catalog/records.js';
-import { Spool } from '../../src/ingest/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 import { WorkerPool } from '../../src/pipeline/pool.js';
 import { PipelineRunner } from '../../src/pipeline/runner.js';
 import { SchemaService } from '../../src/schema/schema-service.js';

@@ -1,6 +1,6 @@
 import { ApiError, notFound } from '../errors.js';
 import { hasScope, type ScopeRequirement, type Scopes } from '../auth/scopes.js';
-import type { Principal } from '../api/http/route.js';
+import type { Principal } from '../auth/principal.js';
 import type { AccountsRepo } from './repo.js';
 import type { TeamRecord, UserRecord } from './records.js';
 

@@ -1,6 +1,6 @@
 import { ApiError } from '../errors.js';
 import { SESSION_PREFIX, type AccountsRepo } from '../accounts/repo.js';
-import type { Principal } from '../api/http/route.js';
+import type { Principal } from './principal.js';
 
 /**
  * Resolve `Authorization: Bearer <secret>` to a Principal (docs/architecture.md, "Fixed contracts",

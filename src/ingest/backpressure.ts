@@ -1,7 +1,7 @@
 import { statfs, statfsSync } from 'node:fs';
 import type { Clock } from '../clock.js';
 import { ApiError, type ErrorCode } from '../errors.js';
-import type { Spool } from './spool.js';
+import type { Spool } from '../spool/spool.js';
 import { DISK_CHECK_INTERVAL_MS, MAX_BYTES_IN_FLIGHT, RETRY_AFTER_SECONDS, STORAGE_FAILURE_HOLD_MS } from './limits.js';
 
 type SpoolFullCode = keyof typeof RETRY_AFTER_SECONDS & ErrorCode;

@@ -5,8 +5,8 @@ import type { Store } from '../store/db.js';
 import { IngestGate } from './backpressure.js';
 import { mountHttpIngest } from './http-front.js';
 import { IngestCore } from './ingest-core.js';
-import { Spool } from './spool.js';
-import { PipelineTelemetry } from './telemetry.js';
+import { Spool } from '../spool/spool.js';
+import { PipelineTelemetry } from '../telemetry/pipeline-telemetry.js';
 import { mountWsIngest } from './ws-front.js';
 
 /** The pipeline-facing services the ingest side owns (built with the others in server.ts). */

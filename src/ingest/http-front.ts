@@ -1,7 +1,7 @@
 import type { HttpResponse, TemplatedApp } from 'uws-pack';
 import { ApiError, toApiError } from '../errors.js';
 import type { Logger } from '../log.js';
-import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../api/http/body-drain.js';
+import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../http/body-drain.js';
 import { bodiesFull } from './backpressure.js';
 import { BodyPool } from './body-pool.js';
 import { checkIdempotencyKey, type IngestCore, type IngestOutcome, type IngestTarget } from './ingest-core.js';

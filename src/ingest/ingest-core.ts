@@ -7,8 +7,8 @@ import { IngestGate, spoolFull } from './backpressure.js';
 import { parseBatch, stripBom, type ParsedBatch } from './framing.js';
 import { IdempotencyStore, requestHash, type IdempotentResult } from './idempotency.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits.js';
-import { reasonFor } from './telemetry.js';
-import type { PipelineErrorReason } from './telemetry.js';
+import { reasonFor } from '../telemetry/pipeline-telemetry.js';
+import type { PipelineErrorReason } from '../telemetry/pipeline-telemetry.js';
 import { VerifiedCache } from './verified-cache.js';
 
 /** Bound on remembered secrets and collection slugs (cleared past it; they are only shortcuts). */

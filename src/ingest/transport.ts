@@ -2,8 +2,8 @@ import { gunzip, inflate } from 'node:zlib';
 import { STATUS_CODES } from 'node:http';
 import type { HttpResponse } from 'uws-pack';
 import { ApiError, invalidField } from '../errors.js';
-import { errorEnvelope } from '../api/http/envelope.js';
-import { BodyDrain, DRAIN_MAX_BYTES } from '../api/http/body-drain.js';
+import { errorEnvelope } from '../http/envelope.js';
+import { BodyDrain, DRAIN_MAX_BYTES } from '../http/body-drain.js';
 import type { BodyPool } from './body-pool.js';
 
 /** The endpoint name ingest responses carry in the envelope. */

@@ -1,6 +1,6 @@
 import type { CollectionRecord } from '../catalog/records.js';
 import type { BatchPlan, SchemaBook } from '../schema/book.js';
-import type { SpoolLease } from '../ingest/spool.js';
+import type { SpoolLease } from '../spool/spool.js';
 import type { BatchResult } from './process-batch.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { Spool } from '../ingest/spool.js';
+import type { Spool } from '../spool/spool.js';
 import type { Logger } from '../log.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
 import type { Store } from '../store/db.js';

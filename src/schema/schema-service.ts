@@ -11,7 +11,7 @@ import { buildReport, type SchemaReport } from './report.js';
 import { rulesKey, rulesOf, type FingerprintRules } from './rules.js';
 import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from './versions.js';
 import type { WrittenFile } from '../pipeline/process-batch.js';
-import type { Spool } from '../ingest/spool.js';
+import type { Spool } from '../spool/spool.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
 import { removeCollectionFiles, sweepOrphans } from './file-sweep.js';
 import { purgeUnclassified } from './retention.js';

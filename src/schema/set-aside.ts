@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { notFound } from '../errors.js';
-import type { Spool } from '../ingest/spool.js';
+import type { Spool } from '../spool/spool.js';
 import type { Table } from '../store/table.js';
 import type { UnprocessableEntry } from './schema-store.js';
 

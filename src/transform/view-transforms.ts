@@ -1,11 +1,20 @@
 import { iso } from '../clock.js';
 import { ApiError, invalidField, notFound } from '../errors.js';
 import { nextUpdatedAt } from '../catalog/timestamps.js';
-import type { ViewCatalog } from './view-catalog.js';
+import type { Clock } from '../clock.js';
 import type { DeferralAction, ViewDeferralRecord, ViewRecord, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
 import { derivedStatus, newTransform, NO_BACKFILL_PROGRESS, scriptHash } from './view-rules.js';
 import type { ViewStore } from './view-store.js';
 
+
+/** What the transforms need of the view catalog that owns them (the catalog is one; no import back to it). */
+export interface ViewTransformsHost {
+  readonly clock: Clock;
+  /** Views being destroyed: their transforms are no longer changed. */
+  readonly destroying: ReadonlySet<string>;
+  stagePatch(viewId: string, patch: (cur: ViewRecord) => Partial<ViewRecord>): ViewRecord | undefined;
+  notify(viewIds: Iterable<string>): void;
+}
 /** Settable fields of a transform (POST .../transforms/:transform_id). */
 export interface TransformChange {
   transform_script?: string;
@@ -25,7 +34,7 @@ export interface DeferralDecisionInput {
  * view is live, commit in one transaction with the view's derived status, then notify listeners.
  */
 export class ViewTransforms {
-  constructor(private readonly catalog: ViewCatalog, private readonly store: ViewStore) {}
+  constructor(private readonly catalog: ViewTransformsHost, private readonly store: ViewStore) {}
 
   list(viewId: string): ViewTransformRecord[] {
     return this.store.transformsOf(viewId);

@@ -74,7 +74,7 @@ test('a team scheduled for deletion is removed after 30 days with everything ben
   const ingestKey = (await srv.post(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys`)).body.data;
   const collection = (await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: source.id })).body.data;
   const destroyed: string[] = [];
-  s.collectionDestroyers.push(async (_s, c) => void destroyed.push(c.id));
+  s.collectionDestroyers.push(async (c) => void destroyed.push(c.id));
 
   assert.equal((await srv.delete(`/v1/teams/${teamT}`, { token: session })).status, 200);
   clock.advance(30 * DAY - 1);

@@ -21,7 +21,7 @@ test('scheduled deletion: hidden at once, restorable within 7 days, purged after
   const keptCol = ok(await srv.post(`${p}/collections`, { name: 'Kept', source_id: kept.id }), 201);
   const lonelyCol = ok(await srv.post(`${p}/collections`, { name: 'Lonely', source_id: kept.id }), 201);
   let destroyed: string[] = [];
-  s.collectionDestroyers.push(async (_s, c) => void destroyed.push(c.id));
+  s.collectionDestroyers.push(async (c) => void destroyed.push(c.id));
 
   // Restore within the window.
   const scheduled = ok(await srv.delete(`${p}/sources/${doomed.id}`));

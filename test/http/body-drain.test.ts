@@ -4,7 +4,7 @@ import { connect } from 'node:net';
 import { BOOTSTRAP_KEY, TestServer } from '../helpers/server.js';
 import { fetchFromChild, type FetchSpec } from '../helpers/fetch-client.js';
 import { createIngestKey, type IngestFixture } from '../ingest/helpers.js';
-import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../../src/api/http/body-drain.js';
+import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../../src/http/body-drain.js';
 
 const MB = 1024 * 1024;
 /** Each oversize case is sent this many times: closing on a client still sending failed most, not all, of the time. */

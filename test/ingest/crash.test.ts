@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { childApi, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
-import { Spool } from '../../src/ingest/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
 
 const KEY = 'slk_crash_test_bootstrap_key_00000000000000';

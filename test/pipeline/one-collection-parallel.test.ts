@@ -9,7 +9,7 @@ import { filesUnder } from '../helpers/files.js';
 import { childApi, drainAndStop, startChild, type ChildServer } from '../helpers/child.js';
 import { createIngestKey, ingest, type IngestFixture } from '../ingest/helpers.js';
 import { systemClock } from '../../src/clock.js';
-import { Spool } from '../../src/ingest/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 import { POISON_ATTEMPTS } from '../../src/pipeline/runner.js';
 import { SchemaService } from '../../src/schema/schema-service.js';
 import { Store } from '../../src/store/db.js';

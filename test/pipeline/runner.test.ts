@@ -7,7 +7,7 @@ import pino from 'pino';
 import { DEFAULT_SCHEMA_SETTINGS } from '../../src/catalog/collections.js';
 import type { CollectionRecord } from '../../src/catalog/records.js';
 import { systemClock } from '../../src/clock.js';
-import { Spool } from '../../src/ingest/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 import { PipelineRunner, POISON_ATTEMPTS, type RunnerDeps } from '../../src/pipeline/runner.js';
 import { SchemaService } from '../../src/schema/schema-service.js';
 import { Store } from '../../src/store/db.js';

@@ -7,7 +7,7 @@ import pino from 'pino';
 import { filesUnder } from '../helpers/files.js';
 import { childApi, drainAndStop, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
-import { Spool } from '../../src/ingest/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 import { systemClock } from '../../src/clock.js';
 import { SchemaService } from '../../src/schema/schema-service.js';
 

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { childApi, startChild, type ChildServer } from '../helpers/child.js';
 import { Store } from '../../src/store/db.js';
-import { Spool } from '../../src/ingest/spool.js';
+import { Spool } from '../../src/spool/spool.js';
 import { systemClock } from '../../src/clock.js';
 import { SchemaService } from '../../src/schema/schema-service.js';
 import { ViewCatalog } from '../../src/transform/view-catalog.js';

@@ -1,4 +1,4 @@
-import { collectionTotals } from '../../pipeline/stats.js';
+import { collectionTotals } from '../../schema/storage-stats.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { CollectionRecord, ProjectRecord, SchemaSettings } from '../../catalog/records.js';
 import { destroyCollection } from '../../catalog/purge.js';

@@ -2,8 +2,8 @@ import { ApiError, notFound, toApiError, type FieldIssue } from '../../errors.js
 import { idLabel, isId } from '../../ids.js';
 import { hasScope } from '../../auth/scopes.js';
 import type { Logger } from '../../log.js';
-import type { Envelope } from './envelope.js';
-import { errorEnvelope, successEnvelope } from './envelope.js';
+import type { Envelope } from '../../http/envelope.js';
+import { errorEnvelope, successEnvelope } from '../../http/envelope.js';
 import type { RouteMatch } from './router.js';
 import type { Method, Principal, RequestContext } from './route.js';
 import { assertValid } from './validation.js';

@@ -1,5 +1,5 @@
 import { ApiError } from '../../errors.js';
-import type { Pagination } from './envelope.js';
+import type { Pagination } from '../../http/envelope.js';
 import type { JsonSchema } from './route.js';
 
 export type Sort = 'asc' | 'desc';

@@ -1,22 +1,11 @@
-import type { Pagination } from './envelope.js';
-import type { Scopes, ScopeRequirement } from '../../auth/scopes.js';
+import type { Pagination } from '../../http/envelope.js';
+import type { ScopeRequirement } from '../../auth/scopes.js';
+import type { Principal } from '../../auth/principal.js';
+
+export type { Principal };
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 
-/** Who is calling: an API key or a user session, always acting in exactly one team. */
-export interface Principal {
-  kind: 'key' | 'session';
-  /** Empty only for a session of a user in no team, on routes with `allowNoTeam`. */
-  teamId: string;
-  /** The signed-in user (sessions), or null for API keys. */
-  userId: string | null;
-  /** The API key (keys), or null for sessions. */
-  keyId: string | null;
-  sessionId: string | null;
-  scopes: Scopes;
-  /** Session of a team Owner. */
-  isOwner: boolean;
-}
 
 /** A JSON Schema object (ajv compiles it at start-up). */
 export type JsonSchema = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uws-pack';
 import { ApiError } from '../../errors.js';
-import { BodyDrain, DEFAULT_DRAIN_BOUNDS, shouldDrain, type DrainBounds } from './body-drain.js';
+import { BodyDrain, DEFAULT_DRAIN_BOUNDS, shouldDrain, type DrainBounds } from '../../http/body-drain.js';
 import { responseJson } from './raw-json.js';
 
 /** Per-response state: uWS forbids touching a response after it was aborted or ended. */

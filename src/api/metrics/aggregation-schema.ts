@@ -28,7 +28,7 @@ const list = (what: string): JsonSchema => ({ type: 'string', minLength: 1, maxL
  * Shapes of the aggregation parameters (spec: Metrics, "Aggregation query parameters"; `values`,
  * `empty_bucket_handling`, `null_handling` and `regression` are ours). What depends on the metric or
  * on several parameters — names in `values` and `series`, the zone, start before end — is checked
- * by aggregation-query.ts.
+ * by rollup/aggregation/aggregation-query.ts.
  */
 export const aggregationQuerySchema: JsonSchema = object({
   coverage_mode: { enum: ['strict', 'observed'] },

@@ -2,7 +2,7 @@ import { iso } from '../../clock.js';
 import { ApiError, notFound } from '../../errors.js';
 import { pathIdSchema } from '../../ids.js';
 import { isLocalServer, localServerId } from '../../ingest/local-server.js';
-import { minuteOf } from '../../ingest/telemetry.js';
+import { minuteOf } from '../../telemetry/pipeline-telemetry.js';
 import type { Services } from '../../services.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { isoDateString, object, params } from '../http/schemas.js';

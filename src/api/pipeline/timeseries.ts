@@ -1,5 +1,5 @@
 import { iso } from '../../clock.js';
-import type { MinuteCounters } from '../../ingest/telemetry.js';
+import type { MinuteCounters } from '../../telemetry/pipeline-telemetry.js';
 
 export type TelemetryInterval = 'minute' | 'hour';
 

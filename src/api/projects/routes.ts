@@ -1,5 +1,5 @@
 import { iso } from '../../clock.js';
-import { projectStorageGb } from '../../pipeline/stats.js';
+import { projectStorageGb } from '../../schema/storage-stats.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { ProjectRecord } from '../../catalog/records.js';
 import { destroyProject } from '../../catalog/purge.js';

@@ -1,6 +1,6 @@
 import { ApiError } from '../../errors.js';
 import type { FileReader } from '../../schema/file-reader.js';
-import type { Pagination } from '../http/envelope.js';
+import type { Pagination } from '../../http/envelope.js';
 import { RawJson } from '../http/raw-json.js';
 import type { ListQuery } from '../http/pagination.js';
 

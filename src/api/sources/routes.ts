@@ -1,4 +1,4 @@
-import { sourceTotals } from '../../pipeline/stats.js';
+import { sourceTotals } from '../../schema/storage-stats.js';
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { ProjectRecord, SourceRecord } from '../../catalog/records.js';
 import { destroySource } from '../../catalog/purge.js';

@@ -1,6 +1,6 @@
 import { iso } from '../../clock.js';
 import { ApiError, notFound } from '../../errors.js';
-import { BILLING_PLANS, TEAM_STATUSES, type Address, type TeamRecord } from '../../accounts/records.js';
+import { BILLING_PLANS, TEAM_STATUSES, type TeamRecord } from '../../accounts/records.js';
 import { findTeamAccess, requireScope, requireSessionUser, requireTeamAccess } from '../../accounts/access.js';
 import type { Services } from '../../services.js';
 import type { Principal } from '../http/route.js';
@@ -12,8 +12,8 @@ import { params } from '../http/schemas.js';
 import { billingSummary } from './billing.js';
 import { assertValidLogo } from './logo.js';
 import { serializeTeam } from './serialize.js';
-import { teamStorageGb } from '../../pipeline/stats.js';
-import { validateTeamUpdate } from './update-rules.js';
+import { teamStorageGb } from '../../schema/storage-stats.js';
+import { validateTeamUpdate, type TeamChange } from './update-rules.js';
 import {
   MAX_TEAMS_CREATED_PER_USER,
   TEAM_BODY_LIMIT_BYTES,
@@ -163,7 +163,6 @@ export function teamRoutes(s: Services): RouteDef[] {
 }
 
 /** A validated team change: the fields to write, billing address merged into the current one. */
-export type TeamChange = Partial<Omit<TeamRecord, 'billing_address'>> & { billing_address?: Partial<Address> };
 
 function applyChange(current: TeamRecord, change: TeamChange): Partial<TeamRecord> {
   const { billing_address, ...rest } = change;

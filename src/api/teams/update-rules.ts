@@ -4,7 +4,10 @@ import { generatedLogo } from '../../accounts/repo.js';
 import type { TeamAccess } from '../../accounts/access.js';
 import { assertValidLogo } from './logo.js';
 import { assertBillingEmailAllowed, type TeamUpdateBody } from './schemas.js';
-import type { TeamChange } from './routes.js';
+import type { Address, TeamRecord } from '../../accounts/records.js';
+
+/** A validated team update: the fields to change (billing_address merged field by field). */
+export type TeamChange = Partial<Omit<TeamRecord, 'billing_address'>> & { billing_address?: Partial<Address> };
 
 /** Spec: members other than Owners may change only these. */
 const MEMBER_FIELDS = new Set(['name', 'logo_url']);

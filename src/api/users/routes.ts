@@ -5,7 +5,7 @@ import { listMembers } from '../../accounts/memberships.js';
 import type { TeamRecord, UserRecord } from '../../accounts/records.js';
 import type { Services } from '../../services.js';
 import { listRoute } from '../http/list-route.js';
-import { teamStorageGb } from '../../pipeline/stats.js';
+import { teamStorageGb } from '../../schema/storage-stats.js';
 import { defineRoute, type Principal, type RouteDef } from '../http/route.js';
 import type { ListQuery } from '../http/pagination.js';
 import { object, params, text } from '../http/schemas.js';

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.js';
 import type { FileReader, ViewRow } from '../../schema/file-reader.js';
 import { outputRow } from '../../transform/output-row.js';
 import type { OutputField, ViewFileManifest } from '../../transform/view-records.js';
-import type { Pagination } from '../http/envelope.js';
+import type { Pagination } from '../../http/envelope.js';
 import type { ListQuery, Sort } from '../http/pagination.js';
 
 /** Query of GET .../views/:view_id/records: standard pagination plus a time range. */

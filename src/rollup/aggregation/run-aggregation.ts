@@ -35,6 +35,11 @@ export interface AggregationRequest {
   regression: FitRequest['regression'];
   /** `forecast_at` (epoch ms), or null to take the default (runAggregation). */
   forecastAt: number | null;
+  /**
+   * Every series with data answered as itself, pinned first then by rank: no `__other__`, no
+   * `maxSeries` (in-process callers such as monitors; never the HTTP query). Ignored with `series`.
+   */
+  allSeries?: boolean;
 }
 
 /** Spec: TimeseriesAggregation (`object: aggregation`). */
@@ -73,6 +78,11 @@ export interface AggregationContext {
    * from the sealed-bucket cache.
    */
   sealBefore?(completeThrough: number): number;
+  /**
+   * The saved range `time_range=custom` resolves to, instead of the metric's (a page's: the
+   * `page_id` parameter); null when that page saves none. Absent: the metric's.
+   */
+  customRange?: { start: number; end: number } | null;
   /** `horizonTime` of the fits module: when a forecast horizon ends. */
   horizonTime(h: MetricRecord['ui_chart_forecast_horizon'], now: number): number;
 }
@@ -94,7 +104,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const window = planWindow(req.window, {
     now,
     timeZone: req.window.timeZone,
-    custom: savedCustomRange(metric),
+    custom: ctx.customRange !== undefined ? ctx.customRange : savedCustomRange(metric),
     earliest: needsEarliest ? await earliestData(available(ctx.reader), metric, now) : null,
   });
   const reader = available(ctx.reader);
@@ -110,7 +120,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const grouped = metric.group_by.length > 0;
   const registry = ctx.registry;
   const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
-    selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries });
+    selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries, all: req.allSeries === true });
   const planOf = (boundaries: readonly number[], selection: SeriesSelection) => planReads({ boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
 
   const everyCandidate = nothingFolds(grouped, registry, req);
@@ -219,10 +229,11 @@ function answerOf(ctx: AggregationContext, req: AggregationRequest, window: Wind
 
 /**
  * The series to read when no tail can fold (no filter, no pins, no more registered series than
- * `max_series`; or no group_by): every one that may answer. Null when a tail may fold.
+ * `max_series`; or no group_by; or every series asked for): every one that may answer. Null when a tail may fold.
  */
 function nothingFolds(grouped: boolean, registry: SeriesLookup, req: AggregationRequest): string[] | null {
   if (!grouped) return [TOTAL_SERIES];
+  if (req.allSeries === true && req.series === null) return [...registry.hashes()];
   if (req.series !== null || registry.size > req.maxSeries || registry.pinned().length > 0) return null;
   return [...registry.hashes()];
 }

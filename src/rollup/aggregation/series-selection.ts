@@ -47,6 +47,8 @@ export interface SelectionInput {
   /** The `series` filter (registry hashes or TOTAL_SERIES), or null. */
   filter: readonly string[] | null;
   maxSeries: number;
+  /** Keep every series with data (pinned first, then by rank): nothing folds, no `maxSeries`. Ignored with `filter`. */
+  all?: boolean;
 }
 
 /**
@@ -66,6 +68,10 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
     return { kept, tail: [], seriesTotal };
   }
   const pinned = registry.pinned().map((s) => s.hash);
+  if (input.all === true) {
+    const keptHashes = [...pinned, ...rankAll(withData, registry, new Set(pinned))];
+    return { kept: keptHashes.map((h) => detailsOf(h, registry)), tail: [], seriesTotal };
+  }
   const keptHashes = pinned.length > 0 ? pinned : topByLastValue(withData, registry, input.maxSeries);
   const keptSet = new Set(keptHashes);
   return {
@@ -88,6 +94,13 @@ function sortedTail(withData: ReadonlySet<string>, kept: ReadonlySet<string>): s
     tail.push(h);
   }
   return ordered ? tail : tail.sort();
+}
+
+/** Every hash of `withData` not in `skip`, ranked as topByLastValue ranks (a sort: every one is kept). */
+function rankAll(withData: ReadonlySet<string>, registry: SeriesLookup, skip: ReadonlySet<string>): string[] {
+  const ranked = [...withData].filter((h) => !skip.has(h)).map((h) => ({ h, v: registry.get(h)?.last_value ?? -Infinity }));
+  ranked.sort((a, b) => (b.v === a.v ? 0 : b.v > a.v ? 1 : -1) || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0));
+  return ranked.map((e) => e.h);
 }
 
 /**

@@ -2,10 +2,10 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
-import type { Spool, SpoolEntry, SpoolLease } from '../../src/ingest/spool.js';
+import type { Spool, SpoolEntry, SpoolLease } from '../../src/spool/spool.js';
 import { openPlain } from '../../src/store/db.js';
-import { openSpoolIndex } from '../../src/ingest/spool-index.js';
-import { createIngestKey, ingest, ndjson, type IngestFixture } from './helpers.js';
+import { openSpoolIndex } from '../../src/spool/spool-index.js';
+import { createIngestKey, ingest, ndjson, type IngestFixture } from '../ingest/helpers.js';
 
 describe('spool: group commit, consumer leases, restart', () => {
   let srv: TestServer;

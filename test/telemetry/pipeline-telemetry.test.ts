@@ -2,9 +2,9 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { ManualClock } from '../../src/clock.js';
-import { PIPELINE_ERROR_REASONS } from '../../src/ingest/telemetry.js';
+import { PIPELINE_ERROR_REASONS } from '../../src/telemetry/pipeline-telemetry.js';
 import { localServerId } from '../../src/ingest/local-server.js';
-import { createIngestKey, ingest, ndjson, type IngestFixture } from './helpers.js';
+import { createIngestKey, ingest, ndjson, type IngestFixture } from '../ingest/helpers.js';
 
 const MIN = 60_000;
 

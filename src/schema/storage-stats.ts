@@ -1,4 +1,13 @@
-import type { Services } from '../services.js';
+import type { CollectionsRepo } from '../catalog/collections.js';
+import type { ProjectsRepo } from '../catalog/projects.js';
+import type { SchemaService } from './schema-service.js';
+
+/** What the totals read (the services bag satisfies it). */
+export interface StatsDeps {
+  schema: Pick<SchemaService, 'collectionStats'>;
+  collections: Pick<CollectionsRepo, 'list' | 'listByProject'>;
+  projects: Pick<ProjectsRepo, 'list'>;
+}
 
 /**
  * Sizes and counts the serializers show, derived from the file manifests and schema versions:
@@ -17,13 +26,13 @@ function round(gb: number): number {
 }
 
 /** Totals of one collection (Collection.storage_gb, Collection.schema_count). */
-export function collectionTotals(s: Services, collectionId: string): SchemaTotals {
+export function collectionTotals(s: StatsDeps, collectionId: string): SchemaTotals {
   const t = s.schema.collectionStats(collectionId);
   return { storage_gb: round(t.docBytes / GB), schema_count: t.schemaCount };
 }
 
 /** Totals of a source over its collections (Source.storage_gb, Source.schema_count). */
-export function sourceTotals(s: Services, sourceId: string): SchemaTotals {
+export function sourceTotals(s: StatsDeps, sourceId: string): SchemaTotals {
   let bytes = 0;
   let count = 0;
   for (const c of s.collections.list(sourceId)) {
@@ -35,14 +44,14 @@ export function sourceTotals(s: Services, sourceId: string): SchemaTotals {
 }
 
 /** Collection-file storage across a team's projects (Team.storage_gb). */
-export function teamStorageGb(s: Services, teamId: string): number {
+export function teamStorageGb(s: StatsDeps, teamId: string): number {
   let gb = 0;
   for (const p of s.projects.list(teamId)) gb += projectStorageGb(s, p.id);
   return round(gb);
 }
 
 /** Collection-file storage of a project (Project.storage_gb). */
-export function projectStorageGb(s: Services, projectId: string): number {
+export function projectStorageGb(s: StatsDeps, projectId: string): number {
   let bytes = 0;
   for (const c of s.collections.listByProject(projectId)) bytes += s.schema.collectionStats(c.id).docBytes;
   return round(bytes / GB);

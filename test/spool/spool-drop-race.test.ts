@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
-import type { Spool, SpoolInput } from '../../src/ingest/spool.js';
+import type { Spool, SpoolInput } from '../../src/spool/spool.js';
 
 describe('spool: dropping a collection while data is being written to it', () => {
   let srv: TestServer;

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { decodeIndexValue, encodeIndexValue, type IndexValue } from '../../src/ingest/spool-index.js';
+import { decodeIndexValue, encodeIndexValue, type IndexValue } from '../../src/spool/spool-index.js';
 
 const decoded = (b: Buffer) => {
   const v = b as Buffer & { start: number; end: number };

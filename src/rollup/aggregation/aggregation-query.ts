@@ -1,12 +1,12 @@
-import { ApiError, type FieldIssue } from '../../errors.js';
+import type { FieldIssue } from '../../errors.js';
 import { timestampMs } from '../../timestamp.js';
-import { AGGREGATION_LIMITS } from '../../rollup/aggregation/buckets.js';
-import type { AggregationRequest } from '../../rollup/aggregation/run-aggregation.js';
-import { isTimeZone } from '../../rollup/aggregation/zoned-time.js';
-import { CHART_VALUES, VALUE_FIELD_CHART_VALUES, type ChartValue, type MetricRecord } from '../../rollup/metric-records.js';
-import { TOTAL_SERIES } from '../../rollup/rollup-types.js';
-import { assertValid } from '../http/validation.js';
-import type { AggregationQuery } from './aggregation-schema.js';
+import { AGGREGATION_LIMITS } from './buckets.js';
+import type { AggregationRequest } from './run-aggregation.js';
+import { isTimeZone } from './zoned-time.js';
+import { CHART_VALUES, VALUE_FIELD_CHART_VALUES, type ChartValue, type MetricRecord } from '../metric-records.js';
+import { TOTAL_SERIES } from '../rollup-types.js';
+import { assertValid } from '../../api/http/validation.js';
+import type { AggregationQuery } from '../../api/metrics/aggregation-schema.js';
 
 /** A comma list's entries, trimmed, blanks dropped. */
 function entries(raw: string): string[] {
@@ -62,8 +62,9 @@ function instant(name: string, raw: string | undefined, issues: FieldIssue[]): n
 /**
  * The request a query asks for, every default taken from the metric (docs/metrics.md,
  * "Aggregation"). Every problem is reported at once as 400 `request_validation_failed` naming
- * `query.<param>`; a `page_id` then answers 404 (pages do not exist yet). Text never goes further
- * than comparisons with known names, so SQL-looking text is only ever an unknown name.
+ * `query.<param>`. `page_id` is not looked at here: the service resolves it (aggregation-service.ts).
+ * Text never goes further than comparisons with known names, so SQL-looking text is only ever an
+ * unknown name.
  */
 export function parseAggregationQuery(q: AggregationQuery, metric: MetricRecord, knownHashes: Pick<ReadonlySet<string>, 'has'>, now: number): AggregationRequest {
   const issues: FieldIssue[] = [];
@@ -85,11 +86,6 @@ export function parseAggregationQuery(q: AggregationQuery, metric: MetricRecord,
     issues.push({ field: 'query.forecast_at', message: `must be in the future (now is ${new Date(now).toISOString()})` });
   }
   assertValid(issues);
-  if (q.page_id !== undefined) {
-    // Pages (dashboards) do not exist yet, so no id names one.
-    const message = `names page ${shown(q.page_id)}, which does not exist; leave page_id out to use the metric's saved range`;
-    throw new ApiError('not_found', `query.page_id ${message}`, { details: [{ field: 'query.page_id', message }] });
-  }
 
   return {
     coverage: q.coverage_mode ?? 'strict',
