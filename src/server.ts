@@ -41,6 +41,10 @@ import { createLogger, type Logger } from './log.js';
 import { Store } from './store/db.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
+import type { OutboundClient } from './outbound/types.js';
+import { createFetchServices } from './pull/fetch-services.js';
+import { JobScheduler } from './schedule/scheduler.js';
+import type { RecordSink } from './ingest/record-sink-types.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -52,6 +56,8 @@ export interface SluiceOptions {
   config: Config;
   clock?: Clock;
   log?: Logger;
+  /** Replaces the outbound client the config would make (tests: a test CA, mapped host names, the guard on). */
+  outbound?: OutboundClient;
 }
 
 /** A running Sluice node. */
@@ -75,6 +81,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
+  const outbound = opts.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
+  // TEMP (until the scheduler and the record sink land from main):
+  const scheduler = new JobScheduler({ clock, log, store });
+  const sink: RecordSink = { write: async () => ({ ok: false, status: 503, code: 'service_unavailable', message: 'record sink not merged yet' }) };
   const services: Services = {
     config,
     clock,
@@ -100,7 +110,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
     aggregation: new AggregationService(() => services),
-    outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
+    outbound,
+    ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler }),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
@@ -114,6 +125,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   // mark must not hand those numbers out again.
   services.spool.reserveThrough(services.schema.highestFileSeq);
   const creds = await bootstrap(services);
+  services.pulls.jobs.start();
+  services.checks.jobs.start();
+  scheduler.start();
   const purge = startPurgeScheduler(services);
 
   const router = new Router(allRoutes(services));
@@ -239,6 +253,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       app.close();
       // A purge pass in progress finishes while the schema store and spool it cleans are still open.
       await purge.stop();
+      await services.pulls.jobs.stop();
+      await services.checks.jobs.stop();
+      await scheduler.stop();
       // Batches in flight commit (or are released to replay) before the store closes.
       await services.viewGeneration?.stop();
       await services.viewBackfill?.stop();
