@@ -40,6 +40,10 @@ export interface Config {
   secretKey: string | undefined;
   /** Runs of pulls and checks due on the same minute start spread over this many ms after the slot. */
   fetchSpreadMs: number;
+  /** Largest response body (decoded) a pull reads; past it the run fails at stage `response`. */
+  pullMaxBytes: number;
+  /** When > 0, caps every connect/head/body timeout of pulls and checks (ms); 0 keeps the defaults. */
+  fetchTimeoutMs: number;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
@@ -76,6 +80,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
     secretKey: env.SLUICE_SECRET_KEY || undefined,
-    fetchSpreadMs: int(env, 'SLUICE_FETCH_SPREAD_MS', 10_000),
+    fetchSpreadMs: int(env, 'SLUICE_FETCH_SPREAD_MS', 1_000),
+    pullMaxBytes: int(env, 'SLUICE_PULL_MAX_BYTES', 10 * 1024 * 1024),
+    fetchTimeoutMs: int(env, 'SLUICE_FETCH_TIMEOUT_MS', 0),
   };
 }

@@ -3,7 +3,7 @@ import type { ProjectRecord } from '../catalog/records.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { SlotRun } from '../schedule/types.js';
-import { CHECK_LIMITS, fetchOnce, statusError, type FetchOnce } from './fetch-once.js';
+import { fetchOnce, statusError, type FetchOnce } from './fetch-once.js';
 import { FetchJobs, type FetchJobDeps } from './fetch-jobs.js';
 import { headersForCreate, patchHeaders } from './headers.js';
 import { healthAfter } from './health.js';
@@ -138,7 +138,7 @@ export class CheckService {
 
   /** One request, nothing recorded. */
   async test(check: CheckRecord): Promise<CheckTestResult> {
-    const a = await fetchOnce(this.deps.outbound, check, this.jobs.open(check.id, check.headers), CHECK_LIMITS);
+    const a = await fetchOnce(this.deps.outbound, check, this.jobs.open(check.id, check.headers), this.deps.limits.check);
     const s = settle(a);
     return {
       ok: s.up, status: s.status ?? 0, status_text: a.ok ? a.res.statusText : '', response_time_ms: a.elapsedMs,
@@ -154,12 +154,12 @@ export class CheckService {
   private async run(check: CheckRecord, slot: SlotRun): Promise<void> {
     const { clock, log, outbound, sink } = this.deps;
     const headers = this.jobs.open(check.id, check.headers);
-    let answer = await fetchOnce(outbound, check, headers, CHECK_LIMITS, slot.signal);
+    let answer = await fetchOnce(outbound, check, headers, this.deps.limits.check, slot.signal);
     let attempts = 1;
     if (!settle(answer).up && check.check_retry_seconds !== null && !slot.signal.aborted) {
       await sleep(check.check_retry_seconds * 1000, slot.signal);
       if (!slot.signal.aborted) {
-        answer = await fetchOnce(outbound, check, headers, CHECK_LIMITS, slot.signal);
+        answer = await fetchOnce(outbound, check, headers, this.deps.limits.check, slot.signal);
         attempts = 2;
       }
     }

@@ -7,6 +7,7 @@ import type { JobHandle, Scheduler, SlotRun } from '../schedule/types.js';
 import type { Store } from '../store/db.js';
 import { FetchJobRepo } from './fetch-job-repo.js';
 import type { HeaderList } from './headers.js';
+import type { FetchLimits } from './fetch-once.js';
 import type { Limiter } from './limiter.js';
 import type { FetchKind, ScheduledFetchRecord, StoredHeader } from './records.js';
 import type { SecretBox } from './secret-box.js';
@@ -23,6 +24,8 @@ export interface FetchJobDeps {
   scheduler: Scheduler;
   /** Shared by pulls and checks: runs in flight at once. */
   limiter: Limiter;
+  /** Timeouts and size caps of pulls and checks (fetch-once.ts `fetchLimits`). */
+  limits: { pull: FetchLimits; check: FetchLimits };
   /** Runs due on one minute start spread over this many ms after it (config `fetchSpreadMs`). */
   spreadMs: number;
 }

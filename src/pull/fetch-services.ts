@@ -7,6 +7,7 @@ import type { Scheduler } from '../schedule/types.js';
 import type { Store } from '../store/db.js';
 import { CheckService } from './check-service.js';
 import { Limiter } from './limiter.js';
+import { fetchLimits } from './fetch-once.js';
 import { PullService } from './pull-service.js';
 import { SecretBox } from './secret-box.js';
 
@@ -28,6 +29,7 @@ export function createFetchServices(deps: { store: Store; clock: Clock; log: Log
     box: SecretBox.open(deps.config.dataDir, deps.config.secretKey),
     limiter: new Limiter(FETCH_CONCURRENCY),
     spreadMs: deps.config.fetchSpreadMs,
+    limits: fetchLimits(deps.config),
   };
   return { pulls: new PullService(shared), checks: new CheckService(shared) };
 }

@@ -1,5 +1,5 @@
 import type { OutboundClient } from '../outbound/types.js';
-import { fetchOnce, PULL_LIMITS, statusError, type FetchOnce } from './fetch-once.js';
+import { fetchOnce, statusError, type FetchLimits, type FetchOnce } from './fetch-once.js';
 import { FormatError } from './formats/format-error.js';
 import { MAX_DISCOVERED_TARGETS, mergeTargetLabels, targetUrl } from './formats/http-sd.js';
 import type { RecordObject } from './formats/json.js';
@@ -42,14 +42,14 @@ function failed(r: Partial<PullFetchResult> & { errorStage: ErrorStage; error: s
  * body parsed by format, and a service-discovery document followed (rules 3–4). When the discovery
  * document cannot be read, the last good target list is used, and the run says so.
  */
-export async function fetchPull(outbound: OutboundClient, pull: PullRecord, headers: Record<string, string>, opts: { conditional: boolean; signal?: AbortSignal }): Promise<PullFetchResult> {
+export async function fetchPull(outbound: OutboundClient, pull: PullRecord, headers: Record<string, string>, opts: { conditional: boolean; limits: FetchLimits; signal?: AbortSignal }): Promise<PullFetchResult> {
   const sent = { ...headers };
   const has = (name: string) => Object.keys(sent).some((k) => k.toLowerCase() === name);
   if (opts.conditional && pull.validators) {
     if (pull.validators.etag && !has('if-none-match')) sent['If-None-Match'] = pull.validators.etag;
     if (pull.validators.last_modified && !has('if-modified-since')) sent['If-Modified-Since'] = pull.validators.last_modified;
   }
-  const answer = await fetchOnce(outbound, pull, sent, PULL_LIMITS, opts.signal);
+  const answer = await fetchOnce(outbound, pull, sent, opts.limits, opts.signal);
   const base = answer.ok
     ? { status: answer.res.status, statusText: answer.res.statusText, responseTimeMs: answer.elapsedMs, byteLength: answer.res.body.length, body: answer.res.body }
     : { responseTimeMs: answer.elapsedMs };
@@ -59,7 +59,7 @@ export async function fetchPull(outbound: OutboundClient, pull: PullRecord, head
     const error = answer.ok ? statusError(answer.res) : answer.error;
     const errorStage = answer.ok ? 'response' : answer.stage;
     if (lastList) {
-      const followed = await followTargets(outbound, lastList, opts.signal);
+      const followed = await followTargets(outbound, lastList, opts.limits, opts.signal);
       return finishTargets(base, followed, null, `the discovery document could not be read (${error}); the last good list of ${lastList.length} targets was used`, errorStage);
     }
     return failed({ ...base, errorStage, error });
@@ -67,7 +67,7 @@ export async function fetchPull(outbound: OutboundClient, pull: PullRecord, head
   const res = answer.res;
   const validators = validatorsOf(res.headers);
   if (res.status === 304) {
-    if (lastList) return finishTargets(base, await followTargets(outbound, lastList, opts.signal), lastList, null, 'response', validators ?? pull.validators);
+    if (lastList) return finishTargets(base, await followTargets(outbound, lastList, opts.limits, opts.signal), lastList, null, 'response', validators ?? pull.validators);
     return { ...base, ok: true, unchanged: true, records: [], errorStage: null, error: null, validators: pull.validators, targets: null } as PullFetchResult;
   }
   let parsed;
@@ -78,7 +78,7 @@ export async function fetchPull(outbound: OutboundClient, pull: PullRecord, head
     throw err;
   }
   if (parsed.kind === 'records') return { ...base, ok: true, unchanged: false, records: parsed.records, errorStage: null, error: null, validators, targets: null } as PullFetchResult;
-  return finishTargets(base, await followTargets(outbound, parsed.targets, opts.signal), parsed.targets, null, 'response', validators);
+  return finishTargets(base, await followTargets(outbound, parsed.targets, opts.limits, opts.signal), parsed.targets, null, 'response', validators);
 }
 
 interface TargetResult {
@@ -109,7 +109,7 @@ function finishTargets(
 }
 
 /** Each target fetched under the same guard, retried once, its samples labelled with the target's labels. */
-async function followTargets(outbound: OutboundClient, targets: DiscoveredTarget[], signal?: AbortSignal): Promise<TargetResult> {
+async function followTargets(outbound: OutboundClient, targets: DiscoveredTarget[], limits: FetchLimits, signal?: AbortSignal): Promise<TargetResult> {
   const perTarget: Array<RecordObject[] | null> = new Array(targets.length).fill(null);
   const failures: TargetResult['failures'] = [];
   let next = 0;
@@ -126,7 +126,7 @@ async function followTargets(outbound: OutboundClient, targets: DiscoveredTarget
       }
       let last: { stage: ErrorStage; error: string } = { stage: 'request', error: 'not fetched' };
       for (let attempt = 0; attempt < TARGET_ATTEMPTS && !signal?.aborted; attempt++) {
-        const got = await scrape(outbound, url, signal);
+        const got = await scrape(outbound, url, limits, signal);
         if ('records' in got) {
           perTarget[i] = got.records.map((r) => ({ ...r, labels: mergeTargetLabels(r.labels as Record<string, string>, t) }));
           break;
@@ -142,8 +142,8 @@ async function followTargets(outbound: OutboundClient, targets: DiscoveredTarget
   return { records: perTarget.flatMap((r) => r ?? []), failures, total: targets.length };
 }
 
-async function scrape(outbound: OutboundClient, url: string, signal?: AbortSignal): Promise<{ records: RecordObject[] } | { stage: ErrorStage; error: string }> {
-  const answer: FetchOnce = await fetchOnce(outbound, { endpoint_url: url, method: 'get', headers: [], request_body: null }, { Accept: METRICS_ACCEPT }, PULL_LIMITS, signal);
+async function scrape(outbound: OutboundClient, url: string, limits: FetchLimits, signal?: AbortSignal): Promise<{ records: RecordObject[] } | { stage: ErrorStage; error: string }> {
+  const answer: FetchOnce = await fetchOnce(outbound, { endpoint_url: url, method: 'get', headers: [], request_body: null }, { Accept: METRICS_ACCEPT }, limits, signal);
   if (!answer.ok) return { stage: answer.stage, error: answer.error };
   if (answer.res.status < 200 || answer.res.status > 299) return { stage: 'response', error: statusError(answer.res) };
   const text = answer.res.body.toString('utf8');

@@ -122,7 +122,7 @@ export class PullService {
 
   /** Fetch once (unconditionally), ingest nothing, change no health field or schedule. */
   async test(pull: PullRecord): Promise<PullTestResult> {
-    const r = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: false });
+    const r = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: false, limits: this.deps.limits.pull });
     return {
       ok: r.ok, status: r.status, status_text: r.statusText, response_time_ms: r.responseTimeMs, byte_length: r.byteLength,
       record_count: r.ok ? r.records.length : 0,
@@ -134,7 +134,7 @@ export class PullService {
   /** One scheduled run; `pull` is the configuration read when it started (rule 10). */
   private async run(pull: PullRecord, slot: SlotRun): Promise<void> {
     const { clock, log } = this.deps;
-    const result = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: true, signal: slot.signal });
+    const result = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: true, limits: this.deps.limits.pull, signal: slot.signal });
     let outcome: PullFetchResult = result;
     if (result.ok && result.records.length > 0) {
       const refusal = await this.write(pull, slot.at, result.records);
