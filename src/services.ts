@@ -18,7 +18,7 @@ import type { SchemaService } from './schema/schema-service.js';
 import type { PipelineRunner } from './pipeline/runner.js';
 import type { ViewCatalog } from './transform/view-catalog.js';
 import type { MetricCatalog } from './rollup/metric-catalog.js';
-import type { RollupReader } from './rollup/rollup-types.js';
+import type { RollupReader } from './rollup/rollup-reader-contract.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';

@@ -2,7 +2,7 @@ import type { Vector } from 'apache-arrow';
 import { DictColumn, Int32Column, Int64Column, tableOf, Utf8Column } from '../schema/columns.js';
 import { encodeParquet } from '../schema/parquet-writer.js';
 import type { Assignment } from '../schema/book.js';
-import { recordOf, type DecodedRows } from './decode.js';
+import { recordOf, type DecodedRows } from '../records/decode.js';
 import { createFieldExtractor, type FieldBuilder } from './field-extractor.js';
 import type { FileSpec } from './file-plan.js';
 import { refusedReason, type FingerprintedRows } from './fingerprint-stage.js';

@@ -1,17 +1,10 @@
 import type { Assignment } from '../schema/book.js';
+import type { FileKind } from '../schema/schema-store.js';
 import { parseRenderedPath } from '../schema/rekey.js';
 import { renderPath } from '../schema/shape.js';
 import type { VersionField } from '../schema/versions.js';
 
-/**
- * Which collection files one batch writes (spec: schema_writer_limit). Versions get one file each,
- * most rows first, up to the limit (past it, the smaller versions share one `mixed` file whose rows
- * carry their version id). Unclassified shapes get the same number of files, most rows first; rows
- * of the shapes past that budget, and refused rows, go to one `overflow` file and cannot later be
- * linked to a version.
- */
-
-export type FileKind = 'version' | 'mixed' | 'unclassified' | 'overflow';
+export type { FileKind };
 
 /**
  * A typed column for one field of a version. Scalar leaves (nested objects flattened to their

@@ -3,7 +3,7 @@ import { hashHex } from '../schema/hash.js';
 import { rulesKey, type FingerprintRules } from '../schema/rules.js';
 import type { Shape } from '../schema/shape.js';
 import type { Sighting } from '../schema/book.js';
-import { recordOf, type DecodedRows } from './decode.js';
+import { recordOf, type DecodedRows } from '../records/decode.js';
 
 /** Rows grouped by exact shape; refused rows keep their negative refusal code as key. */
 export interface FingerprintedRows {

@@ -4,7 +4,7 @@ import type { Assignment, Sighting } from '../schema/book.js';
 import type { FingerprintRules } from '../schema/rules.js';
 import type { Shape } from '../schema/shape.js';
 import { buildFiles } from './build-files.js';
-import { decodeEntries, type BatchEntry, type DecodedRows } from './decode.js';
+import { decodeEntries, type BatchEntry, type DecodedRows } from '../records/decode.js';
 import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileKind, FileSpec } from './file-plan.js';
 import type { FileCounts } from '../schema/schema-store.js';

@@ -8,7 +8,7 @@ import type { PipelineErrorReason } from '../telemetry/pipeline-telemetry.js';
 import type { SchemaProposal } from '../schema/proposals.js';
 import { rulesOf } from '../schema/rules.js';
 import type { WorkerPool } from './pool.js';
-import type { BatchEntry } from './decode.js';
+import type { BatchEntry } from '../records/decode.js';
 import type { BatchResult } from './process-batch.js';
 import { createBatchResolution } from './resolver.js';
 import { StaleBatchError, type SchemaService } from '../schema/schema-service.js';

@@ -1,6 +1,7 @@
 import { BIGINT, BOOLEAN, INTEGER, LIST, listValue, VARCHAR, type DuckDBDataChunk, type DuckDBMaterializedResult, type DuckDBValue } from '@duckdb/node-api';
 import { decodeState, emptyState, figuresOf, mergeState, type BucketState, type StateFigures } from './bucket-state.js';
-import { COLUMN_FIGURES, TIER_MS, TOTAL_SERIES, type RollupReader, type RollupReadQuery, type StoredBucket, type StoredColumns, type Tier } from './rollup-types.js';
+import { COLUMN_FIGURES, TIER_MS, TOTAL_SERIES, type StoredBucket, type StoredColumns, type Tier } from './rollup-types.js';
+import type { RollupReader, RollupReadQuery } from './rollup-reader-contract.js';
 import { allocColumns, columnsOfBuckets } from './stored-columns.js';
 import { duck, tierTable, type RollupStore } from './rollup-store.js';
 

@@ -1,4 +1,3 @@
-import type { SealedCells } from './aggregation/sealed-cells.js';
 import type { BucketState, StateFigures } from './bucket-state.js';
 
 /**
@@ -100,40 +99,3 @@ export type StoredColumns = Record<ColumnFigure, Float64Array> & {
   si: Int32Array;
   states: Array<BucketState | null> | null;
 };
-
-export interface RollupReadQuery {
-  metricId: string;
-  revision: number;
-  tier: Tier;
-  from: number;
-  to: number;
-  series: readonly string[] | null;
-  sketches: boolean;
-  /** The figures wanted (default every one): the others read as null (NaN in columns), neither fetched nor converted. */
-  figures?: ReadonlySet<ColumnFigure>;
-}
-
-/** The read side of the rollup store. */
-export interface RollupReader {
-  /**
-   * Rows of `tier` for one metric revision with `from <= start < to`, ordered by series then start.
-   * `series`: only these hashes (TOTAL_SERIES included when listed); null: every series except
-   * TOTAL_SERIES. `sketches`: decode the states (needed to merge percentiles and distinct counts).
-   */
-  read(q: RollupReadQuery): Promise<StoredBucket[]>;
-  /** `read` column-wise, rows in the same order (stored-columns.ts adapts a reader without it). */
-  readColumns?(q: RollupReadQuery): Promise<StoredColumns>;
-  /**
-   * The series (TOTAL_SERIES among them when it has data) with records in rows of these spans
-   * (`from <= start < to` in each span's tier) or in partials not folded yet within them: which
-   * series an answer could show, without reading their rows.
-   */
-  seriesWithData(q: { metricId: string; revision: number; spans: ReadonlyArray<{ tier: Tier; from: number; to: number }> }): Promise<string[]>;
-  /**
-   * Everything of this metric before this time (epoch ms, a minute boundary) is final in every
-   * tier; later buckets are provisional. null: no statement can be made (nothing stored yet).
-   */
-  completeThrough(metricId: string): number | null;
-  /** Sealed buckets' answered cells kept between answers (absent: every answer reads everything). */
-  readonly sealed?: SealedCells;
-}

@@ -12,7 +12,8 @@ import { PendingPartials } from './pending-partials.js';
 import { rollupCommitParticipant } from './rollup-commit.js';
 import { rollupReader } from './rollup-reader.js';
 import { RollupStore } from './rollup-store.js';
-import type { RollupReader, StoredColumns } from './rollup-types.js';
+import type { StoredColumns } from './rollup-types.js';
+import type { RollupReader } from './rollup-reader-contract.js';
 import { SealedCells } from './aggregation/sealed-cells.js';
 
 export interface RollupDeps {

@@ -1,4 +1,5 @@
-import { COLUMN_FIGURES, type RollupReader, type RollupReadQuery, type StoredBucket, type StoredColumns } from './rollup-types.js';
+import { COLUMN_FIGURES, type StoredBucket, type StoredColumns } from './rollup-types.js';
+import type { RollupReader, RollupReadQuery } from './rollup-reader-contract.js';
 
 /**
  * Empty columns of `length` rows (figures 0 until set). `wanted` (COLUMN_FIGURES' order): the

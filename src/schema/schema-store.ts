@@ -3,7 +3,15 @@ import type { Store } from '../store/db.js';
 import { Table } from '../store/table.js';
 import type { ShapeRecord, UnclassifiedOverflow } from './book.js';
 import type { SchemaVersionRecord } from './versions.js';
-import type { FileKind } from '../pipeline/file-plan.js';
+
+/**
+ * Which collection files one batch writes (spec: schema_writer_limit). Versions get one file each,
+ * most rows first, up to the limit (past it, the smaller versions share one `mixed` file whose rows
+ * carry their version id). Unclassified shapes get the same number of files, most rows first; rows
+ * of the shapes past that budget, and refused rows, go to one `overflow` file and cannot later be
+ * linked to a version.
+ */
+export type FileKind = 'version' | 'mixed' | 'unclassified' | 'overflow';
 
 /** One collection file as committed: what a replay, the docs endpoint and storage sizes read. */
 export interface FileManifest {

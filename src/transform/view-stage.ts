@@ -1,6 +1,6 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { DecodedRows } from '../pipeline/decode.js';
+import type { DecodedRows } from '../records/decode.js';
 import { coerceColumns, inferOutputSchema, rowsToColumns, type CoercionCounts, type OutputColumn, type OutputField } from './output-schema.js';
 import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';

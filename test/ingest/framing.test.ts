@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { parseBatch } from '../../src/ingest/framing.js';
 import { MAX_RECORDS_PER_REQUEST } from '../../src/ingest/limits.js';
 import { instantMs, timestampMs } from '../../src/timestamp.js';
-import { eventTime } from '../../src/pipeline/decode.js';
+import { eventTime } from '../../src/records/decode.js';
 
 const refusal = (body: string | Buffer, ndjson = false) => {
   try {

@@ -6,7 +6,8 @@
  * whether sketches were decoded.
  */
 import { emptyState, figuresOf, mergeState, type BucketState } from '../../src/rollup/bucket-state.js';
-import { bucketStart, nextBucketStart, TIERS, TOTAL_SERIES, type RollupReader, type StoredBucket, type Tier } from '../../src/rollup/rollup-types.js';
+import { bucketStart, nextBucketStart, TIERS, TOTAL_SERIES, type StoredBucket, type Tier } from '../../src/rollup/rollup-types.js';
+import type { RollupReader } from '../../src/rollup/rollup-reader-contract.js';
 import type { MetricRecord, MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import { METRIC_DEFAULTS } from '../../src/rollup/metric-records.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SchemaBook } from '../../src/schema/book.js';
 import { FileReader } from '../../src/schema/file-reader.js';
-import { decodeEntries, type BatchEntry } from '../../src/pipeline/decode.js';
+import { decodeEntries, type BatchEntry } from '../../src/records/decode.js';
 import { createBatchProcessor } from '../../src/pipeline/process-batch.js';
 import { createBatchResolution } from '../../src/pipeline/resolver.js';
 import { DEFAULT_SCHEMA_SETTINGS } from '../../src/catalog/collections.js';

@@ -9,7 +9,7 @@ import { SchemaBook } from '../../src/schema/book.js';
 import { Fingerprinter } from '../../src/schema/fingerprint.js';
 import { hashHex } from '../../src/schema/hash.js';
 import type { FingerprintRules } from '../../src/schema/rules.js';
-import type { BatchEntry } from '../../src/pipeline/decode.js';
+import type { BatchEntry } from '../../src/records/decode.js';
 import { createBatchProcessor, type BatchResult } from '../../src/pipeline/process-batch.js';
 import { K_ARRAY, RecordTemplates } from '../../src/pipeline/record-templates.js';
 import { createBatchResolution } from '../../src/pipeline/resolver.js';

@@ -6,7 +6,7 @@ import type { Envelope } from '../../http/envelope.js';
 import { errorEnvelope, successEnvelope } from '../../http/envelope.js';
 import type { RouteMatch } from './router.js';
 import type { Method, Principal, RequestContext } from './route.js';
-import { assertValid } from './validation.js';
+import { assertValid } from '../../http/validation.js';
 
 /** What the transport gathered for one control-plane request. */
 export interface RawRequest {

@@ -7,8 +7,9 @@ export type { Principal };
 export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 
 
-/** A JSON Schema object (ajv compiles it at start-up). */
-export type JsonSchema = Record<string, unknown>;
+import type { JsonSchema } from '../../http/json-schema.js';
+
+export type { JsonSchema };
 
 export interface RequestContext<B = unknown, Q = Record<string, unknown>, P = Record<string, string>> {
   method: Method;

@@ -1,7 +1,7 @@
 import { ApiError } from '../../errors.js';
 import { isIdKind, type IdKind } from '../../ids.js';
 import type { JsonSchema, Method, RouteDef } from './route.js';
-import { compileValidator, type Validator } from './validation.js';
+import { compileValidator, type Validator } from '../../http/validation.js';
 
 /** A route with its validators compiled and its path split into segments. */
 export interface CompiledRoute {

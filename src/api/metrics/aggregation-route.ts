@@ -2,7 +2,7 @@ import type { Services } from '../../services.js';
 import type { MetricRecord } from '../../rollup/metric-records.js';
 import { RawJson } from '../http/raw-json.js';
 import { defineRoute, type JsonSchema, type RouteDef } from '../http/route.js';
-import { aggregationQuerySchema, type AggregationQuery } from './aggregation-schema.js';
+import { aggregationQuerySchema, type AggregationQuery } from '../../rollup/aggregation/aggregation-schema.js';
 
 type MetricParams = { project_id: string; metric_id: string };
 

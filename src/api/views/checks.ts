@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import { validateOutputSchema } from '../../transform/output-schema.js';
 import type { OutputField, ViewRecord } from '../../transform/view-records.js';
 import { checkScript } from '../../transform/script-check.js';
-import { assertValid } from '../http/validation.js';
+import { assertValid } from '../../http/validation.js';
 
 /** Checks of view requests that a JSON Schema cannot express, each answering 400/404 naming the field. */
 

@@ -5,8 +5,8 @@ import type { AggregationRequest } from './run-aggregation.js';
 import { isTimeZone } from './zoned-time.js';
 import { CHART_VALUES, VALUE_FIELD_CHART_VALUES, type ChartValue, type MetricRecord } from '../metric-records.js';
 import { TOTAL_SERIES } from '../rollup-types.js';
-import { assertValid } from '../../api/http/validation.js';
-import type { AggregationQuery } from '../../api/metrics/aggregation-schema.js';
+import { assertValid } from '../../http/validation.js';
+import type { AggregationQuery } from './aggregation-schema.js';
 
 /** A comma list's entries, trimmed, blanks dropped. */
 function entries(raw: string): string[] {

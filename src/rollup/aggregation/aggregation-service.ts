@@ -3,19 +3,19 @@ import type { Clock } from '../../clock.js';
 import type { ProjectsRepo } from '../../catalog/projects.js';
 import type { Spool } from '../../spool/spool.js';
 import type { ViewCatalog } from '../../transform/view-catalog.js';
-import { compileValidator, assertValid } from '../../api/http/validation.js';
-import { aggregationQuerySchema, type AggregationQuery } from '../../api/metrics/aggregation-schema.js';
+import { compileValidator, assertValid } from '../../http/validation.js';
+import { aggregationQuerySchema, type AggregationQuery } from './aggregation-schema.js';
 import { timestampMs } from '../../timestamp.js';
 import { horizonTime } from '../fits/index.js';
 import type { LateDataFiles } from '../late-data.js';
 import type { MetricCatalog } from '../metric-catalog.js';
 import type { MetricRecord } from '../metric-records.js';
-import type { RollupReader } from '../rollup-types.js';
+import type { RollupReader } from '../rollup-reader-contract.js';
 import { aggregationJsonParts } from './aggregation-json.js';
 import { parseAggregationQuery } from './aggregation-query.js';
 import { answerAggregation, runAggregation, type AggregationContext, type AggregationRequest, type TimeseriesAggregation } from './run-aggregation.js';
 
-export type { AggregationQuery } from '../../api/metrics/aggregation-schema.js';
+export type { AggregationQuery } from './aggregation-schema.js';
 
 /** A saved custom range as the API writes it (ISO 8601 date-times, `[start_at, end_at)`). */
 export interface CustomRange {

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import { ApiError, type FieldIssue } from '../../errors.js';
-import type { JsonSchema } from './route.js';
+import { ApiError, type FieldIssue } from '../errors.js';
+import type { JsonSchema } from './json-schema.js';
 
 // ajv-formats ships CommonJS with a default export.
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;

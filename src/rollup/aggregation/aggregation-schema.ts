@@ -1,7 +1,7 @@
-import { CHART_INTERVALS, EMPTY_BUCKET_HANDLINGS, FORECAST_MODELS, NULL_HANDLINGS, TIME_RANGES } from '../../rollup/metric-records.js';
-import { AGGREGATION_LIMITS } from '../../rollup/aggregation/buckets.js';
-import type { JsonSchema } from '../http/route.js';
-import { integer, isoDateString, object } from '../http/schemas.js';
+import { CHART_INTERVALS, EMPTY_BUCKET_HANDLINGS, FORECAST_MODELS, NULL_HANDLINGS, TIME_RANGES } from '../metric-records.js';
+import { AGGREGATION_LIMITS } from './buckets.js';
+import type { JsonSchema } from '../../http/json-schema.js';
+import { integer, isoDateString, object } from '../../http/schemas.js';
 
 /** The aggregation query as the query string carries it, after ajv's coercion. */
 export interface AggregationQuery {

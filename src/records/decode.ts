@@ -6,7 +6,7 @@
  */
 
 import { isAscii, isUtf8 } from 'node:buffer';
-import { recordRanges, type BatchFormat } from '../records/split.js';
+import { recordRanges, type BatchFormat } from './split.js';
 import { timestampMs } from '../timestamp.js';
 
 /** What the decode stage needs of a spool entry. */
