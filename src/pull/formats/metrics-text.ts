@@ -51,6 +51,7 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
   let start = text.charCodeAt(0) === 0xfeff ? 1 : 0;
   let sawEof = false;
   let line = '';
+  let lastName = '';
   const fail = (reason: string, col: number): never => {
     throw new FormatError(dialect, reason, lineNo, col + 1);
   };
@@ -72,15 +73,22 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
   };
 
   // Reads `{name="value",…}` starting at `i` (the `{`); returns the labels and the index after `}`.
+  // Label names of the previous label set, reused when the text repeats them (saves a string per label).
+  const seenNames: string[] = [];
   const readLabels = (i: number): [Record<string, string>, number] => {
     const labels: Record<string, string> = {};
     i++;
-    for (;;) {
+    for (let k = 0; ; k++) {
       if (line.charCodeAt(i) === 125) return [labels, i + 1];
       const ns = i;
       if (!isNameStart(line.charCodeAt(i))) fail(i >= line.length ? 'unterminated label set' : `expected a label name, found ${JSON.stringify(line[i])}`, i);
-      while (isNameChar(line.charCodeAt(i))) i++;
-      const name = line.slice(ns, i);
+      let name = seenNames[k];
+      if (name !== undefined && line.startsWith(name, i) && !isNameChar(line.charCodeAt(i + name.length))) i += name.length;
+      else {
+        while (isNameChar(line.charCodeAt(i))) i++;
+        name = line.slice(ns, i);
+        seenNames[k] = name;
+      }
       if (line.charCodeAt(i) !== 61) fail(`expected '=' after label name "${name}"`, i);
       i++;
       if (line.charCodeAt(i) !== 34) fail(`the value of label "${name}" must be in double quotes`, i);
@@ -115,6 +123,24 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
       }
       if (c !== 125) fail(`expected ',' or '}' after the value of label "${name}"`, i);
     }
+  };
+
+  /** A plain integer of at most 15 digits in line[from, to), read without a substring; else undefined. */
+  const plainInteger = (from: number, to: number): number | undefined => {
+    let i = from;
+    let neg = false;
+    if (line.charCodeAt(i) === 45) {
+      neg = true;
+      i++;
+    }
+    if (i === to || to - i > 15) return undefined;
+    let n = 0;
+    for (; i < to; i++) {
+      const c = line.charCodeAt(i) - 48;
+      if (c < 0 || c > 9) return undefined;
+      n = n * 10 + c;
+    }
+    return neg ? -n : n;
   };
 
   const readValue = (tok: string, col: number, what: string): number | string => {
@@ -178,8 +204,13 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
   const sampleLine = () => {
     let i = 0;
     if (!isNameStart(line.charCodeAt(0))) fail(`expected a metric name, found ${JSON.stringify(line[0])}`, 0);
-    while (isNameChar(line.charCodeAt(i))) i++;
-    const name = line.slice(0, i);
+    let name = lastName;
+    if (line.startsWith(name) && name !== '' && !isNameChar(line.charCodeAt(name.length))) i = name.length;
+    else {
+      while (isNameChar(line.charCodeAt(i))) i++;
+      name = line.slice(0, i);
+      lastName = name;
+    }
     let labels: Record<string, string> = {};
     if (line.charCodeAt(i) === 123) [labels, i] = readLabels(i);
     const c = line.charCodeAt(i);
@@ -188,7 +219,7 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
     let end = i;
     while (end < line.length && line.charCodeAt(end) !== 32 && line.charCodeAt(end) !== 9) end++;
     if (end === i) fail(`sample "${name}" has no value`, i);
-    const value = readValue(line.slice(i, end), i, 'value');
+    const value = plainInteger(i, end) ?? readValue(line.slice(i, end), i, 'value');
     const fam = family(name);
     let f = families.get(fam);
     if (!f) {
@@ -205,7 +236,7 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
     if (i < line.length && line.charCodeAt(i) !== 35) {
       end = i;
       while (end < line.length && line.charCodeAt(end) !== 32 && line.charCodeAt(end) !== 9) end++;
-      sample.timestamp = readTimestamp(line.slice(i, end), i);
+      sample.timestamp = (om ? undefined : plainInteger(i, end)) ?? readTimestamp(line.slice(i, end), i);
       i = end;
       while (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9) i++;
     }
