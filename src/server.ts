@@ -253,8 +253,6 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       app.close();
       // A purge pass in progress finishes while the schema store and spool it cleans are still open.
       await purge.stop();
-      await services.pulls.jobs.stop();
-      await services.checks.jobs.stop();
       await scheduler.stop();
       // Batches in flight commit (or are released to replay) before the store closes.
       await services.viewGeneration?.stop();

@@ -163,6 +163,8 @@ export class CheckService {
         attempts = 2;
       }
     }
+    // The node is stopping: a half-made run records nothing (a false "down" would be worse than a gap).
+    if (slot.signal.aborted) return;
     const s = settle(answer);
     const t = answer.ok ? answer.res.timings : answer.timings;
     const checkedAt = iso(slot.at);

@@ -122,11 +122,6 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
     await this.unschedule(id);
   }
 
-  /** Unregister every job (the scheduler's own stop also does; this keeps our map honest). */
-  async stop(): Promise<void> {
-    await Promise.all([...this.handles.keys()].map((id) => this.unschedule(id)));
-  }
-
   private schedule(record: T): void {
     if (this.handles.has(record.id)) return;
     const id = record.id;

@@ -135,6 +135,8 @@ export class PullService {
   private async run(pull: PullRecord, slot: SlotRun): Promise<void> {
     const { clock, log } = this.deps;
     const result = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: true, limits: this.deps.limits.pull, signal: slot.signal });
+    // The node is stopping: an aborted fetch is not the endpoint's failure.
+    if (slot.signal.aborted) return;
     let outcome: PullFetchResult = result;
     if (result.ok && result.records.length > 0) {
       const refusal = await this.write(pull, slot.at, result.records);
@@ -172,18 +174,30 @@ export class PullService {
     }
   }
 
-  /** Through the record sink in chunks, each idempotent under the slot; a refusal is the run's `ingest` error. */
+  /**
+   * Through the record sink in chunks of at most 5,000 records, each idempotent under the slot and its
+   * record range; a chunk refused for its size is halved and sent again. A refusal is the run's
+   * `ingest` error, saying how many records went in before it.
+   */
   private async write(pull: PullRecord, slotAt: number, records: RecordObject[]): Promise<string | null> {
     const target = { projectId: pull.project_id, sourceId: pull.source_id, collectionSlug: pull.collection_slug };
     let written = 0;
-    for (let i = 0; i < records.length; i += SINK_CHUNK_RECORDS) {
-      const chunk = records.slice(i, i + SINK_CHUNK_RECORDS);
-      const out = await this.deps.sink.write(target, chunk, { producer: `pull:${pull.id}`, idempotencyKey: `pull:${pull.id}:${slotAt}:${i / SINK_CHUNK_RECORDS}` });
-      if (!out.ok) {
-        const part = written > 0 ? ` (${written} of ${records.length} records were written before it)` : '';
-        return `the collection refused the records: ${out.code}: ${out.message}${part}`;
+    const send = async (from: number, to: number): Promise<string | null> => {
+      const out = await this.deps.sink.write(target, records.slice(from, to), { producer: `pull:${pull.id}`, idempotencyKey: `pull:${pull.id}:${slotAt}:${from}-${to}` });
+      if (out.ok) {
+        written += to - from;
+        return null;
       }
-      written += chunk.length;
+      if (out.code === 'payload_too_large' && to - from > 1) {
+        const mid = from + Math.floor((to - from) / 2);
+        return (await send(from, mid)) ?? (await send(mid, to));
+      }
+      const part = written > 0 ? ` (${written} of ${records.length} records were written before it)` : '';
+      return `the collection refused the records: ${out.code}: ${out.message}${part}`;
+    };
+    for (let i = 0; i < records.length; i += SINK_CHUNK_RECORDS) {
+      const refusal = await send(i, Math.min(records.length, i + SINK_CHUNK_RECORDS));
+      if (refusal) return refusal;
     }
     return null;
   }
