@@ -111,6 +111,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     lateRefold: null,
     aggregation: new AggregationService(() => services),
     outbound,
+    scheduler,
+    sink,
     ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler }),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),

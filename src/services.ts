@@ -23,6 +23,8 @@ import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
+import type { JobScheduler } from './schedule/scheduler.js';
+import type { RecordSink } from './ingest/record-sink-types.js';
 import type { PullService } from './pull/pull-service.js';
 import type { CheckService } from './pull/check-service.js';
 
@@ -69,6 +71,9 @@ export interface Services {
   aggregation: AggregationService;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
   outbound: OutboundClient;
+  /** TEMP until the seams merge: the node's scheduler and record sink. */
+  scheduler: JobScheduler;
+  sink: RecordSink;
   /** Pulls: scheduled fetches into collections (src/pull/pull-service.ts). */
   pulls: PullService;
   /** Checks: scheduled uptime observations (src/pull/check-service.ts). */
