@@ -100,7 +100,7 @@ test('a pull run writes its records, keeps validators, and a 304 is an unchanged
   assert.ok(p.last_success_at && p.last_attempt_at && p.last_failure_at === null);
   assert.deepEqual(p.records_pulled_hourly[23], { hour: '2026-11-28T06:00:00.000Z', records: 3, fetches: 1, failures: 0 });
   assert.equal(p.records_pulled_hourly.length, 24);
-  assert.equal(p.next_fetch_at, '2026-11-28T06:03:00.000Z');
+  assert.equal(p.next_fetch_at, '2026-11-28T06:02:00.000Z');
 
   await tick(500);
   p = await get(one);
