@@ -75,7 +75,7 @@ export class CheckService {
   readonly jobs: FetchJobs<CheckRecord>;
 
   constructor(readonly deps: FetchJobDeps) {
-    this.jobs = new FetchJobs<CheckRecord>(deps, 'check', (record, slot) => this.run(record, slot));
+    this.jobs = new FetchJobs<CheckRecord>(deps, 'check', (record, slot) => this.run(record, slot), true);
   }
 
   get repo() {

@@ -24,6 +24,8 @@ export interface FetchJobDeps {
   scheduler: Scheduler;
   /** Shared by pulls and checks: runs in flight at once. */
   limiter: Limiter;
+  /** Whether a team is in good standing (active, not scheduled for deletion); checks stop while it is not. */
+  teamInGoodStanding: (teamId: string) => boolean;
   /** Timeouts and size caps of pulls and checks (fetch-once.ts `fetchLimits`). */
   limits: { pull: FetchLimits; check: FetchLimits };
   /** Runs due on one minute start spread over this many ms after it (config `fetchSpreadMs`). */
@@ -43,13 +45,18 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
     readonly deps: FetchJobDeps,
     readonly kind: FetchKind,
     private readonly runOne: (record: T, slot: SlotRun) => Promise<void>,
+    /**
+     * Checks: the service stops the record (`disabled`) while its team is not in good standing and
+     * starts it again on its own when standing is restored; the job stays registered meanwhile.
+     */
+    private readonly followsStanding = false,
   ) {
     this.repo = new FetchJobRepo<T>(deps.store, deps.clock, kind);
   }
 
   /** Register a job for every active record (at start). */
   start(): void {
-    for (const record of this.repo.all()) if (record.status === 'active') this.schedule(record);
+    for (const record of this.repo.all()) if (record.status === 'active' || (this.followsStanding && record.status === 'disabled')) this.schedule(record);
   }
 
   /** The next slot of an active record, as the API shows it (`next_fetch_at`). */
@@ -142,6 +149,19 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
     await handle.unregister();
   }
 
+  /** A check's status follows its team's standing: disabled while it is lost, active again once restored. */
+  private async followStanding(record: T): Promise<T> {
+    const good = this.deps.teamInGoodStanding(record.team_id);
+    if (record.status === 'active' && !good) {
+      this.deps.log.warn({ [`${this.kind}_id`]: record.id, team_id: record.team_id }, `${this.kind} stopped: the team is not in good standing`);
+      return (await this.repo.update(record.project_id, record.id, (c) => (c.status === 'active' ? ({ status: 'disabled' } as Partial<T>) : null), { touch: false })) ?? record;
+    }
+    if (record.status === 'disabled' && good) {
+      return (await this.repo.update(record.project_id, record.id, (c) => (c.status === 'disabled' ? ({ status: 'active' } as Partial<T>) : null), { touch: false })) ?? record;
+    }
+    return record;
+  }
+
   private async runSlot(id: string, slot: SlotRun): Promise<void> {
     const { clock, limiter, log } = this.deps;
     // Spread the minute's runs over its first seconds (a fixed offset per job), then bound how many run at once.
@@ -150,8 +170,10 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
     await limiter.run(async () => {
       // The record as it is now is the configuration this run uses to the end (rule 10).
       let record = this.repo.byId(id);
-      if (!record || record.status !== 'active') return;
+      if (!record) return;
       try {
+        if (this.followsStanding) record = await this.followStanding(record);
+        if (record.status !== 'active') return;
         if (slot.missed > 0) {
           record = (await this.repo.update(record.project_id, id, (c) => ({ missed_slot_count: c.missed_slot_count + slot.missed } as Partial<T>), { touch: false })) ?? record;
         }

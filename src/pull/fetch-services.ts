@@ -18,7 +18,17 @@ export const FETCH_CONCURRENCY = 64;
  * Pulls and checks for the services bag: one secret box (the header key), one limiter shared by
  * both, each with a durable scheduler job per active record (registered by `start`).
  */
-export function createFetchServices(deps: { store: Store; clock: Clock; log: Logger; config: Config; outbound: OutboundClient; sink: RecordSink; scheduler: Scheduler }) {
+export function createFetchServices(deps: {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  config: Config;
+  outbound: OutboundClient;
+  sink: RecordSink;
+  scheduler: Scheduler;
+  /** The team's status and deletion mark (accounts), for the checks' good standing. */
+  team: (teamId: string) => { status: string; deleted_at: string | null } | undefined;
+}) {
   const shared = {
     store: deps.store,
     clock: deps.clock,
@@ -30,6 +40,10 @@ export function createFetchServices(deps: { store: Store; clock: Clock; log: Log
     limiter: new Limiter(FETCH_CONCURRENCY),
     spreadMs: deps.config.fetchSpreadMs,
     limits: fetchLimits(deps.config),
+    teamInGoodStanding: (teamId: string) => {
+      const team = deps.team(teamId);
+      return team !== undefined && team.status === 'active' && team.deleted_at === null;
+    },
   };
   return { pulls: new PullService(shared), checks: new CheckService(shared) };
 }

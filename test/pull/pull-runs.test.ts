@@ -201,6 +201,28 @@ test('a check confirms a failure once before recording it; one observation per r
   for (const id of [flakyCheck.id, down.id]) ok(await srv.post(`${setup.checks}/${id}/pause`));
 });
 
+test('a check stops while its team is not in good standing and starts again on its own', async () => {
+  const c = ok(await srv.post(setup.checks, { name: 'Standing', source_id: setup.source.id, collection_slug: 'standing', endpoint_url: site.url('/slow-ok', 'public.test') }), 201);
+  const one = `${setup.checks}/${c.id}`;
+  const accounts = srv.sluice.services.accounts;
+  const fetched = () => hits.get('/slow-ok') ?? 0;
+  const start = fetched();
+  await accounts.updateTeam(c.team_id, () => ({ status: 'delinquent' }));
+  await tick(100);
+  let x = await get(one);
+  assert.deepEqual([x.status, x.next_fetch_at], ['disabled', null]);
+  assert.equal(fetched(), start, 'nothing fetched while the team is not in good standing');
+  const r = await srv.post(`${one}/resume`);
+  assert.deepEqual([r.status, r.body.error?.code], [400, 'check_disabled_by_service']);
+  await accounts.updateTeam(c.team_id, () => ({ status: 'active' }));
+  await tick(100);
+  x = await get(one);
+  assert.equal(x.status, 'active');
+  assert.equal(fetched(), start + 1);
+  assert.equal(spooled('standing').length, 1);
+  ok(await srv.post(`${one}/pause`));
+});
+
 test('a restart in the middle of a schedule misses no slot silently and doubles none', async () => {
   const pull = ok(await srv.post(setup.pulls, { name: 'Steady', source_id: setup.source.id, endpoint_url: site.url('/metrics', 'public.test') }), 201);
   const one = `${setup.pulls}/${pull.id}`;
