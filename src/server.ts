@@ -113,7 +113,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     outbound,
     scheduler,
     sink,
-    ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler, team: (teamId) => services.accounts.teams.get(GLOBAL, teamId) }),
+    ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler, team: (teamId) => services.accounts.teams.get(GLOBAL, teamId), source: (id) => services.sources.byId(id) }),
   };
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch

@@ -26,6 +26,8 @@ export interface FetchJobDeps {
   limiter: Limiter;
   /** Whether a team is in good standing (active, not scheduled for deletion); checks stop while it is not. */
   teamInGoodStanding: (teamId: string) => boolean;
+  /** The source a record writes into: its deletion mark, or undefined once it is destroyed. */
+  source: (sourceId: string) => { deleted_at: string | null } | undefined;
   /** Timeouts and size caps of pulls and checks (fetch-once.ts `fetchLimits`). */
   limits: { pull: FetchLimits; check: FetchLimits };
   /** Runs due on one minute start spread over this many ms after it (config `fetchSpreadMs`). */
@@ -171,6 +173,15 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
       // The record as it is now is the configuration this run uses to the end (rule 10).
       let record = this.repo.byId(id);
       if (!record) return;
+      const source = this.deps.source(record.source_id);
+      if (!source) {
+        // The source was destroyed (force delete or purge): its pulls and checks go with it.
+        this.deps.log.info({ [`${this.kind}_id`]: id, source_id: record.source_id }, `${this.kind} removed with its source`);
+        void this.remove(record);
+        return;
+      }
+      // A source scheduled for deletion takes no records: nothing is fetched until it is restored.
+      if (source.deleted_at !== null) return;
       try {
         if (this.followsStanding) record = await this.followStanding(record);
         if (record.status !== 'active') return;

@@ -26,6 +26,8 @@ export function createFetchServices(deps: {
   outbound: OutboundClient;
   sink: RecordSink;
   scheduler: Scheduler;
+  /** A source by id (catalog), for its deletion state. */
+  source: (sourceId: string) => { deleted_at: string | null } | undefined;
   /** The team's status and deletion mark (accounts), for the checks' good standing. */
   team: (teamId: string) => { status: string; deleted_at: string | null } | undefined;
 }) {
@@ -40,6 +42,7 @@ export function createFetchServices(deps: {
     limiter: new Limiter(FETCH_CONCURRENCY),
     spreadMs: deps.config.fetchSpreadMs,
     limits: fetchLimits(deps.config),
+    source: deps.source,
     teamInGoodStanding: (teamId: string) => {
       const team = deps.team(teamId);
       return team !== undefined && team.status === 'active' && team.deleted_at === null;
