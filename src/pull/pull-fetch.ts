@@ -11,6 +11,7 @@ import type { DiscoveredTarget, ErrorStage, PullRecord, Validators } from './rec
 export const TARGET_ATTEMPTS = 2;
 /** Discovered targets fetched at once. */
 const TARGET_CONCURRENCY = 8;
+const PULL_ACCEPT = 'application/json, application/x-ndjson, text/csv, text/tab-separated-values, application/openmetrics-text;version=1.0.0;q=0.9, text/plain;version=0.0.4;q=0.8, */*;q=0.5';
 const METRICS_ACCEPT = 'application/openmetrics-text;version=1.0.0;q=0.9,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 
 /** What one fetch of a pull found; nothing is written here. */
@@ -45,6 +46,8 @@ function failed(r: Partial<PullFetchResult> & { errorStage: ErrorStage; error: s
 export async function fetchPull(outbound: OutboundClient, pull: PullRecord, headers: Record<string, string>, opts: { conditional: boolean; limits: FetchLimits; signal?: AbortSignal }): Promise<PullFetchResult> {
   const sent = { ...headers };
   const has = (name: string) => Object.keys(sent).some((k) => k.toLowerCase() === name);
+  // Every format a pull reads, unless the pull sends its own Accept.
+  if (!has('accept')) sent.Accept = PULL_ACCEPT;
   if (opts.conditional && pull.validators) {
     if (pull.validators.etag && !has('if-none-match')) sent['If-None-Match'] = pull.validators.etag;
     if (pull.validators.last_modified && !has('if-modified-since')) sent['If-Modified-Since'] = pull.validators.last_modified;
