@@ -94,7 +94,8 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
     const cronChanged = patch.schedule_cron !== undefined && patch.schedule_cron !== current.schedule_cron;
     const next = await this.repo.update(current.project_id, current.id, () => ({ ...patch, ...(cronChanged ? { missed_slot_count: 0 } : {}) }));
     if (!next) throw new ApiError('not_found', `${label(this.kind)} ${current.id} not found`);
-    if (cronChanged && next.status === 'active') this.handles.get(next.id)?.reschedule({ cron: next.schedule_cron });
+    // Any registered job follows the new schedule (an active one, or a check stopped for its team's standing).
+    if (cronChanged) this.handles.get(next.id)?.reschedule({ cron: next.schedule_cron });
     return next;
   }
 
