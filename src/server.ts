@@ -14,7 +14,7 @@ import { ProjectsRepo } from './catalog/projects.js';
 import { SourcesRepo } from './catalog/sources.js';
 import { IngestKeysRepo } from './catalog/ingest-keys.js';
 import { CollectionsRepo } from './catalog/collections.js';
-import { startPurgeScheduler } from './catalog/purge-scheduler.js';
+import { registerPurgeJob } from './catalog/purge-scheduler.js';
 import { ActivityTracker } from './ingest/activity.js';
 import { SchemaService } from './schema/schema-service.js';
 import { PipelineRunner } from './pipeline/runner.js';
@@ -39,12 +39,13 @@ import type { Config } from './config.js';
 import { ApiError } from './errors.js';
 import { createLogger, type Logger } from './log.js';
 import { Store } from './store/db.js';
+import { JobScheduler } from './schedule/scheduler.js';
+import { Lifecycle, type Participant } from './schedule/lifecycle.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
+import { IngestRecordSink } from './ingest/record-sink.js';
 import type { OutboundClient } from './outbound/types.js';
 import { createFetchServices } from './pull/fetch-services.js';
-import { JobScheduler } from './schedule/scheduler.js';
-import type { RecordSink } from './ingest/record-sink-types.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -82,9 +83,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
   const outbound = opts.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
-  // TEMP (until the scheduler and the record sink land from main):
-  const scheduler = new JobScheduler({ clock, log, store });
-  const sink: RecordSink = { write: async () => ({ ok: false, status: 503, code: 'service_unavailable', message: 'record sink not merged yet' }) };
+  // A clock moved by hand (tests) drives time-due runs through `scheduler.runDue()`.
+  const scheduler = new JobScheduler({ clock, log, store, dueByTimer: clock === systemClock });
+  // Writes are refused as values until the ingest core exists (mountIngest below attaches it).
+  const sink = new IngestRecordSink(() => services.config.maxIngestBytes, log);
   const services: Services = {
     config,
     clock,
@@ -109,12 +111,23 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    scheduler,
     aggregation: new AggregationService(() => services),
     outbound,
-    scheduler,
     sink,
     ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler, team: (teamId) => services.accounts.teams.get(GLOBAL, teamId), source: (id) => services.sources.byId(id) }),
   };
+  // Every part that starts and stops with the node, in start order; `stop` runs them in reverse, so the
+  // store closes last, after the telemetry (which counts what the pipeline drained while stopping).
+  const lifecycle = new Lifecycle(log);
+  const join = async (participant: Participant) => {
+    lifecycle.add(participant);
+    await lifecycle.start();
+  };
+  await join({ name: 'store', stop: () => store.close() });
+  await join({ name: 'activity', stop: () => services.activity.flush() });
+  await join({ name: 'telemetry', stop: () => services.telemetry.close() });
+  await join({ name: 'schema', stop: () => services.schema.close() });
   // In this order: the spool first (it fences off a batch in flight, whose commit then aborts),
   // then the views it feeds (with every view reading them), then the files and schema that batch
   // would have added to.
@@ -127,10 +140,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   // mark must not hand those numbers out again.
   services.spool.reserveThrough(services.schema.highestFileSeq);
   const creds = await bootstrap(services);
+  registerPurgeJob(services);
+  // One durable scheduler job per active pull and check (they run once the scheduler starts).
   services.pulls.jobs.start();
   services.checks.jobs.start();
-  scheduler.start();
-  const purge = startPurgeScheduler(services);
 
   const router = new Router(allRoutes(services));
   const app = App();
@@ -156,6 +169,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });
+  sink.attach(ingest.core);
 
   app.any('/*', (res: HttpResponse, req) => {
     const head = readHead(req);
@@ -205,7 +219,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   if (config.pipeline) {
     rollups = await Rollups.open({ store, dataDir: config.dataDir, metrics: services.metrics, views, spool: services.spool, clock, log, mergeDelayMs: config.rollupMergeDelayMs, compactRows: config.rollupCompactRows });
     services.rollups = rollups;
-    await rollups.start();
+    const opened = rollups;
+    await join({ name: 'rollups', start: () => opened.start(), stop: () => opened.stop() });
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
       viewTasks: (collectionId) =>
         withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics, (viewId) => {
@@ -224,18 +239,42 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       ],
       sweep: () => sweepViewOrphans(services.views, config.dataDir, listDir),
       leaseMaxRecords: config.leaseMaxRecords,
+      scheduler: services.scheduler,
     });
     const refold = new LateRefolder({ late: services.lateData, metrics: services.metrics, views, db: rollups.db, pending: rollups.pending, clock, log, merged: () => rollups?.requestCompaction() });
     services.lateRefold = refold;
-    refold.kick();
-    services.pipeline.start();
-    services.viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
-    services.viewBackfill.start();
-    services.viewJoins = new JoinProcessor({ views: services.views, schema: services.schema, clock, log });
-    services.viewJoins.start();
-    services.viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
-    services.viewGeneration.start();
+    await join({ name: 'late-refold', start: () => refold.kick(), stop: () => refold.stop() });
+    const pipeline = services.pipeline;
+    await join({ name: 'pipeline', start: () => pipeline.start(), stop: () => pipeline.stop() });
+    const viewBackfill = new ViewBackfiller({ views: services.views, schema: services.schema, clock, log });
+    services.viewBackfill = viewBackfill;
+    const viewJoins = new JoinProcessor({ views: services.views, schema: services.schema, clock, log });
+    services.viewJoins = viewJoins;
+    // Joins start before the backfill so the backfill stops before them (the order shutdown always had).
+    await join({ name: 'view-joins', start: () => viewJoins.start(), stop: () => viewJoins.stop() });
+    await join({ name: 'view-backfill', start: () => viewBackfill.start(), stop: () => viewBackfill.stop() });
+    const viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
+    services.viewGeneration = viewGeneration;
+    await join({ name: 'view-generation', start: () => viewGeneration.start(), stop: () => viewGeneration.stop() });
   }
+  // Stops before the loops above (view generation first, then backfill, joins, pipeline, refold, rollups):
+  // a purge pass in progress finishes while the schema store and spool it cleans are still open.
+  await join({ name: 'scheduler', start: () => services.scheduler.start(), stop: () => services.scheduler.stop() });
+  // Added last so it stops first: nothing new is accepted, and ingest in flight finishes its spool commits
+  // and is answered before the sockets close.
+  await join({
+    name: 'http',
+    stop: async () => {
+      // In-process producers are refused (service_unavailable) from here on, like new requests.
+      sink.detach();
+      us_listen_socket_close(listenSocket);
+      if (inFlight > 0) {
+        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
+      }
+      await ingest.drain();
+      app.close();
+    },
+  });
 
   return {
     services,
@@ -246,28 +285,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     async stop() {
       if (stopping) return;
       stopping = true;
-      us_listen_socket_close(listenSocket);
-      if (inFlight > 0) {
-        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, 10_000))]);
-      }
-      // Ingest in flight finishes its spool commits and is answered before sockets close.
-      await ingest.drain();
-      app.close();
-      // A purge pass in progress finishes while the schema store and spool it cleans are still open.
-      await purge.stop();
-      await scheduler.stop();
-      // Batches in flight commit (or are released to replay) before the store closes.
-      await services.viewGeneration?.stop();
-      await services.viewBackfill?.stop();
-      await services.viewJoins?.stop();
-      await services.pipeline?.stop();
-      await services.lateRefold?.stop();
-      await rollups?.stop();
-      services.schema.close();
-      // Last: counts what the pipeline drained while stopping.
-      await services.telemetry.close();
-      await services.activity.flush();
-      await store.close();
+      // In reverse start order (see `join` above): http, scheduler, the pipeline's loops (batches in
+      // flight commit or are released to replay), rollups, schema, telemetry, activity, the store.
+      await lifecycle.stop();
       log.info('stopped');
     },
   };

@@ -21,9 +21,9 @@ import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-reader-contract.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
+import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
-import type { JobScheduler } from './schedule/scheduler.js';
 import type { RecordSink } from './ingest/record-sink-types.js';
 import type { PullService } from './pull/pull-service.js';
 import type { CheckService } from './pull/check-service.js';
@@ -67,12 +67,16 @@ export interface Services {
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
   lateRefold: LateRefolder | null;
+  /** Every periodic or kicked job of the node (src/schedule/scheduler.ts); tests with a ManualClock call `runDue`. */
+  scheduler: JobScheduler;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */
   aggregation: AggregationService;
   /** The guarded outbound HTTP client every call out goes through (src/outbound/, docs/outbound.md). */
   outbound: OutboundClient;
-  /** TEMP until the seams merge: the node's scheduler and record sink. */
-  scheduler: JobScheduler;
+  /**
+   * Writes records into a collection for in-process producers (pulls, checks): the ingest front's
+   * validation, limits, backpressure, idempotency, telemetry and activity, no key; refusals are values.
+   */
   sink: RecordSink;
   /** Pulls: scheduled fetches into collections (src/pull/pull-service.ts). */
   pulls: PullService;

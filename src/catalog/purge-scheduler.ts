@@ -1,3 +1,4 @@
+import type { JobHandle } from '../schedule/types.js';
 import type { Services } from '../services.js';
 import { destroyCollection, destroyProject, destroySource, destroyTeam } from './purge.js';
 import { DELETION_RETENTION_MS, TEAM_DELETION_RETENTION_MS } from './timestamps.js';
@@ -48,30 +49,26 @@ export async function purgeExpired(s: Services, now: number = s.clock.now()): Pr
   return result;
 }
 
-/** A running purge job; `stop` waits for a pass in progress so the store can close after it. */
-export interface PurgeScheduler {
-  stop(): Promise<void>;
-}
+/** The purge job's name on the scheduler. */
+export const PURGE_JOB = 'purge';
 
-/** Run `purgeExpired` every `intervalMs` (default one minute) in the background; never overlaps itself. */
-export function startPurgeScheduler(s: Services, intervalMs = 60_000): PurgeScheduler {
-  let running: Promise<void> | null = null;
-  const timer = setInterval(() => {
-    if (running) return;
-    running = purgeExpired(s)
-      .then((r) => {
+/**
+ * Register `purgeExpired` on the node's scheduler every `intervalMs` (default one minute). The scheduler
+ * never overlaps a run with itself, and its `stop` waits for a pass in progress, so the schema store and
+ * spool it cleans are still open when the pass ends.
+ */
+export function registerPurgeJob(s: Services, intervalMs = 60_000): JobHandle {
+  return s.scheduler.register({
+    name: PURGE_JOB,
+    schedule: { everyMs: intervalMs },
+    run: async () => {
+      try {
+        const r = await purgeExpired(s);
         const n = r.teams.length + r.projects.length + r.sources.length + r.collections.length + r.views.length + r.metrics.length;
         if (n > 0) s.log.info({ purged: r }, 'purged scheduled deletions');
-      })
-      .catch((err: unknown) => s.log.error({ err }, 'purge failed; retrying next interval'))
-      .finally(() => (running = null));
-  }, intervalMs);
-  // The purge must never keep the process alive on its own.
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      if (running) await running;
+      } catch (err) {
+        s.log.error({ err }, 'purge failed; retrying next interval');
+      }
     },
-  };
+  });
 }

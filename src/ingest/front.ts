@@ -23,6 +23,8 @@ export interface IngestFront {
 
 /** Expired idempotency results are swept this often (each sweep removes all of them, in chunks). */
 const SWEEP_INTERVAL_MS = 5 * 60 * 1000;
+/** The first sweep, soon after start. */
+const FIRST_SWEEP_MS = 10_000;
 
 /**
  * Mount POST/OPTIONS/WebSocket `/ingest` on the uWS app (exact routes, so they win over the
@@ -48,25 +50,32 @@ export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): 
   mountHttpIngest(app, ctx);
   const ws = mountWsIngest(app, s, ctx);
 
-  s.telemetry.start(s.spool);
-  const sweep = () => {
-    core.idempotency.sweep().catch((err: unknown) => s.log.warn({ err }, 'idempotency sweep failed'));
-  };
-  const sweepTimer = setInterval(sweep, SWEEP_INTERVAL_MS);
-  sweepTimer.unref();
-  const firstSweep = setTimeout(sweep, 10_000);
-  firstSweep.unref();
+  s.telemetry.start(s.spool, s.scheduler);
+  const sweepJob = s.scheduler.register({
+    name: 'idempotency-sweep',
+    schedule: { everyMs: FIRST_SWEEP_MS },
+    run: async () => {
+      // After the first sweep, the regular period.
+      sweepJob.reschedule({ everyMs: SWEEP_INTERVAL_MS });
+      try {
+        await core.idempotency.sweep();
+      } catch (err) {
+        s.log.warn({ err }, 'idempotency sweep failed');
+      }
+    },
+  });
 
   return {
     core,
     async drain(timeoutMs = 10_000) {
-      clearInterval(sweepTimer);
-      clearTimeout(firstSweep);
+      // No sweep starts while draining; one in flight is awaited below, before the store can close.
+      const sweepStopped = sweepJob.unregister();
       if (inFlight > 0) {
         await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
       }
       ws.closeAll();
       await s.telemetry.flush();
+      await sweepStopped;
     },
   };
 }

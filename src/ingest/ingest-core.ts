@@ -14,9 +14,12 @@ import { VerifiedCache } from './verified-cache.js';
 /** Bound on remembered secrets and collection slugs (cleared past it; they are only shortcuts). */
 const MAX_REMEMBERED = 10_000;
 
-/** Where an authenticated ingest request writes. */
+/** Where an authenticated ingest request (or an in-process producer through the record sink) writes. */
 export interface IngestTarget {
-  keyId: string;
+  /** The ingest key that wrote, or null for an in-process producer (record sink). */
+  keyId: string | null;
+  /** Namespace of idempotency keys: the ingest key id, or `sink:<source id>:<producer>`. */
+  scope: string;
   projectId: string;
   source: SourceRecord;
   slug: string;
@@ -120,20 +123,46 @@ export class IngestCore {
       throw this.refuse(key.project_id, new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`));
     }
     // A key lives in its source, a source in its project, a project in its team.
-    const source = this.records.get(s.sources.table.db, [key.project_id, key.source_id], `src:${key.source_id}`);
-    if (!source || source.deleted_at) throw this.refuse(key.project_id, new ApiError('source_deleted', `Source ${key.source_id} is deleted or scheduled for deletion`));
-    const project = this.records.get(s.projects.table.db, [key.team_id, key.project_id], `prj:${key.project_id}`);
-    if (!project || project.deleted_at) throw this.refuse(key.project_id, new ApiError('source_deleted', `Project ${key.project_id} is deleted or scheduled for deletion`));
-    if (!isValidSlug(chosen)) {
-      throw this.refuse(key.project_id, invalidField('query.collection', `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`));
+    const source = this.liveSource(key.team_id, key.project_id, key.source_id);
+    this.checkSlug(key.project_id, chosen, 'query.collection');
+    return { keyId: key.id, scope: key.id, projectId: key.project_id, source, slug: chosen };
+  }
+
+  /**
+   * The target of an in-process producer (the record sink): no key, but the same team, project,
+   * source and slug checks as `resolve`, read fresh every time. Throws the refusal (counted).
+   */
+  resolveSource(projectId: string, sourceId: string, slug: string, producer: string): IngestTarget {
+    const project = this.s.projects.byId(projectId);
+    if (!project || project.deleted_at) throw this.refuse(projectId, new ApiError('source_deleted', `Project ${projectId} is deleted or scheduled for deletion`));
+    const team = this.records.get(this.s.accounts.teams.db, [GLOBAL, project.team_id], `team:${project.team_id}`);
+    if (!team || team.status !== 'active' || team.deleted_at) {
+      const why = !team ? 'gone' : team.deleted_at ? 'scheduled for deletion' : team.status;
+      throw this.refuse(projectId, new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`));
     }
-    return { keyId: key.id, projectId: key.project_id, source, slug: chosen };
+    const source = this.liveSource(project.team_id, projectId, sourceId);
+    this.checkSlug(projectId, slug, 'collection');
+    return { keyId: null, scope: `sink:${sourceId}:${producer}`, projectId, source, slug };
+  }
+
+  /** The source, live, in its live project; throws `source_deleted` (counted) otherwise. */
+  private liveSource(teamId: string, projectId: string, sourceId: string): SourceRecord {
+    const { s } = this;
+    const source = this.records.get(s.sources.table.db, [projectId, sourceId], `src:${sourceId}`);
+    if (!source || source.deleted_at) throw this.refuse(projectId, new ApiError('source_deleted', `Source ${sourceId} is deleted or scheduled for deletion`));
+    const project = this.records.get(s.projects.table.db, [teamId, projectId], `prj:${projectId}`);
+    if (!project || project.deleted_at) throw this.refuse(projectId, new ApiError('source_deleted', `Project ${projectId} is deleted or scheduled for deletion`));
+    return source;
+  }
+
+  private checkSlug(projectId: string, slug: string, field: string): void {
+    if (!isValidSlug(slug)) throw this.refuse(projectId, invalidField(field, `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`));
   }
 
   /** Refuse early (before reading a body) when `bytes` more cannot be admitted; throws counted. */
   admit(target: IngestTarget, bytes: number, idempotencyKey?: string): void {
     // A retry whose result is stored is answered from it (no spooling), even while the gate refuses.
-    if (idempotencyKey !== undefined && this.idempotency.has(`${target.keyId}:${idempotencyKey}`)) return;
+    if (idempotencyKey !== undefined && this.idempotency.has(`${target.scope}:${idempotencyKey}`)) return;
     try {
       this.gate.check(0, bytes);
     } catch (err) {
@@ -153,14 +182,14 @@ export class IngestCore {
       const run = (stage?: (r: IdempotentResult) => void) => this.spoolBody(target, body, opts, receivedAt, stage);
       let outcome: IngestOutcome;
       if (opts.idempotencyKey !== undefined) {
-        const { result, replayed } = await this.idempotency.run(`${target.keyId}:${opts.idempotencyKey}`, requestHash(target.slug, body), run);
+        const { result, replayed } = await this.idempotency.run(`${target.scope}:${opts.idempotencyKey}`, requestHash(target.slug, body), run);
         outcome = { accepted: result.accepted, replayed };
       } else {
         outcome = { accepted: (await run()).accepted, replayed: false };
       }
       if (outcome.replayed) {
         this.s.activity.touch(target.projectId, receivedAt);
-        this.s.activity.touch(target.keyId, receivedAt);
+        if (target.keyId !== null) this.s.activity.touch(target.keyId, receivedAt);
       } else this.accepted(target, receivedAt, outcome.accepted);
       return outcome;
     } catch (err) {
@@ -210,7 +239,7 @@ export class IngestCore {
   /** Activity and telemetry of a request whose records were stored (not replayed). */
   private accepted(target: IngestTarget, receivedAt: number, records: number): void {
     this.s.activity.touch(target.projectId, receivedAt);
-    this.s.activity.touch(target.keyId, receivedAt);
+    if (target.keyId !== null) this.s.activity.touch(target.keyId, receivedAt);
     this.s.telemetry.recordAccepted(target.projectId, records);
   }
 

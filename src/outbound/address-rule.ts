@@ -32,11 +32,6 @@ export function stripBrackets(host: string): string {
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
 }
 
-/** True when `host` (URL.hostname, brackets allowed) is an IP literal. */
-export function isIpLiteral(host: string): boolean {
-  return ipaddr.isValid(stripBrackets(host)) && (host.includes(':') || ipaddr.IPv4.isValidFourPartDecimal(host));
-}
-
 const NAMES: Record<string, string> = {
   unspecified: 'unspecified',
   broadcast: 'broadcast',

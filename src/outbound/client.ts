@@ -1,6 +1,7 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { STATUS_CODES as STATUS_TEXT } from 'node:http';
 import net from 'node:net';
+import tls from 'node:tls';
 import { Client, errors as undiciErrors } from 'undici';
 import { blockedAddressReason, stripBrackets } from './address-rule.js';
 import { readBody } from './body-reader.js';
@@ -41,7 +42,7 @@ export interface OutboundClientOptions {
   allowPrivateTargets: boolean;
   /** Default `dns.promises.lookup(host, { all: true, verbatim: true })`. */
   lookup?: OutboundLookup;
-  /** Extra trusted CA certificate(s) (tests; NODE_EXTRA_CA_CERTS works too). */
+  /** Extra trusted CA certificate(s), added to Node's default roots (tests; NODE_EXTRA_CA_CERTS works too). */
   ca?: string | Buffer | Array<string | Buffer>;
   defaults?: Partial<OutboundDefaults>;
   /**
@@ -66,6 +67,9 @@ const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 export function createOutboundClient(opts: OutboundClientOptions): OutboundClient {
   const lookup = opts.lookup ?? defaultLookup;
   const defaults: OutboundDefaults = { ...OUTBOUND_DEFAULTS, ...opts.defaults };
+  // `ca` given to tls.connect replaces the default roots: add to them instead, in one context made
+  // once (parsing every root certificate per connection would cost more than the handshake).
+  const secureContext = opts.ca === undefined ? undefined : trustWith(opts.ca);
   const testPublic = new Set((opts.testOnlyPublicAddresses ?? []).map((a) => normalizeIp(a)));
 
   const blocked = (address: string): string | null => {
@@ -134,7 +138,7 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
       headers['accept-encoding'] ??= 'gzip, br, deflate';
       for (let redirects = 0; ; redirects++) {
         if (req.signal?.aborted) throw new OutboundError('aborted', 'request', 'The request was aborted');
-        const hop = await fetchOnce(url, method, headers, body, req, opts.ca, defaults, await resolveChecked(url));
+        const hop = await fetchOnce(url, method, headers, body, req, secureContext, defaults, await resolveChecked(url));
         const location = hop.headers.location;
         if (!REDIRECT_STATUSES.has(hop.status) || maxRedirects === 0 || location === undefined) {
           const { response, timings } = hop;
@@ -170,7 +174,7 @@ interface Hop {
 }
 
 /** One request to one checked address; a redirect's body is discarded, any other is read in full. */
-async function fetchOnce(url: URL, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined, req: OutboundRequest, ca: OutboundClientOptions['ca'], defaults: OutboundDefaults, checked: { address: string; dnsMs: number }): Promise<Hop> {
+async function fetchOnce(url: URL, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined, req: OutboundRequest, secureContext: tls.SecureContext | undefined, defaults: OutboundDefaults, checked: { address: string; dnsMs: number }): Promise<Hop> {
   const https = url.protocol === 'https:';
   const facts: ConnectionFacts = { startedAt: 0, tcpAt: 0, tlsAt: 0, tlsExpiresAt: null };
   const connectTimeoutMs = req.connectTimeoutMs ?? defaults.connectTimeoutMs;
@@ -178,7 +182,7 @@ async function fetchOnce(url: URL, method: string, headers: Record<string, strin
   const bodyTimeoutMs = req.bodyTimeoutMs ?? defaults.bodyTimeoutMs;
   const port = url.port ? Number(url.port) : https ? 443 : 80;
   const client = new Client(url.origin, {
-    connect: pinnedConnector({ address: checked.address, port, https, hostname: stripBrackets(url.hostname), ca, connectTimeoutMs }, facts),
+    connect: pinnedConnector({ address: checked.address, port, https, hostname: stripBrackets(url.hostname), secureContext, connectTimeoutMs }, facts),
     headersTimeout: headersTimeoutMs,
     bodyTimeout: bodyTimeoutMs,
     pipelining: 1,
@@ -266,6 +270,21 @@ function statusText(status: number): string {
   return STATUS_TEXT[status] ?? '';
 }
 
+
+/** Contexts trusting the default roots plus extra CAs, by their PEM text (clients with the same CA share one). */
+const contexts = new Map<string, tls.SecureContext>();
+
+function trustWith(ca: string | Buffer | Array<string | Buffer>): tls.SecureContext {
+  const extra = (Array.isArray(ca) ? ca : [ca]).map((c) => c.toString());
+  const key = extra.join('\n');
+  let ctx = contexts.get(key);
+  if (!ctx) {
+    if (contexts.size >= 16) contexts.clear();
+    ctx = tls.createSecureContext({ ca: [...tls.rootCertificates, ...extra] });
+    contexts.set(key, ctx);
+  }
+  return ctx;
+}
 
 function normalizeIp(a: string): string {
   const s = stripBrackets(a);

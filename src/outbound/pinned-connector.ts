@@ -31,7 +31,8 @@ export interface PinnedTarget {
   https: boolean;
   /** The URL's host name: SNI and certificate identity (not sent as SNI when it is an IP literal). */
   hostname: string;
-  ca?: string | Buffer | Array<string | Buffer> | undefined;
+  /** Trust to verify with; undefined uses Node's defaults (with NODE_EXTRA_CA_CERTS). */
+  secureContext?: tls.SecureContext | undefined;
   connectTimeoutMs: number;
 }
 
@@ -62,7 +63,7 @@ export function pinnedConnector(target: PinnedTarget, facts: ConnectionFacts): b
           servername: ipLiteralHost ? undefined : target.hostname,
           // Identity is checked against the URL's host, not the dialled address.
           checkServerIdentity: (_host, cert) => tls.checkServerIdentity(target.hostname, cert),
-          ca: target.ca,
+          secureContext: target.secureContext,
           ALPNProtocols: ['http/1.1'],
         })
       : net.connect({ host: target.address, port: target.port });

@@ -17,6 +17,7 @@ import { commitThroughSeam, type CommitParticipant } from './commit-seam.js';
 import { BatchError, causeOf, isEnvironmental, type TaskCost } from './failures.js';
 import { schemaCommitParticipant } from '../schema/schema-commit.js';
 import type { ViewTask } from '../transform/view-stage.js';
+import type { JobHandle, Scheduler } from '../schedule/types.js';
 
 export { isEnvironmental } from './failures.js';
 
@@ -115,6 +116,8 @@ export interface RunnerDeps {
   leaseMaxRecords?: number;
   /** Body bytes per lease (default LEASE_MAX_BYTES). */
   leaseMaxBytes?: number;
+  /** Runs the hourly unclassified-retention sweep; without one (tests, benchmarks) it runs only when called. */
+  scheduler?: Scheduler;
 }
 
 /**
@@ -140,7 +143,7 @@ export class PipelineRunner {
   private readonly narrow = new Map<string, { limit: number; untilSeq: number }>();
   private processedBatches = 0;
   private readonly detectedAt = new Map<string, number>();
-  private retentionTimer: ReturnType<typeof setInterval> | null = null;
+  private retentionJob: JobHandle | null = null;
   /** Per collection with batches in flight: their plan and commit order. */
   private readonly lanes = new Map<string, CollectionLane>();
   /** Everything a batch commits, schema first. */
@@ -159,8 +162,12 @@ export class PipelineRunner {
     const removed = this.d.schema.sweepOrphans() + (this.d.sweep?.() ?? 0);
     if (removed > 0) this.d.log.info({ files: removed }, 'removed partial output of interrupted batches');
     this.unsubscribe = this.d.spool.onAppend(() => this.pump());
-    this.retentionTimer = setInterval(() => void this.sweepRetention(), RETENTION_SWEEP_MS);
-    this.retentionTimer.unref();
+    this.retentionJob =
+      this.d.scheduler?.register({
+        name: 'pipeline-retention',
+        schedule: { everyMs: RETENTION_SWEEP_MS },
+        run: async () => void (await this.sweepRetention()),
+      }) ?? null;
     this.pump();
   }
 
@@ -553,8 +560,9 @@ export class PipelineRunner {
     this.stopped = true;
     this.unsubscribe?.();
     if (this.wake) clearTimeout(this.wake);
-    if (this.retentionTimer) clearInterval(this.retentionTimer);
+    const retentionStopped = this.retentionJob?.unregister();
     await Promise.allSettled([...this.inFlight]);
+    await retentionStopped;
     await this.d.pool.destroy();
   }
 }

@@ -28,6 +28,12 @@ export interface JobSchedulerOptions {
   stopTimeoutMs?: number;
   /** Arm the timer (default true); tests may drive `runDue` alone. */
   timer?: boolean;
+  /**
+   * Whether the timer also runs jobs that come due by time (default true). False for a clock moved by hand
+   * (the server passes false with an injected clock): time-due runs then happen only in `runDue`, where the
+   * test says time has passed, while kicks still run on their own.
+   */
+  dueByTimer?: boolean;
 }
 
 interface Job {
@@ -65,6 +71,7 @@ export class JobScheduler implements Scheduler {
   private readonly lateToleranceMs: number;
   private readonly stopTimeoutMs: number;
   private readonly useTimer: boolean;
+  private readonly dueByTimer: boolean;
   private timer: ReturnType<typeof setTimeout> | null = null;
   private started = false;
   private stopped = false;
@@ -77,6 +84,7 @@ export class JobScheduler implements Scheduler {
     this.lateToleranceMs = opts.lateToleranceMs ?? 30_000;
     this.stopTimeoutMs = opts.stopTimeoutMs ?? 10_000;
     this.useTimer = opts.timer ?? true;
+    this.dueByTimer = opts.dueByTimer ?? true;
   }
 
   /** Register a job (names are unique; a cron must be valid). Jobs registered before `start` wait for it. */
@@ -177,10 +185,10 @@ export class JobScheduler implements Scheduler {
   }
 
   /** Start the job's run when it is due (or count a slot that comes due while it runs). */
-  private dispatch(job: Job, now: number): void {
+  private dispatch(job: Job, now: number, kicksOnly = false): void {
     if (job.gone || this.stopped) return;
     const cron = 'cron' in job.schedule ? job.schedule.cron : null;
-    const due = job.nextAt !== null && job.nextAt <= now;
+    const due = !kicksOnly && job.nextAt !== null && job.nextAt <= now;
     if (!due && !job.kicked) return;
     let at = now;
     if (due) {
@@ -210,9 +218,11 @@ export class JobScheduler implements Scheduler {
     job.lastAt = at;
     const signal = job.controller.signal;
     const run = async () => {
-      if (job.def.durable) {
-        // Before the run: a crash during it does not run this slot again.
-        await this.persist(job);
+      // Before the run: a crash during it does not run this slot again. A slot that could not be
+      // stored is not run (it could run twice); it is counted instead.
+      if (job.def.durable && !(await this.persist(job))) {
+        job.missed += missed + 1;
+        return;
       }
       const slot: SlotRun = { at, missed, signal };
       await job.def.run(slot);
@@ -223,16 +233,26 @@ export class JobScheduler implements Scheduler {
         job.running = null;
         if (!this.stopped && !job.gone) {
           // A kick or a period that came due during the run.
-          this.dispatch(job, this.clock.now());
+          this.dispatch(job, this.clock.now(), !this.dueByTimer);
           this.arm();
         }
       });
   }
 
-  private persist(job: Job): Promise<unknown> {
+  /** Queue a write of the job's slot after its earlier ones; resolves false (logged) when it failed. */
+  private persist(job: Job): Promise<boolean> {
     const record: StoredSlot = { schedule: scheduleKey(job.schedule), next_at: job.nextAt, last_at: job.lastAt, missed: job.missed };
-    job.write = job.write.then(() => this.slots!.put(job.def.name, record)).catch((err: unknown) => this.log.error({ err, job: job.def.name }, 'could not store the job slot'));
-    return job.write;
+    const written = job.write
+      .then(() => this.slots!.put(job.def.name, record))
+      .then(
+        () => true,
+        (err: unknown) => {
+          this.log.error({ err, job: job.def.name }, 'could not store the job slot');
+          return false;
+        },
+      );
+    job.write = written;
+    return written;
   }
 
   private async stopJob(job: Job): Promise<void> {
@@ -249,7 +269,7 @@ export class JobScheduler implements Scheduler {
     let earliest = Infinity;
     for (const job of this.jobs.values()) {
       if (job.kicked && !job.running) earliest = -Infinity;
-      else if (job.nextAt !== null && job.nextAt < earliest) earliest = job.nextAt;
+      else if (this.dueByTimer && job.nextAt !== null && job.nextAt < earliest) earliest = job.nextAt;
     }
     if (earliest === Infinity) {
       if (this.timer) clearTimeout(this.timer);
@@ -268,7 +288,7 @@ export class JobScheduler implements Scheduler {
 
   private tick(): void {
     const now = this.clock.now();
-    for (const job of this.jobs.values()) this.dispatch(job, now);
+    for (const job of this.jobs.values()) this.dispatch(job, now, !this.dueByTimer);
     this.arm();
   }
 

@@ -17,7 +17,10 @@ export type MissedPolicy =
 export interface SlotRun {
   /** The scheduled time of this slot (epoch ms); for `everyMs`/`kick` jobs, when the run started. */
   at: number;
-  /** Slots of this job that passed without a run since its last one (durable jobs; else 0). */
+  /**
+   * Slots of this job that passed without a run since its last one: for durable jobs across restarts,
+   * for other cron jobs while the node runs; 0 for `everyMs` and `kick` jobs.
+   */
   missed: number;
   /** Aborted when the job is unregistered or the scheduler stops. */
   signal: AbortSignal;

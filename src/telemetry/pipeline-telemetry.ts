@@ -1,6 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Clock } from '../clock.js';
 import type { ErrorCode } from '../errors.js';
+import type { JobHandle, Scheduler } from '../schedule/types.js';
 import type { Store } from '../store/db.js';
 import type { Spool } from '../spool/spool.js';
 
@@ -84,7 +85,7 @@ export class PipelineTelemetry {
   private readonly db: Database<MinuteCounters, [string, number]>;
   private readonly live = new Map<string, LiveMinute>();
   private lastEntry: LiveMinute | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private tickJob: JobHandle | null = null;
   private spool: Spool | null = null;
   private unsubscribe: (() => void) | null = null;
   /** When this node started observing (minutes before it have no samples from this run). */
@@ -95,12 +96,11 @@ export class PipelineTelemetry {
     this.startedAt = clock.now();
   }
 
-  /** Begin sampling `spool` and counting its drained records; persists every few seconds. */
-  start(spool: Spool): void {
+  /** Begin sampling `spool` and counting its drained records; persists every few seconds (a `scheduler` job). */
+  start(spool: Spool, scheduler: Scheduler): void {
     this.spool = spool;
     this.unsubscribe = spool.onDrained((projectId, records) => this.recordDrained(projectId, records));
-    this.timer = setInterval(() => void this.tick(), TICK_MS);
-    this.timer.unref();
+    this.tickJob = scheduler.register({ name: 'telemetry-tick', schedule: { everyMs: TICK_MS }, run: () => this.tick() });
   }
 
   recordAccepted(projectId: string, records: number): void {
@@ -166,8 +166,9 @@ export class PipelineTelemetry {
 
   /** Stop sampling and persist what is in memory. */
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    // Waits for a tick in flight (none once the scheduler has stopped, which the server does first).
+    await this.tickJob?.unregister();
+    this.tickJob = null;
     this.unsubscribe?.();
     await this.flush();
   }

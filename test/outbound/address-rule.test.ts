@@ -116,6 +116,16 @@ describe('outbound client refuses blocked targets before connecting', () => {
     });
   }
 
+  it('refuses loopback written in other notations (URL parsing normalises them first)', async () => {
+    const looked = lookups.length;
+    for (const host of ['2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:127.0.0.1]', '[::]', '0']) {
+      const err = await client().fetch({ url: `http://${host}:${server.port}/`, requireHttps: false }).then(() => null, (e: unknown) => e);
+      assert.ok(err instanceof OutboundError, host);
+      assert.equal(err.code, 'blocked_address', `${host}: ${err.message}`);
+    }
+    assert.equal(lookups.length, looked, 'IP literals are never looked up');
+  });
+
   it('a name with one public and one loopback address is refused whole', async () => {
     const c = createOutboundClient({
       allowPrivateTargets: false,

@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import net from 'node:net';
 import zlib from 'node:zlib';
+import type { ApiError } from '../../src/errors.js';
+import { assertCallableTarget } from '../../src/outbound/check-target.js';
 import { createOutboundClient, type OutboundLookup } from '../../src/outbound/client.js';
 import { OutboundError, type OutboundClient } from '../../src/outbound/types.js';
 import { startHttpServer, startHttpsServer, testCa, type LocalServer } from '../helpers/test-ca.js';
@@ -30,6 +35,8 @@ describe('outbound client over HTTPS with a test CA', () => {
   let server: LocalServer;
   let slowTimers: NodeJS.Timeout[] = [];
   const big = Buffer.alloc(256 * 1024, 'a');
+  const gzipped = zlib.gzipSync(big, { level: 1 });
+  const brotlied = zlib.brotliCompressSync(big, { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 1 } });
   before(async () => {
     server = await startHttpsServer((req, res) => {
       const url = new URL(req.url ?? '/', 'https://x');
@@ -40,11 +47,11 @@ describe('outbound client over HTTPS with a test CA', () => {
           break;
         case '/gzip':
           res.setHeader('content-encoding', 'gzip');
-          res.end(zlib.gzipSync(big));
+          res.end(gzipped);
           break;
         case '/br':
           res.setHeader('content-encoding', 'br');
-          res.end(zlib.brotliCompressSync(big));
+          res.end(brotlied);
           break;
         case '/bad-gzip':
           res.setHeader('content-encoding', 'gzip');
@@ -155,14 +162,23 @@ describe('outbound client over HTTPS with a test CA', () => {
     assert.ok(e2.timings && typeof e2.timings.firstByteMs === 'number');
   });
 
-  it('times out a connect that never completes', async () => {
-    // 192.0.2.1 (TEST-NET-1) does not answer; it is allow-listed here so the connect timeout is reached.
-    const c = createOutboundClient({ allowPrivateTargets: false, lookup: async () => [{ address: '192.0.2.1', family: 4 }], testOnlyPublicAddresses: ['192.0.2.1'] });
-    const started = performance.now();
-    const err = await failure(c.fetch({ url: 'https://blackhole.test/', connectTimeoutMs: 150 }));
-    assert.ok(err.code === 'timeout' || err.code === 'connect_failed', err.message);
-    assert.equal(err.stage, 'request');
-    assert.ok(performance.now() - started < 2_000);
+  it('times out a connection whose TLS handshake never completes (the connect timeout covers TCP and TLS)', async () => {
+    // A TCP server that accepts and then says nothing.
+    const held: net.Socket[] = [];
+    const silent = net.createServer((s) => held.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const port = (silent.address() as net.AddressInfo).port;
+      const started = performance.now();
+      const err = await failure(guarded(mapped).fetch({ url: `https://public.test:${port}/`, connectTimeoutMs: 150 }));
+      assert.equal(err.code, 'timeout', err.message);
+      assert.equal(err.stage, 'request');
+      const took = performance.now() - started;
+      assert.ok(took >= 140 && took < 2_000, `took ${took} ms`);
+    } finally {
+      for (const s of held) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
   });
 
   it('follows redirects, re-checking every hop', async () => {
@@ -254,5 +270,42 @@ describe('outbound client over plain HTTP', () => {
     const err = await failure(guarded(mapped).fetch({ url: `http://public.test:${port}/`, requireHttps: false }));
     assert.equal(err.code, 'connect_failed', err.message);
     server = await startHttpServer((_req, res) => res.end('plain'));
+  });
+});
+
+describe('outbound trust and target checks', () => {
+  it('trusts a CA from NODE_EXTRA_CA_CERTS (no ca option) in a fresh process, and refuses without it', async () => {
+    const server = await startHttpsServer((_req, res) => res.end('trusted'));
+    try {
+      const clientJs = new URL('../../src/outbound/client.js', import.meta.url).href;
+      const script = `import { createOutboundClient } from ${JSON.stringify(clientJs)};
+        const c = createOutboundClient({ allowPrivateTargets: true });
+        c.fetch({ url: ${JSON.stringify(server.url('/'))} }).then((r) => console.log('OK ' + r.body.toString() + ' ' + (r.tlsExpiresAt !== null)), (e) => console.log('ERR ' + e.code));`;
+      const run = async (env: Record<string, string>) => {
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        await once(child, 'exit');
+        return out.trim();
+      };
+      assert.equal(await run({ NODE_EXTRA_CA_CERTS: testCa().caPath }), 'OK trusted true');
+      assert.equal(await run({ NODE_EXTRA_CA_CERTS: '' }), 'ERR tls_failed');
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('assertCallableTarget throws request_validation_failed naming the field', async () => {
+    const c = guarded(mapped);
+    await assertCallableTarget(c, 'https://public.test/', 'body.url');
+    await assert.rejects(assertCallableTarget(c, 'https://evil.test/', 'body.url'), (e: ApiError) => {
+      assert.equal(e.code, 'request_validation_failed');
+      assert.equal(e.status, 400);
+      assert.deepEqual((e.details as any[])[0].field, 'body.url');
+      assert.equal((e.details as any[])[0].code, 'blocked_address');
+      assert.match(e.message, /10\.0\.0\.1/);
+      return true;
+    });
+    await assert.rejects(assertCallableTarget(c, 'http://public.test/', 'body.url'), (e: ApiError) => (e.details as any[])[0].code === 'not_https');
   });
 });
