@@ -61,6 +61,13 @@ before(async () => {
         return res.end(flaky % 2 === 1 ? 'blip' : 'fine');
       case '/slow-ok':
         return res.end('ok');
+      case '/old': {
+        // Answers after a while, so an update can land while this run is in flight.
+        const t = setTimeout(() => json([{ from: 'old' }]), 400);
+        res.on('close', () => clearTimeout(t));
+        return;
+      }
+      case '/new': return json([{ from: 'new' }]);
       default:
         res.statusCode = 404;
         return res.end();
@@ -221,6 +228,20 @@ test('a check stops while its team is not in good standing and starts again on i
   assert.equal(fetched(), start + 1);
   assert.equal(spooled('standing').length, 1);
   ok(await srv.post(`${one}/pause`));
+});
+
+test('a run in flight finishes with the configuration it started with (rule 10)', async () => {
+  const pull = ok(await srv.post(setup.pulls, { name: 'Moving', source_id: setup.source.id, endpoint_url: site.url('/old', 'public.test') }), 201);
+  clock.set(Math.floor(clock.now() / MINUTE) * MINUTE + MINUTE + 100);
+  const running = srv.sluice.services.scheduler.runDue();
+  while ((hits.get('/old') ?? 0) === 0) await new Promise((r) => setTimeout(r, 10));
+  ok(await srv.post(`${setup.pulls}/${pull.id}`, { endpoint_url: site.url('/new', 'public.test'), collection_slug: 'moved' }));
+  await running;
+  assert.deepEqual(spooled('moving'), [{ from: 'old' }], 'the run in flight wrote what the old endpoint answered, where it wrote before');
+  assert.deepEqual(spooled('moved'), []);
+  await tick(100);
+  assert.deepEqual(spooled('moved'), [{ from: 'new' }]);
+  ok(await srv.post(`${setup.pulls}/${pull.id}/pause`));
 });
 
 test('a restart in the middle of a schedule misses no slot silently and doubles none', async () => {
