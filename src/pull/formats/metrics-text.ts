@@ -52,6 +52,8 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
   let sawEof = false;
   let line = '';
   let lastName = '';
+  /** Where the line's first backslash is (-1: none, so no label value needs unescaping). */
+  let lineBackslash = -1;
   const fail = (reason: string, col: number): never => {
     throw new FormatError(dialect, reason, lineNo, col + 1);
   };
@@ -100,6 +102,13 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
       i++;
       let value = '';
       let seg = i;
+      // No backslash on the line: the value ends at the next quote (a native scan, no escapes to undo).
+      const quote = lineBackslash === -1 ? line.indexOf('"', i) : -1;
+      if (quote !== -1) {
+        value = line.slice(i, quote);
+        i = quote;
+        seg = i;
+      }
       for (;;) {
         const c = line.charCodeAt(i);
         if (Number.isNaN(c)) fail(`unterminated value of label "${name}"`, i);
@@ -277,6 +286,7 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
       if (om) fail('blank lines are not allowed in OpenMetrics', 0);
       continue;
     }
+    lineBackslash = line.indexOf('\\');
     if (line.charCodeAt(0) === 35) metaLine();
     else if (!om && (line.charCodeAt(0) === 32 || line.charCodeAt(0) === 9) && line.trim() === '') continue;
     else sampleLine();
