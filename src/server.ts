@@ -28,7 +28,8 @@ import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
 import { AggregationService } from './rollup/aggregation/aggregation-service.js';
-import { withMetricTasks } from './rollup/metric-tasks-for.js';
+import { attachConsumerTasks, type ConsumerContext } from './pipeline/output-consumer.js';
+import { OUTPUT_CONSUMERS } from './pipeline/output-consumers.js';
 import { WorkerPool } from './pipeline/pool.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
@@ -221,19 +222,13 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.rollups = rollups;
     const opened = rollups;
     await join({ name: 'rollups', start: () => opened.start(), stop: () => opened.stop() });
+    const consumerCtx: ConsumerContext = { services, rollups };
     services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
-      viewTasks: (collectionId) =>
-        withMetricTasks(viewTasksFor(services.views, collectionId), services.views, services.metrics, (viewId) => {
-          const project = services.projects.byId(services.views.store.byId(viewId)?.project_id ?? '');
-          return project ? services.lateData.lateBefore(viewId, project.late_data_window_minutes, services.spool.oldestReceivedAt(collectionId)) : undefined;
-        }),
+      viewTasks: (collectionId) => attachConsumerTasks(OUTPUT_CONSUMERS, consumerCtx, viewTasksFor(services.views, collectionId), collectionId),
       participants: [
         viewCommitParticipant(services.views, clock),
-        rollups.participant(),
-        services.lateData.participant((viewId) => {
-          const v = services.views.store.byId(viewId);
-          return v && v.deleted_at === null && !services.views.destroying.has(v.id) ? v.project_id : undefined;
-        }),
+        // Each output consumer's participants (metrics: rollups, then late data), in the order declared.
+        ...OUTPUT_CONSUMERS.flatMap((c) => c.participants(consumerCtx)),
         // A batch may settle a schema version an auto view waits for: generation looks (debounced).
         { name: 'view-generation', stage: () => null, applyCommitted: () => services.viewGeneration?.kick() },
       ],

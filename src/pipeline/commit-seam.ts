@@ -1,7 +1,7 @@
 import type { CollectionRecord } from '../catalog/records.js';
 import type { BatchPlan, SchemaBook } from '../schema/book.js';
 import type { SpoolLease } from '../spool/spool.js';
-import type { BatchResult } from './process-batch.js';
+import type { BatchResult } from './batch-result.js';
 
 /**
  * The one commit seam (docs/architecture.md, "The commit"): every stage that produces durable

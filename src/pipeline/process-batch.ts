@@ -6,16 +6,14 @@ import type { Shape } from '../schema/shape.js';
 import { buildFiles } from './build-files.js';
 import { decodeEntries, type BatchEntry, type DecodedRows } from '../records/decode.js';
 import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
-import type { FileKind, FileSpec } from './file-plan.js';
-import type { FileCounts } from '../schema/schema-store.js';
+import type { FileSpec } from './file-plan.js';
+import type { BatchResult, WrittenFile } from './batch-result.js';
 import { createFingerprintStage, type FingerprintedRows, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
-import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewOutcome, type ViewTask } from '../transform/view-stage.js';
+import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewTask } from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
-import { loadHasher } from '../rollup/hll.js';
-import { viewMetricsStage, type ViewEventTimes } from '../rollup/metric-stage.js';
-import type { MetricOutcome } from '../rollup/metric-task.js';
-import type { TaskCost } from './failures.js';
+import { consumersForBatch } from './output-consumer.js';
+import { OUTPUT_CONSUMERS } from './output-consumers.js';
 import { SlotCapture } from '../transform/record-slots.js';
 
 /**
@@ -48,33 +46,7 @@ export type ResolveReply = { type: 'need'; keys: number[] } | { type: 'plan'; as
 
 export type Resolver = (req: ResolveRequest) => Promise<ResolveReply>;
 
-export interface WrittenFile {
-  kind: FileKind;
-  dir: string;
-  versionId: string | null;
-  shapeHash: string | null;
-  /** Path relative to the collection's files directory. */
-  path: string;
-  rows: number;
-  bytes: number;
-  docBytes: number;
-  minTs: number;
-  maxTs: number;
-  counts: FileCounts;
-}
-
-export interface BatchResult {
-  rows: number;
-  files: WrittenFile[];
-  /** One per task view, in task order. */
-  views: ViewOutcome[];
-  /** One per metric of a view that produced output (absent: none). */
-  metrics?: MetricOutcome[];
-  /** Per view with metrics that produced output: its event times and late events (absent: none). */
-  eventTimes?: ViewEventTimes[];
-  /** What the task cost its worker (set by the worker entry; absent when run in-process). */
-  cost?: TaskCost;
-}
+export type { BatchResult, WrittenFile } from './batch-result.js';
 
 /** Path of a batch's file within the collection directory. */
 export function fileName(dir: string, firstSeq: number): string {
@@ -161,19 +133,12 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     const views = task.views ?? [];
     const runScript = opts.runScript;
     if (views.length === 0 || !runScript) return { rows: rows.count, files: collectionFilesStage(task, rows, fr, reply, assign, spec, layouts), views: [] };
-    const metrics: MetricOutcome[] = [];
-    const eventTimes: ViewEventTimes[] = [];
-    if (views.some((v) => v.metrics?.length)) await loadHasher();
+    const consumers = await consumersForBatch(OUTPUT_CONSUMERS, views);
     // The views start first: once a sandbox process has the records, it transforms them while this
     // thread builds the collection files (docs/architecture.md, "Stages").
     let handedOver!: () => void;
     const sent = new Promise<void>((resolve) => (handedOver = resolve));
-    const onOutput = (v: ViewTask, ts: Float64Array, columns: Parameters<typeof viewMetricsStage>[2]) => {
-      if (!v.metrics?.length) return;
-      const r = viewMetricsStage(v, ts, columns);
-      metrics.push(...r.outcomes);
-      eventTimes.push(r.times);
-    };
+    const onOutput = consumers.onOutput;
     const capture = slots as SlotCapture | null;
     try {
       const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null, capture ?? undefined);
@@ -200,7 +165,8 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
         throw r.err;
       }
       const outcomes = r.outcomes;
-      return { rows: rows.count, files: written, views: outcomes, ...(metrics.length > 0 ? { metrics, eventTimes } : {}) };
+      const outputs = consumers.outputs();
+      return { rows: rows.count, files: written, views: outcomes, ...(outputs ? { outputs } : {}) };
     } finally {
       // Every sandbox call over the batch has answered: its slot values' buffers go to the next batch.
       capture?.release();

@@ -2,6 +2,7 @@ import type { Database } from 'lmdb';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import { metricsOutputs } from './metric-stage.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
@@ -131,7 +132,7 @@ export class LateDataFiles {
       name: 'late-data',
       stage: ({ result }) => {
         const now = this.clock.now();
-        for (const t of result.eventTimes ?? []) {
+        for (const { times: t } of metricsOutputs(result)) {
           const project = projectOf(t.viewId);
           if (project === undefined) continue;
           const next = Math.min(t.maxTs, now);

@@ -1,5 +1,4 @@
 import type { OutputColumn } from '../transform/output-schema.js';
-import type { ViewTask } from '../transform/view-stage.js';
 import type { MetricOutcome, MetricTask } from './metric-task.js';
 import { buildPartials } from './partials.js';
 
@@ -28,9 +27,31 @@ export interface ViewEventTimes {
   late: { count: number; minTs: number; maxTs: number; exclusionBelow: number } | null;
 }
 
+/** The metrics consumer's name (output-consumers.ts): its parts are `BatchResult.outputs.metrics`. */
+export const METRICS_CONSUMER = 'metrics';
+
+/** What the metrics consumer needs of one view's batch output (`ViewTask.consumers.metrics`). */
+export interface MetricsViewTask {
+  /** The metrics aggregating the view that take live partials. */
+  metrics: MetricTask[];
+  /** Events timed before this are late for the view's metrics (docs/metrics.md, "Late data"); absent: none are. */
+  lateBefore?: number;
+}
+
+/** The metrics consumer's part of a batch for one view: each metric's outcome, and the view's event times. */
+export interface ViewMetricsOutput {
+  outcomes: MetricOutcome[];
+  times: ViewEventTimes;
+}
+
+/** The metrics consumer's parts of a batch result (`BatchResult.outputs.metrics`; none when no view with metrics produced output). */
+export function metricsOutputs(result: { outputs?: Record<string, unknown[]> }): readonly ViewMetricsOutput[] {
+  return (result.outputs?.[METRICS_CONSUMER] as ViewMetricsOutput[] | undefined) ?? [];
+}
+
 /** The metrics of one view over its batch output, late events left out; with the view's event times. */
-export function viewMetricsStage(v: Pick<ViewTask, 'viewId' | 'metrics' | 'lateBefore'>, ts: Float64Array, columns: readonly OutputColumn[]): { outcomes: MetricOutcome[]; times: ViewEventTimes } {
-  const tasks = v.metrics ?? [];
+export function viewMetricsStage(v: { viewId: string } & MetricsViewTask, ts: Float64Array, columns: readonly OutputColumn[]): ViewMetricsOutput {
+  const tasks = v.metrics;
   const from = v.lateBefore;
   let maxTs = -Infinity;
   let count = 0;

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import { nextUpdatedAt } from '../catalog/timestamps.js';
 import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import { metricsOutputs } from './metric-stage.js';
 import type { MetricCatalog } from './metric-catalog.js';
 import { feedsLive } from './metric-task.js';
 import type { PendingPartials } from './pending-partials.js';
@@ -27,7 +28,7 @@ export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: Pe
   return {
     name: 'rollups',
     stage({ lease, result }) {
-      const outcomes = result.metrics ?? [];
+      const outcomes = metricsOutputs(result).flatMap((p) => p.outcomes);
       if (outcomes.length === 0) return null;
       const store = d.metrics.store;
       const now = d.clock.now();

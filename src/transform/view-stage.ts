@@ -6,7 +6,6 @@ import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
 import { columnsRow } from './output-row.js';
-import type { MetricTask } from '../rollup/metric-task.js';
 import type { TemplateRecords } from './record-slots.js';
 import { projectionOf, projectRecord, type Projection } from './record-projection.js';
 import { SlotProjection } from './slot-projection.js';
@@ -29,10 +28,11 @@ export interface ViewTask {
   outputSchema: OutputField[];
   /** Absolute directory of the view's files. */
   dir: string;
-  /** Metrics aggregating this view: the rollup stage builds their partials from its output. */
-  metrics?: MetricTask[];
-  /** Events timed before this are late for the view's metrics (docs/metrics.md, "Late data"); absent: none are. */
-  lateBefore?: number;
+  /**
+   * What each output consumer needs of this view's output, by consumer name (pipeline/output-consumer.ts;
+   * e.g. `metrics`: the metrics aggregating the view and its late-data boundary). Absent: none consumes it.
+   */
+  consumers?: Readonly<Record<string, unknown>>;
   /**
    * Schema versions a person assigned to another transform of the view (docs/views.md, "Transforms"):
    * their records run that transform's script; every other record runs this task's. Absent: none.
@@ -48,7 +48,7 @@ export interface ScriptRoute {
   versionIds: string[];
 }
 
-/** Hears each view's coerced output once its file is written (the metrics' partials are built from it). */
+/** Hears each view's coerced output once its file is written (the output consumers are given it). */
 export type OnViewOutput = (view: ViewTask, ts: Float64Array, columns: OutputColumn[]) => void;
 
 export interface ViewWrittenFile {

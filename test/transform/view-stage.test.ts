@@ -83,7 +83,7 @@ test('a date field holding ctx.timestamp or ctx.received_at stores the same time
   const cols: Record<string, unknown[]> = {};
   const [o] = await transformViewsStage({
     base,
-    views: [{ viewId: 'v', parentViewId: null, transformId: 'vtr_v', scriptHash: 'hd', script, outputSchema, dir: join(root, 'v'), metrics: [] }],
+    views: [{ viewId: 'v', parentViewId: null, transformId: 'vtr_v', scriptHash: 'hd', script, outputSchema, dir: join(root, 'v') }],
     firstSeq: 3,
     run: (batch, view) => sandbox.run({ ...batch, ...view }),
     onOutput: (_v, _ts, columns) => columns.forEach((c) => (cols[c.name] = c.values)),
