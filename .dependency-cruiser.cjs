@@ -4,7 +4,7 @@
 //   features   monitor/, pull/, notify/, attention/
 //   ingest     ingest/
 //   pipeline   pipeline/
-//   stages     transform/, rollup/, schema/
+//   stages     transform/, rollup/, schema/, commit/ (the batch commit contract)
 //   base       catalog/, accounts/, auth/, store/, records/, spool/, telemetry/, http/, schedule/, outbound/, self-metrics/, and src/*.ts utilities
 // Checked on the TypeScript sources (type-only imports count: a type is a dependency too), parsed by swc
 // because the project's TypeScript 7 has no compiler API for dependency-cruiser.
@@ -12,7 +12,7 @@ const entry = '^src/(api|web|cli)/|^src/(server|main|services|bootstrap)\\.ts$';
 const features = '^src/(monitor|pull|notify|attention)/';
 const ingest = '^src/ingest/';
 const pipeline = '^src/pipeline/';
-const stages = '^src/(transform|rollup|schema)/';
+const stages = '^src/(transform|rollup|schema|commit)/';
 const base = '^src/(catalog|accounts|auth|store|records|http|schedule|outbound|self-metrics|spool|telemetry)/|^src/(?!(?:server|main|services|bootstrap)\\.ts$)[^/]+\\.ts$';
 const above = (...layers) => layers.join('|');
 

@@ -1,6 +1,10 @@
-import type { JobHandle } from '../schedule/types.js';
-import type { Services } from '../services.js';
-import { destroyCollection, destroyProject, destroySource, destroyTeam } from './purge.js';
+import { destroyCollection, destroyProject, destroySource, destroyTeam, type PurgeDeps } from './purge.js';
+import type { AccountsRepo } from '../accounts/repo.js';
+import type { Logger } from '../log.js';
+import type { ProjectsRepo } from './projects.js';
+import type { SourcesRepo } from './sources.js';
+import type { CollectionsRepo } from './collections.js';
+import type { JobHandle, Scheduler } from '../schedule/types.js';
 import { DELETION_RETENTION_MS, TEAM_DELETION_RETENTION_MS } from './timestamps.js';
 
 /** What one purge pass removed permanently (top-level items; their children went with them). */
@@ -18,11 +22,26 @@ function expired(deletedAt: string | null, now: number, retentionMs = DELETION_R
 }
 
 /**
+ * What the purge reads and destroys (the services bag satisfies it). Views and metrics purge their
+ * own scheduled deletions: only that call is needed of them here.
+ */
+export interface PurgeJobDeps extends PurgeDeps {
+  accounts: PurgeDeps['accounts'] & Pick<AccountsRepo, 'teams'>;
+  projects: PurgeDeps['projects'] & Pick<ProjectsRepo, 'table'>;
+  sources: PurgeDeps['sources'] & Pick<SourcesRepo, 'table'>;
+  collections: PurgeDeps['collections'] & Pick<CollectionsRepo, 'table'>;
+  views: { purgeExpired(now: number): Promise<string[]> };
+  metrics: { purgeExpired(now: number): Promise<string[]> };
+  scheduler: Pick<Scheduler, 'register'>;
+  log: Logger;
+}
+
+/**
  * Permanently remove every team scheduled for deletion at least 30 days before `now`, and every
  * project, source, collection, view and metric scheduled at least 7 days before (spec: scheduled deletion),
  * with everything beneath. Bigger things first, so what lies beneath goes with them instead of one by one.
  */
-export async function purgeExpired(s: Services, now: number = s.clock.now()): Promise<PurgeResult> {
+export async function purgeExpired(s: PurgeJobDeps, now: number = s.clock.now()): Promise<PurgeResult> {
   const result: PurgeResult = { teams: [], projects: [], sources: [], collections: [], views: [], metrics: [] };
   const teams = [...s.accounts.teams.all()].map((r) => r.value).filter((t) => expired(t.deleted_at, now, TEAM_DELETION_RETENTION_MS));
   for (const team of teams) {
@@ -57,7 +76,7 @@ export const PURGE_JOB = 'purge';
  * never overlaps a run with itself, and its `stop` waits for a pass in progress, so the schema store and
  * spool it cleans are still open when the pass ends.
  */
-export function registerPurgeJob(s: Services, intervalMs = 60_000): JobHandle {
+export function registerPurgeJob(s: PurgeJobDeps, intervalMs = 60_000): JobHandle {
   return s.scheduler.register({
     name: PURGE_JOB,
     schedule: { everyMs: intervalMs },

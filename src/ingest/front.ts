@@ -1,6 +1,6 @@
 import type { TemplatedApp } from 'uws-pack';
 import type { Clock } from '../clock.js';
-import type { Services } from '../services.js';
+import type { IngestDeps } from './ingest-deps.js';
 import type { Store } from '../store/db.js';
 import { IngestGate } from './backpressure.js';
 import { mountHttpIngest } from './http-front.js';
@@ -31,7 +31,7 @@ const FIRST_SWEEP_MS = 10_000;
  * control-plane catch-all), start pipeline telemetry and the idempotency sweep, and register the
  * spool's part of collection destruction.
  */
-export function mountIngest(app: TemplatedApp, s: Services, opts: { stopping(): boolean }): IngestFront {
+export function mountIngest(app: TemplatedApp, s: IngestDeps, opts: { stopping(): boolean }): IngestFront {
   const gate = new IngestGate({ dataDir: s.config.dataDir, minFreeDiskBytes: s.config.minFreeDiskBytes, maxPendingRecords: s.config.maxPendingRecords, maxBytesInFlight: s.config.maxIngestMemoryBytes }, s.spool, s.clock);
   const core = new IngestCore(s, gate);
   let inFlight = 0;

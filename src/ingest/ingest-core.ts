@@ -2,7 +2,7 @@ import { isValidSlug, DEFAULT_COLLECTION_SLUG, SLUG_PATTERN } from '../catalog/c
 import type { CollectionRecord, IngestKeyRecord, SourceRecord } from '../catalog/records.js';
 import { GLOBAL } from '../accounts/repo.js';
 import { ApiError, invalidField, toApiError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { IngestDeps } from './ingest-deps.js';
 import { IngestGate, spoolFull } from './backpressure.js';
 import { parseBatch, stripBom, type ParsedBatch } from './framing.js';
 import { IdempotencyStore, requestHash, type IdempotentResult } from './idempotency.js';
@@ -76,7 +76,7 @@ export class IngestCore {
   /** Target → its collection verified live at `generation` (targets are kept while they verify the same). */
   private readonly liveCollections = new WeakMap<IngestTarget, { generation: number; collection: CollectionRecord }>();
 
-  constructor(private readonly s: Services, readonly gate: IngestGate) {
+  constructor(private readonly s: IngestDeps, readonly gate: IngestGate) {
     this.idempotency = new IdempotencyStore(s.store, s.clock);
     s.store.root.on('aftercommit', () => {
       this.generation++;

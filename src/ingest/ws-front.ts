@@ -1,6 +1,6 @@
 import type { TemplatedApp, WebSocket } from 'uws-pack';
 import { ApiError, toApiError } from '../errors.js';
-import type { Services } from '../services.js';
+import type { IngestDeps } from './ingest-deps.js';
 import type { FrontContext } from './http-front.js';
 import { checkIdempotencyKey } from './ingest-core.js';
 import { decode, isGzip, parseQuery, sendError, type ResponseState } from './transport.js';
@@ -34,7 +34,7 @@ const NORMAL_CLOSE = new Set([1000, 1001, 1005]);
  * durable, or `{"seq":n,"error":{code,message,details?}}` — the connection stays open except when
  * the key stops being valid (then closed with 1008).
  */
-export function mountWsIngest(app: TemplatedApp, s: Services, ctx: FrontContext): { closeAll(): void } {
+export function mountWsIngest(app: TemplatedApp, s: IngestDeps, ctx: FrontContext): { closeAll(): void } {
   const sockets = new Set<WebSocket<Connection>>();
 
   app.ws<Connection>('/ingest', {

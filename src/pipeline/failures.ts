@@ -3,6 +3,9 @@
  * its own error where the error still carries its `code` (errors cross the thread boundary as
  * plain messages), and the main thread branches on the kind, never on message text.
  */
+import type { TaskCost } from '../commit/batch-commit.js';
+
+export type { TaskCost };
 
 /** `environmental`: the machine failed (disk full, descriptors), retry until it clears; `batch`: the batch's own trouble. */
 export type BatchFailureKind = 'environmental' | 'batch';
@@ -16,13 +19,6 @@ export interface BatchFailure {
   cost?: TaskCost;
 }
 
-/** A task's cost on its worker thread: CPU, and time spent waiting for the main thread's plan. */
-export interface TaskCost {
-  /** The worker thread's id (worker_threads.threadId). */
-  thread: number;
-  cpuMs: number;
-  planWaitMs: number;
-}
 
 /** A worker's failure, thrown on the main thread by the pool. */
 export class BatchError extends Error {

@@ -1,7 +1,7 @@
 import type { OutputColumn } from '../transform/output-schema.js';
 import type { ViewTask } from '../transform/view-stage.js';
 import type { CommitParticipant } from './commit-seam.js';
-import type { BatchResult } from './batch-result.js';
+import type { BatchResult } from '../commit/batch-commit.js';
 
 /**
  * Something that consumes a view's output of each batch (docs/architecture.md, "Output consumers"):

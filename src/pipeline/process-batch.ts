@@ -7,7 +7,7 @@ import { buildFiles } from './build-files.js';
 import { decodeEntries, type BatchEntry, type DecodedRows } from '../records/decode.js';
 import { FieldLayouts, SpeculativeFields } from './speculative-fields.js';
 import type { FileSpec } from './file-plan.js';
-import type { BatchResult, WrittenFile } from './batch-result.js';
+import type { BatchResult, WrittenFile } from '../commit/batch-commit.js';
 import { createFingerprintStage, type FingerprintedRows, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
 import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewTask } from '../transform/view-stage.js';
@@ -46,7 +46,7 @@ export type ResolveReply = { type: 'need'; keys: number[] } | { type: 'plan'; as
 
 export type Resolver = (req: ResolveRequest) => Promise<ResolveReply>;
 
-export type { BatchResult, WrittenFile } from './batch-result.js';
+export type { BatchResult, WrittenFile } from '../commit/batch-commit.js';
 
 /** Path of a batch's file within the collection directory. */
 export function fileName(dir: string, firstSeq: number): string {

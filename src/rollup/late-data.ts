@@ -1,7 +1,7 @@
 import type { Database } from 'lmdb';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
-import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { CommitParticipant } from '../commit/batch-commit.js';
 import { metricsOutputs } from './metric-stage.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import { nextUpdatedAt } from '../catalog/timestamps.js';
-import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { CommitParticipant } from '../commit/batch-commit.js';
 import { metricsOutputs } from './metric-stage.js';
 import type { MetricCatalog } from './metric-catalog.js';
 import { feedsLive } from './metric-task.js';

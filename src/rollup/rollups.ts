@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Spool } from '../spool/spool.js';
 import type { Logger } from '../log.js';
-import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { Store } from '../store/db.js';
 import { RerunJob } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';

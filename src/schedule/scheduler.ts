@@ -73,6 +73,8 @@ export class JobScheduler implements Scheduler {
   private readonly useTimer: boolean;
   private readonly dueByTimer: boolean;
   private timer: ReturnType<typeof setTimeout> | null = null;
+  /** Clock time the timer fires at (when armed). */
+  private armedAt = Infinity;
   private started = false;
   private stopped = false;
 
@@ -114,7 +116,8 @@ export class JobScheduler implements Scheduler {
       if (def.durable) this.persist(job);
     }
     this.jobs.set(def.name, job);
-    this.arm();
+    // Registering many jobs stays linear: the timer is re-armed only when this job is due before it fires.
+    if (!this.timer || job.kicked || (job.nextAt !== null && job.nextAt < this.armedAt)) this.arm();
     return this.handle(job);
   }
 
@@ -274,12 +277,16 @@ export class JobScheduler implements Scheduler {
     if (earliest === Infinity) {
       if (this.timer) clearTimeout(this.timer);
       this.timer = null;
+      this.armedAt = Infinity;
       return;
     }
-    const delay = Math.max(0, Math.min(this.maxSleepMs, earliest - this.clock.now()));
+    const now = this.clock.now();
+    const delay = Math.max(0, Math.min(this.maxSleepMs, earliest - now));
     if (this.timer) clearTimeout(this.timer);
+    this.armedAt = now + delay;
     this.timer = setTimeout(() => {
       this.timer = null;
+      this.armedAt = Infinity;
       this.tick();
     }, delay);
     // The scheduler never keeps the process alive on its own.

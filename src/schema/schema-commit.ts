@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { SchemaService } from './schema-service.js';
 import type { FileManifest } from './schema-store.js';
 

@@ -10,7 +10,7 @@ import { countShapesUnder, rekey } from './rekey.js';
 import { buildReport, type SchemaReport } from './report.js';
 import { rulesKey, rulesOf, type FingerprintRules } from './rules.js';
 import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from './versions.js';
-import type { WrittenFile } from '../pipeline/process-batch.js';
+import type { WrittenFile } from '../commit/batch-commit.js';
 import type { Spool } from '../spool/spool.js';
 import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schema-store.js';
 import { removeCollectionFiles, sweepOrphans } from './file-sweep.js';

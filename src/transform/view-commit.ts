@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock.js';
-import type { CommitParticipant } from '../pipeline/commit-seam.js';
+import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { ViewCatalog } from './view-catalog.js';
 import { stageReopenForBatch } from './backfill-reopen.js';
 import { removeViewFiles, type ScriptRoute, type ViewOutcome, type ViewTask } from './view-stage.js';

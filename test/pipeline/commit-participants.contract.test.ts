@@ -168,11 +168,14 @@ describe('commit participants: the seam contract', () => {
   });
 });
 
-/** Raw bytes of every named database (the environment's main database lists their names). */
+/** Written on a timer, by no participant: the pipeline's per-minute counters (src/telemetry). */
+const BACKGROUND = new Set(['pipeline_telemetry']);
+
+/** Raw bytes of every named database (the environment's main database lists their names) but BACKGROUND ones. */
 function snapshot(root: RootDatabase): Snapshot {
   const out: Snapshot = new Map();
   for (const name of root.getKeys()) {
-    if (typeof name !== 'string') continue;
+    if (typeof name !== 'string' || BACKGROUND.has(name)) continue;
     const db = root.openDB({ name, encoding: 'binary', keyEncoding: 'binary' }) as Database<Buffer, Buffer>;
     out.set(name, [...db.getRange({})].map(({ key, value }) => [Buffer.from(key).toString('hex'), Buffer.from(value).toString('hex')]));
   }
