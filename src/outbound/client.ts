@@ -56,8 +56,8 @@ export interface OutboundClientOptions {
 const defaultLookup: OutboundLookup = async (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Headers not carried to another origin on a redirect. */
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+/** Headers not carried to another origin on a redirect (a caller's `Host` named the first origin). */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization', 'host'];
 
 /**
  * The guarded outbound client (docs/outbound.md): every host is resolved once, every address it
