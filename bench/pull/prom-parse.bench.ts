@@ -41,7 +41,9 @@ bench
     return void n;
   });
 await bench.run();
-console.table(bench.tasks.map((t) => {
-  const ms = t.result && 'latency' in t.result ? (t.result.latency as { mean: number }).mean : NaN;
-  return { task: t.name, 'mean ms': ms.toFixed(1), 'MB/s': ((prom.length / 1048576) / (ms / 1000)).toFixed(1) };
-}));
+console.table(
+  bench.tasks.map((t) => {
+    const ms = t.result && 'latency' in t.result ? (t.result.latency as { mean: number }).mean : NaN;
+    return { task: t.name, 'mean ms': ms.toFixed(1), 'MB/s': (prom.length / 1048576 / (ms / 1000)).toFixed(1) };
+  }),
+);

@@ -41,9 +41,21 @@ const site = await startHttpsServer((req, res) => {
 });
 
 const server = await BenchServer.start(Number(process.env.BENCH_WORKERS ?? 1));
-const bodies = Array.from({ length: INGEST_BODIES }, (_, b) => Buffer.from(Array.from({ length: 1000 }, (_, i) => JSON.stringify({ b, i, path: `/api/${i % 50}`, status: 200, ms: i % 97 })).join('\n')));
+const bodies = Array.from({ length: INGEST_BODIES }, (_, b) =>
+  Buffer.from(
+    Array.from({ length: 1000 }, (_, i) =>
+      JSON.stringify({ b, i, path: `/api/${i % 50}`, status: 200, ms: i % 97 }),
+    ).join('\n'),
+  ),
+);
 const ingest = async () => {
-  const r = await sendNdjson({ port: server.port, path: server.ingestPath, bodies, records: bodies.map(() => 1000), connections: 4 });
+  const r = await sendNdjson({
+    port: server.port,
+    path: server.ingestPath,
+    bodies,
+    records: bodies.map(() => 1000),
+    connections: 4,
+  });
   return r.records / ((r.lastAckAt - r.firstSentAt) / 1000);
 };
 
@@ -53,13 +65,26 @@ try {
   const source = (await server.api('GET', `/v1/projects/${project}/sources`))[0].id as string;
   const make = async (kind: 'checks' | 'pulls', n: number) => {
     for (let i = 0; i < n; i += 20) {
-      await Promise.all(Array.from({ length: Math.min(20, n - i) }, (_, j) => {
-        const k = i + j;
-        const body = kind === 'checks'
-          ? { name: `check ${k}`, source_id: source, collection_slug: 'uptime', endpoint_url: site.url(`/c/${k}`, '127.0.0.1') }
-          : { name: `pull ${k}`, source_id: source, endpoint_url: site.url(`/p/${k}`, '127.0.0.1'), collection_slug: 'pulled' };
-        return server.api('POST', `/v1/projects/${project}/${kind}`, body);
-      }));
+      await Promise.all(
+        Array.from({ length: Math.min(20, n - i) }, (_, j) => {
+          const k = i + j;
+          const body =
+            kind === 'checks'
+              ? {
+                  name: `check ${k}`,
+                  source_id: source,
+                  collection_slug: 'uptime',
+                  endpoint_url: site.url(`/c/${k}`, '127.0.0.1'),
+                }
+              : {
+                  name: `pull ${k}`,
+                  source_id: source,
+                  endpoint_url: site.url(`/p/${k}`, '127.0.0.1'),
+                  collection_slug: 'pulled',
+                };
+          return server.api('POST', `/v1/projects/${project}/${kind}`, body);
+        }),
+      );
     }
   };
   await make('checks', CHECKS);
@@ -74,7 +99,10 @@ try {
   const jitters: number[] = [];
   let missed = 0;
   let doubled = 0;
-  for (const [kind, n] of [['c', CHECKS], ['p', PULLS]] as const) {
+  for (const [kind, n] of [
+    ['c', CHECKS],
+    ['p', PULLS],
+  ] as const) {
     for (let k = 0; k < n; k++) {
       const times = (arrivals.get(`/${kind}/${k}`) ?? []).filter((t) => t >= from && t < to);
       for (let m = from; m < to; m += MINUTE) {
@@ -87,13 +115,26 @@ try {
   }
   jitters.sort((a, b) => a - b);
   const q = (p: number) => jitters[Math.min(jitters.length - 1, Math.floor(p * jitters.length))] ?? NaN;
-  const counted = (await server.api('GET', `/v1/projects/${project}/checks?limit=200`)) as Array<{ missed_slot_count: number }>;
-  console.table([{
-    checks: CHECKS, pulls: PULLS, minutes: MINUTES, runs: jitters.length, 'missed slots': missed, 'doubled slots': doubled,
-    'missed_slot_count (first 200 checks)': counted.reduce((a, c) => a + c.missed_slot_count, 0),
-    'jitter p50 ms': q(0.5), 'jitter p99 ms': q(0.99), 'jitter max ms': jitters.at(-1),
-    'ingest rec/s alone': Math.round(alone), 'ingest rec/s beside': Math.round(beside), ratio: (beside / alone).toFixed(2),
-  }]);
+  const counted = (await server.api('GET', `/v1/projects/${project}/checks?limit=200`)) as Array<{
+    missed_slot_count: number;
+  }>;
+  console.table([
+    {
+      checks: CHECKS,
+      pulls: PULLS,
+      minutes: MINUTES,
+      runs: jitters.length,
+      'missed slots': missed,
+      'doubled slots': doubled,
+      'missed_slot_count (first 200 checks)': counted.reduce((a, c) => a + c.missed_slot_count, 0),
+      'jitter p50 ms': q(0.5),
+      'jitter p99 ms': q(0.99),
+      'jitter max ms': jitters.at(-1),
+      'ingest rec/s alone': Math.round(alone),
+      'ingest rec/s beside': Math.round(beside),
+      ratio: (beside / alone).toFixed(2),
+    },
+  ]);
 } finally {
   await server.stop();
   await site.close();

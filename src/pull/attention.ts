@@ -10,11 +10,18 @@ export function checkDownProvider(checks: FetchJobRepo<CheckRecord>): AttentionP
   return {
     name: 'checks',
     items(projectId: string): AttentionItem[] {
-      return checks.list(projectId)
+      return checks
+        .list(projectId)
         .filter((c) => c.status === 'active' && c.last_up === false && c.consecutive_failure_count > 0)
         .map((c) => ({
-          type: 'check_down', tier: 'firing', resource_id: c.id, resource_name: c.name, count: c.consecutive_failure_count,
-          since: c.failing_since, ended_at: null, detail: c.last_error,
+          type: 'check_down',
+          tier: 'firing',
+          resource_id: c.id,
+          resource_name: c.name,
+          count: c.consecutive_failure_count,
+          since: c.failing_since,
+          ended_at: null,
+          detail: c.last_error,
         }));
     },
   };
@@ -28,11 +35,18 @@ export function pullSuspendedProvider(pulls: FetchJobRepo<PullRecord>): Attentio
   return {
     name: 'pulls',
     items(projectId: string): AttentionItem[] {
-      return pulls.list(projectId)
+      return pulls
+        .list(projectId)
         .filter((p) => p.status === 'disabled')
         .map((p) => ({
-          type: 'pull_suspended', tier: 'suspended', resource_id: p.id, resource_name: p.name, count: p.consecutive_failure_count,
-          since: p.disabled_at, ended_at: null, detail: p.last_error,
+          type: 'pull_suspended',
+          tier: 'suspended',
+          resource_id: p.id,
+          resource_name: p.name,
+          count: p.consecutive_failure_count,
+          since: p.disabled_at,
+          ended_at: null,
+          detail: p.last_error,
         }));
     },
   };

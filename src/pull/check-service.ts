@@ -64,7 +64,12 @@ export interface CheckObservation {
 }
 
 /** A settled answer: up when 2xx, else the stage and message of what went wrong. */
-function settle(a: FetchOnce): { up: boolean; status: number | null; stage: 'request' | 'response' | null; error: string | null } {
+function settle(a: FetchOnce): {
+  up: boolean;
+  status: number | null;
+  stage: 'request' | 'response' | null;
+  error: string | null;
+} {
   if (!a.ok) return { up: false, status: null, stage: a.stage, error: a.error };
   const up = a.res.status >= 200 && a.res.status <= 299;
   return { up, status: a.res.status, stage: up ? null : 'response', error: up ? null : statusError(a.res) };
@@ -93,12 +98,35 @@ export class CheckService {
     const id = newId('check');
     const now = iso(this.deps.clock.now());
     return this.jobs.create({
-      id, team_id: project.team_id, project_id: project.id, name: input.name, source_id: input.source_id, collection_slug: input.collection_slug,
-      endpoint_url: input.endpoint_url, method, headers: this.jobs.seal(id, headers), request_body: body, schedule_cron: cron,
-      check_retry_seconds: input.check_retry_seconds === undefined ? DEFAULT_CHECK_RETRY_SECONDS : input.check_retry_seconds,
-      status: 'active', missed_slot_count: 0, last_up: null, last_checked_at: null, last_attempt_at: null, last_success_at: null, last_failure_at: null,
-      consecutive_failure_count: 0, failing_since: null, last_error: null, last_error_stage: null, last_http_status: null, last_response_time_ms: null,
-      hourly: [], created_at: now, updated_at: now,
+      id,
+      team_id: project.team_id,
+      project_id: project.id,
+      name: input.name,
+      source_id: input.source_id,
+      collection_slug: input.collection_slug,
+      endpoint_url: input.endpoint_url,
+      method,
+      headers: this.jobs.seal(id, headers),
+      request_body: body,
+      schedule_cron: cron,
+      check_retry_seconds:
+        input.check_retry_seconds === undefined ? DEFAULT_CHECK_RETRY_SECONDS : input.check_retry_seconds,
+      status: 'active',
+      missed_slot_count: 0,
+      last_up: null,
+      last_checked_at: null,
+      last_attempt_at: null,
+      last_success_at: null,
+      last_failure_at: null,
+      consecutive_failure_count: 0,
+      failing_since: null,
+      last_error: null,
+      last_error_stage: null,
+      last_http_status: null,
+      last_response_time_ms: null,
+      hourly: [],
+      created_at: now,
+      updated_at: now,
     });
   }
 
@@ -108,9 +136,11 @@ export class CheckService {
     checkMethodBody(method, body, input);
     if (input.schedule_cron !== undefined) checkCron(input.schedule_cron);
     const headerChange = patchHeaders(current.headers, input.headers);
-    if (input.endpoint_url !== undefined && input.endpoint_url !== current.endpoint_url) await checkEndpoint(this.deps.outbound, input.endpoint_url);
+    if (input.endpoint_url !== undefined && input.endpoint_url !== current.endpoint_url)
+      await checkEndpoint(this.deps.outbound, input.endpoint_url);
     return this.jobs.update(current, {
-      method, request_body: body,
+      method,
+      request_body: body,
       ...(input.name !== undefined ? { name: input.name } : {}),
       ...(input.collection_slug !== undefined ? { collection_slug: input.collection_slug } : {}),
       ...(input.endpoint_url !== undefined ? { endpoint_url: input.endpoint_url } : {}),
@@ -127,7 +157,10 @@ export class CheckService {
   /** A paused check restarts with its failure count at zero and `last_up`, `last_checked_at` cleared. */
   resume(current: CheckRecord): Promise<CheckRecord> {
     if (current.status === 'disabled') {
-      throw new ApiError('check_disabled_by_service', `Check ${current.id} was stopped by the service because the team is not in good standing; it restarts on its own when standing is restored`);
+      throw new ApiError(
+        'check_disabled_by_service',
+        `Check ${current.id} was stopped by the service because the team is not in good standing; it restarts on its own when standing is restored`,
+      );
     }
     return this.jobs.resume(current, { last_up: null, last_checked_at: null });
   }
@@ -138,12 +171,22 @@ export class CheckService {
 
   /** One request, nothing recorded. */
   async test(check: CheckRecord): Promise<CheckTestResult> {
-    const a = await fetchOnce(this.deps.outbound, check, this.jobs.open(check.id, check.headers), this.deps.limits.check);
+    const a = await fetchOnce(
+      this.deps.outbound,
+      check,
+      this.jobs.open(check.id, check.headers),
+      this.deps.limits.check,
+    );
     const s = settle(a);
     return {
-      ok: s.up, status: s.status ?? 0, status_text: a.ok ? a.res.statusText : '', response_time_ms: a.elapsedMs,
-      byte_length: a.ok ? a.res.body.length : 0, body_preview: a.ok ? a.res.body.subarray(0, BODY_PREVIEW_BYTES).toString('utf8') : '',
-      error_stage: s.stage, error: s.error,
+      ok: s.up,
+      status: s.status ?? 0,
+      status_text: a.ok ? a.res.statusText : '',
+      response_time_ms: a.elapsedMs,
+      byte_length: a.ok ? a.res.body.length : 0,
+      body_preview: a.ok ? a.res.body.subarray(0, BODY_PREVIEW_BYTES).toString('utf8') : '',
+      error_stage: s.stage,
+      error: s.error,
     };
   }
 
@@ -169,22 +212,56 @@ export class CheckService {
     const t = answer.ok ? answer.res.timings : answer.timings;
     const checkedAt = iso(slot.at);
     const observation: CheckObservation = {
-      check_id: check.id, check_name: check.name, checked_at: checkedAt, timestamp: checkedAt, up: s.up ? 1 : 0, http_status: s.status,
-      response_time_ms: answer.elapsedMs, error_stage: s.stage, error_message: s.error, attempts,
-      dns_ms: t?.dnsMs ?? null, connect_ms: t?.connectMs ?? null, tls_ms: t?.tlsMs ?? null, first_byte_ms: t?.firstByteMs ?? null, download_ms: t?.downloadMs ?? null,
-      address: answer.ok ? answer.res.address : null, tls_expires_at: answer.ok ? answer.res.tlsExpiresAt : null,
+      check_id: check.id,
+      check_name: check.name,
+      checked_at: checkedAt,
+      timestamp: checkedAt,
+      up: s.up ? 1 : 0,
+      http_status: s.status,
+      response_time_ms: answer.elapsedMs,
+      error_stage: s.stage,
+      error_message: s.error,
+      attempts,
+      dns_ms: t?.dnsMs ?? null,
+      connect_ms: t?.connectMs ?? null,
+      tls_ms: t?.tlsMs ?? null,
+      first_byte_ms: t?.firstByteMs ?? null,
+      download_ms: t?.downloadMs ?? null,
+      address: answer.ok ? answer.res.address : null,
+      tls_expires_at: answer.ok ? answer.res.tlsExpiresAt : null,
     };
-    const written = await sink.write({ projectId: check.project_id, sourceId: check.source_id, collectionSlug: check.collection_slug }, [observation as unknown as Record<string, unknown>], {
-      producer: `check:${check.id}`, idempotencyKey: `check:${check.id}:${slot.at}`,
-    });
+    const written = await sink.write(
+      { projectId: check.project_id, sourceId: check.source_id, collectionSlug: check.collection_slug },
+      [observation as unknown as Record<string, unknown>],
+      {
+        producer: `check:${check.id}`,
+        idempotencyKey: `check:${check.id}:${slot.at}`,
+      },
+    );
     // The check's own state still follows the run: a refused observation is a gap in the record, logged.
-    if (!written.ok) log.warn({ check_id: check.id, code: written.code, reason: written.message }, 'check observation refused by the collection');
+    if (!written.ok)
+      log.warn(
+        { check_id: check.id, code: written.code, reason: written.message },
+        'check observation refused by the collection',
+      );
     const at = clock.now();
-    await this.repo.update(check.project_id, check.id, (current) => ({
-      ...healthAfter(current, { at, ok: s.up, httpStatus: s.status, responseTimeMs: answer.elapsedMs, errorStage: s.stage, error: s.error }),
-      last_up: s.up,
-      last_checked_at: checkedAt,
-      hourly: addToHour(current.hourly, slot.at, at, [s.up ? 1 : 0, s.up ? 0 : 1, 0]),
-    }), { touch: false });
+    await this.repo.update(
+      check.project_id,
+      check.id,
+      (current) => ({
+        ...healthAfter(current, {
+          at,
+          ok: s.up,
+          httpStatus: s.status,
+          responseTimeMs: answer.elapsedMs,
+          errorStage: s.stage,
+          error: s.error,
+        }),
+        last_up: s.up,
+        last_checked_at: checkedAt,
+        hourly: addToHour(current.hourly, slot.at, at, [s.up ? 1 : 0, s.up ? 0 : 1, 0]),
+      }),
+      { touch: false },
+    );
   }
 }

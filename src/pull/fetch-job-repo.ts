@@ -13,7 +13,11 @@ export class FetchJobRepo<T extends ScheduledFetchRecord> {
   readonly table: Table<T>;
   readonly byIdIndex: Index;
 
-  constructor(readonly store: Store, readonly clock: Clock, readonly kind: FetchKind) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    readonly kind: FetchKind,
+  ) {
     this.table = new Table(store, `${kind}s`);
     this.byIdIndex = new Index(store, `${kind}_project`);
   }
@@ -48,7 +52,12 @@ export class FetchJobRepo<T extends ScheduledFetchRecord> {
    * Apply `patch` to the current record in one transaction; undefined when it no longer exists.
    * `touch` (default true) moves `updated_at`: user changes do, the service's health writes do not.
    */
-  async update(projectId: string, id: string, patch: (current: T) => Partial<T> | null, opts: { touch?: boolean } = {}): Promise<T | undefined> {
+  async update(
+    projectId: string,
+    id: string,
+    patch: (current: T) => Partial<T> | null,
+    opts: { touch?: boolean } = {},
+  ): Promise<T | undefined> {
     return this.store.transaction(() => {
       const current = this.table.get(projectId, id);
       if (!current) return undefined;
@@ -72,9 +81,13 @@ export class FetchJobRepo<T extends ScheduledFetchRecord> {
   private assertNameFree(projectId: string, name: string, exceptId: string | null): void {
     const clash = this.table.list(projectId).find((x) => x.id !== exceptId && x.name === name);
     if (clash) {
-      throw new ApiError('conflict', `A ${this.kind} named "${name}" already exists in this project (${clash.id}); choose another name`, {
-        details: [{ field: 'body.name', message: `is already used by another ${this.kind} of this project` }],
-      });
+      throw new ApiError(
+        'conflict',
+        `A ${this.kind} named "${name}" already exists in this project (${clash.id}); choose another name`,
+        {
+          details: [{ field: 'body.name', message: `is already used by another ${this.kind} of this project` }],
+        },
+      );
     }
   }
 }

@@ -58,7 +58,8 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
 
   /** Register a job for every active record (at start). */
   start(): void {
-    for (const record of this.repo.all()) if (record.status === 'active' || (this.followsStanding && record.status === 'disabled')) this.schedule(record);
+    for (const record of this.repo.all())
+      if (record.status === 'active' || (this.followsStanding && record.status === 'disabled')) this.schedule(record);
   }
 
   /** The next slot of an active record, as the API shows it (`next_fetch_at`). */
@@ -70,7 +71,10 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
 
   /** Header values sealed under the record's id and the header's name (secret-box.ts). */
   seal(id: string, headers: HeaderList): StoredHeader[] {
-    return headers.map((h) => ({ name: h.name, sealed: this.deps.box.seal(h.value, `${id}\u0000${h.name.toLowerCase()}`) }));
+    return headers.map((h) => ({
+      name: h.name,
+      sealed: this.deps.box.seal(h.value, `${id}\u0000${h.name.toLowerCase()}`),
+    }));
   }
 
   /** Plain header values for a request; never logged nor returned. */
@@ -92,7 +96,10 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
    */
   async update(current: T, patch: Partial<T>): Promise<T> {
     const cronChanged = patch.schedule_cron !== undefined && patch.schedule_cron !== current.schedule_cron;
-    const next = await this.repo.update(current.project_id, current.id, () => ({ ...patch, ...(cronChanged ? { missed_slot_count: 0 } : {}) }));
+    const next = await this.repo.update(current.project_id, current.id, () => ({
+      ...patch,
+      ...(cronChanged ? { missed_slot_count: 0 } : {}),
+    }));
     if (!next) throw new ApiError('not_found', `${label(this.kind)} ${current.id} not found`);
     // Any registered job follows the new schedule (an active one, or a check stopped for its team's standing).
     if (cronChanged) this.handles.get(next.id)?.reschedule({ cron: next.schedule_cron });
@@ -103,9 +110,13 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
   async pause(current: T): Promise<T> {
     if (current.status === 'paused') return current;
     if (current.status !== 'active') {
-      throw new ApiError('conflict', `The ${this.kind} is ${current.status}; only an active ${this.kind} can be paused (resume it first)`, { details: [{ field: 'status', message: `is ${current.status}` }] });
+      throw new ApiError(
+        'conflict',
+        `The ${this.kind} is ${current.status}; only an active ${this.kind} can be paused (resume it first)`,
+        { details: [{ field: 'status', message: `is ${current.status}` }] },
+      );
     }
-    const next = await this.repo.update(current.project_id, current.id, () => ({ status: 'paused' } as Partial<T>));
+    const next = await this.repo.update(current.project_id, current.id, () => ({ status: 'paused' }) as Partial<T>);
     await this.unschedule(current.id);
     return next ?? current;
   }
@@ -113,9 +124,18 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
   /** Back to active with the missed-slot and failure counts cleared (plus the kind's own `extra`); an active one is returned unchanged. */
   async resume(current: T, extra: Partial<T>): Promise<T> {
     if (current.status === 'active') return current;
-    const next = await this.repo.update(current.project_id, current.id, () => ({
-      status: 'active', missed_slot_count: 0, consecutive_failure_count: 0, failing_since: null, ...extra,
-    } as Partial<T>));
+    const next = await this.repo.update(
+      current.project_id,
+      current.id,
+      () =>
+        ({
+          status: 'active',
+          missed_slot_count: 0,
+          consecutive_failure_count: 0,
+          failing_since: null,
+          ...extra,
+        }) as Partial<T>,
+    );
     if (!next) throw new ApiError('not_found', `${label(this.kind)} ${current.id} not found`);
     this.schedule(next);
     return next;
@@ -156,11 +176,28 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
   private async followStanding(record: T): Promise<T> {
     const good = this.deps.teamInGoodStanding(record.team_id);
     if (record.status === 'active' && !good) {
-      this.deps.log.warn({ [`${this.kind}_id`]: record.id, team_id: record.team_id }, `${this.kind} stopped: the team is not in good standing`);
-      return (await this.repo.update(record.project_id, record.id, (c) => (c.status === 'active' ? ({ status: 'disabled' } as Partial<T>) : null), { touch: false })) ?? record;
+      this.deps.log.warn(
+        { [`${this.kind}_id`]: record.id, team_id: record.team_id },
+        `${this.kind} stopped: the team is not in good standing`,
+      );
+      return (
+        (await this.repo.update(
+          record.project_id,
+          record.id,
+          (c) => (c.status === 'active' ? ({ status: 'disabled' } as Partial<T>) : null),
+          { touch: false },
+        )) ?? record
+      );
     }
     if (record.status === 'disabled' && good) {
-      return (await this.repo.update(record.project_id, record.id, (c) => (c.status === 'disabled' ? ({ status: 'active' } as Partial<T>) : null), { touch: false })) ?? record;
+      return (
+        (await this.repo.update(
+          record.project_id,
+          record.id,
+          (c) => (c.status === 'disabled' ? ({ status: 'active' } as Partial<T>) : null),
+          { touch: false },
+        )) ?? record
+      );
     }
     return record;
   }
@@ -177,7 +214,10 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
       const source = this.deps.source(record.source_id);
       if (!source) {
         // The source was destroyed (force delete or purge): its pulls and checks go with it.
-        this.deps.log.info({ [`${this.kind}_id`]: id, source_id: record.source_id }, `${this.kind} removed with its source`);
+        this.deps.log.info(
+          { [`${this.kind}_id`]: id, source_id: record.source_id },
+          `${this.kind} removed with its source`,
+        );
         void this.remove(record);
         return;
       }
@@ -187,7 +227,13 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
         if (this.followsStanding) record = await this.followStanding(record);
         if (record.status !== 'active') return;
         if (slot.missed > 0) {
-          record = (await this.repo.update(record.project_id, id, (c) => ({ missed_slot_count: c.missed_slot_count + slot.missed } as Partial<T>), { touch: false })) ?? record;
+          record =
+            (await this.repo.update(
+              record.project_id,
+              id,
+              (c) => ({ missed_slot_count: c.missed_slot_count + slot.missed }) as Partial<T>,
+              { touch: false },
+            )) ?? record;
         }
         await this.runOne(record, slot);
       } catch (err) {

@@ -10,23 +10,51 @@ export interface FetchLimits {
 }
 
 /** Pulls: a body up to 10 MiB (decoded), 10 s to connect, 30 s to the head, 60 s for the body. */
-export const PULL_LIMITS: FetchLimits = { connectTimeoutMs: 10_000, headersTimeoutMs: 30_000, bodyTimeoutMs: 60_000, maxBytes: 10 * 1024 * 1024 };
+export const PULL_LIMITS: FetchLimits = {
+  connectTimeoutMs: 10_000,
+  headersTimeoutMs: 30_000,
+  bodyTimeoutMs: 60_000,
+  maxBytes: 10 * 1024 * 1024,
+};
 /** Checks: the body is read (download time) but never kept; tighter timeouts so a run fits its minute. */
-export const CHECK_LIMITS: FetchLimits = { connectTimeoutMs: 5_000, headersTimeoutMs: 15_000, bodyTimeoutMs: 15_000, maxBytes: 16 * 1024 * 1024 };
+export const CHECK_LIMITS: FetchLimits = {
+  connectTimeoutMs: 5_000,
+  headersTimeoutMs: 15_000,
+  bodyTimeoutMs: 15_000,
+  maxBytes: 16 * 1024 * 1024,
+};
 
 /** The limits a node uses: the defaults, with `SLUICE_PULL_MAX_BYTES` and a `SLUICE_FETCH_TIMEOUT_MS` cap applied. */
-export function fetchLimits(config: { pullMaxBytes: number; fetchTimeoutMs: number }): { pull: FetchLimits; check: FetchLimits } {
+export function fetchLimits(config: { pullMaxBytes: number; fetchTimeoutMs: number }): {
+  pull: FetchLimits;
+  check: FetchLimits;
+} {
   const cap = (l: FetchLimits): FetchLimits => {
     if (config.fetchTimeoutMs <= 0) return l;
     const t = (ms: number) => Math.min(ms, config.fetchTimeoutMs);
-    return { ...l, connectTimeoutMs: t(l.connectTimeoutMs), headersTimeoutMs: t(l.headersTimeoutMs), bodyTimeoutMs: t(l.bodyTimeoutMs) };
+    return {
+      ...l,
+      connectTimeoutMs: t(l.connectTimeoutMs),
+      headersTimeoutMs: t(l.headersTimeoutMs),
+      bodyTimeoutMs: t(l.bodyTimeoutMs),
+    };
   };
-  return { pull: cap({ ...PULL_LIMITS, maxBytes: config.pullMaxBytes || PULL_LIMITS.maxBytes }), check: cap(CHECK_LIMITS) };
+  return {
+    pull: cap({ ...PULL_LIMITS, maxBytes: config.pullMaxBytes || PULL_LIMITS.maxBytes }),
+    check: cap(CHECK_LIMITS),
+  };
 }
 
 export type FetchOnce =
   | { ok: true; res: OutboundResponse; elapsedMs: number }
-  | { ok: false; stage: 'request' | 'response'; code: string; error: string; elapsedMs: number; timings: Partial<OutboundTimings> | null };
+  | {
+      ok: false;
+      stage: 'request' | 'response';
+      code: string;
+      error: string;
+      elapsedMs: number;
+      timings: Partial<OutboundTimings> | null;
+    };
 
 /**
  * One request through the guarded outbound client (HTTPS only, public addresses, checked on the
@@ -57,10 +85,20 @@ export async function fetchOnce(
   } catch (err) {
     const elapsedMs = Math.round(performance.now() - started);
     if (err instanceof OutboundError) {
-      const error = err.code === 'too_large' ? `the response is larger than the limit of ${limits.maxBytes} bytes (SLUICE_PULL_MAX_BYTES): ${err.message}` : err.message;
+      const error =
+        err.code === 'too_large'
+          ? `the response is larger than the limit of ${limits.maxBytes} bytes (SLUICE_PULL_MAX_BYTES): ${err.message}`
+          : err.message;
       return { ok: false, stage: err.stage, code: err.code, error, elapsedMs, timings: err.timings ?? null };
     }
-    return { ok: false, stage: 'request', code: 'unknown', error: err instanceof Error ? err.message : String(err), elapsedMs, timings: null };
+    return {
+      ok: false,
+      stage: 'request',
+      code: 'unknown',
+      error: err instanceof Error ? err.message : String(err),
+      elapsedMs,
+      timings: null,
+    };
   }
 }
 

@@ -5,14 +5,25 @@ export const MAX_HEADERS = 20;
 export const MAX_HEADER_VALUE = 8192;
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]{1,256}$/;
 /** Set by the client itself (framing, connection, conditional requests of pulls); a user value would break the request. */
-const RESERVED = new Set(['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'te', 'trailer', 'upgrade', 'proxy-connection']);
+const RESERVED = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'te',
+  'trailer',
+  'upgrade',
+  'proxy-connection',
+]);
 
 /** Plain headers in the order they are sent: the spelling sent by the user is kept (rule 6). */
 export type HeaderList = Array<{ name: string; value: string }>;
 
 function checkEntry(name: string, value: unknown): void {
   const field = `body.headers.${name}`;
-  if (!TOKEN.test(name)) throw invalidField(field, 'is not a valid header name: use 1 to 256 letters, digits and !#$%&\'*+-.^_`|~');
+  if (!TOKEN.test(name))
+    throw invalidField(field, "is not a valid header name: use 1 to 256 letters, digits and !#$%&'*+-.^_`|~");
   if (RESERVED.has(name.toLowerCase())) throw invalidField(field, 'is set by Sluice itself and cannot be configured');
   if (value === null) return;
   if (typeof value !== 'string') throw invalidField(field, 'must be a string value (or null)');
@@ -21,7 +32,8 @@ function checkEntry(name: string, value: unknown): void {
 }
 
 function checkCount(list: HeaderList): HeaderList {
-  if (list.length > MAX_HEADERS) throw invalidField('body.headers', `must hold at most ${MAX_HEADERS} headers (after the change: ${list.length})`);
+  if (list.length > MAX_HEADERS)
+    throw invalidField('body.headers', `must hold at most ${MAX_HEADERS} headers (after the change: ${list.length})`);
   return list;
 }
 
@@ -65,7 +77,10 @@ export function patchHeaders<H extends { name: string }>(
     if (value !== null) set.push({ name, value: value as string });
   }
   if (keep.length + set.length > MAX_HEADERS) {
-    throw invalidField('body.headers', `must leave at most ${MAX_HEADERS} headers after the patch is applied (it would leave ${keep.length + set.length})`);
+    throw invalidField(
+      'body.headers',
+      `must leave at most ${MAX_HEADERS} headers after the patch is applied (it would leave ${keep.length + set.length})`,
+    );
   }
   return { keep, set };
 }

@@ -24,7 +24,11 @@ export function healthAfter(current: ScheduledFetchRecord, o: RunOutcome): Parti
     last_attempt_at: at,
     ...(o.ok
       ? { last_success_at: at, consecutive_failure_count: 0, failing_since: null }
-      : { last_failure_at: at, consecutive_failure_count: current.consecutive_failure_count + 1, failing_since: current.failing_since ?? at }),
+      : {
+          last_failure_at: at,
+          consecutive_failure_count: current.consecutive_failure_count + 1,
+          failing_since: current.failing_since ?? at,
+        }),
     last_error: o.error,
     last_error_stage: o.errorStage,
     last_http_status: o.httpStatus,
@@ -34,6 +38,11 @@ export function healthAfter(current: ScheduledFetchRecord, o: RunOutcome): Parti
 
 /** Whether two records send the same request (a validator or target list learnt under one is valid for the other). */
 export function sameRequest(a: RequestConfig, b: RequestConfig): boolean {
-  return a.endpoint_url === b.endpoint_url && a.method === b.method && a.request_body === b.request_body
-    && a.headers.length === b.headers.length && a.headers.every((h, i) => h.name === b.headers[i]!.name && h.sealed === b.headers[i]!.sealed);
+  return (
+    a.endpoint_url === b.endpoint_url &&
+    a.method === b.method &&
+    a.request_body === b.request_body &&
+    a.headers.length === b.headers.length &&
+    a.headers.every((h, i) => h.name === b.headers[i]!.name && h.sealed === b.headers[i]!.sealed)
+  );
 }

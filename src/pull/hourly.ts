@@ -32,7 +32,11 @@ export function addToHour(cells: HourlyCell[], at: number, now: number, add: [nu
 }
 
 /** Always 24 hours ending with the one holding `now`, oldest first; hours without runs read as zero. */
-export function hourlyWindow<T>(cells: HourlyCell[], now: number, entry: (hour: string, cell: HourlyCell | undefined) => T): T[] {
+export function hourlyWindow<T>(
+  cells: HourlyCell[],
+  now: number,
+  entry: (hour: string, cell: HourlyCell | undefined) => T,
+): T[] {
   const last = hourOf(now);
   const byHour = new Map(cells.map((c) => [c[0], c]));
   const out: T[] = [];

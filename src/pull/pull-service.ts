@@ -74,13 +74,36 @@ export class PullService {
     const id = newId('pull');
     const now = iso(this.deps.clock.now());
     return this.jobs.create({
-      id, team_id: project.team_id, project_id: project.id, name: input.name, source_id: input.source_id,
+      id,
+      team_id: project.team_id,
+      project_id: project.id,
+      name: input.name,
+      source_id: input.source_id,
       collection_slug: input.collection_slug ?? slugFromName(input.name),
-      endpoint_url: input.endpoint_url, method, headers: this.jobs.seal(id, headers), request_body: body,
-      json_records_path: input.json_records_path ?? null, schedule_cron: cron, status: 'active', missed_slot_count: 0,
-      last_attempt_at: null, last_success_at: null, last_failure_at: null, consecutive_failure_count: 0, failing_since: null,
-      last_error: null, last_error_stage: null, last_http_status: null, last_response_time_ms: null, last_record_count: 0,
-      hourly: [], validators: null, discovered_targets: null, disabled_at: null, created_at: now, updated_at: now,
+      endpoint_url: input.endpoint_url,
+      method,
+      headers: this.jobs.seal(id, headers),
+      request_body: body,
+      json_records_path: input.json_records_path ?? null,
+      schedule_cron: cron,
+      status: 'active',
+      missed_slot_count: 0,
+      last_attempt_at: null,
+      last_success_at: null,
+      last_failure_at: null,
+      consecutive_failure_count: 0,
+      failing_since: null,
+      last_error: null,
+      last_error_stage: null,
+      last_http_status: null,
+      last_response_time_ms: null,
+      last_record_count: 0,
+      hourly: [],
+      validators: null,
+      discovered_targets: null,
+      disabled_at: null,
+      created_at: now,
+      updated_at: now,
     });
   }
 
@@ -91,10 +114,13 @@ export class PullService {
     checkMethodBody(method, body, input);
     if (input.schedule_cron !== undefined) checkCron(input.schedule_cron);
     const headerChange = patchHeaders(current.headers, input.headers);
-    if (input.endpoint_url !== undefined && input.endpoint_url !== current.endpoint_url) await checkEndpoint(this.deps.outbound, input.endpoint_url);
+    if (input.endpoint_url !== undefined && input.endpoint_url !== current.endpoint_url)
+      await checkEndpoint(this.deps.outbound, input.endpoint_url);
     const name = input.name ?? current.name;
     const patch: Partial<PullRecord> = {
-      name, method, request_body: body,
+      name,
+      method,
+      request_body: body,
       ...(input.endpoint_url !== undefined ? { endpoint_url: input.endpoint_url } : {}),
       ...(input.schedule_cron !== undefined ? { schedule_cron: input.schedule_cron } : {}),
       ...(input.json_records_path !== undefined ? { json_records_path: input.json_records_path } : {}),
@@ -103,7 +129,8 @@ export class PullService {
     };
     const next = { ...current, ...patch };
     // What the endpoint told us about another request (validators, targets) does not hold for this one.
-    if (!sameRequest(current, next) || next.json_records_path !== current.json_records_path) Object.assign(patch, { validators: null, discovered_targets: null });
+    if (!sameRequest(current, next) || next.json_records_path !== current.json_records_path)
+      Object.assign(patch, { validators: null, discovered_targets: null });
     return this.jobs.update(current, patch);
   }
 
@@ -122,19 +149,31 @@ export class PullService {
 
   /** Fetch once (unconditionally), ingest nothing, change no health field or schedule. */
   async test(pull: PullRecord): Promise<PullTestResult> {
-    const r = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: false, limits: this.deps.limits.pull });
+    const r = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), {
+      conditional: false,
+      limits: this.deps.limits.pull,
+    });
     return {
-      ok: r.ok, status: r.status, status_text: r.statusText, response_time_ms: r.responseTimeMs, byte_length: r.byteLength,
+      ok: r.ok,
+      status: r.status,
+      status_text: r.statusText,
+      response_time_ms: r.responseTimeMs,
+      byte_length: r.byteLength,
       record_count: r.ok ? r.records.length : 0,
       body_preview: r.body ? r.body.subarray(0, BODY_PREVIEW_BYTES).toString('utf8') : '',
-      error_stage: r.errorStage, error: r.error,
+      error_stage: r.errorStage,
+      error: r.error,
     };
   }
 
   /** One scheduled run; `pull` is the configuration read when it started (rule 10). */
   private async run(pull: PullRecord, slot: SlotRun): Promise<void> {
     const { clock, log } = this.deps;
-    const result = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), { conditional: true, limits: this.deps.limits.pull, signal: slot.signal });
+    const result = await fetchPull(this.deps.outbound, pull, this.jobs.open(pull.id, pull.headers), {
+      conditional: true,
+      limits: this.deps.limits.pull,
+      signal: slot.signal,
+    });
     // The node is stopping: an aborted fetch is not the endpoint's failure.
     if (slot.signal.aborted) return;
     let outcome: PullFetchResult = result;
@@ -144,29 +183,47 @@ export class PullService {
     }
     const at = clock.now();
     let disabled = false;
-    await this.repo.update(pull.project_id, pull.id, (current) => {
-      const health = healthAfter(current, { at, ok: outcome.ok, httpStatus: outcome.status || null, responseTimeMs: outcome.responseTimeMs, errorStage: outcome.errorStage, error: outcome.error });
-      const patch: Partial<PullRecord> = {
-        ...health,
-        hourly: addToHour(current.hourly, at, at, [outcome.ok ? outcome.records.length : 0, 1, outcome.ok ? 0 : 1]),
-      };
-      if (outcome.ok) {
-        patch.last_record_count = outcome.records.length;
-        // Only under the request they answered (an edit meanwhile cleared them).
-        if (sameRequest(current, pull) && current.json_records_path === pull.json_records_path) {
-          patch.validators = outcome.validators;
-          if (outcome.targets) patch.discovered_targets = outcome.targets;
+    await this.repo.update(
+      pull.project_id,
+      pull.id,
+      (current) => {
+        const health = healthAfter(current, {
+          at,
+          ok: outcome.ok,
+          httpStatus: outcome.status || null,
+          responseTimeMs: outcome.responseTimeMs,
+          errorStage: outcome.errorStage,
+          error: outcome.error,
+        });
+        const patch: Partial<PullRecord> = {
+          ...health,
+          hourly: addToHour(current.hourly, at, at, [outcome.ok ? outcome.records.length : 0, 1, outcome.ok ? 0 : 1]),
+        };
+        if (outcome.ok) {
+          patch.last_record_count = outcome.records.length;
+          // Only under the request they answered (an edit meanwhile cleared them).
+          if (sameRequest(current, pull) && current.json_records_path === pull.json_records_path) {
+            patch.validators = outcome.validators;
+            if (outcome.targets) patch.discovered_targets = outcome.targets;
+          }
         }
-      }
-      const failures = patch.consecutive_failure_count ?? 0;
-      const since = patch.failing_since ?? current.failing_since;
-      if (!outcome.ok && current.status === 'active' && failures >= PULL_DISABLE_AFTER_FAILURES && since && at - Date.parse(since) >= PULL_DISABLE_AFTER_MS) {
-        patch.status = 'disabled';
-        patch.disabled_at = iso(at);
-        disabled = true;
-      }
-      return patch;
-    }, { touch: false });
+        const failures = patch.consecutive_failure_count ?? 0;
+        const since = patch.failing_since ?? current.failing_since;
+        if (
+          !outcome.ok &&
+          current.status === 'active' &&
+          failures >= PULL_DISABLE_AFTER_FAILURES &&
+          since &&
+          at - Date.parse(since) >= PULL_DISABLE_AFTER_MS
+        ) {
+          patch.status = 'disabled';
+          patch.disabled_at = iso(at);
+          disabled = true;
+        }
+        return patch;
+      },
+      { touch: false },
+    );
     if (disabled) {
       log.warn({ pull_id: pull.id, failures: PULL_DISABLE_AFTER_FAILURES }, 'pull disabled after a failure streak');
       // Not awaited: this run is the job's run in flight, which unregistering waits for.
@@ -183,7 +240,10 @@ export class PullService {
     const target = { projectId: pull.project_id, sourceId: pull.source_id, collectionSlug: pull.collection_slug };
     let written = 0;
     const send = async (from: number, to: number): Promise<string | null> => {
-      const out = await this.deps.sink.write(target, records.slice(from, to), { producer: `pull:${pull.id}`, idempotencyKey: `pull:${pull.id}:${slotAt}:${from}-${to}` });
+      const out = await this.deps.sink.write(target, records.slice(from, to), {
+        producer: `pull:${pull.id}`,
+        idempotencyKey: `pull:${pull.id}:${slotAt}:${from}-${to}`,
+      });
       if (out.ok) {
         written += to - from;
         return null;

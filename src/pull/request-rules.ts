@@ -9,12 +9,17 @@ import type { FetchMethod } from './records.js';
  */
 
 /** Rule 5: `request_body` only with `post`; changing `post` → `get` needs the body cleared. */
-export function checkMethodBody(method: FetchMethod, body: string | null, sent: { method?: unknown; request_body?: unknown }): void {
+export function checkMethodBody(
+  method: FetchMethod,
+  body: string | null,
+  sent: { method?: unknown; request_body?: unknown },
+): void {
   if (method === 'get' && body !== null) {
     const field = sent.request_body !== undefined ? 'body.request_body' : 'body.method';
-    const message = sent.request_body !== undefined
-      ? 'is accepted only with method "post"'
-      : 'cannot change to "get" while request_body is set; send "request_body": null with it';
+    const message =
+      sent.request_body !== undefined
+        ? 'is accepted only with method "post"'
+        : 'cannot change to "get" while request_body is set; send "request_body": null with it';
     throw invalidField(field, message);
   }
 }
@@ -38,8 +43,10 @@ export async function checkEndpoint(outbound: OutboundClient, url: string): Prom
   } catch {
     throw invalidField(field, 'is not a valid URL; send an absolute https:// URL');
   }
-  if (parsed.protocol !== 'https:') throw invalidField(field, `must use https:// (got ${parsed.protocol.replace(/:$/, '')})`);
-  if (parsed.username || parsed.password) throw invalidField(field, 'must not carry credentials in the URL; send them as a header');
+  if (parsed.protocol !== 'https:')
+    throw invalidField(field, `must use https:// (got ${parsed.protocol.replace(/:$/, '')})`);
+  if (parsed.username || parsed.password)
+    throw invalidField(field, 'must not carry credentials in the URL; send them as a header');
   const verdict = await outbound.checkTarget(url, { requireHttps: true });
   if (!verdict.ok) throw invalidField(field, `is refused: ${verdict.message}`);
 }

@@ -34,13 +34,19 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);
     cipher.setAAD(Buffer.from(context));
     const data = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-    return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), data.toString('base64url')].join('.');
+    return [
+      VERSION,
+      iv.toString('base64url'),
+      cipher.getAuthTag().toString('base64url'),
+      data.toString('base64url'),
+    ].join('.');
   }
 
   /** Throws when the value was sealed under another key or context (a changed `SLUICE_SECRET_KEY`). */
   open(sealed: string, context: string): string {
     const [version, iv, tag, data] = sealed.split('.');
-    if (version !== VERSION || iv === undefined || tag === undefined || data === undefined) throw new Error('sealed value has an unknown format');
+    if (version !== VERSION || iv === undefined || tag === undefined || data === undefined)
+      throw new Error('sealed value has an unknown format');
     const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(context));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
@@ -54,5 +60,7 @@ function parseKey(raw: string, from: string): Buffer {
     const key = Buffer.from(raw, raw.includes('-') || raw.includes('_') ? 'base64url' : 'base64');
     if (key.length === 32) return key;
   }
-  throw new Error(`${from} must hold a 256-bit key: 64 hex characters or the base64 of 32 bytes (e.g. openssl rand -hex 32)`);
+  throw new Error(
+    `${from} must hold a 256-bit key: 64 hex characters or the base64 of 32 bytes (e.g. openssl rand -hex 32)`,
+  );
 }

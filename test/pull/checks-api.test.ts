@@ -6,10 +6,35 @@ import { startHttpsServer, type LocalServer } from '../helpers/test-ca.js';
 import { fetchSetup, guardedOutbound } from './helpers.js';
 
 const CHECK_FIELDS = [
-  'object', 'id', 'project_id', 'team_id', 'name', 'source_id', 'source_name', 'collection_slug', 'endpoint_url', 'method', 'headers_configured',
-  'request_body', 'schedule_cron', 'check_retry_seconds', 'status', 'next_fetch_at', 'missed_slot_count', 'last_up', 'results_hourly', 'last_checked_at',
-  'last_success_at', 'last_failure_at', 'consecutive_failure_count', 'last_error', 'last_error_stage', 'last_http_status', 'last_response_time_ms',
-  'created_at', 'updated_at',
+  'object',
+  'id',
+  'project_id',
+  'team_id',
+  'name',
+  'source_id',
+  'source_name',
+  'collection_slug',
+  'endpoint_url',
+  'method',
+  'headers_configured',
+  'request_body',
+  'schedule_cron',
+  'check_retry_seconds',
+  'status',
+  'next_fetch_at',
+  'missed_slot_count',
+  'last_up',
+  'results_hourly',
+  'last_checked_at',
+  'last_success_at',
+  'last_failure_at',
+  'consecutive_failure_count',
+  'last_error',
+  'last_error_stage',
+  'last_http_status',
+  'last_response_time_ms',
+  'created_at',
+  'updated_at',
 ];
 
 let srv: TestServer;
@@ -33,15 +58,31 @@ after(async () => {
 });
 
 test('checks: create defaults, slug stored as sent and shared, rules, pause/resume clearing, test endpoint', async () => {
-  const body = { name: 'Home', source_id: setup.source.id, collection_slug: 'uptime', endpoint_url: target.url('/', 'public.test') };
+  const body = {
+    name: 'Home',
+    source_id: setup.source.id,
+    collection_slug: 'uptime',
+    endpoint_url: target.url('/', 'public.test'),
+  };
   const c = ok(await srv.post(setup.checks, body), 201);
   assert.deepEqual(Object.keys(c).sort(), [...CHECK_FIELDS].sort());
   assert.match(c.id, /^chk_[0-9a-z]{20}$/);
-  assert.deepEqual([c.object, c.collection_slug, c.check_retry_seconds, c.status, c.last_up, c.method], ['check', 'uptime', 10, 'active', null, 'get']);
+  assert.deepEqual(
+    [c.object, c.collection_slug, c.check_retry_seconds, c.status, c.last_up, c.method],
+    ['check', 'uptime', 10, 'active', null, 'get'],
+  );
   assert.equal(c.results_hourly.length, 24);
   assert.deepEqual(Object.keys(c.results_hourly[0]).sort(), ['down', 'hour', 'up']);
   // Several checks may share a slug to chart together.
-  const d = ok(await srv.post(setup.checks, { ...body, name: 'Down page', endpoint_url: target.url('/down', 'public.test'), check_retry_seconds: null }), 201);
+  const d = ok(
+    await srv.post(setup.checks, {
+      ...body,
+      name: 'Down page',
+      endpoint_url: target.url('/down', 'public.test'),
+      check_retry_seconds: null,
+    }),
+    201,
+  );
   assert.equal(d.collection_slug, 'uptime');
   assert.equal(d.check_retry_seconds, null);
   fails(await srv.post(setup.checks, body), 409, 'conflict', 'body.name');
@@ -64,15 +105,30 @@ test('checks: create defaults, slug stored as sent and shared, rules, pause/resu
 
   const one = `${setup.checks}/${c.id}`;
   fails(await srv.post(one, { source_id: setup.source.id }), 400, 'request_validation_failed', 'body.source_id');
-  let u = ok(await srv.post(one, { collection_slug: 'uptime-v2', check_retry_seconds: 3, headers: { 'X-Probe': '1' } }));
+  let u = ok(
+    await srv.post(one, { collection_slug: 'uptime-v2', check_retry_seconds: 3, headers: { 'X-Probe': '1' } }),
+  );
   assert.deepEqual([u.collection_slug, u.check_retry_seconds, u.headers_configured], ['uptime-v2', 3, ['X-Probe']]);
 
   // Resume clears the failure count, last_up and last_checked_at; success and failure times survive.
-  await srv.sluice.services.checks.repo.update(c.project_id, c.id, () => ({ last_up: false, last_checked_at: '2026-01-01T00:00:00.000Z', last_failure_at: '2026-01-01T00:00:00.000Z', consecutive_failure_count: 3 }), { touch: false });
+  await srv.sluice.services.checks.repo.update(
+    c.project_id,
+    c.id,
+    () => ({
+      last_up: false,
+      last_checked_at: '2026-01-01T00:00:00.000Z',
+      last_failure_at: '2026-01-01T00:00:00.000Z',
+      consecutive_failure_count: 3,
+    }),
+    { touch: false },
+  );
   u = ok(await srv.post(`${one}/pause`));
   assert.deepEqual([u.status, u.next_fetch_at, u.last_up], ['paused', null, false]);
   u = ok(await srv.post(`${one}/resume`));
-  assert.deepEqual([u.status, u.last_up, u.last_checked_at, u.consecutive_failure_count, u.last_failure_at], ['active', null, null, 0, '2026-01-01T00:00:00.000Z']);
+  assert.deepEqual(
+    [u.status, u.last_up, u.last_checked_at, u.consecutive_failure_count, u.last_failure_at],
+    ['active', null, null, 0, '2026-01-01T00:00:00.000Z'],
+  );
   // Stopped by the service (team not in good standing): resume is a 400.
   await srv.sluice.services.checks.repo.update(c.project_id, c.id, () => ({ status: 'disabled' }), { touch: false });
   fails(await srv.post(`${one}/resume`), 400, 'check_disabled_by_service');
@@ -80,11 +136,17 @@ test('checks: create defaults, slug stored as sent and shared, rules, pause/resu
 
   const before = ok(await srv.get(one));
   const t = ok(await srv.post(`${one}/test`));
-  assert.deepEqual([t.ok, t.status, t.status_text, t.byte_length, t.error_stage, t.error], [true, 200, 'OK', 3000, null, null]);
+  assert.deepEqual(
+    [t.ok, t.status, t.status_text, t.byte_length, t.error_stage, t.error],
+    [true, 200, 'OK', 3000, null, null],
+  );
   assert.equal(t.body_preview.length, 2048);
   assert.equal(typeof t.response_time_ms, 'number');
   const down = ok(await srv.post(`${setup.checks}/${d.id}/test`));
-  assert.deepEqual([down.ok, down.status, down.error_stage, down.body_preview], [false, 503, 'response', 'maintenance']);
+  assert.deepEqual(
+    [down.ok, down.status, down.error_stage, down.body_preview],
+    [false, 503, 'response', 'maintenance'],
+  );
   assert.match(down.error, /503/);
   assert.deepEqual(ok(await srv.get(one)), before, 'a test changes nothing');
 

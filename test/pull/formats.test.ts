@@ -24,7 +24,10 @@ function failsAt(fn: () => unknown, line: number | null, column: number | null, 
 test('json: object, array of objects, records path to a list or an object', () => {
   assert.deepEqual(records('{"a":1}', 'application/json'), [{ a: 1 }]);
   assert.deepEqual(records('[{"a":1},{"a":2}]', 'application/json'), [{ a: 1 }, { a: 2 }]);
-  assert.deepEqual(records('{"data":{"items":[{"x":1},{"x":2}]}}', 'application/json', 'data.items'), [{ x: 1 }, { x: 2 }]);
+  assert.deepEqual(records('{"data":{"items":[{"x":1},{"x":2}]}}', 'application/json', 'data.items'), [
+    { x: 1 },
+    { x: 2 },
+  ]);
   assert.deepEqual(records('{"data":{"one":{"x":1}}}', 'application/json', 'data.one'), [{ x: 1 }]);
   // Keys containing characters other than dots are plain keys.
   assert.deepEqual(records('{"we-ird key":[{"x":1}]}', 'application/json', 'we-ird key'), [{ x: 1 }]);
@@ -88,14 +91,28 @@ rpc_duration_seconds_count 2693
 test('prometheus 0.0.4: HELP/TYPE, escapes, NaN/±Inf, ms timestamps, one record per histogram and summary sample', () => {
   const r = records(PROM, 'text/plain; version=0.0.4; charset=utf-8') as any[];
   assert.equal(r.length, 13);
-  assert.deepEqual(r[0], { name: 'http_requests_total', family: 'http_requests_total', type: 'counter', help: 'The total number of HTTP requests.', labels: { method: 'post', code: '200' }, value: 1027, timestamp: 1395066363000 });
+  assert.deepEqual(r[0], {
+    name: 'http_requests_total',
+    family: 'http_requests_total',
+    type: 'counter',
+    help: 'The total number of HTTP requests.',
+    labels: { method: 'post', code: '200' },
+    value: 1027,
+    timestamp: 1395066363000,
+  });
   assert.deepEqual(r[2].labels, { path: 'C:\\DIR\\FILE.TXT', error: 'Cannot find file:\n"FILE.TXT"' });
   assert.equal(r[3].type, 'untyped');
   assert.equal(r[4].value, '+Inf');
   assert.equal(r[4].timestamp, -3982045);
   assert.equal(r[5].value, 'NaN');
-  assert.deepEqual([r[6].name, r[6].family, r[6].type, r[6].labels.le], ['http_request_duration_seconds_bucket', 'http_request_duration_seconds', 'histogram', '0.05']);
-  assert.deepEqual([r[9].name, r[9].family, r[9].value], ['http_request_duration_seconds_count', 'http_request_duration_seconds', 144320]);
+  assert.deepEqual(
+    [r[6].name, r[6].family, r[6].type, r[6].labels.le],
+    ['http_request_duration_seconds_bucket', 'http_request_duration_seconds', 'histogram', '0.05'],
+  );
+  assert.deepEqual(
+    [r[9].name, r[9].family, r[9].value],
+    ['http_request_duration_seconds_count', 'http_request_duration_seconds', 144320],
+  );
   assert.deepEqual([r[10].type, r[10].labels.quantile], ['summary', '0.5']);
   assert.equal(sniffFormat(PROM), 'prometheus');
 });
@@ -149,14 +166,22 @@ test('openmetrics: truncated, blank lines, content after EOF, bad exemplar', () 
 });
 
 test('http sd: documents are followed, not stored; at most 50 targets; labels merged the Prometheus way', () => {
-  const doc = [{ targets: ['a.example:9100', 'b.example'], labels: { env: 'prod', __metrics_path__: '/m', __param_x: '1' } }, { targets: [] }];
+  const doc = [
+    { targets: ['a.example:9100', 'b.example'], labels: { env: 'prod', __metrics_path__: '/m', __param_x: '1' } },
+    { targets: [] },
+  ];
   const p = parseBody(JSON.stringify(doc), 'application/json', null);
   assert.equal(p.kind, 'sd');
   const targets = p.kind === 'sd' ? p.targets : [];
   assert.equal(targets.length, 2);
   assert.equal(targetUrl(targets[0]!), 'https://a.example:9100/m?x=1');
   assert.equal(targetUrl({ target: 'c:1', labels: {} }), 'https://c:1/metrics');
-  assert.deepEqual(mergeTargetLabels({ env: 'dev', job: 'x' }, targets[1]!), { env: 'prod', exported_env: 'dev', job: 'x', instance: 'b.example' });
+  assert.deepEqual(mergeTargetLabels({ env: 'dev', job: 'x' }, targets[1]!), {
+    env: 'prod',
+    exported_env: 'dev',
+    job: 'x',
+    instance: 'b.example',
+  });
   // With json_records_path set, the same document is records.
   assert.equal(parseBody(JSON.stringify({ d: doc }), 'application/json', 'd').kind, 'records');
   const many = [{ targets: Array.from({ length: 51 }, (_, i) => `h${i}:1`) }];

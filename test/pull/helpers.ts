@@ -25,7 +25,12 @@ export const mappedLookup: OutboundLookup = async (host) => {
  * public.test) counts as public; every other private, loopback or reserved address stays refused.
  */
 export function guardedOutbound(): OutboundClient {
-  return createOutboundClient({ allowPrivateTargets: false, lookup: mappedLookup, ca: testCa().ca, testOnlyPublicAddresses: ['127.0.0.1'] });
+  return createOutboundClient({
+    allowPrivateTargets: false,
+    lookup: mappedLookup,
+    ca: testCa().ca,
+    testOnlyPublicAddresses: ['127.0.0.1'],
+  });
 }
 
 /** A project and a source, with the pulls and checks paths. */

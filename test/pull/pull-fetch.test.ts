@@ -25,7 +25,10 @@ let setup: Awaited<ReturnType<typeof fetchSetup>>;
 let counter = 0;
 
 function sd(n: number, extra: object[] = []) {
-  return JSON.stringify([{ targets: Array.from({ length: n }, () => `public.test:${site.port}`), labels: { env: 'prod' } }, ...extra]);
+  return JSON.stringify([
+    { targets: Array.from({ length: n }, () => `public.test:${site.port}`), labels: { env: 'prod' } },
+    ...extra,
+  ]);
 }
 
 before(async () => {
@@ -36,21 +39,36 @@ before(async () => {
       res.end(body);
     };
     switch (u.pathname) {
-      case '/json': return send('application/json', '{"id":1,"name":"a"}');
-      case '/json-list': return send('application/json; charset=utf-8', '{"data":{"items":[{"id":1},{"id":2},{"id":3}]}}');
-      case '/jsonl': return send('application/x-ndjson', '{"id":1}\n{"id":2}\n');
-      case '/csv': return send('text/csv', 'id,name\n1,"Smith, J"\n2,"two\nlines"\n');
-      case '/tsv': return send('text/tab-separated-values', 'id\tname\n1\ta\n');
-      case '/prom': return send('text/plain; version=0.0.4', PROM);
-      case '/om': return send('application/openmetrics-text; version=1.0.0', OM);
-      case '/sniff': return send('text/plain', PROM);
-      case '/bad-json': return send('application/json', '{"id":1,\n"name": nope}');
-      case '/bad-prom': return send('text/plain; version=0.0.4', 'up 1\nup{ 2\n');
-      case '/truncated-om': return send('application/openmetrics-text', '# TYPE up gauge\nup 1\n');
+      case '/json':
+        return send('application/json', '{"id":1,"name":"a"}');
+      case '/json-list':
+        return send('application/json; charset=utf-8', '{"data":{"items":[{"id":1},{"id":2},{"id":3}]}}');
+      case '/jsonl':
+        return send('application/x-ndjson', '{"id":1}\n{"id":2}\n');
+      case '/csv':
+        return send('text/csv', 'id,name\n1,"Smith, J"\n2,"two\nlines"\n');
+      case '/tsv':
+        return send('text/tab-separated-values', 'id\tname\n1\ta\n');
+      case '/prom':
+        return send('text/plain; version=0.0.4', PROM);
+      case '/om':
+        return send('application/openmetrics-text; version=1.0.0', OM);
+      case '/sniff':
+        return send('text/plain', PROM);
+      case '/bad-json':
+        return send('application/json', '{"id":1,\n"name": nope}');
+      case '/bad-prom':
+        return send('text/plain; version=0.0.4', 'up 1\nup{ 2\n');
+      case '/truncated-om':
+        return send('application/openmetrics-text', '# TYPE up gauge\nup 1\n');
       case '/gzip':
         res.setHeader('content-encoding', 'gzip');
-        return send('application/x-ndjson', zlib.gzipSync(Array.from({ length: 500 }, (_, i) => JSON.stringify({ i })).join('\n')));
-      case '/huge': return send('application/json', `[${Array.from({ length: 20000 }, (_, i) => `{"i":${i}}`).join(',')}]`);
+        return send(
+          'application/x-ndjson',
+          zlib.gzipSync(Array.from({ length: 500 }, (_, i) => JSON.stringify({ i })).join('\n')),
+        );
+      case '/huge':
+        return send('application/json', `[${Array.from({ length: 20000 }, (_, i) => `{"i":${i}}`).join(',')}]`);
       case '/slow': {
         const t = setTimeout(() => send('application/json', '{}'), 3000);
         res.on('close', () => clearTimeout(t));
@@ -81,20 +99,34 @@ before(async () => {
         }
         return send('text/plain; version=0.0.4', 'flaky_ok 1\n');
       }
-      case '/metrics': return send('text/plain; version=0.0.4', 'up{job="node",env="dev"} 1\n');
-      case '/sd0': return send('application/json', JSON.stringify([{ targets: [], labels: { env: 'prod' } }]));
-      case '/sd50': return send('application/json', sd(50));
-      case '/sd51': return send('application/json', sd(51));
+      case '/metrics':
+        return send('text/plain; version=0.0.4', 'up{job="node",env="dev"} 1\n');
+      case '/sd0':
+        return send('application/json', JSON.stringify([{ targets: [], labels: { env: 'prod' } }]));
+      case '/sd50':
+        return send('application/json', sd(50));
+      case '/sd51':
+        return send('application/json', sd(51));
       case '/sd-mixed': {
         const k = String(++counter);
-        return send('application/json', JSON.stringify([
-          { targets: [`public.test:${site.port}`], labels: { group: 'good' } },
-          { targets: [`public.test:${site.port}`], labels: { group: 'flaky', __metrics_path__: '/flaky', __param_k: k } },
-          { targets: [`public.test:${site.port}`], labels: { group: 'broken', __metrics_path__: '/fail' } },
-          { targets: [`private.test:${site.port}`], labels: { group: 'private' } },
-        ]));
+        return send(
+          'application/json',
+          JSON.stringify([
+            { targets: [`public.test:${site.port}`], labels: { group: 'good' } },
+            {
+              targets: [`public.test:${site.port}`],
+              labels: { group: 'flaky', __metrics_path__: '/flaky', __param_k: k },
+            },
+            { targets: [`public.test:${site.port}`], labels: { group: 'broken', __metrics_path__: '/fail' } },
+            { targets: [`private.test:${site.port}`], labels: { group: 'private' } },
+          ]),
+        );
       }
-      case '/sd-all-fail': return send('application/json', JSON.stringify([{ targets: [`private.test:${site.port}`, `loop2.test:${hiddenPort}`] }]));
+      case '/sd-all-fail':
+        return send(
+          'application/json',
+          JSON.stringify([{ targets: [`private.test:${site.port}`, `loop2.test:${hiddenPort}`] }]),
+        );
       default:
         res.statusCode = 404;
         return res.end('no');
@@ -108,7 +140,10 @@ before(async () => {
   });
   await new Promise<void>((r) => hidden.listen(0, '127.0.0.2', r));
   hiddenPort = (hidden.address() as AddressInfo).port;
-  srv = await TestServer.start({ outbound: guardedOutbound(), env: { SLUICE_PIPELINE: '0', SLUICE_PULL_MAX_BYTES: '100000', SLUICE_FETCH_TIMEOUT_MS: '1000' } });
+  srv = await TestServer.start({
+    outbound: guardedOutbound(),
+    env: { SLUICE_PIPELINE: '0', SLUICE_PULL_MAX_BYTES: '100000', SLUICE_FETCH_TIMEOUT_MS: '1000' },
+  });
   setup = await fetchSetup(srv);
 });
 
@@ -119,7 +154,15 @@ after(async () => {
 });
 
 async function tryPull(path: string, extra: Record<string, unknown> = {}) {
-  const pull = ok(await srv.post(setup.pulls, { name: `P ${++counter}`, source_id: setup.source.id, endpoint_url: site.url(path, 'public.test'), ...extra }), 201);
+  const pull = ok(
+    await srv.post(setup.pulls, {
+      name: `P ${++counter}`,
+      source_id: setup.source.id,
+      endpoint_url: site.url(path, 'public.test'),
+      ...extra,
+    }),
+    201,
+  );
   return ok(await srv.post(`${setup.pulls}/${pull.id}/test`));
 }
 
@@ -139,7 +182,11 @@ test('every format is read, by Content-Type or by content', async () => {
   ];
   for (const [path, extra, count] of cases) {
     const r = await tryPull(path, extra);
-    assert.deepEqual([r.ok, r.status, r.record_count, r.error_stage, r.error], [true, 200, count, null, null], `${path}: ${JSON.stringify(r)}`);
+    assert.deepEqual(
+      [r.ok, r.status, r.record_count, r.error_stage, r.error],
+      [true, 200, count, null, null],
+      `${path}: ${JSON.stringify(r)}`,
+    );
     assert.ok(r.byte_length > 0 && r.body_preview.length > 0);
   }
   const json = await tryPull('/json');

@@ -8,10 +8,35 @@ import { startHttpsServer, type LocalServer } from '../helpers/test-ca.js';
 import { fetchSetup, guardedOutbound } from './helpers.js';
 
 const PULL_FIELDS = [
-  'object', 'id', 'project_id', 'team_id', 'name', 'source_id', 'source_name', 'collection_slug', 'endpoint_url', 'method', 'headers_configured',
-  'request_body', 'schedule_cron', 'status', 'next_fetch_at', 'missed_slot_count', 'json_records_path', 'last_attempt_at', 'last_success_at',
-  'last_failure_at', 'consecutive_failure_count', 'last_error', 'last_error_stage', 'last_http_status', 'last_response_time_ms', 'last_record_count',
-  'records_pulled_hourly', 'created_at', 'updated_at',
+  'object',
+  'id',
+  'project_id',
+  'team_id',
+  'name',
+  'source_id',
+  'source_name',
+  'collection_slug',
+  'endpoint_url',
+  'method',
+  'headers_configured',
+  'request_body',
+  'schedule_cron',
+  'status',
+  'next_fetch_at',
+  'missed_slot_count',
+  'json_records_path',
+  'last_attempt_at',
+  'last_success_at',
+  'last_failure_at',
+  'consecutive_failure_count',
+  'last_error',
+  'last_error_stage',
+  'last_http_status',
+  'last_response_time_ms',
+  'last_record_count',
+  'records_pulled_hourly',
+  'created_at',
+  'updated_at',
 ];
 
 let srv: TestServer;
@@ -32,7 +57,15 @@ after(async () => {
 });
 
 test('create: defaults, derived slug, header names only, 24 hourly entries, next_fetch_at', async () => {
-  const pull = ok(await srv.post(setup.pulls, { name: 'Orders Feed', source_id: setup.source.id, endpoint_url: url, headers: { Authorization: 'Bearer s3cret-value', 'X-Skip': null } }), 201);
+  const pull = ok(
+    await srv.post(setup.pulls, {
+      name: 'Orders Feed',
+      source_id: setup.source.id,
+      endpoint_url: url,
+      headers: { Authorization: 'Bearer s3cret-value', 'X-Skip': null },
+    }),
+    201,
+  );
   assert.deepEqual(Object.keys(pull).sort(), [...PULL_FIELDS].sort());
   assert.equal(pull.object, 'pull');
   assert.match(pull.id, /^pul_[0-9a-z]{20}$/);
@@ -44,7 +77,10 @@ test('create: defaults, derived slug, header names only, 24 hourly entries, next
   assert.deepEqual(pull.headers_configured, ['Authorization']);
   assert.equal(pull.records_pulled_hourly.length, 24);
   assert.deepEqual(Object.keys(pull.records_pulled_hourly[0]).sort(), ['failures', 'fetches', 'hour', 'records']);
-  assert.ok(Date.parse(pull.records_pulled_hourly[0].hour) < Date.parse(pull.records_pulled_hourly[23].hour), 'oldest first');
+  assert.ok(
+    Date.parse(pull.records_pulled_hourly[0].hour) < Date.parse(pull.records_pulled_hourly[23].hour),
+    'oldest first',
+  );
   assert.ok(pull.next_fetch_at && Date.parse(pull.next_fetch_at) > Date.now() - 1000);
   assert.equal(new Date(pull.next_fetch_at).getUTCSeconds(), 0);
   // Never returned, never stored in the clear.
@@ -56,7 +92,12 @@ test('create: defaults, derived slug, header names only, 24 hourly entries, next
   const keyFile = join(srv.dataDir, 'secret.key');
   assert.equal(statSync(keyFile).mode & 0o777, 0o600);
   assert.match(readFileSync(keyFile, 'utf8').trim(), /^[0-9a-f]{64}$/);
-  fails(await srv.post(setup.pulls, { name: 'Orders Feed', source_id: setup.source.id, endpoint_url: url }), 409, 'conflict', 'body.name');
+  fails(
+    await srv.post(setup.pulls, { name: 'Orders Feed', source_id: setup.source.id, endpoint_url: url }),
+    409,
+    'conflict',
+    'body.name',
+  );
 });
 
 test('create: every rule answers 400 naming the field', async () => {
@@ -93,18 +134,52 @@ test('create: every rule answers 400 naming the field', async () => {
     [{ name: 'No source', endpoint_url: url }, 'body.source_id'],
   ];
   for (const [body, field] of cases) fails(await srv.post(setup.pulls, body), 400, 'request_validation_failed', field);
-  fails(await srv.post(setup.pulls, { ...base, source_id: 'src_00000000000000000000' }), 404, 'not_found', 'body.source_id');
+  fails(
+    await srv.post(setup.pulls, { ...base, source_id: 'src_00000000000000000000' }),
+    404,
+    'not_found',
+    'body.source_id',
+  );
   // Two spellings of one name store one header (the later spelling); null values are ignored; 20 is fine.
   const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`X-H${i}`, 'v']));
-  const p = ok(await srv.post(setup.pulls, { ...base, name: 'Spellings', headers: { ...twenty, 'x-h0': 'again', 'X-None': null } }), 201);
+  const p = ok(
+    await srv.post(setup.pulls, {
+      ...base,
+      name: 'Spellings',
+      headers: { ...twenty, 'x-h0': 'again', 'X-None': null },
+    }),
+    201,
+  );
   assert.equal(p.headers_configured.length, 20);
   assert.ok(p.headers_configured.includes('x-h0') && !p.headers_configured.includes('X-H0'));
-  const post = ok(await srv.post(setup.pulls, { ...base, name: 'Posting', method: 'post', request_body: '{"q":1}', schedule_cron: '*/5 * * * *', collection_slug: 'raw_in', json_records_path: 'data.items' }), 201);
-  assert.deepEqual([post.method, post.request_body, post.collection_slug, post.json_records_path], ['post', '{"q":1}', 'raw_in', 'data.items']);
+  const post = ok(
+    await srv.post(setup.pulls, {
+      ...base,
+      name: 'Posting',
+      method: 'post',
+      request_body: '{"q":1}',
+      schedule_cron: '*/5 * * * *',
+      collection_slug: 'raw_in',
+      json_records_path: 'data.items',
+    }),
+    201,
+  );
+  assert.deepEqual(
+    [post.method, post.request_body, post.collection_slug, post.json_records_path],
+    ['post', '{"q":1}', 'raw_in', 'data.items'],
+  );
 });
 
 test('update: header patch semantics of rule 6, method/body rule, cron edit restarts missed count, fixed fields refused', async () => {
-  const p = ok(await srv.post(setup.pulls, { name: 'Patchy', source_id: setup.source.id, endpoint_url: url, headers: { 'X-Keep': 'k', 'X-Drop': 'd', 'X-Case': 'c' } }), 201);
+  const p = ok(
+    await srv.post(setup.pulls, {
+      name: 'Patchy',
+      source_id: setup.source.id,
+      endpoint_url: url,
+      headers: { 'X-Keep': 'k', 'X-Drop': 'd', 'X-Case': 'c' },
+    }),
+    201,
+  );
   const one = `${setup.pulls}/${p.id}`;
   const sealedKeep = srv.sluice.services.pulls.repo.byId(p.id)!.headers.find((h) => h.name === 'X-Keep')!.sealed;
   let u = ok(await srv.post(one, { headers: { 'x-drop': null, 'X-CASE': 'C2', 'X-New': 'n' } }));
@@ -130,7 +205,12 @@ test('update: header patch semantics of rule 6, method/body rule, cron edit rest
   u = ok(await srv.post(one, { method: 'get', request_body: null }));
   assert.deepEqual([u.method, u.request_body], ['get', null]);
   fails(await srv.post(one, { schedule_cron: '0 0 * *' }), 400, 'request_validation_failed', 'body.schedule_cron');
-  fails(await srv.post(one, { endpoint_url: 'https://private.test/' }), 400, 'request_validation_failed', 'body.endpoint_url');
+  fails(
+    await srv.post(one, { endpoint_url: 'https://private.test/' }),
+    400,
+    'request_validation_failed',
+    'body.endpoint_url',
+  );
   fails(await srv.post(one, { name: 'Orders Feed' }), 409, 'conflict', 'body.name');
 
   await srv.sluice.services.pulls.repo.update(p.project_id, p.id, () => ({ missed_slot_count: 4 }), { touch: false });
@@ -148,19 +228,35 @@ test('pause, resume, delete; lists filter and order; scopes and other teams', as
   x = ok(await srv.post(`${one}/pause`));
   assert.equal(x.status, 'paused', 'pausing a paused pull succeeds unchanged');
   const paused = ok(await srv.get(`${setup.pulls}?status=paused`));
-  assert.deepEqual(paused.map((p: any) => p.id), [a.id]);
-  await srv.sluice.services.pulls.repo.update(a.project_id, a.id, () => ({ consecutive_failure_count: 7, missed_slot_count: 2 }), { touch: false });
+  assert.deepEqual(
+    paused.map((p: any) => p.id),
+    [a.id],
+  );
+  await srv.sluice.services.pulls.repo.update(
+    a.project_id,
+    a.id,
+    () => ({ consecutive_failure_count: 7, missed_slot_count: 2 }),
+    { touch: false },
+  );
   x = ok(await srv.post(`${one}/resume`));
   assert.deepEqual([x.status, x.consecutive_failure_count, x.missed_slot_count], ['active', 0, 0]);
   assert.ok(x.next_fetch_at);
   // The service's own stop: only resume brings it back; pause is refused.
-  await srv.sluice.services.pulls.repo.update(a.project_id, a.id, () => ({ status: 'disabled', consecutive_failure_count: 100 }), { touch: false });
+  await srv.sluice.services.pulls.repo.update(
+    a.project_id,
+    a.id,
+    () => ({ status: 'disabled', consecutive_failure_count: 100 }),
+    { touch: false },
+  );
   fails(await srv.post(`${one}/pause`), 409, 'conflict');
   x = ok(await srv.post(`${one}/resume`));
   assert.deepEqual([x.status, x.consecutive_failure_count], ['active', 0]);
 
   const byName = ok(await srv.get(`${setup.pulls}?order_by=name&sort=asc&limit=200`)).map((p: any) => p.name);
-  assert.deepEqual(byName, [...byName].sort((l: string, r: string) => l.toLowerCase().localeCompare(r.toLowerCase())));
+  assert.deepEqual(
+    byName,
+    [...byName].sort((l: string, r: string) => l.toLowerCase().localeCompare(r.toLowerCase())),
+  );
   const created = ok(await srv.get(setup.pulls)).map((p: any) => p.created_at);
   assert.deepEqual(created, [...created].sort().reverse(), 'default: created_at desc');
   ok(await srv.get(`${setup.pulls}?order_by=last_success_at`));

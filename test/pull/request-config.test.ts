@@ -34,7 +34,13 @@ test('secret box: AES-256-GCM, bound to its context, key from the environment or
     assert.equal(SecretBox.open(dir, undefined).open(sealed, 'pul_1\u0000authorization'), 'Bearer abc');
     const hex = readFileSync(join(dir, SECRET_KEY_FILE), 'utf8').trim();
     assert.equal(SecretBox.open('/nonexistent', hex).open(sealed, 'pul_1\u0000authorization'), 'Bearer abc');
-    assert.equal(SecretBox.open('/nonexistent', Buffer.from(hex, 'hex').toString('base64')).open(sealed, 'pul_1\u0000authorization'), 'Bearer abc');
+    assert.equal(
+      SecretBox.open('/nonexistent', Buffer.from(hex, 'hex').toString('base64')).open(
+        sealed,
+        'pul_1\u0000authorization',
+      ),
+      'Bearer abc',
+    );
     assert.throws(() => SecretBox.open('/nonexistent', 'a'.repeat(64)).open(sealed, 'pul_1\u0000authorization'));
     assert.throws(() => SecretBox.open(dir, 'too short'), /SLUICE_SECRET_KEY must hold a 256-bit key/);
   } finally {
@@ -45,22 +51,53 @@ test('secret box: AES-256-GCM, bound to its context, key from the environment or
 test('headers: create merges spellings and ignores nulls; update is a patch; at most 20 after the patch', () => {
   assert.deepEqual(headersForCreate({ 'X-A': '1', 'x-a': '2', 'X-B': null }), [{ name: 'x-a', value: '2' }]);
   assert.deepEqual(headersForCreate(null), []);
-  const current = [{ name: 'X-Keep', sealed: 'k' }, { name: 'X-Drop', sealed: 'd' }, { name: 'X-Case', sealed: 'c' }];
+  const current = [
+    { name: 'X-Keep', sealed: 'k' },
+    { name: 'X-Drop', sealed: 'd' },
+    { name: 'X-Case', sealed: 'c' },
+  ];
   assert.equal(patchHeaders(current, undefined), null);
   assert.deepEqual(patchHeaders(current, null), { keep: [], set: [] });
   assert.deepEqual(patchHeaders(current, { 'x-drop': null, 'X-CASE': 'C', 'X-New': 'n' }), {
     keep: [{ name: 'X-Keep', sealed: 'k' }],
-    set: [{ name: 'X-CASE', value: 'C' }, { name: 'X-New', value: 'n' }],
+    set: [
+      { name: 'X-CASE', value: 'C' },
+      { name: 'X-New', value: 'n' },
+    ],
   });
   const twenty = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`H${i}`, 'v']));
   assert.equal(headersForCreate(twenty).length, 20);
-  assert.equal(field(() => headersForCreate({ ...twenty, H20: 'v' })), 'body.headers');
-  assert.equal(field(() => patchHeaders(current, Object.fromEntries(Array.from({ length: 18 }, (_, i) => [`H${i}`, 'v'])))), 'body.headers');
-  assert.equal(patchHeaders(current, { ...Object.fromEntries(Array.from({ length: 18 }, (_, i) => [`H${i}`, 'v'])), 'X-Drop': null })!.set.length, 18);
-  assert.equal(field(() => headersForCreate({ 'Content-Length': '1' })), 'body.headers.Content-Length');
-  assert.equal(field(() => headersForCreate({ 'X:Y': '1' })), 'body.headers.X:Y');
-  assert.equal(field(() => patchHeaders(current, { 'X-A': 'a\r\nInjected: 1' })), 'body.headers.X-A');
-  assert.equal(field(() => headersForCreate({ 'X-A': 'x'.repeat(8193) })), 'body.headers.X-A');
+  assert.equal(
+    field(() => headersForCreate({ ...twenty, H20: 'v' })),
+    'body.headers',
+  );
+  assert.equal(
+    field(() => patchHeaders(current, Object.fromEntries(Array.from({ length: 18 }, (_, i) => [`H${i}`, 'v'])))),
+    'body.headers',
+  );
+  assert.equal(
+    patchHeaders(current, {
+      ...Object.fromEntries(Array.from({ length: 18 }, (_, i) => [`H${i}`, 'v'])),
+      'X-Drop': null,
+    })!.set.length,
+    18,
+  );
+  assert.equal(
+    field(() => headersForCreate({ 'Content-Length': '1' })),
+    'body.headers.Content-Length',
+  );
+  assert.equal(
+    field(() => headersForCreate({ 'X:Y': '1' })),
+    'body.headers.X:Y',
+  );
+  assert.equal(
+    field(() => patchHeaders(current, { 'X-A': 'a\r\nInjected: 1' })),
+    'body.headers.X-A',
+  );
+  assert.equal(
+    field(() => headersForCreate({ 'X-A': 'x'.repeat(8193) })),
+    'body.headers.X-A',
+  );
 });
 
 test('hourly windows: 24 entries ending with the current hour, oldest first, old hours dropped', () => {
@@ -89,12 +126,16 @@ test('spread: a fixed offset per job inside the spread; the limiter bounds runs 
   const limiter = new Limiter(3);
   let running = 0;
   let peak = 0;
-  await Promise.all(Array.from({ length: 20 }, () => limiter.run(async () => {
-    running++;
-    peak = Math.max(peak, running);
-    await new Promise((r) => setImmediate(r));
-    running--;
-  })));
+  await Promise.all(
+    Array.from({ length: 20 }, () =>
+      limiter.run(async () => {
+        running++;
+        peak = Math.max(peak, running);
+        await new Promise((r) => setImmediate(r));
+        running--;
+      }),
+    ),
+  );
   assert.equal(peak, 3);
   assert.equal(limiter.inFlight, 0);
 });

@@ -23,7 +23,8 @@ export function checkRoutes(s: Services): RouteDef[] {
     order: checkOrder,
     createBody: checkCreateBody,
     updateBody: checkUpdateBody,
-    updateFields: 'name, collection_slug, endpoint_url, method, headers, request_body, schedule_cron or check_retry_seconds',
+    updateFields:
+      'name, collection_slug, endpoint_url, method, headers, request_body, schedule_cron or check_retry_seconds',
     serialize: (x) => serializeCheck(s, x),
   });
 }

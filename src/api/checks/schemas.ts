@@ -5,11 +5,21 @@ import { sharedFields, slug } from '../pulls/schemas.js';
 
 /** Request schemas of checks (spec api-2, Checks). */
 
-const retry: JsonSchema = { type: ['integer', 'null'], minimum: 1, maximum: 20, errorHint: 'must be an integer from 1 to 20 (seconds), or null to record the first result' };
+const retry: JsonSchema = {
+  type: ['integer', 'null'],
+  minimum: 1,
+  maximum: 20,
+  errorHint: 'must be an integer from 1 to 20 (seconds), or null to record the first result',
+};
 
 const checkFields: Record<string, JsonSchema> = { ...sharedFields, collection_slug: slug, check_retry_seconds: retry };
 
-export const checkCreateBody = object({ ...checkFields, source_id: idSchema('source') }, ['name', 'source_id', 'collection_slug', 'endpoint_url']);
+export const checkCreateBody = object({ ...checkFields, source_id: idSchema('source') }, [
+  'name',
+  'source_id',
+  'collection_slug',
+  'endpoint_url',
+]);
 
 export const checkUpdateBody = object({
   ...checkFields,

@@ -38,7 +38,10 @@ export interface FetchJobResource<T extends ScheduledFetchRecord, C extends { so
 }
 
 /** List, get, create, update, delete, pause, resume and test, declared once for pulls and checks. */
-export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { source_id: string }, U extends object>(s: Services, r: FetchJobResource<T, C, U>): RouteDef[] {
+export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { source_id: string }, U extends object>(
+  s: Services,
+  r: FetchJobResource<T, C, U>,
+): RouteDef[] {
   const base = `/v1/projects/:project_id/${r.noun}s`;
   const one = `${base}/:${r.noun}_id`;
   type OneParams = ProjectParams & Record<string, string>;
@@ -51,7 +54,12 @@ export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { sourc
     if (!record || record.team_id !== project.team_id) throw notFound(`${Noun} ${id} in project ${project.id}`);
     return record;
   };
-  const action = (name: 'pause' | 'resume' | 'test', summary: string, fn: (record: T) => Promise<unknown>, serialize: boolean) =>
+  const action = (
+    name: 'pause' | 'resume' | 'test',
+    summary: string,
+    fn: (record: T) => Promise<unknown>,
+    serialize: boolean,
+  ) =>
     defineRoute<unknown, unknown, OneParams>({
       method: 'POST',
       path: `${one}/${name}`,
@@ -74,7 +82,13 @@ export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { sourc
       items: (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const q = ctx.query;
-        return r.service.jobs.repo.list(project.id).filter((x) => (q.status === undefined || x.status === q.status) && (q.source_id === undefined || x.source_id === q.source_id));
+        return r.service.jobs.repo
+          .list(project.id)
+          .filter(
+            (x) =>
+              (q.status === undefined || x.status === q.status) &&
+              (q.source_id === undefined || x.source_id === q.source_id),
+          );
       },
       serialize: r.serialize,
     }),
@@ -105,7 +119,8 @@ export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { sourc
       summary: `Update a ${r.noun}; a run in flight finishes with the old configuration`,
       schema: { params: oneParams, body: r.updateBody },
       handler: async (ctx) => {
-        if (Object.keys(ctx.body).length === 0) throw invalidField('body', `must contain at least one field to change: ${r.updateFields}`);
+        if (Object.keys(ctx.body).length === 0)
+          throw invalidField('body', `must contain at least one field to change: ${r.updateFields}`);
         return { data: r.serialize(await r.service.update(find(ctx.principal.teamId, ctx.params), ctx.body)) };
       },
     }),
@@ -120,8 +135,23 @@ export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { sourc
         return { data: null };
       },
     }),
-    action('pause', `Pause a ${r.noun} (only an active one; pausing a paused one changes nothing)`, (x) => r.service.pause(x), true),
-    action('resume', `Resume a ${r.noun}: failure and missed-slot counts start again from zero`, (x) => r.service.resume(x), true),
-    action('test', `Fetch once and show the answer; nothing is written and no health field or schedule changes`, (x) => r.service.test(x), false),
+    action(
+      'pause',
+      `Pause a ${r.noun} (only an active one; pausing a paused one changes nothing)`,
+      (x) => r.service.pause(x),
+      true,
+    ),
+    action(
+      'resume',
+      `Resume a ${r.noun}: failure and missed-slot counts start again from zero`,
+      (x) => r.service.resume(x),
+      true,
+    ),
+    action(
+      'test',
+      `Fetch once and show the answer; nothing is written and no health field or schedule changes`,
+      (x) => r.service.test(x),
+      false,
+    ),
   ];
 }

@@ -9,7 +9,11 @@ import { serializePull } from './serialize.js';
 
 /** Spec: `order_by` name, created_at, last_success_at; default created_at, `sort` default desc. */
 const pullOrder: ListOrder<PullRecord> = {
-  fields: { name: (x) => x.name.toLowerCase(), created_at: (x) => x.created_at, last_success_at: (x) => x.last_success_at },
+  fields: {
+    name: (x) => x.name.toLowerCase(),
+    created_at: (x) => x.created_at,
+    last_success_at: (x) => x.last_success_at,
+  },
   defaultOrderBy: 'created_at',
   defaultSort: 'desc',
 };
@@ -23,7 +27,8 @@ export function pullRoutes(s: Services): RouteDef[] {
     order: pullOrder,
     createBody: pullCreateBody,
     updateBody: pullUpdateBody,
-    updateFields: 'name, collection_slug, endpoint_url, method, headers, request_body, json_records_path or schedule_cron',
+    updateFields:
+      'name, collection_slug, endpoint_url, method, headers, request_body, json_records_path or schedule_cron',
     serialize: (x) => serializePull(s, x),
   });
 }

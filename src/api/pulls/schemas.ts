@@ -9,10 +9,17 @@ import { object, text } from '../http/schemas.js';
 export const FETCH_STATUSES = ['active', 'paused', 'disabled'] as const;
 
 export const slug: JsonSchema = {
-  type: 'string', minLength: 1, maxLength: SLUG_MAX, pattern: SLUG_PATTERN,
+  type: 'string',
+  minLength: 1,
+  maxLength: SLUG_MAX,
+  pattern: SLUG_PATTERN,
   errorHint: `must be 1 to ${SLUG_MAX} characters: lowercase letters, digits, "-" and "_", starting with a letter or digit`,
 };
-const nullableSlug: JsonSchema = { ...slug, type: ['string', 'null'], errorHint: `${slug.errorHint as string}, or null to derive it from the name` };
+const nullableSlug: JsonSchema = {
+  ...slug,
+  type: ['string', 'null'],
+  errorHint: `${slug.errorHint as string}, or null to derive it from the name`,
+};
 
 /** The fields pulls and checks share, for create (with the required ones) and update. */
 export const sharedFields: Record<string, JsonSchema> = {
@@ -24,7 +31,11 @@ export const sharedFields: Record<string, JsonSchema> = {
     additionalProperties: { type: ['string', 'null'], errorHint: 'must be a string value, or null' },
     errorHint: 'must be an object of header names to string values (null removes a header on update), or null',
   },
-  request_body: { type: ['string', 'null'], maxLength: 65536, errorHint: 'must be a string of at most 65536 characters, or null' },
+  request_body: {
+    type: ['string', 'null'],
+    maxLength: 65536,
+    errorHint: 'must be a string of at most 65536 characters, or null',
+  },
   schedule_cron: text(1, 128),
 };
 
@@ -32,14 +43,21 @@ const pullFields: Record<string, JsonSchema> = {
   ...sharedFields,
   collection_slug: nullableSlug,
   json_records_path: {
-    type: ['string', 'null'], minLength: 1, maxLength: 256, pattern: RECORDS_PATH_PATTERN,
+    type: ['string', 'null'],
+    minLength: 1,
+    maxLength: 256,
+    pattern: RECORDS_PATH_PATTERN,
     errorHint: 'must be dot-joined object keys (e.g. "data.items"; no array indexes or wildcards), or null',
   },
 };
 
 const readOnly = (why: string): JsonSchema => ({ not: {}, errorHint: why });
 
-export const pullCreateBody = object({ ...pullFields, source_id: { ...idSchema('source'), minLength: 1 } }, ['name', 'source_id', 'endpoint_url']);
+export const pullCreateBody = object({ ...pullFields, source_id: { ...idSchema('source'), minLength: 1 } }, [
+  'name',
+  'source_id',
+  'endpoint_url',
+]);
 
 export const pullUpdateBody = object({
   ...pullFields,

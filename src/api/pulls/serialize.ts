@@ -40,7 +40,12 @@ export function serializePull(s: Services, x: PullRecord) {
     last_http_status: x.last_http_status,
     last_response_time_ms: x.last_response_time_ms,
     last_record_count: x.last_record_count,
-    records_pulled_hourly: hourlyWindow(x.hourly, s.clock.now(), (hour, c) => ({ hour, records: c?.[1] ?? 0, fetches: c?.[2] ?? 0, failures: c?.[3] ?? 0 })),
+    records_pulled_hourly: hourlyWindow(x.hourly, s.clock.now(), (hour, c) => ({
+      hour,
+      records: c?.[1] ?? 0,
+      fetches: c?.[2] ?? 0,
+      failures: c?.[3] ?? 0,
+    })),
     created_at: x.created_at,
     updated_at: x.updated_at,
   };

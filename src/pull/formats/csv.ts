@@ -14,7 +14,8 @@ export function delimitedRecords(text: string, delimiter: ',' | '\t'): RecordObj
       columns: (header: string[]) => {
         const seen = new Set<string>();
         for (const [i, name] of header.entries()) {
-          if (name === '') throw new FormatError(format, `header field ${i + 1} is empty; every column needs a name`, 1, i + 1);
+          if (name === '')
+            throw new FormatError(format, `header field ${i + 1} is empty; every column needs a name`, 1, i + 1);
           if (seen.has(name)) throw new FormatError(format, `header names the column "${name}" twice`, 1, i + 1);
           seen.add(name);
         }
@@ -30,6 +31,11 @@ export function delimitedRecords(text: string, delimiter: ',' | '\t'): RecordObj
     if (err instanceof FormatError) throw err;
     const e = err as { code?: string; message?: string; lines?: number; index?: number };
     const reason = (e.message ?? 'not valid').replace(/^[A-Za-z ]+: /, '').replace(/ (at|on) line \d+/, '');
-    throw new FormatError(format, reason, typeof e.lines === 'number' ? e.lines : null, typeof e.index === 'number' ? e.index + 1 : null);
+    throw new FormatError(
+      format,
+      reason,
+      typeof e.lines === 'number' ? e.lines : null,
+      typeof e.index === 'number' ? e.index + 1 : null,
+    );
   }
 }

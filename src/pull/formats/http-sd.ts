@@ -13,7 +13,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * of objects with a `targets` array and at most a `labels` object besides.
  */
 export function looksLikeSd(doc: unknown): doc is unknown[] {
-  return Array.isArray(doc) && doc.length > 0 && doc.every((g) => isObject(g) && Array.isArray(g.targets) && Object.keys(g).every((k) => k === 'targets' || k === 'labels'));
+  return (
+    Array.isArray(doc) &&
+    doc.length > 0 &&
+    doc.every(
+      (g) => isObject(g) && Array.isArray(g.targets) && Object.keys(g).every((k) => k === 'targets' || k === 'labels'),
+    )
+  );
 }
 
 /**
@@ -30,17 +36,22 @@ export function sdTargets(doc: unknown[]): DiscoveredTarget[] {
       if (!isObject(grp.labels)) throw new FormatError('http_sd', `group ${g}: "labels" must be an object of strings`);
       for (const [k, v] of Object.entries(grp.labels)) {
         if (typeof v !== 'string') throw new FormatError('http_sd', `group ${g}: label "${k}" must be a string`);
-        if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k)) throw new FormatError('http_sd', `group ${g}: "${k}" is not a valid label name`);
+        if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(k))
+          throw new FormatError('http_sd', `group ${g}: "${k}" is not a valid label name`);
         labels[k] = v;
       }
     }
     grp.targets.forEach((t, i) => {
-      if (typeof t !== 'string' || !/^[^\s/?#@]+$/.test(t)) throw new FormatError('http_sd', `group ${g}: target ${i} must be a "host:port" string`);
+      if (typeof t !== 'string' || !/^[^\s/?#@]+$/.test(t))
+        throw new FormatError('http_sd', `group ${g}: target ${i} must be a "host:port" string`);
       out.push({ target: t, labels });
     });
   });
   if (out.length > MAX_DISCOVERED_TARGETS) {
-    throw new FormatError('http_sd', `the document lists ${out.length} targets; at most ${MAX_DISCOVERED_TARGETS} are followed per run`);
+    throw new FormatError(
+      'http_sd',
+      `the document lists ${out.length} targets; at most ${MAX_DISCOVERED_TARGETS} are followed per run`,
+    );
   }
   return out;
 }

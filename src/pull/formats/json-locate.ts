@@ -10,7 +10,8 @@ export function locateJsonError(text: string): { offset: number; reason: string 
   const ws = () => {
     while (i < text.length && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i++;
   };
-  const describe = () => (i >= text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(text[i])}`);
+  const describe = () =>
+    i >= text.length ? 'unexpected end of input' : `unexpected character ${JSON.stringify(text[i])}`;
   const str = () => {
     i++;
     for (;;) {
@@ -21,10 +22,16 @@ export function locateJsonError(text: string): { offset: number; reason: string 
       if (c === 92) {
         const e = text[i + 1];
         if (e === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) { i++; fail('invalid \\u escape'); }
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(i + 2, i + 6))) {
+            i++;
+            fail('invalid \\u escape');
+          }
           i += 6;
         } else if (e !== undefined && '"\\/bfnrt'.includes(e)) i += 2;
-        else { i++; fail('invalid escape in string'); }
+        else {
+          i++;
+          fail('invalid escape in string');
+        }
       } else i++;
     }
   };
@@ -50,7 +57,10 @@ export function locateJsonError(text: string): { offset: number; reason: string 
         i++;
         value(depth + 1);
         ws();
-        if (text[i] === ',') { i++; continue; }
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
         if (text[i] === '}') return void i++;
         fail(`expected ',' or '}' after a property value, ${describe()}`);
       }
@@ -62,7 +72,10 @@ export function locateJsonError(text: string): { offset: number; reason: string 
       for (;;) {
         value(depth + 1);
         ws();
-        if (text[i] === ',') { i++; continue; }
+        if (text[i] === ',') {
+          i++;
+          continue;
+        }
         if (text[i] === ']') return void i++;
         fail(`expected ',' or ']' after an array element, ${describe()}`);
       }

@@ -35,20 +35,34 @@ export function jsonRecords(text: string, recordsPath: string | null): RecordObj
     let walked = '';
     for (const key of recordsPath.split('.')) {
       if (!isObject(value) || !Object.hasOwn(value, key)) {
-        throw new FormatError('json', `json_records_path "${recordsPath}" does not resolve: ${walked === '' ? 'the response' : `"${walked}"`} ${isObject(value) ? `has no key "${key}"` : 'is not an object'}`);
+        throw new FormatError(
+          'json',
+          `json_records_path "${recordsPath}" does not resolve: ${walked === '' ? 'the response' : `"${walked}"`} ${isObject(value) ? `has no key "${key}"` : 'is not an object'}`,
+        );
       }
       value = value[key];
       walked = walked === '' ? key : `${walked}.${key}`;
     }
     where = `"${recordsPath}"`;
     if (!isObject(value) && !Array.isArray(value)) {
-      throw new FormatError('json', `json_records_path "${recordsPath}" resolves to ${value === null ? 'null' : typeof value}, not a list or an object`);
+      throw new FormatError(
+        'json',
+        `json_records_path "${recordsPath}" resolves to ${value === null ? 'null' : typeof value}, not a list or an object`,
+      );
     }
   }
   if (isObject(value)) return [value];
-  if (!Array.isArray(value)) throw new FormatError('json', `the response is a ${value === null ? 'null' : typeof value}, not an object or an array of objects; set json_records_path to the list of records`);
+  if (!Array.isArray(value))
+    throw new FormatError(
+      'json',
+      `the response is a ${value === null ? 'null' : typeof value}, not an object or an array of objects; set json_records_path to the list of records`,
+    );
   for (let i = 0; i < value.length; i++) {
-    if (!isObject(value[i])) throw new FormatError('json', `element ${i} of ${where} is ${Array.isArray(value[i]) ? 'an array' : value[i] === null ? 'null' : `a ${typeof value[i]}`}, not an object`);
+    if (!isObject(value[i]))
+      throw new FormatError(
+        'json',
+        `element ${i} of ${where} is ${Array.isArray(value[i]) ? 'an array' : value[i] === null ? 'null' : `a ${typeof value[i]}`}, not an object`,
+      );
   }
   return value as RecordObject[];
 }

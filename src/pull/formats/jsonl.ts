@@ -19,7 +19,12 @@ export function jsonlRecords(text: string): RecordObject[] {
         throw err;
       }
       if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-        throw new FormatError('jsonl', `the line is ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}, not a JSON object`, line, 1);
+        throw new FormatError(
+          'jsonl',
+          `the line is ${Array.isArray(value) ? 'an array' : value === null ? 'null' : `a ${typeof value}`}, not a JSON object`,
+          line,
+          1,
+        );
       }
       out.push(value as RecordObject);
     }

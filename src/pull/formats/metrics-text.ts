@@ -88,9 +88,14 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
         return labels;
       }
       const ns = i;
-      if (!isNameStart(line.charCodeAt(i))) fail(i >= line.length ? 'unterminated label set' : `expected a label name, found ${JSON.stringify(line[i])}`, i);
+      if (!isNameStart(line.charCodeAt(i)))
+        fail(
+          i >= line.length ? 'unterminated label set' : `expected a label name, found ${JSON.stringify(line[i])}`,
+          i,
+        );
       let name = seenNames[k];
-      if (name !== undefined && line.startsWith(name, i) && !isNameChar(line.charCodeAt(i + name.length))) i += name.length;
+      if (name !== undefined && line.startsWith(name, i) && !isNameChar(line.charCodeAt(i + name.length)))
+        i += name.length;
       else {
         while (isNameChar(line.charCodeAt(i))) i++;
         name = line.slice(ns, i);
@@ -193,7 +198,12 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
     if (!isNameStart(line.charCodeAt(i))) fail('expected a metric name', i);
     while (isNameChar(line.charCodeAt(i))) i++;
     const name = line.slice(ns, i);
-    const rest = line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9 ? line.slice(i + 1) : i >= line.length ? '' : fail(`unexpected character ${JSON.stringify(line[i])} after the metric name`, i);
+    const rest =
+      line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9
+        ? line.slice(i + 1)
+        : i >= line.length
+          ? ''
+          : fail(`unexpected character ${JSON.stringify(line[i])} after the metric name`, i);
     let f = families.get(name);
     if (!f) {
       f = { type: om ? 'unknown' : 'untyped', sampled: false };
@@ -202,7 +212,8 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
     }
     if (kind === 'TYPE') {
       const type = rest.trim();
-      if (!(om ? OM_TYPES : PROM_TYPES).has(type)) fail(`unknown metric type "${type}" (one of ${[...(om ? OM_TYPES : PROM_TYPES)].join(', ')})`, i + 1);
+      if (!(om ? OM_TYPES : PROM_TYPES).has(type))
+        fail(`unknown metric type "${type}" (one of ${[...(om ? OM_TYPES : PROM_TYPES)].join(', ')})`, i + 1);
       if (f.typed) fail(`a second # TYPE line for "${name}"`, 0);
       if (f.sampled) fail(`# TYPE for "${name}" comes after its samples; it must come first`, 0);
       f.type = type;
@@ -231,7 +242,13 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
       i = labelsEnd;
     }
     const c = line.charCodeAt(i);
-    if (c !== 32 && c !== 9) fail(i >= line.length ? `sample "${name}" has no value` : `expected a space before the value, found ${JSON.stringify(line[i])}`, i);
+    if (c !== 32 && c !== 9)
+      fail(
+        i >= line.length
+          ? `sample "${name}" has no value`
+          : `expected a space before the value, found ${JSON.stringify(line[i])}`,
+        i,
+      );
     while (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9) i++;
     let end = i;
     while (end < line.length && line.charCodeAt(end) !== 32 && line.charCodeAt(end) !== 9) end++;
@@ -258,17 +275,24 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
       while (line.charCodeAt(i) === 32 || line.charCodeAt(i) === 9) i++;
     }
     if (i < line.length) {
-      if (!om || line.charCodeAt(i) !== 35) fail(`unexpected content after the ${sample.timestamp === undefined ? 'value' : 'timestamp'}`, i);
+      if (!om || line.charCodeAt(i) !== 35)
+        fail(`unexpected content after the ${sample.timestamp === undefined ? 'value' : 'timestamp'}`, i);
       // OpenMetrics exemplar: ` # {labels} value [timestamp]`.
       i++;
       while (line.charCodeAt(i) === 32) i++;
       if (line.charCodeAt(i) !== 123) fail('an exemplar must start with a label set', i);
-      let exLabels: Record<string, string>;
-      exLabels = readLabels(i);
+      const exLabels = readLabels(i);
       i = labelsEnd;
-      const parts = line.slice(i).trim().split(/[ \t]+/);
-      if (parts[0] === '' || parts.length > 2) fail('an exemplar needs a value and at most a timestamp after its labels', i);
-      const exemplar: NonNullable<MetricSample['exemplar']> = { labels: exLabels, value: readValue(parts[0]!, i, 'exemplar value') };
+      const parts = line
+        .slice(i)
+        .trim()
+        .split(/[ \t]+/);
+      if (parts[0] === '' || parts.length > 2)
+        fail('an exemplar needs a value and at most a timestamp after its labels', i);
+      const exemplar: NonNullable<MetricSample['exemplar']> = {
+        labels: exLabels,
+        value: readValue(parts[0]!, i, 'exemplar value'),
+      };
       if (parts[1] !== undefined) exemplar.timestamp = readTimestamp(parts[1], i);
       sample.exemplar = exemplar;
     }

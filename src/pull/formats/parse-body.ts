@@ -15,9 +15,21 @@ export type ParsedBody =
 /** The format a Content-Type names, or null when it names none we read (the body is then sniffed). */
 export function formatOfContentType(contentType: string | undefined): BodyFormat | null {
   if (!contentType) return null;
-  const [type = '', ...params] = contentType.toLowerCase().split(';').map((p) => p.trim());
+  const [type = '', ...params] = contentType
+    .toLowerCase()
+    .split(';')
+    .map((p) => p.trim());
   if (type === 'application/json' || type.endsWith('+json')) return 'json';
-  if (['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines', 'application/jsonlines'].includes(type)) return 'jsonl';
+  if (
+    [
+      'application/x-ndjson',
+      'application/ndjson',
+      'application/jsonl',
+      'application/x-jsonlines',
+      'application/jsonlines',
+    ].includes(type)
+  )
+    return 'jsonl';
   if (type === 'text/csv') return 'csv';
   if (type === 'text/tab-separated-values') return 'tsv';
   if (type === 'application/openmetrics-text') return 'openmetrics';
@@ -50,7 +62,12 @@ export function sniffFormat(text: string): BodyFormat {
   if (SAMPLE.test(first) && !first.includes(',')) return 'prometheus';
   if (first.includes(',')) return 'csv';
   if (first.includes('\t')) return 'tsv';
-  throw new FormatError('unknown', 'could not tell the format of the response: send a Content-Type (application/json, application/x-ndjson, text/csv, text/tab-separated-values, text/plain; version=0.0.4 or application/openmetrics-text)', 1, 1);
+  throw new FormatError(
+    'unknown',
+    'could not tell the format of the response: send a Content-Type (application/json, application/x-ndjson, text/csv, text/tab-separated-values, text/plain; version=0.0.4 or application/openmetrics-text)',
+    1,
+    1,
+  );
 }
 
 /**
