@@ -27,7 +27,8 @@
  */
 import { createContext, runInContext } from 'node:vm';
 import { Bench } from 'tinybench';
-import { decodeRunResult, HARNESS_SOURCE } from '../../src/transform/harness.js';
+import { decodeRunResult } from '../../src/transform/harness/decode-answer.js';
+import { HARNESS_SOURCE } from '../../src/transform/harness/program-source.js';
 import type { OutputField } from '../../src/transform/output-schema.js';
 import { TransformSandbox } from '../../src/transform/sandbox.js';
 import { TransformProcess } from '../../src/transform/sandbox-process.js';

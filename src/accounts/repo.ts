@@ -4,6 +4,7 @@ import { ApiError } from '../errors.js';
 import { hashSecret, newId, randomToken } from '../ids.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
+import { RefIndex } from '../store/scoped-table.js';
 import { allScopes, ACTIONS, SCOPE_NAMES, type Scopes } from '../auth/scopes.js';
 import { hashPassword } from '../auth/password.js';
 import type { ApiKeyRecord, MembershipRecord, RoleRecord, SessionRecord, TeamRecord, UserRecord } from './records.js';
@@ -39,10 +40,10 @@ export class AccountsRepo {
   readonly roles: Table<RoleRecord>;
   readonly keys: Table<ApiKeyRecord>;
   /** secret hash → `teamId/keyId` */
-  readonly keyBySecret: Index;
+  readonly keyBySecret: RefIndex;
   readonly sessions: Table<SessionRecord>;
   /** token hash → `userId/sessionId` */
-  readonly sessionByToken: Index;
+  readonly sessionByToken: RefIndex;
 
   constructor(readonly store: Store, readonly clock: Clock) {
     this.teams = new Table(store, 'teams');
@@ -52,9 +53,9 @@ export class AccountsRepo {
     this.userTeams = new Table(store, 'user_teams');
     this.roles = new Table(store, 'roles');
     this.keys = new Table(store, 'api_keys');
-    this.keyBySecret = new Index(store, 'api_keys_by_secret');
+    this.keyBySecret = new RefIndex(store, 'api_keys_by_secret');
     this.sessions = new Table(store, 'sessions');
-    this.sessionByToken = new Index(store, 'sessions_by_token');
+    this.sessionByToken = new RefIndex(store, 'sessions_by_token');
   }
 
   private now(): string {
@@ -255,7 +256,7 @@ export class AccountsRepo {
     await this.store.transaction(() => {
       if (this.keyBySecret.get(key.secret_hash)) throw new Error('API key secret already in use');
       this.keys.put(key.team_id, key);
-      this.keyBySecret.put(key.secret_hash, `${key.team_id}/${key.id}`);
+      this.keyBySecret.putRef(key.secret_hash, key.team_id, key.id);
     });
     return { key, secret };
   }
@@ -292,10 +293,7 @@ export class AccountsRepo {
   }
 
   findKeyBySecret(secret: string): ApiKeyRecord | undefined {
-    const ref = this.keyBySecret.get(hashSecret(secret));
-    if (!ref) return undefined;
-    const [teamId, keyId] = ref.split('/') as [string, string];
-    return this.keys.get(teamId, keyId);
+    return this.keyBySecret.find(this.keys, hashSecret(secret));
   }
 
   /** Record use of a key without a write per request: only when the stored time is older than the resolution. */
@@ -315,16 +313,13 @@ export class AccountsRepo {
     const session: SessionRecord = { id: newId('session'), user_id: userId, token_hash: hashSecret(token), created_at: iso(now), expires_at: iso(now + ttlMs) };
     await this.store.transaction(() => {
       this.sessions.put(userId, session);
-      this.sessionByToken.put(session.token_hash, `${userId}/${session.id}`);
+      this.sessionByToken.putRef(session.token_hash, userId, session.id);
     });
     return { session, token };
   }
 
   findSessionByToken(token: string): SessionRecord | undefined {
-    const ref = this.sessionByToken.get(hashSecret(token));
-    if (!ref) return undefined;
-    const [userId, sessionId] = ref.split('/') as [string, string];
-    const session = this.sessions.get(userId, sessionId);
+    const session = this.sessionByToken.find(this.sessions, hashSecret(token));
     if (!session || Date.parse(session.expires_at) <= this.clock.now()) return undefined;
     return session;
   }

@@ -2,7 +2,8 @@ import { iso, type Clock } from '../clock.js';
 import { ApiError, invalidField } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/db.js';
-import { Index, Table } from '../store/table.js';
+import { Index } from '../store/table.js';
+import { ScopedTable } from '../store/scoped-table.js';
 import { isValidSlug, SLUG_PATTERN, slugFromName, uniqueSlug } from './collection-slug.js';
 import type { CollectionRecord, SchemaSettings, SourceRecord } from './records.js';
 import type { SourcesRepo } from './sources.js';
@@ -34,17 +35,15 @@ function defaultSettings(): SchemaSettings {
 }
 
 /**
- * Collections, stored under their source. Slugs are unique per source among live and scheduled
+ * Collections, stored under their source (found by id alone through the table's id index). Slugs are unique per source among live and scheduled
  * collections (`slugIndex`: `sourceId/slug` → id); a destroyed collection frees its slug.
  */
 export class CollectionsRepo {
-  readonly table: Table<CollectionRecord>;
-  readonly collectionSource: Index;
+  readonly table: ScopedTable<CollectionRecord>;
   readonly slugIndex: Index;
 
   constructor(readonly store: Store, readonly clock: Clock, private readonly sources: SourcesRepo) {
-    this.table = new Table(store, 'collections');
-    this.collectionSource = new Index(store, 'collection_source');
+    this.table = new ScopedTable(store, 'collections', 'collection_source');
     this.slugIndex = new Index(store, 'collection_slugs');
   }
 
@@ -54,8 +53,7 @@ export class CollectionsRepo {
 
   /** Find by id alone. */
   byId(id: string): CollectionRecord | undefined {
-    const sourceId = this.collectionSource.get(id);
-    return sourceId ? this.table.get(sourceId, id) : undefined;
+    return this.table.byId(id);
   }
 
   /** The collection (live or scheduled) holding `slug` in the source, or undefined. */
@@ -143,7 +141,6 @@ export class CollectionsRepo {
   async destroy(collection: CollectionRecord): Promise<void> {
     await this.store.transaction(() => {
       this.table.remove(collection.source_id, collection.id);
-      this.collectionSource.remove(collection.id);
       this.slugIndex.remove(slugKey(collection.source_id, collection.slug));
     });
   }
@@ -164,7 +161,6 @@ export class CollectionsRepo {
       deleted_at: null,
     };
     this.table.put(source.id, collection);
-    this.collectionSource.put(collection.id, source.id);
     this.slugIndex.put(slugKey(source.id, slug), collection.id);
     return collection;
   }

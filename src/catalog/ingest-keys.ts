@@ -1,7 +1,7 @@
 import { iso, type Clock } from '../clock.js';
 import { hashSecret, newId, randomToken } from '../ids.js';
 import type { Store } from '../store/db.js';
-import { Index, Table } from '../store/table.js';
+import { RefIndex, ScopedTable } from '../store/scoped-table.js';
 import type { IngestKeyRecord, SourceRecord } from './records.js';
 
 /** Prefix of every ingest key secret; publishable, so it is recognisable in client-side code. */
@@ -13,18 +13,16 @@ export function maskedIngestKey(key: IngestKeyRecord): string {
 }
 
 /**
- * Ingest keys, stored under their source. Only the SHA-256 of a secret is kept (`bySecret`: hash →
- * `sourceId/keyId`), so the secret is shown once, at creation.
+ * Ingest keys, stored under their source (found by id alone through the table's id index). Only the
+ * SHA-256 of a secret is kept (`bySecret`: hash → `sourceId/keyId`), so the secret is shown once, at creation.
  */
 export class IngestKeysRepo {
-  readonly table: Table<IngestKeyRecord>;
-  readonly keySource: Index;
-  readonly bySecret: Index;
+  readonly table: ScopedTable<IngestKeyRecord>;
+  readonly bySecret: RefIndex;
 
   constructor(readonly store: Store, readonly clock: Clock) {
-    this.table = new Table(store, 'ingest_keys');
-    this.keySource = new Index(store, 'ingest_key_source');
-    this.bySecret = new Index(store, 'ingest_keys_by_secret');
+    this.table = new ScopedTable(store, 'ingest_keys', 'ingest_key_source');
+    this.bySecret = new RefIndex(store, 'ingest_keys_by_secret');
   }
 
   get(sourceId: string, id: string): IngestKeyRecord | undefined {
@@ -32,16 +30,12 @@ export class IngestKeysRepo {
   }
 
   byId(id: string): IngestKeyRecord | undefined {
-    const sourceId = this.keySource.get(id);
-    return sourceId ? this.table.get(sourceId, id) : undefined;
+    return this.table.byId(id);
   }
 
   /** The key whose secret is `secret` (ingest authentication), or undefined (unknown or deleted). */
   findBySecret(secret: string): IngestKeyRecord | undefined {
-    const ref = this.bySecret.get(hashSecret(secret));
-    if (!ref) return undefined;
-    const [sourceId, keyId] = ref.split('/') as [string, string];
-    return this.table.get(sourceId, keyId);
+    return this.bySecret.find(this.table, hashSecret(secret));
   }
 
   list(sourceId: string): IngestKeyRecord[] {
@@ -65,8 +59,7 @@ export class IngestKeysRepo {
       // 32 base36 characters make a collision practically impossible; refuse rather than alias one.
       if (this.bySecret.get(key.secret_hash)) throw new Error('ingest key secret collision');
       this.table.put(source.id, key);
-      this.keySource.put(key.id, source.id);
-      this.bySecret.put(key.secret_hash, `${source.id}/${key.id}`);
+      this.bySecret.putRef(key.secret_hash, source.id, key.id);
     });
     return { key, secret };
   }
@@ -75,7 +68,6 @@ export class IngestKeysRepo {
   async destroy(key: IngestKeyRecord): Promise<void> {
     await this.store.transaction(() => {
       this.table.remove(key.source_id, key.id);
-      this.keySource.remove(key.id);
       this.bySecret.remove(key.secret_hash);
     });
   }

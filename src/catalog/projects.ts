@@ -1,17 +1,15 @@
 import { iso, type Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/db.js';
-import { Index, Table } from '../store/table.js';
+import { ScopedTable } from '../store/scoped-table.js';
 import type { ProjectRecord } from './records.js';
 
-/** Projects, stored under their team; `projectTeam` finds a project's team from its id alone. */
+/** Projects, stored under their team; the table's id index finds a project's team from its id alone. */
 export class ProjectsRepo {
-  readonly table: Table<ProjectRecord>;
-  readonly projectTeam: Index;
+  readonly table: ScopedTable<ProjectRecord>;
 
   constructor(readonly store: Store, readonly clock: Clock) {
-    this.table = new Table(store, 'projects');
-    this.projectTeam = new Index(store, 'project_team');
+    this.table = new ScopedTable(store, 'projects', 'project_team');
   }
 
   get(teamId: string, id: string): ProjectRecord | undefined {
@@ -20,8 +18,7 @@ export class ProjectsRepo {
 
   /** Find by id alone (ingest and background jobs know no team). */
   byId(id: string): ProjectRecord | undefined {
-    const teamId = this.projectTeam.get(id);
-    return teamId ? this.table.get(teamId, id) : undefined;
+    return this.table.byId(id);
   }
 
   list(teamId: string): ProjectRecord[] {
@@ -43,7 +40,6 @@ export class ProjectsRepo {
     };
     await this.store.transaction(() => {
       this.table.put(teamId, project);
-      this.projectTeam.put(project.id, teamId);
     });
     return project;
   }
@@ -63,7 +59,6 @@ export class ProjectsRepo {
   async destroy(teamId: string, id: string): Promise<void> {
     await this.store.transaction(() => {
       this.table.remove(teamId, id);
-      this.projectTeam.remove(id);
     });
   }
 }

@@ -2,22 +2,20 @@ import { iso, type Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { Store } from '../store/db.js';
-import { Index, Table } from '../store/table.js';
+import { ScopedTable } from '../store/scoped-table.js';
 import type { ProjectRecord, SourceRecord } from './records.js';
 import { nextUpdatedAt } from './timestamps.js';
 
 /**
- * Sources, stored under their project; `sourceProject` finds a source's project from its id alone.
+ * Sources, stored under their project; the table's id index finds a source's project from its id alone.
  * Names are unique among the project's live sources (a scheduled source's name may be reused; restoring
  * it then needs a new name — see `update`).
  */
 export class SourcesRepo {
-  readonly table: Table<SourceRecord>;
-  readonly sourceProject: Index;
+  readonly table: ScopedTable<SourceRecord>;
 
   constructor(readonly store: Store, readonly clock: Clock) {
-    this.table = new Table(store, 'sources');
-    this.sourceProject = new Index(store, 'source_project');
+    this.table = new ScopedTable(store, 'sources', 'source_project');
   }
 
   get(projectId: string, id: string): SourceRecord | undefined {
@@ -26,8 +24,7 @@ export class SourcesRepo {
 
   /** Find by id alone (ingest and background jobs know no project). */
   byId(id: string): SourceRecord | undefined {
-    const projectId = this.sourceProject.get(id);
-    return projectId ? this.table.get(projectId, id) : undefined;
+    return this.table.byId(id);
   }
 
   /** Every source of a project, live and scheduled. */
@@ -49,7 +46,6 @@ export class SourcesRepo {
         deleted_at: null,
       };
       this.table.put(project.id, source);
-      this.sourceProject.put(source.id, project.id);
       return source;
     });
   }
@@ -74,7 +70,6 @@ export class SourcesRepo {
   async destroy(projectId: string, id: string): Promise<void> {
     await this.store.transaction(() => {
       this.table.remove(projectId, id);
-      this.sourceProject.remove(id);
     });
   }
 

@@ -1,6 +1,6 @@
+import type { SlotValues, Template } from '../records/template-slots.js';
 import { createFieldExtractor, type FieldBuilder, type FieldExtractor } from './field-extractor.js';
 import type { FieldColumn, FileSpec } from './file-plan.js';
-import type { SlotValues, Template } from './record-templates.js';
 import { applyPlan, fieldPlan } from './template-fields.js';
 
 /**

@@ -1,7 +1,7 @@
 import { BoolColumn, Float64Column, StringColumn } from '../schema/columns.js';
+import { K_ARRAY, K_BOOLEAN, K_NUMBER, K_STRING, pathKey, stringValue, type SlotValues, type Template } from '../records/template-slots.js';
 import { jsonText, type FieldBuilder } from './field-extractor.js';
 import type { FieldColumn } from './file-plan.js';
-import { K_ARRAY, K_BOOLEAN, K_NUMBER, K_STRING, pathKey, stringValue, type SlotValues, type Template } from './record-templates.js';
 
 /**
  * Field columns filled straight from a matched record's bytes (record-templates.ts): per

@@ -3,6 +3,8 @@
  * locates records with it, the pipeline's decode stage reads each record from its range. Below both.
  */
 
+import { isSpace } from './json-bytes.js';
+
 /**
  * How a body lays out its records: NDJSON lines, the elements of one JSON array, or one object. Kept
  * with each spool entry so the body is split again, never re-encoded.
@@ -11,10 +13,6 @@ export type BatchFormat = 'ndjson' | 'array' | 'object';
 
 const NL = 10;
 const CR = 13;
-
-function isSpace(c: number): boolean {
-  return c === 32 || c === 10 || c === 13 || c === 9;
-}
 
 /** Byte ranges of the records of one body: lines, array elements, or the whole object. */
 export function recordRanges(format: BatchFormat, body: Uint8Array, out: number[]): void {

@@ -4,7 +4,7 @@ import { newId } from '../ids.js';
 import type { CommitParticipant } from '../commit/batch-commit.js';
 import { metricsOutputs } from './metric-stage.js';
 import type { Store } from '../store/db.js';
-import { Index, Table } from '../store/table.js';
+import { ScopedTable } from '../store/scoped-table.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 
 /**
@@ -43,19 +43,17 @@ export interface LateEvents {
 }
 
 /**
- * LMDB storage of late data files, under their project (`fileProject` finds the project from the
- * id). Writes are staged inside the caller's `store.transaction`. A view's late data files go with
+ * LMDB storage of late data files, under their project (the table's id index finds the project
+ * from the id). Writes are staged inside the caller's `store.transaction`. A view's late data files go with
  * the view (registered as view dependants: they never block a deletion).
  */
 export class LateDataFiles {
-  readonly files: Table<LateDataFileRecord>;
-  readonly fileProject: Index;
+  readonly files: ScopedTable<LateDataFileRecord>;
   /** View id → its late-data watermark: the latest event time its metrics counted live, never past the commit's now. */
   private readonly watermarks: Database<number, string>;
 
   constructor(store: Store, private readonly clock: Clock, views: ViewCatalog) {
-    this.files = new Table(store, 'late_data_files');
-    this.fileProject = new Index(store, 'late_data_file_project');
+    this.files = new ScopedTable(store, 'late_data_files', 'late_data_file_project');
     this.watermarks = store.db<number, string>('view_event_watermark');
     views.addDependants({
       blocking: () => [],
@@ -74,8 +72,7 @@ export class LateDataFiles {
   }
 
   byId(id: string): LateDataFileRecord | undefined {
-    const projectId = this.fileProject.get(id);
-    return projectId ? this.files.get(projectId, id) : undefined;
+    return this.files.byId(id);
   }
 
   list(projectId: string): LateDataFileRecord[] {
@@ -104,12 +101,10 @@ export class LateDataFiles {
 
   stagePut(rec: LateDataFileRecord): void {
     void this.files.put(rec.project_id, rec);
-    void this.fileProject.put(rec.id, rec.project_id);
   }
 
   stageRemoval(rec: LateDataFileRecord): void {
     void this.files.remove(rec.project_id, rec.id);
-    void this.fileProject.remove(rec.id);
   }
 
   /**

@@ -1,15 +1,15 @@
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
+import { ScopedTable } from '../store/scoped-table.js';
 import type { MetricRecord, MetricSeriesRecord } from './metric-records.js';
 import { SeriesCache, type MetricSeriesView } from './series-cache.js';
 
 /**
- * LMDB storage of metrics. Metrics are kept under their project (`metricProject` finds the project
- * from the id alone); series under their metric. Writes (`stage*`) run inside `store.transaction`.
+ * LMDB storage of metrics. Metrics are kept under their project (the table's id index finds the
+ * project from the id alone); series under their metric. Writes (`stage*`) run inside `store.transaction`.
  */
 export class MetricStore {
-  readonly metrics: Table<MetricRecord>;
-  readonly metricProject: Index;
+  readonly metrics: ScopedTable<MetricRecord>;
   readonly series: Table<MetricSeriesRecord>;
   /** `<metric id> NUL <series hash>` → series id: the rollups find a series by the hash of its values. */
   readonly seriesHash: Index;
@@ -17,8 +17,7 @@ export class MetricStore {
   readonly seriesCache: SeriesCache;
 
   constructor(readonly store: Store, opts: { cachedSeries?: number } = {}) {
-    this.metrics = new Table(store, 'metrics');
-    this.metricProject = new Index(store, 'metric_project');
+    this.metrics = new ScopedTable(store, 'metrics', 'metric_project');
     this.series = new Table(store, 'metric_series');
     this.seriesHash = new Index(store, 'metric_series_hash');
     this.seriesCache = new SeriesCache((metricId) => this.seriesOf(metricId), opts.cachedSeries);
@@ -30,8 +29,7 @@ export class MetricStore {
 
   /** Find by id alone. */
   byId(id: string): MetricRecord | undefined {
-    const projectId = this.metricProject.get(id);
-    return projectId ? this.metrics.get(projectId, id) : undefined;
+    return this.metrics.byId(id);
   }
 
   /** Every metric of a project, live and scheduled. */
@@ -54,7 +52,6 @@ export class MetricStore {
 
   stageMetric(metric: MetricRecord): void {
     void this.metrics.put(metric.project_id, metric);
-    void this.metricProject.put(metric.id, metric.project_id);
     this.store.afterCommit(() => this.seriesCache.revised(metric.id, metric.definition_revision), () => this.seriesCache.drop(metric.id));
   }
 
@@ -77,7 +74,6 @@ export class MetricStore {
       void this.seriesHash.remove(`${metric.id}\u0000${s.hash}`);
     }
     void this.metrics.remove(metric.project_id, metric.id);
-    void this.metricProject.remove(metric.id);
     const drop = () => this.seriesCache.drop(metric.id);
     this.store.afterCommit(drop, drop);
   }

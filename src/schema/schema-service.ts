@@ -6,8 +6,9 @@ import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
 import { addOverflow, SchemaBook, type BatchPlan } from './book.js';
 import { FileReader } from './file-reader.js';
-import { countShapesUnder, rekey } from './rekey.js';
-import { buildReport, type SchemaReport } from './report.js';
+import { rekey } from './rekey.js';
+import type { SchemaReport } from './report.js';
+import { SchemaDetector } from './schema-detector.js';
 import { rulesKey, rulesOf, type FingerprintRules } from './rules.js';
 import { asReadAt, settleByHand, staleIfDue, type SchemaVersionRecord } from './versions.js';
 import type { WrittenFile } from '../commit/batch-commit.js';
@@ -16,9 +17,6 @@ import { SchemaStore, type FileManifest, type UnprocessableEntry } from './schem
 import { removeCollectionFiles, sweepOrphans } from './file-sweep.js';
 import { purgeUnclassified } from './retention.js';
 import { SetAside } from './set-aside.js';
-
-/** Reports (distinct rule sets: the current ones and previews) cached per collection. */
-const REPORTS_CACHED = 4;
 
 /**
  * A batch planned against a book the collection no longer holds (re-keyed after a rules change,
@@ -47,8 +45,8 @@ export interface CollectionSchemaStats {
  * completion transaction, see schema-commit.ts), `settle`, and re-keying.
  *
  * The jobs beside the books live in their own modules, reached through this surface: retention
- * (retention.ts), set-aside entries (set-aside.ts), and files on disk no commit names
- * (file-sweep.ts).
+ * (retention.ts), set-aside entries (set-aside.ts), files on disk no commit names (file-sweep.ts),
+ * and the reports the schema detector reads (schema-detector.ts).
  */
 export class SchemaService {
   readonly db: SchemaStore;
@@ -64,11 +62,8 @@ export class SchemaService {
   private readonly handSettles = new Map<string, { started: number; finished: number }>();
   private readonly stats = new Map<string, CollectionSchemaStats>();
   private reader: Promise<FileReader> | null = null;
-  /**
-   * Reports and shape counts per collection, valid for one (book generation, revision): a report
-   * is computed once per change of the book, not per request or per detector run.
-   */
-  private readonly reportCache = new Map<string, { stamp: string; reports: Map<string, SchemaReport>; counts: Map<string, number> }>();
+  /** Reports and shape counts per collection, what the schema detector reads (schema-detector.ts). */
+  private readonly detector = new SchemaDetector();
 
   constructor(
     store: Store,
@@ -165,7 +160,7 @@ export class SchemaService {
   invalidate(collectionId: string): void {
     this.generations.set(collectionId, this.generation(collectionId) + 1);
     this.books.delete(collectionId);
-    this.reportCache.delete(collectionId);
+    this.detector.forget(collectionId);
   }
 
   /** The generation of the collection's current book (0 before its first load). */
@@ -358,43 +353,15 @@ export class SchemaService {
 
   /**
    * GET schema_report (current rules) or POST schema_preview (`rules` given): nothing changes.
-   * Cached per (book generation, revision, rules): the cost (bounded by the recorded shapes, see
-   * book.ts UNCLASSIFIED_SHAPE_CAP) is paid once per change of the collection's shapes.
+   * Cached per (book generation, revision, rules) by the detector (schema-detector.ts).
    */
   async report(c: CollectionRecord, rules?: FingerprintRules): Promise<SchemaReport> {
-    const book = await this.book(c);
-    const current = rulesOf(c);
-    const cache = this.cacheFor(c.id, book);
-    const key = rulesKey(rules ?? current);
-    let report = cache.reports.get(key);
-    if (!report) {
-      report = buildReport({ collectionId: c.id, current, rules: rules ?? current, shapes: [...book.shapes.values()], overflow: book.overflow });
-      if (cache.reports.size >= REPORTS_CACHED) cache.reports.delete(cache.reports.keys().next().value!);
-      cache.reports.set(key, report);
-    }
-    return report;
+    return this.detector.report(c, await this.book(c), rules);
   }
 
   /** Distinct shapes the collection's stored shapes collapse to under `rules` (changes nothing; cached like reports). */
   async shapesUnder(c: CollectionRecord, rules: FingerprintRules): Promise<number> {
-    const book = await this.book(c);
-    const cache = this.cacheFor(c.id, book);
-    const key = rulesKey(rules);
-    let n = cache.counts.get(key);
-    if (n === undefined) {
-      n = countShapesUnder(rules, book.shapes.values());
-      if (cache.counts.size >= REPORTS_CACHED * 4) cache.counts.delete(cache.counts.keys().next().value!);
-      cache.counts.set(key, n);
-    }
-    return n;
-  }
-
-  /** The collection's report cache, emptied when the book changed since it was filled. */
-  private cacheFor(collectionId: string, book: SchemaBook): { reports: Map<string, SchemaReport>; counts: Map<string, number> } {
-    const stamp = `${book.generation}:${book.revision}`;
-    let cache = this.reportCache.get(collectionId);
-    if (!cache || cache.stamp !== stamp) this.reportCache.set(collectionId, (cache = { stamp, reports: new Map(), counts: new Map() }));
-    return cache;
+    return this.detector.shapesUnder(c.id, await this.book(c), rules);
   }
 
   /** Collections that have schema state here. */
@@ -424,7 +391,7 @@ export class SchemaService {
     removeCollectionFiles(this.filesDir(c), this.log, c.id);
     this.books.delete(c.id);
     this.stats.delete(c.id);
-    this.reportCache.delete(c.id);
+    this.detector.forget(c.id);
   }
 
   /**

@@ -2,7 +2,8 @@ import ivm from 'isolated-vm';
 import { recordsTextOf } from './records-text.js';
 import type { OutputFieldType } from './output-schema.js';
 import type { TemplateRecords } from './record-slots.js';
-import { HARNESS_SOURCE, MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
+import { MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
+import { HARNESS_SOURCE } from './harness/program-source.js';
 
 /**
  * The one boundary to isolated-vm. A `TransformIsolate` owns one V8 isolate with the harness

@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer';
-import { K_BOOLEAN, K_NUMBER, K_STRING, pathKey, type SlotValues, type Template } from '../pipeline/record-templates.js';
+import { K_BOOLEAN, K_NUMBER, K_STRING, pathKey, type SlotValues, type Template } from '../records/template-slots.js';
 
 /**
  * Records a view reads as template values instead of text to parse (docs/views.md, "How records

@@ -1,7 +1,8 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { decodeRunResult, versionColumn, type TransformFailure } from './harness.js';
+import { decodeRunResult } from './harness/decode-answer.js';
+import { versionColumn, type TransformFailure } from './harness.js';
 import type { BatchInput, TransformInput, TransformOutcome, TransformSandboxOptions, ViewScript } from './sandbox.js';
 import type { ChildMessage, ChildRequest, SentTemplates } from './sandbox-child.js';
 import type { TemplateRecords } from './record-slots.js';

@@ -1,6 +1,7 @@
 import type { OutputFieldType } from './output-schema.js';
 import { TransformIsolate, type BatchInput, type LoadedScript } from './isolate.js';
-import { decodeRunResult, type FailureReason, type RawAnswer, type RunResult, type TransformFailure } from './harness.js';
+import { decodeRunResult } from './harness/decode-answer.js';
+import type { FailureReason, RawAnswer, RunResult, TransformFailure } from './harness.js';
 
 /**
  * Runs view transform scripts: `function transform(record, ctx)` returning an object, an array of

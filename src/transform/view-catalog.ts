@@ -1,18 +1,19 @@
-import { renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { iso, type Clock } from '../clock.js';
 import { ApiError, notFound } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Store } from '../store/db.js';
 import type { CollectionRecord, ProjectRecord } from '../catalog/records.js';
-import { DELETION_RETENTION_MS, nextUpdatedAt } from '../catalog/timestamps.js';
+import { nextUpdatedAt } from '../catalog/timestamps.js';
 import type { OutputField, TransformMode, ViewJoinClause, ViewRecord } from './view-records.js';
 import { adoptingTransform, assertBindings, newView, policyFields, type MappingPolicyInput } from './view-fields.js';
 import { ViewStore } from './view-store.js';
-import { dependantsOf, derivedStatus, inputsOf, newTransform, topologicalOrder, withDependants } from './view-rules.js';
+import { ViewDeletion, type ViewDependants } from './view-deletion.js';
+import { dependantsOf, derivedStatus, inputsOf, newTransform, topologicalOrder } from './view-rules.js';
 import { ViewTransforms } from './view-transforms.js';
 
 export type { MappingPolicyInput } from './view-fields.js';
+export type { ViewDependants } from './view-deletion.js';
 
 /** A view reading a collection or another view (already checked to be live, in the project). */
 export interface ViewCreateInput {
@@ -47,44 +48,33 @@ export interface ViewChange {
   deleted_at?: null;
 }
 
-const DELETING_SUFFIX = '.deleting-';
-
 /**
- * Something above views that depends on them (metrics; later drains), registered with
- * `addDependants` so this module needs nothing from above it. Both calls run inside the write
- * transaction that deletes or destroys views.
- */
-export interface ViewDependants {
-  /** Live dependants that keep `view` from being deleted; each one is named in the 409. */
-  blocking(view: ViewRecord): Array<{ id: string; description: string }>;
-  /** Stage the destruction of everything depending on `views`; answers what to do after the commit. */
-  stageDestroy(views: readonly ViewRecord[]): () => void;
-}
-
-/**
- * Views: create, update, scheduled deletion, destruction, and (through `transforms`) their
- * transforms, versions and waiting shapes. Every write is one LMDB transaction; `onChange`
- * listeners hear the id of each view a committed write touched (the pipeline starts backfills and
- * generation from there).
+ * Views: create, update, and through `deletion` (view-deletion.ts) scheduled deletion and
+ * destruction, through `transforms` their transforms, versions and waiting shapes. Every write is
+ * one LMDB transaction; `onChange` listeners hear the id of each view a committed write touched
+ * (the pipeline starts backfills and generation from there).
  */
 export class ViewCatalog {
   readonly store: ViewStore;
   /** Transforms, versions, waiting shapes of views. */
   readonly transforms: ViewTransforms;
+  /** Scheduled deletion, destruction and purge of views. */
+  readonly deletion: ViewDeletion;
   /** Views being destroyed right now: the API and the pipeline treat them as gone. */
-  readonly destroying = new Set<string>();
+  readonly destroying: ReadonlySet<string>;
   private readonly listeners = new Set<(viewId: string) => void>();
   private readonly fileListeners = new Set<(viewIds: readonly string[]) => void>();
-  private readonly dependants: ViewDependants[] = [];
 
   constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly dataDir: string) {
     this.store = new ViewStore(store);
     this.transforms = new ViewTransforms(this, this.store);
+    this.deletion = new ViewDeletion({ store: this.store, clock, log, viewDir: (v) => this.viewDir(v), notify: (ids) => this.notify(ids), liveDependants: (v) => this.liveDependants(v) });
+    this.destroying = this.deletion.destroying;
   }
 
   /** Register what depends on views: it blocks their deletion while live and is destroyed with them. */
   addDependants(d: ViewDependants): void {
-    this.dependants.push(d);
+    this.deletion.addDependants(d);
   }
 
   /** Hear the id of every view changed by a committed write; returns the unsubscribe function. */
@@ -280,49 +270,24 @@ export class ViewCatalog {
     return view;
   }
 
-  /** Schedule a view for deletion (hidden, restorable for 7 days). Live dependants: 409. */
-  async scheduleDelete(view: ViewRecord): Promise<ViewRecord> {
-    const next = await this.store.store.transaction(() => {
-      const cur = this.store.get(view.project_id, view.id);
-      if (!cur) throw notFound(`View ${view.id}`);
-      if (cur.deleted_at) return cur;
-      this.assertNoLiveDependants(cur);
-      const out: ViewRecord = { ...cur, deleted_at: iso(this.clock.now()), updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
-      this.store.stageView(out);
-      return out;
-    });
-    this.notify([next.id]);
-    return next;
+  /** Schedule a view for deletion (`ViewDeletion.scheduleDelete`). */
+  scheduleDelete(view: ViewRecord): Promise<ViewRecord> {
+    return this.deletion.scheduleDelete(view);
   }
 
-  /**
-   * Destroy a view now (force delete) with the views scheduled for deletion that read it; a live
-   * dependant answers 409, naming it.
-   */
-  async destroy(view: ViewRecord): Promise<void> {
-    await this.destroyTree(view.project_id, (all) => {
-      const cur = all.find((v) => v.id === view.id);
-      if (!cur) throw notFound(`View ${view.id}`);
-      this.assertNoLiveDependants(cur);
-      return [cur];
-    });
+  /** Destroy a view now with the views scheduled for deletion that read it (`ViewDeletion.destroy`). */
+  destroy(view: ViewRecord): Promise<void> {
+    return this.deletion.destroy(view);
   }
 
-  /** Destroy every view fed by a collection that is being destroyed, with all views reading them. */
-  async destroyReading(collection: Pick<CollectionRecord, 'id' | 'project_id'>): Promise<void> {
-    await this.destroyTree(collection.project_id, (all) => all.filter((v) => v.root_collection_id === collection.id || v.collection_id === collection.id));
+  /** Destroy every view fed by a collection that is being destroyed (`ViewDeletion.destroyReading`). */
+  destroyReading(collection: Pick<CollectionRecord, 'id' | 'project_id'>): Promise<void> {
+    return this.deletion.destroyReading(collection);
   }
 
-  /** Permanently remove views scheduled for deletion at least 7 days before `now`; answers their ids. */
-  async purgeExpired(now: number): Promise<string[]> {
-    const purged: string[] = [];
-    for (const { value } of this.store.views.all()) {
-      if (value.deleted_at === null || now - Date.parse(value.deleted_at) < DELETION_RETENTION_MS) continue;
-      // Dependants of a scheduled view are scheduled too (a live view's inputs are live), so they go along.
-      const gone = await this.destroyTree(value.project_id, (all) => all.filter((v) => v.id === value.id));
-      if (gone.length > 0) purged.push(value.id); // else it went with a view purged before it
-    }
-    return purged;
+  /** Permanently remove views whose 7 days have passed (`ViewDeletion.purgeExpired`); answers their ids. */
+  purgeExpired(now: number): Promise<string[]> {
+    return this.deletion.purgeExpired(now);
   }
 
   /** Stage a view update made by the pipeline or a sibling module; returns the staged record. */
@@ -345,48 +310,6 @@ export class ViewCatalog {
     return next;
   }
 
-  /**
-   * Destroy the views `pick` chooses (from the project's views, read in the write transaction, so
-   * no view can start reading them in between) with every view reading them, in one transaction;
-   * then their directories. Answers the views destroyed.
-   */
-  private async destroyTree(projectId: string, pick: (all: ViewRecord[]) => ViewRecord[]): Promise<ViewRecord[]> {
-    const { doomed, after } = await this.store.store.transaction(() => {
-      const all = this.store.list(projectId);
-      const seeds = pick(all);
-      // Children first, so no moment has a view whose input is gone.
-      const out = topologicalOrder(withDependants(seeds, all)).reverse();
-      const after = out.length ? this.dependants.map((d) => d.stageDestroy(out)) : [];
-      for (const v of out) this.store.stageRemoval(v);
-      return { doomed: out, after };
-    });
-    for (const v of doomed) this.destroying.add(v.id);
-    try {
-      for (const done of after) done();
-      for (const v of doomed) this.removeDir(v);
-      this.notify(doomed.map((v) => v.id));
-    } finally {
-      for (const v of doomed) this.destroying.delete(v.id);
-    }
-    return doomed;
-  }
-
-  private removeDir(view: ViewRecord): void {
-    // Moved aside first: a worker finishing a batch may still write into the directory.
-    const dir = this.viewDir(view);
-    const aside = `${dir}${DELETING_SUFFIX}${Date.now()}`;
-    try {
-      renameSync(dir, aside);
-    } catch {
-      return; // no files yet
-    }
-    try {
-      rmSync(aside, { recursive: true, force: true, maxRetries: 5 });
-    } catch (err) {
-      this.log.warn({ err, view_id: view.id }, 'files of a destroyed view could not all be removed');
-    }
-  }
-
   /** A live view of the project (read inside the transaction), or 404 naming `field`. */
   private liveInput(projectId: string, id: string, field: string): ViewRecord {
     const v = this.store.get(projectId, id);
@@ -397,18 +320,6 @@ export class ViewCatalog {
       throw new ApiError('not_found', `View ${id} is scheduled for deletion; restore it with POST /v1/projects/${projectId}/views/${id} {"deleted_at": null}`, { details: [{ field, message: 'is scheduled for deletion' }] });
     }
     return v;
-  }
-
-  private assertNoLiveDependants(view: ViewRecord): void {
-    const deps = [
-      ...this.liveDependants(view).map((d) => ({ id: d.id, description: `${d.view_mode === 'join' ? 'join view' : 'derived view'} ${d.id} ("${d.name}")` })),
-      ...this.dependants.flatMap((d) => d.blocking(view)),
-    ];
-    if (deps.length === 0) return;
-    const names = deps.map((d) => d.description).join(', ');
-    throw new ApiError('conflict', `View ${view.id} is used by ${names}; delete ${deps.length === 1 ? 'it' : 'them'} first`, {
-      details: deps.map((d) => ({ field: 'params.view_id', message: `is used by ${d.description}` })),
-    });
   }
 
   /** Restoring needs the view's inputs live (a parent scheduled for deletion would take it along). */

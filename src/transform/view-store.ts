@@ -1,11 +1,12 @@
 import type { Store } from '../store/db.js';
-import { Index, Table } from '../store/table.js';
+import { Table } from '../store/table.js';
+import { ScopedTable } from '../store/scoped-table.js';
 import { JoinStore } from './join-store.js';
 import type { ViewDeferralRecord, ViewFileManifest, ViewRecord, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
 
 /**
- * LMDB storage of views. Views are kept under their project (`viewProject` finds the project from
- * the id alone); transforms, versions, waiting shapes and file manifests under their view. Writes
+ * LMDB storage of views. Views are kept under their project (the table's id index finds the project
+ * from the id alone); transforms, versions, waiting shapes and file manifests under their view. Writes
  * (`stage*`) must run inside `store.transaction`; the pipeline stages its manifests and progress in
  * the spool's commit transaction the same way.
  *
@@ -13,8 +14,7 @@ import type { ViewDeferralRecord, ViewFileManifest, ViewRecord, ViewTransformRec
  * memory, built from the table at start and refreshed by `reindex` after each committed change.
  */
 export class ViewStore {
-  readonly views: Table<ViewRecord>;
-  readonly viewProject: Index;
+  readonly views: ScopedTable<ViewRecord>;
   readonly transforms: Table<ViewTransformRecord>;
   readonly versions: Table<ViewVersionRecord>;
   readonly deferrals: Table<ViewDeferralRecord>;
@@ -27,8 +27,7 @@ export class ViewStore {
   private readonly rootOf = new Map<string, string>();
 
   constructor(readonly store: Store) {
-    this.views = new Table(store, 'views');
-    this.viewProject = new Index(store, 'view_project');
+    this.views = new ScopedTable(store, 'views', 'view_project');
     this.transforms = new Table(store, 'view_transforms');
     this.versions = new Table(store, 'view_versions');
     this.deferrals = new Table(store, 'view_deferrals');
@@ -43,8 +42,7 @@ export class ViewStore {
 
   /** Find by id alone. */
   byId(id: string): ViewRecord | undefined {
-    const projectId = this.viewProject.get(id);
-    return projectId ? this.views.get(projectId, id) : undefined;
+    return this.views.byId(id);
   }
 
   /** Every view of a project, live and scheduled. */
@@ -77,7 +75,6 @@ export class ViewStore {
   /** Stage a view write (insert or update). Call `reindex` once the transaction committed. */
   stageView(view: ViewRecord): void {
     void this.views.put(view.project_id, view);
-    void this.viewProject.put(view.id, view.project_id);
   }
 
   /** Stage the removal of a view with its transforms, versions, waiting shapes, file manifests and join state. */
@@ -88,7 +85,6 @@ export class ViewStore {
     for (const f of this.filesOf(view.id)) void this.files.remove(view.id, f.id);
     if (view.view_mode === 'join') this.joins.stageRemoval(view.id);
     void this.views.remove(view.project_id, view.id);
-    void this.viewProject.remove(view.id);
   }
 
   /** Refresh the in-memory root map for a view from its committed record (gone: dropped). */

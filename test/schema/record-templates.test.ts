@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { K_ARRAY, RecordTemplates, matchedEventTime, stringValue, type Template } from '../../src/pipeline/record-templates.js';
+import { RecordTemplates, matchedEventTime } from '../../src/pipeline/record-templates.js';
+import { K_ARRAY, stringValue, type Template } from '../../src/records/template-slots.js';
 import { Fingerprinter } from '../../src/schema/fingerprint.js';
 import { hashHex } from '../../src/schema/hash.js';
 import type { FingerprintRules } from '../../src/schema/rules.js';

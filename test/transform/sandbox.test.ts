@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { TransformSandbox } from '../../src/transform/sandbox.js';
-import { decodeRunResult, type ColumnsAnswer } from '../../src/transform/harness.js';
+import type { ColumnsAnswer } from '../../src/transform/harness.js';
+import { decodeRunResult } from '../../src/transform/harness/decode-answer.js';
 import { batch, describeTransformContract, failed, okOutcome, records } from './transform-contract.js';
 
 describeTransformContract('TransformSandbox (in thread)', (opts) => {
