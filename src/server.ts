@@ -24,6 +24,7 @@ import { JoinProcessor } from './transform/join-processor.js';
 import { ViewGenerator } from './transform/view-generation.js';
 import { ViewCatalog } from './transform/view-catalog.js';
 import { MetricCatalog } from './rollup/metric-catalog.js';
+import { seriesLimitsOf } from './rollup/series-limit.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
@@ -53,6 +54,7 @@ import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api
 import type { RouteMatch } from './api/http/router.js';
 import { errorEnvelope, successEnvelope } from './http/envelope.js';
 import { readBody, readHead, sendJson, type ResponseState } from './api/http/uws-transport.js';
+import { mountSelfMetrics } from './api/system/self-metrics.js';
 
 export interface SluiceOptions {
   config: Config;
@@ -108,7 +110,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     viewGeneration: null,
     views,
     // Registers with the views: a view's live metrics block its deletion and die with it.
-    metrics: new MetricCatalog(store, clock, log, views),
+    metrics: new MetricCatalog(store, clock, log, views, seriesLimitsOf(config.maxSeriesPerMetric, config.maxSeriesPerProject)),
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
@@ -167,6 +169,10 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     if (stopping) sendJson(res, state, 503, errorEnvelope('GET /healthz', new ApiError('service_unavailable')));
     else sendJson(res, state, 200, successEnvelope('GET /healthz', 200, { status: 'ok' }));
   });
+
+  // Prometheus text at GET /metrics (docs/self-metrics.md); the gauges read this server's state.
+  const unbindMetrics = mountSelfMetrics(app, services);
+  await join({ name: 'self-metrics', stop: () => unbindMetrics() });
 
   // Exact /ingest routes (HTTP, preflight, WebSocket) win over the control-plane catch-all.
   const ingest = mountIngest(app, services, { stopping: () => stopping });

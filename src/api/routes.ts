@@ -19,6 +19,7 @@ import { metricRoutes } from './metrics/routes.js';
 import { lateDataRoutes } from './late-data/routes.js';
 import { pullRoutes } from './pulls/routes.js';
 import { checkRoutes } from './checks/routes.js';
+import { whoamiRoutes } from './whoami/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -32,5 +33,6 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...metricRoutes(s), ...lateDataRoutes(s));
   table.push(...pullRoutes(s), ...checkRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
+  table.push(...whoamiRoutes(s));
   return table;
 }

@@ -10,6 +10,7 @@ import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits.js';
 import { reasonFor } from '../telemetry/pipeline-telemetry.js';
 import type { PipelineErrorReason } from '../telemetry/pipeline-telemetry.js';
 import { VerifiedCache } from './verified-cache.js';
+import { ingestRecords, ingestRequests } from '../self-metrics/registry.js';
 
 /** Bound on remembered secrets and collection slugs (cleared past it; they are only shortcuts). */
 const MAX_REMEMBERED = 10_000;
@@ -241,6 +242,8 @@ export class IngestCore {
     this.s.activity.touch(target.projectId, receivedAt);
     if (target.keyId !== null) this.s.activity.touch(target.keyId, receivedAt);
     this.s.telemetry.recordAccepted(target.projectId, records);
+    ingestRequests.inc({ outcome: 'accepted' });
+    ingestRecords.inc({ outcome: 'accepted' }, records);
   }
 
   /**
@@ -339,6 +342,7 @@ export class IngestCore {
     if (COUNTED.has(err)) return err;
     COUNTED.add(err);
     this.s.telemetry.recordError(projectId, reason);
+    ingestRequests.inc({ outcome: 'refused', reason });
     if (err.status >= 500) this.s.log.warn({ code: err.code, project_id: projectId, err: err.cause }, 'ingest refused');
     else this.s.log.debug({ code: err.code, project_id: projectId }, 'ingest refused');
     return err;

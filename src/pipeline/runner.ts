@@ -19,6 +19,7 @@ import { RunnerCounters, type PipelineCounters } from './counters.js';
 import { Leasing, packEntries } from './leasing.js';
 import { SchemaDetector } from './schema-detector.js';
 import { RETRY_MIN_MS, StepRetry, type StepOutcome } from './step-retry.js';
+import { pipelineBatches, pipelineBatchSeconds, pipelineRecords } from '../self-metrics/registry.js';
 
 export { isEnvironmental } from './failures.js';
 export type { PipelineCounters } from './counters.js';
@@ -215,13 +216,18 @@ export class PipelineRunner {
         lease,
         () => this.runBatch(lease, collection, lane, slot, batch, free),
         async () => {
+          pipelineBatches.inc({ outcome: 'failed' });
           this.count.wasted(batch.cost);
           if (slot.appliedAhead) await this.discardAppliedPlan(lane, slot, collection.id);
           for (const p of this.participants) p.abandon?.({ collection, lease, result: batch.result });
           return { laneLive: lane.live(slot) };
         },
       );
-      if (outcome === 'committed') this.count.committed(lease.records);
+      if (outcome === 'committed') {
+        this.count.committed(lease.records);
+        pipelineBatches.inc({ outcome: 'committed' });
+        pipelineRecords.inc(lease.records);
+      }
     } finally {
       lane.leave(slot, outcome === 'committed');
       if (lane.size === 0) this.lanes.delete(collection.id);
@@ -240,6 +246,7 @@ export class PipelineRunner {
     const { spool, schema, pool, clock, log } = this.d;
     // Why the plan was refused: the worker only hears "error" and fails with a plain message.
     let refused: unknown = null;
+    const startedAt = performance.now();
     try {
       const book = await schema.book(collection);
       const resolution = createBatchResolution({
@@ -284,6 +291,7 @@ export class PipelineRunner {
         this.count.tally(batch.cost, lease.records);
       }
       free();
+      const workerDoneAt = performance.now();
       const plan = resolution.plan();
       if (!plan) throw new Error('the batch finished without a plan');
       await lane.commitTurn(slot);
@@ -294,6 +302,10 @@ export class PipelineRunner {
         log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
       );
       lane.markCommitted(slot);
+      const committedAt = performance.now();
+      pipelineBatchSeconds.observe({ stage: 'worker' }, (workerDoneAt - startedAt) / 1000);
+      pipelineBatchSeconds.observe({ stage: 'commit' }, (committedAt - workerDoneAt) / 1000);
+      pipelineBatchSeconds.observe({ stage: 'total' }, (committedAt - startedAt) / 1000);
     } catch (err) {
       throw refused ?? err;
     }

@@ -11,6 +11,7 @@ import { metricTaskOf } from './metric-task.js';
 import { buildPartials, fieldsOfTask } from './partials.js';
 import type { PendingPartials } from './pending-partials.js';
 import type { RollupStore } from './rollup-store.js';
+import { foldPartials, SeriesBudget } from './series-limit.js';
 import { stageSeenSeries } from './series-registry.js';
 import { readViewFileColumns } from './view-file-columns.js';
 
@@ -27,13 +28,17 @@ export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCata
   const wanted = fieldsOfTask(task);
   const fields = view.output_schema.filter((x) => wanted.has(x.name));
   const { ts, columns } = await readViewFileColumns(d.db, path, fields);
-  const partials = buildPartials(task, ts, columns);
+  const built = buildPartials(task, ts, columns);
   // Registered first: a crash after the merge must not leave a counted series unregistered
-  // (registering one that ends up uncounted is harmless).
-  await d.metrics.store.store.transaction(() => {
+  // (registering one that ends up uncounted is harmless). New series past a limit fold into
+  // `__other__`; a file counted again after a crash folds what is still unregistered then, and its
+  // mark makes sure only one of the two countings is merged.
+  const folded = await d.metrics.store.store.transaction(() => {
     const cur = d.metrics.store.byId(m.id);
-    if (cur && cur.definition_revision === m.definition_revision) stageSeenSeries(d.metrics.store, m.id, partials.series, d.clock.now());
+    if (!cur || cur.definition_revision !== m.definition_revision) return new Set<number>();
+    return stageSeenSeries(d.metrics.store, cur, built.series, d.clock.now(), new SeriesBudget(d.metrics.store, d.metrics.seriesLimits)).folded;
   });
+  const partials = foldPartials(built, folded);
   return (await d.db.mergeBackfillFile(m.id, m.definition_revision, markId, partials)) ? partials.partials.length : 0;
 }
 

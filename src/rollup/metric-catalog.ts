@@ -10,6 +10,7 @@ import type { ViewRecord } from '../transform/view-records.js';
 import { checkMetricDefinition } from './metric-definition.js';
 import { METRIC_DEFAULTS, progressSeeds, REBUILD_FIELDS, type MetricRecord, type MetricSeriesRecord, type MetricSettings, type MetricStatus } from './metric-records.js';
 import { MetricStore } from './metric-store.js';
+import { DEFAULT_SERIES_LIMITS, type SeriesLimits } from './series-limit.js';
 
 /** A new metric: `name` and `view_id` required, every other setting optional (defaults: METRIC_DEFAULTS). */
 export type MetricCreateInput = Pick<MetricSettings, 'name' | 'view_id'> & Partial<MetricSettings>;
@@ -36,7 +37,8 @@ export class MetricCatalog {
   readonly store: MetricStore;
   private readonly listeners = new Set<(metricId: string) => void>();
 
-  constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly views: ViewCatalog) {
+  /** `seriesLimits`: the default `series_limit` of new metrics and the project's limit (series-limit.ts). */
+  constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly views: ViewCatalog, readonly seriesLimits: SeriesLimits = DEFAULT_SERIES_LIMITS) {
     this.store = new MetricStore(store);
     views.addDependants({
       blocking: (view) => this.liveOfView(view).map((m) => ({ id: m.id, description: `metric ${m.id} ("${m.name}")` })),
@@ -91,7 +93,7 @@ export class MetricCatalog {
   async create(project: ProjectRecord, input: MetricCreateInput): Promise<MetricRecord> {
     const metric = await this.store.store.transaction(() => {
       const view = this.liveView(project.id, input.view_id);
-      const settings: MetricSettings = { ...METRIC_DEFAULTS, ...input };
+      const settings: MetricSettings = { ...METRIC_DEFAULTS, series_limit: this.seriesLimits.perMetric, ...input };
       assertValid(checkMetricDefinition(settings, view));
       const now = iso(this.clock.now());
       const metric: MetricRecord = {
@@ -105,6 +107,8 @@ export class MetricCatalog {
         updated_at: now,
         ...progressSeeds(),
         definition_revision: 1,
+        series_count: 0,
+        series_limit_reached_at: null,
       };
       this.store.stageMetric(metric);
       return metric;
@@ -138,7 +142,7 @@ export class MetricCatalog {
       // history is rebuilt from the view's files (exact, like any rebuild).
       const rebuild = restoring || REBUILD_FIELDS.some((f) => JSON.stringify(next[f]) !== JSON.stringify(cur[f]));
       if (rebuild) {
-        Object.assign(next, progressSeeds(), { status: startStatus(view), error_message: null, definition_revision: cur.definition_revision + 1 });
+        Object.assign(next, progressSeeds(), { status: startStatus(view), error_message: null, definition_revision: cur.definition_revision + 1, series_limit_reached_at: null });
       }
       this.store.stageMetric(next);
       return next;
@@ -164,6 +168,8 @@ export class MetricCatalog {
         status: startStatus(view),
         error_message: null,
         definition_revision: cur.definition_revision + 1,
+        // A new revision folds anew (its registered series stay: the registry outlives revisions).
+        series_limit_reached_at: null,
         backfill_strategy: strategy ?? cur.backfill_strategy,
         updated_at: nextUpdatedAt(this.clock, cur.updated_at),
       };

@@ -147,6 +147,16 @@ export interface MetricRecord {
    * backfill); null or absent otherwise. Also logged. Shown as `error_message` (a Sluice addition).
    */
   error_message?: string | null;
+  /**
+   * Series the metric may register (1..MAX_SERIES_LIMIT, series-limit.ts); new series past it fold
+   * into `__other__`. Set at creation (the body's, else `SLUICE_MAX_SERIES_PER_METRIC`); absent on a
+   * metric stored before limits existed (the default applies).
+   */
+  series_limit?: number;
+  /** Series registered (kept by each registration; absent until the first one after limits existed). */
+  series_count?: number;
+  /** When a new series was first folded into `__other__` in this revision (a limit reached); null otherwise. */
+  series_limit_reached_at?: string | null;
 }
 
 /** The settable definition and display fields of a metric (create and update bodies). */
@@ -155,6 +165,7 @@ export type MetricSettings = Omit<
   | 'id' | 'team_id' | 'project_id' | 'deleted_at' | 'status' | 'created_at' | 'updated_at' | 'definition_revision'
   | 'backfill_percent' | 'backfill_total_count' | 'backfill_completed_count' | 'backfill_completed_at' | 'backfill_started_at'
   | 'compact_percent' | 'compact_total_count' | 'compact_completed_count' | 'compact_started_at'
+  | 'series_count' | 'series_limit_reached_at'
 >;
 
 /** Defaults of every optional setting (the spec shows none; ours, docs/metrics.md). */

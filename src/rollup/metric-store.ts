@@ -50,6 +50,11 @@ export class MetricStore {
     return this.seriesCache.of(metric.id, metric.definition_revision);
   }
 
+  /** Series registered under a metric, counted in LMDB (series-limit.ts keeps the count on the record after). */
+  countSeries(metricId: string): number {
+    return this.series.db.getKeysCount({ start: [metricId, ''], end: [metricId, '\uffff'] });
+  }
+
   stageMetric(metric: MetricRecord): void {
     void this.metrics.put(metric.project_id, metric);
     this.store.afterCommit(() => this.seriesCache.revised(metric.id, metric.definition_revision), () => this.seriesCache.drop(metric.id));

@@ -7,6 +7,7 @@ import { EVENT_TIME_FIELD } from './metric-records.js';
 import type { MetricTask } from './metric-task.js';
 import { TOTAL_SERIES, type MetricPartials, type MinutePartial, type SeenSeries } from './rollup-types.js';
 import { seriesHash } from './series-hash.js';
+import { keyPart, type SharedSeriesKeys } from './series-keys.js';
 
 /**
  * The partials builder (docs/metrics.md, "Rollups"): one metric over one view output — a live
@@ -15,14 +16,16 @@ import { seriesHash } from './series-hash.js';
  *
  * Per record: the filter (only over the fields it names, in one reused object), one Map lookup for
  * the series (hashed once per distinct series), the last minute's state cached per series, and the
- * sketch updates. A metric without group_by has only TOTAL_SERIES.
+ * sketch updates. A metric without group_by has only TOTAL_SERIES. With `keys` (metrics of one view
+ * sharing a group_by, series-keys.ts) the series of a row is its shared id: same series, same
+ * order, no key built per row per metric.
  *
  * Records whose timestamp field is null are not counted (they have no bucket). A null value is left
  * out of the value aggregates (the record still counts): states always hold `skip` semantics, and
  * `null_handling: count_as_zero` is applied when they are read (its zeros are count − value count),
  * so either handling can be asked of the same rows. A null unique value is not a distinct value.
  */
-export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: readonly OutputColumn[]): MetricPartials {
+export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: readonly OutputColumn[], keys: SharedSeriesKeys | null = null): MetricPartials {
   const byName = new Map(columns.map((c) => [c.name, c]));
   const col = (name: string, role: string): OutputColumn => {
     const c = byName.get(name);
@@ -40,6 +43,10 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
 
   const total = new SeriesAcc(shape, -1);
   const series = new Map<string, SeriesAcc>();
+  const shared = groups.length === 0 || keys === null ? null : keys.of(task.groupBy);
+  const byId: Array<SeriesAcc | undefined> = shared === null ? [] : new Array<SeriesAcc | undefined>(shared.count);
+  /** Series in the order of their first kept row (the order they are emitted in). */
+  const order: SeriesAcc[] = [];
   let kept = 0;
   const from = task.eventFrom ?? -Infinity;
   const before = task.eventBefore ?? Infinity;
@@ -55,9 +62,19 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
     const h = u === null ? 0n : hashValue(u);
     total.add(minute, t, r, v, u !== null, h);
     if (groups.length === 0) continue;
-    const key = groups.length === 1 ? keyPart(groups[0]![r]) : groups.map((g) => keyPart(g[r])).join('\u0000');
-    let s = series.get(key);
-    if (s === undefined) series.set(key, (s = new SeriesAcc(shape, r)));
+    let s: SeriesAcc | undefined;
+    if (shared !== null) {
+      const id = shared.ids[r]!;
+      s = byId[id];
+      if (s === undefined) order.push((byId[id] = s = new SeriesAcc(shape, r)));
+    } else {
+      const key = groups.length === 1 ? keyPart(groups[0]![r]) : groups.map((g) => keyPart(g[r])).join('\u0000');
+      s = series.get(key);
+      if (s === undefined) {
+        series.set(key, (s = new SeriesAcc(shape, r)));
+        order.push(s);
+      }
+    }
     s.add(minute, t, r, v, u !== null, h);
   }
 
@@ -68,7 +85,7 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
     for (const [minute, state] of acc.minutes) partials.push({ series: index, minute, state: encodeState(state) });
   };
   if (kept > 0) emit(total, TOTAL_SERIES, {}, null);
-  for (const s of series.values()) {
+  for (const s of order) {
     const dims = task.groupBy.map((_, i) => groups[i]![s.firstRow] ?? null);
     const dimensions: Record<string, unknown> = {};
     task.groupBy.forEach((g, i) => (dimensions[g] = dims[i]));
@@ -125,12 +142,6 @@ class SeriesAcc {
     }
     if (hasUnique) st.distinct!.addHash(h);
   }
-}
-
-/** Typed key text of one group value: null and every type apart ("1" and 1 differ). */
-function keyPart(v: unknown): string {
-  if (v === null || v === undefined) return '\u0001';
-  return (typeof v === 'string' ? 's' : typeof v === 'number' ? 'n' : 'b') + String(v);
 }
 
 /** The filter as a row predicate over the columns (null: keep every row). */

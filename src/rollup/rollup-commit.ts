@@ -6,6 +6,7 @@ import type { MetricCatalog } from './metric-catalog.js';
 import { feedsLive } from './metric-task.js';
 import type { PendingPartials } from './pending-partials.js';
 import type { MetricPartials } from './rollup-types.js';
+import { foldPartials, SeriesBudget } from './series-limit.js';
 import { stageSeenSeries } from './series-registry.js';
 
 /** What the rollups staged for one batch. */
@@ -19,9 +20,10 @@ export interface RollupStaged {
 /**
  * Rollups on the commit seam (docs/architecture.md, "The commit"), after views: inside the spool's
  * transaction, each metric's partials of the batch become one pending LMDB entry (keyed by the
- * batch's first spool sequence), the series it saw are registered, and the metric's live start is
- * marked; a metric whose partials failed in the worker is set to `error`. Partials built for a
- * revision the metric has left, or for a metric gone or in error, are dropped. Once durable,
+ * batch's first spool sequence), the series it saw are registered (new ones past a series limit
+ * folded into `__other__`, series-limit.ts), and the metric's live start is marked; a metric whose
+ * partials failed in the worker is set to `error`. Partials built for a revision the metric has
+ * left, or for a metric gone or in error, are dropped. Once durable,
  * `merge(key)` carries the entry into DuckDB (rollups.ts).
  */
 export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: PendingPartials; clock: Clock; merge: (key: number) => void }): CommitParticipant<RollupStaged | null> {
@@ -34,6 +36,7 @@ export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: Pe
       const now = d.clock.now();
       const keep: MetricPartials[] = [];
       const failed: string[] = [];
+      const budget = new SeriesBudget(store, d.metrics.seriesLimits);
       for (const o of outcomes) {
         const [id, revision] = o.status === 'ok' ? [o.partials.metricId, o.partials.revision] : [o.metricId, o.revision];
         const m = store.byId(id);
@@ -45,8 +48,9 @@ export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: Pe
           continue;
         }
         d.pending.stageLiveFrom(id, revision, lease.firstSeq);
-        stageSeenSeries(store, id, o.partials.series, now);
-        if (o.partials.partials.length > 0) keep.push(o.partials);
+        // New series past a limit are counted under `__other__`: decided and staged in this transaction.
+        const { folded } = stageSeenSeries(store, m, o.partials.series, now, budget);
+        if (o.partials.partials.length > 0) keep.push(foldPartials(o.partials, folded));
       }
       if (keep.length === 0) return { key: null, failed };
       d.pending.stage(lease.firstSeq, { metrics: keep });

@@ -3,6 +3,7 @@ import { BIGINT, BLOB, blobValue, DuckDBInstance, INTEGER, LIST, listValue, VARC
 import { ApiError } from '../errors.js';
 import { TIERS, type Tier } from './rollup-types.js';
 import type { MetricPartials } from './rollup-types.js';
+import { duckdbQuerySeconds } from '../self-metrics/registry.js';
 
 /**
  * The one boundary to the rollups' DuckDB database `DATA_DIR/rollups.duckdb` (one instance for the
@@ -241,10 +242,13 @@ async function insertPartials(conn: DuckDBConnection, metrics: readonly MetricPa
 
 /** DuckDB failures as catalogue errors carrying the cause. */
 export async function duck<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const end = duckdbQuerySeconds.startTimer({ operation: what });
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ApiError) throw err;
     throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  } finally {
+    end();
   }
 }

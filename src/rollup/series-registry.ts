@@ -1,21 +1,43 @@
 import { iso } from '../clock.js';
 import { newId } from '../ids.js';
-import type { MetricSeriesRecord } from './metric-records.js';
+import type { MetricRecord, MetricSeriesRecord } from './metric-records.js';
 import type { MetricStore } from './metric-store.js';
-import { TOTAL_SERIES, type SeenSeries } from './rollup-types.js';
+import type { SeenSeries } from './rollup-types.js';
+import { countedFields, isRegistrable, seriesCountOf, seriesLimitOf, type SeriesBudget } from './series-limit.js';
+
+/** What a registration did: series added, and the indexes (into `seen`) of new series folded into `__other__`. */
+export interface SeenOutcome {
+  added: number;
+  folded: Set<number>;
+}
 
 /**
  * Inside a transaction: register the series a batch (or a backfilled file) saw. A new series is
  * stamped `first_seen_at` = `last_seen_at` = now (spec: stamped at registration, not a recency
  * signal); a known one takes the newer `last_value` (ranking) and display values. TOTAL_SERIES is
- * not a series of the registry. Returns how many series were new.
+ * not a series of the registry. A new series past the metric's `series_limit` or the project's
+ * limit (series-limit.ts) is not registered: it is answered in `folded`, and the caller counts its
+ * partials under `__other__` (foldPartials) in the same transaction, so the decision and the rows
+ * it shapes commit together. The metric's `series_count` and `series_limit_reached_at` follow.
  */
-export function stageSeenSeries(store: MetricStore, metricId: string, seen: readonly SeenSeries[], now: number): number {
+export function stageSeenSeries(store: MetricStore, metric: MetricRecord, seen: readonly SeenSeries[], now: number, budget: SeriesBudget): SeenOutcome {
+  const metricId = metric.id;
+  const count = seriesCountOf(store, metric);
+  const metricRoom = seriesLimitOf(metric, budget.limits) - count;
+  // The project's count is read only when a series is new (most batches bring none).
+  let projectRoom: number | null = null;
   let added = 0;
-  for (const s of seen) {
-    if (s.hash === TOTAL_SERIES) continue;
+  const folded = new Set<number>();
+  for (let i = 0; i < seen.length; i++) {
+    const s = seen[i]!;
+    if (!isRegistrable(s)) continue;
     const cur = store.seriesByHash(metricId, s.hash);
     if (cur === undefined) {
+      projectRoom ??= budget.limits.perProject - budget.projectCount(metric.project_id);
+      if (added >= metricRoom || added >= projectRoom) {
+        folded.add(i);
+        continue;
+      }
       const at = iso(now);
       store.stageSeries({
         id: newId('metricSeries'),
@@ -42,7 +64,11 @@ export function stageSeenSeries(store: MetricStore, metricId: string, seen: read
     }
     store.stageSeries(next);
   }
-  return added;
+  if (added > 0) budget.add(metric.project_id, added);
+  const fields = countedFields(metric, count, added, folded.size, now);
+  // updated_at is left as it is: the counts are kept by the service, like the progress fields.
+  if (fields !== null) store.stageMetric({ ...metric, ...fields });
+  return { added, folded };
 }
 
 /** The display values joined (", "), null without display fields. */

@@ -1,5 +1,6 @@
 import { DuckDBInstance, listValue, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
 import { ApiError } from '../errors.js';
+import { duckdbQuerySeconds } from '../self-metrics/registry.js';
 
 /**
  * The one boundary to DuckDB for reading collection and view files: rows newest first with a keyset
@@ -166,10 +167,13 @@ function floorDiv(a: bigint, b: bigint): number {
 }
 
 async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  const end = duckdbQuerySeconds.startTimer({ operation: what });
   try {
     return await fn();
   } catch (err) {
     if (err instanceof ApiError) throw err;
     throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  } finally {
+    end();
   }
 }

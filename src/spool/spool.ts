@@ -447,6 +447,23 @@ export class Spool {
     return null;
   }
 
+  /** Receive time (epoch ms) of the oldest entry still in the spool, any collection; null when empty (self-metrics: pipeline lag). */
+  oldestPendingAt(): number | null {
+    let oldest: number | null = null;
+    for (const [id, q] of this.queues) {
+      if (q.entries === 0) continue;
+      const at = this.oldestReceivedAt(id);
+      if (at !== null && (oldest === null || at < oldest)) oldest = at;
+    }
+    return oldest;
+  }
+
+  /** Bytes the spooled bodies take in LMDB: the pages of `spool_body` (mdb_stat, no scan; self-metrics). */
+  storedBytes(): number {
+    const s = this.entries.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
+    return ((s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0)) * (s.pageSize ?? 4096);
+  }
+
   /** The highest sequence number assigned so far (0 when none). */
   lastSeq(): number {
     return this.nextSeq - 1;

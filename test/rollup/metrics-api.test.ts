@@ -12,7 +12,7 @@ const METRIC_FIELDS = [
   'ui_chart_forecast_model', 'ui_value_unit', 'ui_chart_value', 'ui_chart_time_range', 'ui_chart_interval', 'ui_chart_custom_range_start_at',
   'ui_chart_custom_range_end_at', 'ui_chart_max_series', 'created_at', 'updated_at', 'backfill_percent', 'backfill_total_count',
   'backfill_completed_count', 'backfill_completed_at', 'backfill_started_at', 'compact_percent', 'compact_total_count', 'compact_completed_count',
-  'compact_started_at', 'has_triggered_monitors',
+  'compact_started_at', 'has_triggered_monitors', 'series_limit', 'series_count', 'series_limit_reached_at',
 ];
 
 const OUT = [

@@ -51,6 +51,7 @@ export function metricRoutes(s: Services): RouteDef[] {
   const base = '/v1/projects/:project_id/metrics';
   const one = `${base}/:metric_id`;
   const metricParams = params({ project_id: 'project', metric_id: 'metric' });
+  const show = (m: MetricRecord) => serializeMetric(m, s.metrics.seriesLimits.perMetric);
   const find = (teamId: string, p: MetricParams, opts: { allowScheduled?: boolean } = {}) => requireMetric(s, requireProject(s, teamId, p.project_id), p.metric_id, opts);
   return [
     listRoute<MetricRecord, MetricListQuery, ProjectParams>({
@@ -66,7 +67,7 @@ export function metricRoutes(s: Services): RouteDef[] {
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
         return s.metrics.list(project.id).filter((m) => deleted(m.deleted_at) && (q.view_id === undefined || m.view_id === q.view_id));
       },
-      serialize: serializeMetric,
+      serialize: show,
     }),
     defineRoute<unknown, unknown, MetricParams>({
       method: 'GET',
@@ -74,7 +75,7 @@ export function metricRoutes(s: Services): RouteDef[] {
       scope: 'metrics:read',
       summary: 'Get a metric',
       schema: { params: metricParams },
-      handler: (ctx) => ({ data: serializeMetric(find(ctx.principal.teamId, ctx.params, { allowScheduled: true })) }),
+      handler: (ctx) => ({ data: show(find(ctx.principal.teamId, ctx.params, { allowScheduled: true })) }),
     }),
     aggregationRoute(s, one, metricParams, (teamId, p) => find(teamId, p)),
     defineRoute<MetricCreateInput, unknown, ProjectParams>({
@@ -86,7 +87,7 @@ export function metricRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         requireView(s, project, ctx.body.view_id, { field: 'body.view_id' });
-        return { status: 201, data: serializeMetric(await s.metrics.create(project, ctx.body)) };
+        return { status: 201, data: show(await s.metrics.create(project, ctx.body)) };
       },
     }),
     defineRoute<MetricChange, unknown, MetricParams>({
@@ -101,7 +102,7 @@ export function metricRoutes(s: Services): RouteDef[] {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireMetric(s, project, ctx.params.metric_id, { allowScheduled: true });
         if (b.view_id !== undefined) requireView(s, project, b.view_id, { field: 'body.view_id' });
-        return { data: serializeMetric(await s.metrics.update(project.id, current.id, b)) };
+        return { data: show(await s.metrics.update(project.id, current.id, b)) };
       },
     }),
     ...scheduledDeletionRoutes<MetricRecord, MetricParams>(s, {
@@ -113,7 +114,7 @@ export function metricRoutes(s: Services): RouteDef[] {
       find: (ctx) => find(ctx.principal.teamId, ctx.params, { allowScheduled: true }),
       markDeleted: (m) => s.metrics.scheduleDelete(m),
       destroy: (m) => s.metrics.destroy(m),
-      serialize: serializeMetric,
+      serialize: show,
     }),
     defineRoute<{ strategy?: MetricRecord['backfill_strategy'] }, unknown, MetricParams>({
       method: 'POST',
@@ -121,7 +122,7 @@ export function metricRoutes(s: Services): RouteDef[] {
       scope: 'metrics:write',
       summary: "Rebuild a metric's history from its view's files (body optional: {strategy})",
       schema: { params: metricParams, body: backfillBody },
-      handler: async (ctx) => ({ data: serializeMetric(await s.metrics.rebuild(find(ctx.principal.teamId, ctx.params), ctx.body.strategy)) }),
+      handler: async (ctx) => ({ data: show(await s.metrics.rebuild(find(ctx.principal.teamId, ctx.params), ctx.body.strategy)) }),
     }),
     listRoute<MetricSeriesRecord, ListQuery, MetricParams>({
       path: `${one}/series`,

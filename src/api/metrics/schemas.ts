@@ -3,6 +3,7 @@ import {
   BACKFILL_STRATEGIES, CHART_COLOR_MODES, CHART_COLORS, CHART_CURVES, CHART_INTERVALS, CHART_TYPES, CHART_VALUES, COLOR_RULE_OPERATORS,
   EMPTY_BUCKET_HANDLINGS, FORECAST_HORIZONS, FORECAST_MODELS, METRIC_LIMITS, NULL_HANDLINGS, TIME_RANGES,
 } from '../../rollup/metric-records.js';
+import { MAX_SERIES_LIMIT } from '../../rollup/series-limit.js';
 import type { JsonSchema } from '../http/route.js';
 import { filterParamSchema } from '../http/filters.js';
 import { integer, object, restoreOnly, text } from '../http/schemas.js';
@@ -71,6 +72,10 @@ const settings: Record<string, JsonSchema> = {
   ui_chart_custom_range_start_at: nullableDate,
   ui_chart_custom_range_end_at: nullableDate,
   ui_chart_max_series: integer(1, METRIC_LIMITS.maxSeries),
+  // Ours (docs/metrics.md, "Series limits"): new series past it fold into `__other__`.
+  series_limit: integer(1, MAX_SERIES_LIMIT),
+  series_count: { not: {}, errorHint: 'is read-only: the rollups count the series they register' },
+  series_limit_reached_at: { not: {}, errorHint: 'is read-only: the rollups set it when a new series folds into __other__' },
   // Named so the answer says why rather than "unknown field".
   ui_chart_family: { not: {}, errorHint: 'is read-only: it follows ui_chart_type (docs/metrics.md)' },
   status: { not: {}, errorHint: 'is read-only: the service sets it' },

@@ -1,7 +1,11 @@
+import { DEFAULT_SERIES_LIMITS } from '../../rollup/series-limit.js';
 import { CHART_FAMILY_OF, type MetricRecord, type MetricSeriesRecord } from '../../rollup/metric-records.js';
 
-/** The metric as the API shows it (spec: Metric, every field; `ui_chart_family` derived). */
-export function serializeMetric(m: MetricRecord) {
+/**
+ * The metric as the API shows it (spec: Metric, every field; `ui_chart_family` derived). The series
+ * limit fields are ours; `defaultSeriesLimit` answers `series_limit` for a metric stored before they existed.
+ */
+export function serializeMetric(m: MetricRecord, defaultSeriesLimit = DEFAULT_SERIES_LIMITS.perMetric) {
   return {
     object: 'metric',
     id: m.id,
@@ -55,6 +59,10 @@ export function serializeMetric(m: MetricRecord) {
     compact_total_count: m.compact_total_count,
     compact_completed_count: m.compact_completed_count,
     compact_started_at: m.compact_started_at,
+    // Sluice additions (docs/metrics.md, "Series limits"): null count on a metric stored before counts were kept, until it registers a series.
+    series_limit: m.series_limit ?? defaultSeriesLimit,
+    series_count: m.series_count ?? null,
+    series_limit_reached_at: m.series_limit_reached_at ?? null,
     // Monitors do not exist yet: no alert can be open.
     has_triggered_monitors: false,
   };

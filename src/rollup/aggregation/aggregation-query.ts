@@ -4,7 +4,7 @@ import { AGGREGATION_LIMITS } from './buckets.js';
 import type { AggregationRequest } from './run-aggregation.js';
 import { isTimeZone } from './zoned-time.js';
 import { CHART_VALUES, VALUE_FIELD_CHART_VALUES, type ChartValue, type MetricRecord } from '../metric-records.js';
-import { TOTAL_SERIES } from '../rollup-types.js';
+import { OTHER_SERIES, TOTAL_SERIES } from '../rollup-types.js';
 import { assertValid } from '../../http/validation.js';
 import type { AggregationQuery } from './aggregation-schema.js';
 
@@ -44,7 +44,9 @@ function parseSeries(q: AggregationQuery, metric: MetricRecord, knownHashes: Pic
   const field = 'query.series';
   if (hashes.length === 0) issues.push({ field, message: 'names no series; list series hashes, or leave series out' });
   if (hashes.length > AGGREGATION_LIMITS.seriesFilter) issues.push({ field, message: `lists ${hashes.length} series; at most ${AGGREGATION_LIMITS.seriesFilter}` });
-  const unknown = hashes.filter((h) => h !== TOTAL_SERIES && !knownHashes.has(h));
+  // `__other__` names the series folded at ingest past the series limit, once the metric has them.
+  const folded = metric.series_limit_reached_at != null;
+  const unknown = hashes.filter((h) => h !== TOTAL_SERIES && !(folded && h === OTHER_SERIES) && !knownHashes.has(h));
   if (unknown.length) {
     issues.push({ field, message: `has unknown series ${unknown.slice(0, 5).map(shown).join(', ')}${unknown.length > 5 ? ` and ${unknown.length - 5} more` : ''}: use hashes from GET /v1/projects/${metric.project_id}/metrics/${metric.id}/series (or ${TOTAL_SERIES})` });
   }

@@ -124,7 +124,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries, all: req.allSeries === true });
   const planOf = (boundaries: readonly number[], selection: SeriesSelection) => planReads({ boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
 
-  const everyCandidate = nothingFolds(grouped, registry, req);
+  const everyCandidate = nothingFolds(grouped, registry, req, metric.series_limit_reached_at != null);
   const rules = recordRules(req, window.boundaries, completeThrough);
   const sealed = reader.sealed;
   const cacheable = sealed !== undefined && ctx.sealBefore !== undefined && completeThrough !== null && sealable(req.values);
@@ -230,12 +230,14 @@ function answerOf(ctx: AggregationContext, req: AggregationRequest, window: Wind
 
 /**
  * The series to read when no tail can fold (no filter, no pins, no more registered series than
- * `max_series`; or no group_by; or every series asked for): every one that may answer. Null when a tail may fold.
+ * `max_series`, no series folded at ingest; or no group_by; or every series asked for): every one
+ * that may answer. Null when a tail may fold. `folded`: the revision has rows under the stored
+ * `__other__` (series past the series limit, series-limit.ts), which always fold.
  */
-function nothingFolds(grouped: boolean, registry: SeriesLookup, req: AggregationRequest): string[] | null {
+function nothingFolds(grouped: boolean, registry: SeriesLookup, req: AggregationRequest, folded: boolean): string[] | null {
   if (!grouped) return [TOTAL_SERIES];
-  if (req.allSeries === true && req.series === null) return [...registry.hashes()];
-  if (req.series !== null || registry.size > req.maxSeries || registry.pinned().length > 0) return null;
+  if (req.allSeries === true && req.series === null) return folded ? [...registry.hashes(), OTHER_SERIES] : [...registry.hashes()];
+  if (folded || req.series !== null || registry.size > req.maxSeries || registry.pinned().length > 0) return null;
   return [...registry.hashes()];
 }
 

@@ -30,6 +30,7 @@ export function seriesLabel(s: Pick<MetricSeriesRecord, 'display_label' | 'dimen
 }
 
 function detailsOf(hash: string, registry: SeriesLookup): SeriesDetails {
+  if (hash === OTHER_SERIES) return OTHER_DETAILS;
   const r = registry.get(hash);
   if (r === undefined) return { label: hash, hash, dimensions: {}, color: null }; // data seen before the registry caught up
   return { label: seriesLabel(r), hash, dimensions: r.dimensions, color: r.color };
@@ -40,7 +41,10 @@ export interface SelectionInput {
   metricName: string;
   grouped: boolean;
   registry: SeriesLookup;
-  /** Real series with data in the window (never TOTAL_SERIES). */
+  /**
+   * Real series with data in the window (never TOTAL_SERIES); OTHER_SERIES among them when series
+   * past the metric's series limit were folded into it at ingest (series-limit.ts).
+   */
   withData: ReadonlySet<string>;
   /** Whether the total pseudo-series has data in the window. */
   totalHasData: boolean;
@@ -55,7 +59,9 @@ export interface SelectionInput {
  * Spec: with an explicit series filter exactly those series return; otherwise pinned series are kept
  * (pins replace ranking) and all others fold into `__other__`; with no pins the top `maxSeries`
  * series by `last_value` (highest first, no value last, then by hash) among those with data are kept.
- * A metric without group_by answers its total pseudo-series, labelled with the metric's name.
+ * A metric without group_by answers its total pseudo-series, labelled with the metric's name. The
+ * stored `__other__` (series folded at ingest past the series limit) is never ranked: it is always
+ * part of the tail (answered last with `all`), so the answer's `__other__` includes it.
  */
 export function selectSeries(input: SelectionInput): SeriesSelection {
   const { registry, withData } = input;
@@ -68,17 +74,22 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
     return { kept, tail: [], seriesTotal };
   }
   const pinned = registry.pinned().map((s) => s.hash);
+  const folded = withData.has(OTHER_SERIES);
   if (input.all === true) {
-    const keptHashes = [...pinned, ...rankAll(withData, registry, new Set(pinned))];
+    const keptHashes = [...pinned, ...rankAll(withData, registry, new Set([...pinned, OTHER_SERIES])), ...(folded ? [OTHER_SERIES] : [])];
     return { kept: keptHashes.map((h) => detailsOf(h, registry)), tail: [], seriesTotal };
   }
-  const keptHashes = pinned.length > 0 ? pinned : topByLastValue(withData, registry, input.maxSeries);
+  const keptHashes = pinned.length > 0 ? pinned : topByLastValue(folded ? withoutOther(withData) : withData, registry, input.maxSeries);
   const keptSet = new Set(keptHashes);
   return {
     kept: keptHashes.map((h) => detailsOf(h, registry)),
     tail: sortedTail(withData, keptSet),
     seriesTotal,
   };
+}
+
+function* withoutOther(hashes: Iterable<string>): Iterable<string> {
+  for (const h of hashes) if (h !== OTHER_SERIES) yield h;
 }
 
 /**
