@@ -2,6 +2,7 @@ import { iso } from '../clock.js';
 import type { ProjectRecord } from '../catalog/records.js';
 import { ApiError } from '../errors.js';
 import { newId } from '../ids.js';
+import { pullRuns } from '../self-metrics/registry.js';
 import type { SlotRun } from '../schedule/types.js';
 import { fetchOnce, statusError, type FetchOnce } from './fetch-once.js';
 import { FetchJobs, type FetchJobDeps } from './fetch-jobs.js';
@@ -209,6 +210,7 @@ export class CheckService {
     // The node is stopping: a half-made run records nothing (a false "down" would be worse than a gap).
     if (slot.signal.aborted) return;
     const s = settle(answer);
+    pullRuns.inc({ kind: 'check', outcome: s.up ? 'success' : 'failure' });
     const t = answer.ok ? answer.res.timings : answer.timings;
     const checkedAt = iso(slot.at);
     const observation: CheckObservation = {

@@ -5,6 +5,7 @@ import type { OutboundClient } from '../outbound/types.js';
 import type { RecordSink } from '../ingest/record-sink-types.js';
 import type { JobHandle, Scheduler, SlotRun } from '../schedule/types.js';
 import type { Store } from '../store/db.js';
+import { pullRuns } from '../self-metrics/registry.js';
 import { FetchJobRepo } from './fetch-job-repo.js';
 import type { HeaderList } from './headers.js';
 import type { FetchLimits } from './fetch-once.js';
@@ -222,10 +223,16 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
         return;
       }
       // A source scheduled for deletion takes no records: nothing is fetched until it is restored.
-      if (source.deleted_at !== null) return;
+      if (source.deleted_at !== null) {
+        pullRuns.inc({ kind: this.kind, outcome: 'skipped' });
+        return;
+      }
       try {
         if (this.followsStanding) record = await this.followStanding(record);
-        if (record.status !== 'active') return;
+        if (record.status !== 'active') {
+          pullRuns.inc({ kind: this.kind, outcome: 'skipped' });
+          return;
+        }
         if (slot.missed > 0) {
           record =
             (await this.repo.update(

@@ -2,6 +2,7 @@ import { iso } from '../clock.js';
 import type { ProjectRecord } from '../catalog/records.js';
 import { slugFromName } from '../catalog/collection-slug.js';
 import { newId } from '../ids.js';
+import { pullRuns } from '../self-metrics/registry.js';
 import type { SlotRun } from '../schedule/types.js';
 import { FetchJobs, type FetchJobDeps } from './fetch-jobs.js';
 import { headersForCreate, patchHeaders } from './headers.js';
@@ -181,6 +182,7 @@ export class PullService {
       const refusal = await this.write(pull, slot.at, result.records);
       if (refusal) outcome = { ...result, ok: false, errorStage: 'ingest', error: refusal };
     }
+    pullRuns.inc({ kind: 'pull', outcome: outcome.ok ? 'success' : 'failure' });
     const at = clock.now();
     let disabled = false;
     await this.repo.update(

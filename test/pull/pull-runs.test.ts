@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { decodeRecords } from '../../src/ingest/framing.js';
 import { checkDownProvider, pullSuspendedProvider } from '../../src/pull/attention.js';
+import { pullRuns } from '../../src/self-metrics/registry.js';
 import { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
 import { startHttpsServer, type LocalServer } from '../helpers/test-ca.js';
@@ -223,6 +224,13 @@ test('a pull run writes its records, keeps validators, and a 304 is an unchanged
     (pullSuspendedProvider(srv.sluice.services.pulls.repo).items(setup.project.id, clock.now()) as any[]).length,
     0,
   );
+  // Counted for GET /metrics (sluice_pull_runs_total).
+  const runs = (await pullRuns.get()).values;
+  for (const outcome of ['success', 'failure'])
+    assert.ok(
+      runs.some((v) => v.labels.kind === 'pull' && v.labels.outcome === outcome && v.value > 0),
+      outcome,
+    );
   for (const id of [pull.id, bad.id, badTime.id, failing.id]) ok(await srv.post(`${setup.pulls}/${id}/pause`));
 });
 
