@@ -33,6 +33,9 @@ export const idPrefix = {
   metric: 'met_',
   metricSeries: 'mse_',
   lateDataFile: 'ldf_',
+  monitor: 'mon_',
+  alert: 'alr_',
+  notificationChannel: 'nch_',
   // Fixed by the spec (api-2: Pull `pul_`); checks get ours (docs/pulls-and-checks.md).
   pull: 'pul_',
   check: 'chk_',
@@ -59,6 +62,9 @@ const ID_NAMES: Record<IdKind, string> = {
   metric: 'metric',
   metricSeries: 'metric series',
   lateDataFile: 'late data file',
+  monitor: 'monitor',
+  alert: 'alert',
+  notificationChannel: 'notification channel',
   pull: 'pull',
   check: 'check',
 };

@@ -28,6 +28,13 @@ import { seriesLimitsOf } from './rollup/series-limit.js';
 import { LateDataFiles } from './rollup/late-data.js';
 import { LateRefolder } from './rollup/late-refold.js';
 import { Rollups } from './rollup/rollups.js';
+import { MonitorCatalog } from './monitor/monitor-catalog.js';
+import { AttentionRegistry } from './attention/registry.js';
+import { pipelineAttention, refusalAttention } from './attention/providers.js';
+import { MonitorRunner } from './monitor/monitor-runner.js';
+import { monitorAttention } from './monitor/monitor-attention.js';
+import { seriesLimitAttention } from './attention/metric-series-limit.js';
+import { Notifier } from './notify/notifier.js';
 import { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import { attachConsumerTasks, type ConsumerContext } from './pipeline/output-consumer.js';
 import { OUTPUT_CONSUMERS } from './pipeline/output-consumers.js';
@@ -48,6 +55,7 @@ import { createOutboundClient } from './outbound/client.js';
 import { IngestRecordSink } from './ingest/record-sink.js';
 import type { OutboundClient } from './outbound/types.js';
 import { createFetchServices } from './pull/fetch-services.js';
+import { checkDownProvider, pullSuspendedProvider } from './pull/attention.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -114,12 +122,24 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
+    monitors: new MonitorCatalog(store, clock, log),
+    monitorRunner: null,
+    attention: new AttentionRegistry(log),
+    notifier: new Notifier({ store, clock, log, outbound: () => services.outbound, publicUrl: () => services.config.publicUrl }),
     scheduler,
     aggregation: new AggregationService(() => services),
     outbound,
     sink,
     ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler, team: (teamId) => services.accounts.teams.get(GLOBAL, teamId), source: (id) => services.sources.byId(id) }),
   };
+  services.attention.register(refusalAttention(services.telemetry));
+  services.attention.register(pipelineAttention(services));
+  services.attention.register(monitorAttention(services.monitors));
+  services.attention.register(seriesLimitAttention(services.metrics));
+  services.attention.register(checkDownProvider(services.checks.repo));
+  services.attention.register(pullSuspendedProvider(services.pulls.repo));
+  // Alert events reach the outbox in the transaction that opens or ends the alert.
+  services.monitors.events = services.notifier;
   // Every part that starts and stops with the node, in start order; `stop` runs them in reverse, so the
   // store closes last, after the telemetry (which counts what the pipeline drained while stopping).
   const lifecycle = new Lifecycle(log);
@@ -257,6 +277,14 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     const viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
     services.viewGeneration = viewGeneration;
     await join({ name: 'view-generation', start: () => viewGeneration.start(), stop: () => viewGeneration.stop() });
+    // Monitors evaluate through the aggregation service, so only where the rollups run; their jobs are
+    // the scheduler's (stopped before them: the scheduler joins after this block).
+    const monitorRunner = new MonitorRunner({ monitors: services.monitors, metrics: services.metrics, aggregation: services.aggregation, scheduler: services.scheduler, clock, log });
+    services.monitorRunner = monitorRunner;
+    await join({ name: 'monitors', start: () => monitorRunner.start(), stop: () => monitorRunner.stop() });
+    // Deliveries: every second, and at once after a commit that staged some.
+    const deliveries = services.scheduler.register({ name: 'notification-deliveries', schedule: { everyMs: 1000 }, run: () => services.notifier.deliverDue() });
+    services.notifier.onStaged = () => deliveries.kick();
   }
   // Stops before the loops above (view generation first, then backfill, joins, pipeline, refold, rollups):
   // a purge pass in progress finishes while the schema store and spool it cleans are still open.

@@ -21,6 +21,10 @@ import type { MetricCatalog } from './rollup/metric-catalog.js';
 import type { RollupReader } from './rollup/rollup-reader-contract.js';
 import type { LateDataFiles } from './rollup/late-data.js';
 import type { LateRefolder } from './rollup/late-refold.js';
+import type { MonitorCatalog } from './monitor/monitor-catalog.js';
+import type { MonitorRunner } from './monitor/monitor-runner.js';
+import type { AttentionRegistry } from './attention/registry.js';
+import type { Notifier } from './notify/notifier.js';
 import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
@@ -67,6 +71,14 @@ export interface Services {
   lateData: LateDataFiles;
   /** Folds queued late data files back into the rollups; null when the pipeline is off (queued files wait for it). */
   lateRefold: LateRefolder | null;
+  /** Monitors, their series states and alerts (src/monitor/monitor-catalog.ts). */
+  monitors: MonitorCatalog;
+  /** Evaluates active monitors on their schedules (src/monitor/monitor-runner.ts); null when the pipeline is off. */
+  monitorRunner: MonitorRunner | null;
+  /** Attention providers, registered once per capability (src/attention/registry.ts). */
+  attention: AttentionRegistry;
+  /** Notification channels, the alert outbox and its delivery (src/notify/notifier.ts). */
+  notifier: Notifier;
   /** Every periodic or kicked job of the node (src/schedule/scheduler.ts); tests with a ManualClock call `runDue`. */
   scheduler: JobScheduler;
   /** Metric aggregations from plain arguments, for the API, monitors, pages and the CLI (src/rollup/aggregation/aggregation-service.ts). */

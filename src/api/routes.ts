@@ -20,6 +20,10 @@ import { lateDataRoutes } from './late-data/routes.js';
 import { pullRoutes } from './pulls/routes.js';
 import { checkRoutes } from './checks/routes.js';
 import { whoamiRoutes } from './whoami/routes.js';
+import { monitorRoutes } from './monitors/routes.js';
+import { alertRoutes } from './alerts/routes.js';
+import { attentionRoutes } from './attention/routes.js';
+import { notificationChannelRoutes } from './notification-channels/routes.js';
 
 /** The complete route table, one module per resource. */
 export function allRoutes(s: Services): RouteDef[] {
@@ -32,6 +36,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...viewRoutes(s));
   table.push(...metricRoutes(s), ...lateDataRoutes(s));
   table.push(...pullRoutes(s), ...checkRoutes(s));
+  table.push(...monitorRoutes(s), ...alertRoutes(s), ...attentionRoutes(s), ...notificationChannelRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   table.push(...whoamiRoutes(s));
   return table;

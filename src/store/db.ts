@@ -21,7 +21,7 @@ export class Store {
         path,
         // Durable commits: an acknowledged write survives a crash or power loss.
         noSync: false,
-        maxDbs: 64,
+        maxDbs: 128,
         // Sparse file; grows on demand on Linux.
         mapSize: 64 * 1024 ** 3,
         pageSize: 8192,

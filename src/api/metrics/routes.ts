@@ -13,7 +13,7 @@ import { requireProject } from '../projects/routes.js';
 import { requireView } from '../views/checks.js';
 import { aggregationRoute } from './aggregation-route.js';
 import { backfillBody, metricCreateBody, metricListFilters, metricUpdateBody, seriesUpdateBody } from './schemas.js';
-import { serializeMetric, serializeSeries } from './serialize.js';
+import { serializeMetric as serializeRecord, serializeSeries } from './serialize.js';
 
 type ProjectParams = { project_id: string };
 type MetricParams = { project_id: string; metric_id: string };
@@ -51,7 +51,8 @@ export function metricRoutes(s: Services): RouteDef[] {
   const base = '/v1/projects/:project_id/metrics';
   const one = `${base}/:metric_id`;
   const metricParams = params({ project_id: 'project', metric_id: 'metric' });
-  const show = (m: MetricRecord) => serializeMetric(m, s.metrics.seriesLimits.perMetric);
+  // `has_triggered_monitors`: whether an alert of the metric is open now; the node's default series limit for old records.
+  const show = (m: MetricRecord) => serializeRecord(m, s.monitors.hasOpenAlerts(m.id), s.metrics.seriesLimits.perMetric);
   const find = (teamId: string, p: MetricParams, opts: { allowScheduled?: boolean } = {}) => requireMetric(s, requireProject(s, teamId, p.project_id), p.metric_id, opts);
   return [
     listRoute<MetricRecord, MetricListQuery, ProjectParams>({

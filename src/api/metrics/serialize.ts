@@ -2,10 +2,11 @@ import { DEFAULT_SERIES_LIMITS } from '../../rollup/series-limit.js';
 import { CHART_FAMILY_OF, type MetricRecord, type MetricSeriesRecord } from '../../rollup/metric-records.js';
 
 /**
- * The metric as the API shows it (spec: Metric, every field; `ui_chart_family` derived). The series
- * limit fields are ours; `defaultSeriesLimit` answers `series_limit` for a metric stored before they existed.
+ * The metric as the API shows it (spec: Metric, every field; `ui_chart_family` derived; `triggered`: an
+ * alert of it is open). The series limit fields are ours; `defaultSeriesLimit` answers `series_limit`
+ * for a metric stored before they existed.
  */
-export function serializeMetric(m: MetricRecord, defaultSeriesLimit = DEFAULT_SERIES_LIMITS.perMetric) {
+export function serializeMetric(m: MetricRecord, triggered = false, defaultSeriesLimit = DEFAULT_SERIES_LIMITS.perMetric) {
   return {
     object: 'metric',
     id: m.id,
@@ -63,8 +64,7 @@ export function serializeMetric(m: MetricRecord, defaultSeriesLimit = DEFAULT_SE
     series_limit: m.series_limit ?? defaultSeriesLimit,
     series_count: m.series_count ?? null,
     series_limit_reached_at: m.series_limit_reached_at ?? null,
-    // Monitors do not exist yet: no alert can be open.
-    has_triggered_monitors: false,
+    has_triggered_monitors: triggered,
   };
 }
 

@@ -113,8 +113,8 @@ export class AggregationService {
     return { ctx, req };
   }
 
-  /** `page_id`'s saved range (null: the page saves none), or 404 when no such page exists. */
-  private pageCustomRange(metric: MetricRecord, pageId: string): { start: number; end: number } | null {
+  /** `page_id`'s saved range (null: the page saves none), or 404 when no such page exists (also the alerts list's `page_id`). */
+  pageCustomRange(metric: MetricRecord, pageId: string): { start: number; end: number } | null {
     const range = this.pageRange?.(metric, pageId);
     if (range === undefined) {
       const shownId = JSON.stringify(pageId.length > 64 ? `${pageId.slice(0, 64)}…` : pageId);
