@@ -44,6 +44,14 @@ export interface Config {
   maxSeriesPerMetric: number;
   /** Series all metrics of a project may register together; 0 = the default. */
   maxSeriesPerProject: number;
+  /** AES-256 key sealing header values of pulls and checks (64 hex chars or base64); unset: generated into DATA_DIR/secret.key. */
+  secretKey: string | undefined;
+  /** Runs of pulls and checks due on the same minute start spread over this many ms after the slot. */
+  fetchSpreadMs: number;
+  /** Largest response body (decoded) a pull reads; past it the run fails at stage `response`. */
+  pullMaxBytes: number;
+  /** When > 0, caps every connect/head/body timeout of pulls and checks (ms); 0 keeps the defaults. */
+  fetchTimeoutMs: number;
 }
 
 /** One environment variable: its name, its default as users read it, and what it does. */
@@ -78,6 +86,10 @@ export const ENVIRONMENT: readonly EnvVar[] = [
   { name: 'SLUICE_WORKERS', default: '`0` (one per CPU)', meaning: 'pipeline worker threads' },
   { name: 'SLUICE_LEASE_MAX_RECORDS', default: '`0` (50,000)', meaning: 'records per pipeline batch; small values make many small batches (tests of batches in parallel)' },
   { name: 'SLUICE_PIPELINE', default: '`1`', meaning: '`0` runs ingest only: the spool fills, nothing is processed (benchmarks, debugging)' },
+  { name: 'SLUICE_SECRET_KEY', default: 'generated into `DATA_DIR/secret.key` (mode 0600)', meaning: 'AES-256-GCM key (64 hex characters or base64 of 32 bytes) sealing the header values of pulls and checks; keep it with backups' },
+  { name: 'SLUICE_FETCH_SPREAD_MS', default: '`1000`', meaning: 'runs of pulls and checks due on the same minute start spread over this many ms after the slot' },
+  { name: 'SLUICE_PULL_MAX_BYTES', default: '`10485760`', meaning: 'largest response body (decoded) a pull reads, per endpoint and per discovered target; past it the run fails at stage `response`' },
+  { name: 'SLUICE_FETCH_TIMEOUT_MS', default: '`0` (defaults)', meaning: 'caps every timeout of pulls and checks (connect, response head, body); docs/pulls-and-checks.md' },
   { name: 'SLUICE_ALLOW_PRIVATE_TARGETS', default: '`0`', meaning: '`1` lets pulls and checks reach private addresses and plain HTTP (private networks, tests)' },
   { name: 'SLUICE_PAGE_WATCH_MS', default: '`15000`', meaning: 'how often open pages check their metrics for new data (docs/pages.md, "Live refresh")' },
   { name: 'SLUICE_METRICS_PUBLIC', default: '`0`', meaning: '`1` serves `GET /metrics` without credentials (else a key with `servers:read`)' },
@@ -122,5 +134,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsPublic: env.SLUICE_METRICS_PUBLIC === '1',
     maxSeriesPerMetric: int(env, 'SLUICE_MAX_SERIES_PER_METRIC', 0),
     maxSeriesPerProject: int(env, 'SLUICE_MAX_SERIES_PER_PROJECT', 0),
+    secretKey: env.SLUICE_SECRET_KEY || undefined,
+    fetchSpreadMs: int(env, 'SLUICE_FETCH_SPREAD_MS', 1_000),
+    pullMaxBytes: int(env, 'SLUICE_PULL_MAX_BYTES', 10 * 1024 * 1024),
+    fetchTimeoutMs: int(env, 'SLUICE_FETCH_TIMEOUT_MS', 0),
   };
 }

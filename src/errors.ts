@@ -46,6 +46,8 @@ export const errorCatalogue = {
   // ── Pages ───────────────────────────────────────────────────────────────────
   page_limit_reached: { status: 400, message: 'The page holds the maximum number of components; delete one before adding another' },
   sign_in_required: { status: 401, message: 'This page is private: sign in with an account of its team' },
+  // ── Pulls and checks ──────────────────────────────────────────────────────
+  check_disabled_by_service: { status: 400, message: 'The check was stopped by the service because the team is not in good standing; it restarts on its own when standing is restored' },
   // ── Server ────────────────────────────────────────────────────────────────
   server_error: { status: 500, message: 'Something went wrong on the server' },
   service_unavailable: { status: 503, message: 'The server is shutting down or not ready' },

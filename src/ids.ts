@@ -40,6 +40,9 @@ export const idPrefix = {
   monitor: 'mon_',
   alert: 'alr_',
   notificationChannel: 'nch_',
+  // Fixed by the spec (api-2: Pull `pul_`); checks get ours (docs/pulls-and-checks.md).
+  pull: 'pul_',
+  check: 'chk_',
 } as const;
 
 export type IdKind = keyof typeof idPrefix;
@@ -69,6 +72,8 @@ const ID_NAMES: Record<IdKind, string> = {
   monitor: 'monitor',
   alert: 'alert',
   notificationChannel: 'notification channel',
+  pull: 'pull',
+  check: 'check',
 };
 
 const ID_BODY = 20;

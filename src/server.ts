@@ -53,6 +53,9 @@ import { Lifecycle, type Participant } from './schedule/lifecycle.js';
 import type { Services } from './services.js';
 import { createOutboundClient } from './outbound/client.js';
 import { IngestRecordSink } from './ingest/record-sink.js';
+import type { OutboundClient } from './outbound/types.js';
+import { createFetchServices } from './pull/fetch-services.js';
+import { checkDownProvider, pullSuspendedProvider } from './pull/attention.js';
 import { allRoutes } from './api/routes.js';
 import { Router } from './api/http/router.js';
 import { dispatch, failure, type DispatchDeps, type DispatchResult } from './api/http/dispatch.js';
@@ -70,6 +73,8 @@ export interface SluiceOptions {
   config: Config;
   clock?: Clock;
   log?: Logger;
+  /** Replaces the outbound client the config would make (tests: a test CA, mapped host names, the guard on). */
+  outbound?: OutboundClient;
 }
 
 /** A running Sluice node. */
@@ -93,6 +98,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const store = new Store(config.dataDir);
   const sources = new SourcesRepo(store, clock);
   const views = new ViewCatalog(store, clock, log, config.dataDir);
+  const outbound = opts.outbound ?? createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets });
+  // A clock moved by hand (tests) drives time-due runs through `scheduler.runDue()`.
+  const scheduler = new JobScheduler({ clock, log, store, dueByTimer: clock === systemClock });
   // Writes are refused as values until the ingest core exists (mountIngest below attaches it).
   const sink = new IngestRecordSink(() => services.config.maxIngestBytes, log);
   const services: Services = {
@@ -127,11 +135,11 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     monitorRunner: null,
     attention: new AttentionRegistry(log),
     notifier: new Notifier({ store, clock, log, outbound: () => services.outbound, publicUrl: () => services.config.publicUrl }),
-    // A clock moved by hand (tests) drives time-due runs through `scheduler.runDue()`.
-    scheduler: new JobScheduler({ clock, log, store, dueByTimer: clock === systemClock }),
+    scheduler,
     aggregation: new AggregationService(() => services),
-    outbound: createOutboundClient({ allowPrivateTargets: config.allowPrivateTargets }),
+    outbound,
     sink,
+    ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler, team: (teamId) => services.accounts.teams.get(GLOBAL, teamId), source: (id) => services.sources.byId(id) }),
   };
   // page_id on the aggregation (and alert) endpoints: the page's saved custom range (spec: Metrics, "Aggregation query parameters").
   services.aggregation.resolvePagesWith((metric, pageId) => {
@@ -144,6 +152,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   services.attention.register(pipelineAttention(services));
   services.attention.register(monitorAttention(services.monitors));
   services.attention.register(seriesLimitAttention(services.metrics));
+  services.attention.register(checkDownProvider(services.checks.repo));
+  services.attention.register(pullSuspendedProvider(services.pulls.repo));
   // Alert events reach the outbox in the transaction that opens or ends the alert.
   services.monitors.events = services.notifier;
   // Every part that starts and stops with the node, in start order; `stop` runs them in reverse, so the
@@ -170,6 +180,9 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   services.spool.reserveThrough(services.schema.highestFileSeq);
   const creds = await bootstrap(services);
   registerPurgeJob(services);
+  // One durable scheduler job per active pull and check (they run once the scheduler starts).
+  services.pulls.jobs.start();
+  services.checks.jobs.start();
 
   const router = new Router(allRoutes(services));
   const app = App();

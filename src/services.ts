@@ -32,6 +32,8 @@ import type { JobScheduler } from './schedule/scheduler.js';
 import type { AggregationService } from './rollup/aggregation/aggregation-service.js';
 import type { OutboundClient } from './outbound/types.js';
 import type { RecordSink } from './ingest/record-sink-types.js';
+import type { PullService } from './pull/pull-service.js';
+import type { CheckService } from './pull/check-service.js';
 
 /** What route modules and background jobs depend on; built once by the server. */
 export interface Services {
@@ -97,4 +99,8 @@ export interface Services {
    * validation, limits, backpressure, idempotency, telemetry and activity, no key; refusals are values.
    */
   sink: RecordSink;
+  /** Pulls: scheduled fetches into collections (src/pull/pull-service.ts). */
+  pulls: PullService;
+  /** Checks: scheduled uptime observations (src/pull/check-service.ts). */
+  checks: CheckService;
 }

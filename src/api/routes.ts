@@ -20,6 +20,8 @@ import { lateDataRoutes } from './late-data/routes.js';
 import { pageRoutes } from './pages/routes.js';
 import { componentRoutes } from './components/routes.js';
 import { webRoutes } from '../web/routes.js';
+import { pullRoutes } from './pulls/routes.js';
+import { checkRoutes } from './checks/routes.js';
 import { whoamiRoutes } from './whoami/routes.js';
 import { monitorRoutes } from './monitors/routes.js';
 import { alertRoutes } from './alerts/routes.js';
@@ -39,6 +41,7 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...pageRoutes(s), ...componentRoutes(s));
   // Web routes (HTML, assets, SSE) outside /v1; not in the OpenAPI document.
   table.push(...webRoutes(s));
+  table.push(...pullRoutes(s), ...checkRoutes(s));
   table.push(...monitorRoutes(s), ...alertRoutes(s), ...attentionRoutes(s), ...notificationChannelRoutes(s));
   table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
   table.push(...whoamiRoutes(s));

@@ -5,6 +5,7 @@ import { loadConfig, type Config } from '../../src/config.js';
 import { startSluice, type Sluice } from '../../src/server.js';
 import type { Clock } from '../../src/clock.js';
 import type { Logger } from '../../src/log.js';
+import type { OutboundClient } from '../../src/outbound/types.js';
 
 export const BOOTSTRAP_KEY = 'slk_test_bootstrap_key_0000000000000000000';
 
@@ -36,14 +37,18 @@ export class TestServer {
   readonly dataDir: string;
   readonly env: Record<string, string>;
 
+  /** Replaces the outbound client the config would make (kept across restarts). */
+  outbound?: OutboundClient;
+
   private constructor(readonly clock: Clock | undefined, env: Record<string, string>, readonly log?: Logger) {
     this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
     this.env = { SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'silent', SLUICE_BOOTSTRAP_KEY: BOOTSTRAP_KEY, SLUICE_ADMIN_PASSWORD: 'admin-password', ...env, SLUICE_DATA_DIR: this.dataDir };
   }
 
   /** `log` replaces the logger SLUICE_LOG_LEVEL would make (tests that read what was logged). */
-  static async start(opts: { clock?: Clock; env?: Record<string, string>; log?: Logger } = {}): Promise<TestServer> {
+  static async start(opts: { clock?: Clock; env?: Record<string, string>; log?: Logger; outbound?: OutboundClient } = {}): Promise<TestServer> {
     const t = new TestServer(opts.clock, opts.env ?? {}, opts.log);
+    if (opts.outbound) t.outbound = opts.outbound;
     await t.boot();
     return t;
   }
@@ -58,7 +63,7 @@ export class TestServer {
 
   private async boot(): Promise<void> {
     const config = loadConfig(this.env);
-    this.sluice = await startSluice({ config, ...(this.clock ? { clock: this.clock } : {}), ...(this.log ? { log: this.log } : {}) });
+    this.sluice = await startSluice({ config, ...(this.clock ? { clock: this.clock } : {}), ...(this.log ? { log: this.log } : {}), ...(this.outbound ? { outbound: this.outbound } : {}) });
   }
 
   /** Stop and start again on the same data dir (a new port). */
