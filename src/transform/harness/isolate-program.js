@@ -288,7 +288,6 @@
         // converted ones as one part, the chunk's as raw values) and it goes on as JSON.
         const toJson = (k) => {
           const a = cols[k], md = mode[k], list = dictValues[k];
-          // biome-ignore lint/suspicious/noSelfCompare: NaN test that no script can replace (Number.isNaN can be)
           const value = (r) => (md === F64 ? (a[r] === a[r] ? a[r] : null) : md === BOOL ? (a[r] === 2 ? null : a[r] === 1) : a[r] < 0 ? null : list[a[r]]);
           if (done > 0) {
             const old = new Array(done);
@@ -473,9 +472,7 @@
           p = e + 1;
           // The records of one request share their receive time: its ISO string is made once.
           const rms = receivedAt[i], tms = timestamps[i];
-          // biome-ignore lint/suspicious/noAssignInExpressions: the cache key is set where the value is made
           if (rms !== lastR) receivedIso = receivedIsoOf((lastR = rms));
-          // biome-ignore lint/suspicious/noAssignInExpressions: as above
           if (tms !== lastT) timestampIso = timestampIsoOf((lastT = tms));
           const ctx = { view_id: viewId, schema_version: svPer ? sv[svIndex[i]] : sv, received_at: receivedIso, timestamp: timestampIso };
           let r;
