@@ -6,25 +6,44 @@
 export class OptionError extends Error {}
 
 /** An integer knob in [min, max] (`_` allowed as a digit separator), or `fallback` when unset. */
-export function integerKnob(knobs: Readonly<Record<string, string>>, name: string, fallback: number, min: number, max: number): number {
+export function integerKnob(
+  knobs: Readonly<Record<string, string>>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const v = Number(raw.replaceAll('_', ''));
-  if (!Number.isSafeInteger(v) || v < min || v > max) throw new OptionError(`${name}="${raw}": must be an integer from ${min} to ${max} — ${knobs[name]}`);
+  if (!Number.isSafeInteger(v) || v < min || v > max)
+    throw new OptionError(`${name}="${raw}": must be an integer from ${min} to ${max} — ${knobs[name]}`);
   return v;
 }
 
 /** A number knob in [min, max], or `fallback` when unset. */
-export function numberKnob(knobs: Readonly<Record<string, string>>, name: string, fallback: number, min: number, max: number): number {
+export function numberKnob(
+  knobs: Readonly<Record<string, string>>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const v = Number(raw);
-  if (!Number.isFinite(v) || v < min || v > max) throw new OptionError(`${name}="${raw}": must be a number from ${min} to ${max} — ${knobs[name]}`);
+  if (!Number.isFinite(v) || v < min || v > max)
+    throw new OptionError(`${name}="${raw}": must be a number from ${min} to ${max} — ${knobs[name]}`);
   return v;
 }
 
 /** A comma-separated list knob; `parse` returns undefined for a part it refuses. */
-export function listKnob<T>(knobs: Readonly<Record<string, string>>, name: string, fallback: T[], parse: (s: string) => T | undefined): T[] {
+export function listKnob<T>(
+  knobs: Readonly<Record<string, string>>,
+  name: string,
+  fallback: T[],
+  parse: (s: string) => T | undefined,
+): T[] {
   const raw = process.env[name];
   if (raw === undefined || raw === '') return fallback;
   const out: T[] = [];
@@ -46,6 +65,10 @@ export function flagKnob(knobs: Readonly<Record<string, string>>, name: string):
 /** Print `err` (an OptionError) with the knob table and exit 2; anything else is rethrown. */
 export function refuseOptions(bench: string, knobs: Readonly<Record<string, string>>, err: unknown): never {
   if (!(err instanceof OptionError)) throw err;
-  process.stderr.write(`${bench}: ${err.message}\nKnobs:\n${Object.entries(knobs).map(([k, v]) => `  ${k}: ${v}`).join('\n')}\n`);
+  process.stderr.write(
+    `${bench}: ${err.message}\nKnobs:\n${Object.entries(knobs)
+      .map(([k, v]) => `  ${k}: ${v}`)
+      .join('\n')}\n`,
+  );
   process.exit(2);
 }

@@ -10,7 +10,9 @@ export function sluiceNodeFlags(): string[] {
   const override = process.env.BENCH_SLUICE_NODE_FLAGS;
   if (override !== undefined) return override.split(' ').filter(Boolean);
   // dist/bench/sluice-node-flags.js → the repository's package.json.
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { scripts?: { start?: string } };
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    scripts?: { start?: string };
+  };
   const start = pkg.scripts?.start ?? '';
   const m = /\bnode((?:\s+--[^\s]+)*)\s+dist\/src\/main\.js/.exec(start);
   if (!m) throw new Error(`package.json's start script does not run "node … dist/src/main.js": ${start}`);

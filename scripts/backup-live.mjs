@@ -17,7 +17,9 @@ import { copyFileSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, 
 import { join } from 'node:path';
 
 function usage(message) {
-  process.stderr.write(`backup-live: ${message}\nusage: node scripts/backup-live.mjs --pid <sluice pid> <data dir> <backup dir>\n`);
+  process.stderr.write(
+    `backup-live: ${message}\nusage: node scripts/backup-live.mjs --pid <sluice pid> <data dir> <backup dir>\n`,
+  );
   process.exit(2);
 }
 
@@ -107,4 +109,6 @@ try {
   process.kill(pid, 'SIGCONT');
   thawedAt = Date.now();
 }
-process.stdout.write(JSON.stringify({ frozen_at: frozenAt, thawed_at: thawedAt, pause_ms: thawedAt - frozenAt, ...stats }) + '\n');
+process.stdout.write(
+  JSON.stringify({ frozen_at: frozenAt, thawed_at: thawedAt, pause_ms: thawedAt - frozenAt, ...stats }) + '\n',
+);

@@ -16,13 +16,18 @@ for (const [path, entry] of Object.entries(pkgs)) {
     const key = 'node_modules/' + dep;
     if (pkgs[key] || pkgs[path + '/node_modules/' + dep]) continue;
     const p = plat(dep);
-    if (!p) { console.error('not a platform package, left alone:', dep); continue; }
+    if (!p) {
+      console.error('not a platform package, left alone:', dep);
+      continue;
+    }
     pkgs[key] = { version, optional: true, ...p };
     added++;
     console.log('added', key, version);
   }
 }
-const sorted = Object.fromEntries(Object.entries(pkgs).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))));
+const sorted = Object.fromEntries(
+  Object.entries(pkgs).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b))),
+);
 lock.packages = sorted;
 writeFileSync(file, JSON.stringify(lock, null, 2) + '\n');
 console.log('added', added);

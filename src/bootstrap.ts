@@ -32,7 +32,13 @@ export async function bootstrap(s: Services): Promise<BootstrapCredentials | nul
     updatedBy: user.id,
     ...(s.config.bootstrapKey ? { secret: s.config.bootstrapKey } : {}),
   });
-  const creds: BootstrapCredentials = { email: user.email, password, api_key: secret, team_id: team.id, user_id: user.id };
+  const creds: BootstrapCredentials = {
+    email: user.email,
+    password,
+    api_key: secret,
+    team_id: team.id,
+    user_id: user.id,
+  };
   writeFileSync(join(s.config.dataDir, 'bootstrap.json'), JSON.stringify(creds, null, 2) + '\n', { mode: 0o600 });
   await meta.put(BOOTSTRAPPED, new Date(s.clock.now()).toISOString());
   return creds;

@@ -2,7 +2,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ENVIRONMENT } from './config.js';
 
 /** Markers around a generated environment table in a Markdown file. */
-export const ENV_TABLE_START = '<!-- env-table:start (generated from ENVIRONMENT in src/config.ts: npm run docs:env) -->';
+export const ENV_TABLE_START =
+  '<!-- env-table:start (generated from ENVIRONMENT in src/config.ts: npm run docs:env) -->';
 export const ENV_TABLE_END = '<!-- env-table:end -->';
 
 /** The Markdown table of every variable in ENVIRONMENT. */

@@ -75,26 +75,101 @@ export const ENVIRONMENT: readonly EnvVar[] = [
   { name: 'SLUICE_ADMIN_PASSWORD', default: 'generated', meaning: "bootstrap owner's password" },
   { name: 'SLUICE_BOOTSTRAP_KEY', default: 'generated', meaning: "the bootstrap API key's secret, exactly" },
   { name: 'SLUICE_LOG_LEVEL', default: '`info`', meaning: 'pino level (`silent` to mute)' },
-  { name: 'SLUICE_MAX_BODY_BYTES', default: '`1048576`', meaning: 'largest control-plane body (team updates allow logos up to 5 MB)' },
-  { name: 'SLUICE_MAX_INGEST_BYTES', default: '`10485760`', meaning: 'largest ingest body or WebSocket frame, before and after decompression' },
-  { name: 'SLUICE_MAX_INGEST_MEMORY_BYTES', default: '`268435456`', meaning: 'ingest bodies held in memory at once (past it: 503 `spool_full_ingest_queue`)' },
+  {
+    name: 'SLUICE_MAX_BODY_BYTES',
+    default: '`1048576`',
+    meaning: 'largest control-plane body (team updates allow logos up to 5 MB)',
+  },
+  {
+    name: 'SLUICE_MAX_INGEST_BYTES',
+    default: '`10485760`',
+    meaning: 'largest ingest body or WebSocket frame, before and after decompression',
+  },
+  {
+    name: 'SLUICE_MAX_INGEST_MEMORY_BYTES',
+    default: '`268435456`',
+    meaning: 'ingest bodies held in memory at once (past it: 503 `spool_full_ingest_queue`)',
+  },
   { name: 'SLUICE_INGEST_BODY_TIMEOUT_MS', default: '`60000`', meaning: 'time to receive a whole ingest body' },
-  { name: 'SLUICE_MIN_FREE_DISK_BYTES', default: '`536870912`', meaning: 'free disk under the data directory below which ingest answers 503 `spool_full_disk_gate`' },
-  { name: 'SLUICE_MAX_SERIES_PER_METRIC', default: '`10000`', meaning: 'a new metric\'s `series_limit` when its body sets none (at most 100000; docs/metrics.md, "Series limits")' },
-  { name: 'SLUICE_MAX_SERIES_PER_PROJECT', default: '`200000`', meaning: 'series all metrics of a project may register together; past it new series fold into `__other__`' },
-  { name: 'SLUICE_MAX_PENDING_RECORDS', default: '`5000000`', meaning: 'records waiting in the spool past which ingest answers 503 `spool_full_ingest_queue`' },
+  {
+    name: 'SLUICE_MIN_FREE_DISK_BYTES',
+    default: '`536870912`',
+    meaning: 'free disk under the data directory below which ingest answers 503 `spool_full_disk_gate`',
+  },
+  {
+    name: 'SLUICE_MAX_SERIES_PER_METRIC',
+    default: '`10000`',
+    meaning:
+      'a new metric\'s `series_limit` when its body sets none (at most 100000; docs/metrics.md, "Series limits")',
+  },
+  {
+    name: 'SLUICE_MAX_SERIES_PER_PROJECT',
+    default: '`200000`',
+    meaning: 'series all metrics of a project may register together; past it new series fold into `__other__`',
+  },
+  {
+    name: 'SLUICE_MAX_PENDING_RECORDS',
+    default: '`5000000`',
+    meaning: 'records waiting in the spool past which ingest answers 503 `spool_full_ingest_queue`',
+  },
   { name: 'SLUICE_WORKERS', default: '`0` (one per CPU)', meaning: 'pipeline worker threads' },
-  { name: 'SLUICE_LEASE_MAX_RECORDS', default: '`0` (50,000)', meaning: 'records per pipeline batch; small values make many small batches (tests of batches in parallel)' },
-  { name: 'SLUICE_PIPELINE', default: '`1`', meaning: '`0` runs ingest only: the spool fills, nothing is processed (benchmarks, debugging)' },
-  { name: 'SLUICE_SECRET_KEY', default: 'generated into `DATA_DIR/secret.key` (mode 0600)', meaning: 'AES-256-GCM key (64 hex characters or base64 of 32 bytes) sealing the header values of pulls and checks; keep it with backups' },
-  { name: 'SLUICE_FETCH_SPREAD_MS', default: '`1000`', meaning: 'runs of pulls and checks due on the same minute start spread over this many ms after the slot' },
-  { name: 'SLUICE_PULL_MAX_BYTES', default: '`10485760`', meaning: 'largest response body (decoded) a pull reads, per endpoint and per discovered target; past it the run fails at stage `response`' },
-  { name: 'SLUICE_FETCH_TIMEOUT_MS', default: '`0` (defaults)', meaning: 'caps every timeout of pulls and checks (connect, response head, body); docs/pulls-and-checks.md' },
-  { name: 'SLUICE_ALLOW_PRIVATE_TARGETS', default: '`0`', meaning: '`1` lets pulls and checks reach private addresses and plain HTTP (private networks, tests)' },
-  { name: 'SLUICE_PAGE_WATCH_MS', default: '`15000`', meaning: 'how often open pages check their metrics for new data (docs/pages.md, "Live refresh")' },
-  { name: 'SLUICE_METRICS_PUBLIC', default: '`0`', meaning: '`1` serves `GET /metrics` without credentials (else a key with `servers:read`)' },
-  { name: 'SLUICE_ROLLUP_MERGE_DELAY_MS', default: '`0`', meaning: 'tests only: hold each rollup merge this long after its commit (crash tests)' },
-  { name: 'SLUICE_ROLLUP_COMPACT_ROWS', default: '`0`', meaning: 'tests only: partial rows one rollup compaction pass folds at most (0: the default)' },
+  {
+    name: 'SLUICE_LEASE_MAX_RECORDS',
+    default: '`0` (50,000)',
+    meaning: 'records per pipeline batch; small values make many small batches (tests of batches in parallel)',
+  },
+  {
+    name: 'SLUICE_PIPELINE',
+    default: '`1`',
+    meaning: '`0` runs ingest only: the spool fills, nothing is processed (benchmarks, debugging)',
+  },
+  {
+    name: 'SLUICE_SECRET_KEY',
+    default: 'generated into `DATA_DIR/secret.key` (mode 0600)',
+    meaning:
+      'AES-256-GCM key (64 hex characters or base64 of 32 bytes) sealing the header values of pulls and checks; keep it with backups',
+  },
+  {
+    name: 'SLUICE_FETCH_SPREAD_MS',
+    default: '`1000`',
+    meaning: 'runs of pulls and checks due on the same minute start spread over this many ms after the slot',
+  },
+  {
+    name: 'SLUICE_PULL_MAX_BYTES',
+    default: '`10485760`',
+    meaning:
+      'largest response body (decoded) a pull reads, per endpoint and per discovered target; past it the run fails at stage `response`',
+  },
+  {
+    name: 'SLUICE_FETCH_TIMEOUT_MS',
+    default: '`0` (defaults)',
+    meaning: 'caps every timeout of pulls and checks (connect, response head, body); docs/pulls-and-checks.md',
+  },
+  {
+    name: 'SLUICE_ALLOW_PRIVATE_TARGETS',
+    default: '`0`',
+    meaning: '`1` lets pulls and checks reach private addresses and plain HTTP (private networks, tests)',
+  },
+  {
+    name: 'SLUICE_PAGE_WATCH_MS',
+    default: '`15000`',
+    meaning: 'how often open pages check their metrics for new data (docs/pages.md, "Live refresh")',
+  },
+  {
+    name: 'SLUICE_METRICS_PUBLIC',
+    default: '`0`',
+    meaning: '`1` serves `GET /metrics` without credentials (else a key with `servers:read`)',
+  },
+  {
+    name: 'SLUICE_ROLLUP_MERGE_DELAY_MS',
+    default: '`0`',
+    meaning: 'tests only: hold each rollup merge this long after its commit (crash tests)',
+  },
+  {
+    name: 'SLUICE_ROLLUP_COMPACT_ROWS',
+    default: '`0`',
+    meaning: 'tests only: partial rows one rollup compaction pass folds at most (0: the default)',
+  },
 ];
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number): number {

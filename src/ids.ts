@@ -113,7 +113,11 @@ export function pathIdSchema(kind: IdKind): Record<string, unknown> {
 /** Whether `value` has the shape of an id of `kind` (it may still name nothing). */
 export function isId(kind: IdKind, value: string): boolean {
   const prefix = idPrefix[kind];
-  return value.length === prefix.length + ID_BODY && value.startsWith(prefix) && ID_BODY_PATTERN.test(value.slice(prefix.length));
+  return (
+    value.length === prefix.length + ID_BODY &&
+    value.startsWith(prefix) &&
+    ID_BODY_PATTERN.test(value.slice(prefix.length))
+  );
 }
 
 const ID_BODY_PATTERN = /^[0-9a-z]+$/;

@@ -7,6 +7,10 @@ export type { Logger };
  * reach a log line: routes are logged by pattern.
  */
 export function createLogger(level: string, destination?: DestinationStream): Logger {
-  const options = { level, base: { service: 'sluice' }, redact: ['headers.authorization', 'key', 'token', 'password', 'api_key'] };
+  const options = {
+    level,
+    base: { service: 'sluice' },
+    redact: ['headers.authorization', 'key', 'token', 'password', 'api_key'],
+  };
   return destination ? pino(options, destination) : pino(options);
 }

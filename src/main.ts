@@ -28,7 +28,8 @@ async function main(): Promise<void> {
   // counters; nothing else is answered there.
   if (process.send) {
     process.on('message', (m: { type?: unknown } | null) => {
-      if (m?.type === 'sluice:pipeline-counters') process.send?.({ type: 'sluice:pipeline-counters', counters: sluice.services.pipeline?.counters() ?? null });
+      if (m?.type === 'sluice:pipeline-counters')
+        process.send?.({ type: 'sluice:pipeline-counters', counters: sluice.services.pipeline?.counters() ?? null });
     });
   }
   let stopping = false;

@@ -8,7 +8,14 @@ function listDir(dir: string): string[] {
     return [];
   }
 }
-import { App, us_listen_socket_close, us_socket_local_port, type HttpResponse, type TemplatedApp, type us_listen_socket } from 'uws-pack';
+import {
+  App,
+  us_listen_socket_close,
+  us_socket_local_port,
+  type HttpResponse,
+  type TemplatedApp,
+  type us_listen_socket,
+} from 'uws-pack';
 import { AccountsRepo } from './accounts/repo.js';
 import { ProjectsRepo } from './catalog/projects.js';
 import { SourcesRepo } from './catalog/sources.js';
@@ -123,7 +130,13 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     viewGeneration: null,
     views,
     // Registers with the views: a view's live metrics block its deletion and die with it.
-    metrics: new MetricCatalog(store, clock, log, views, seriesLimitsOf(config.maxSeriesPerMetric, config.maxSeriesPerProject)),
+    metrics: new MetricCatalog(
+      store,
+      clock,
+      log,
+      views,
+      seriesLimitsOf(config.maxSeriesPerMetric, config.maxSeriesPerProject),
+    ),
     rollups: null,
     lateData: new LateDataFiles(store, clock, views),
     lateRefold: null,
@@ -134,20 +147,45 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     monitors: new MonitorCatalog(store, clock, log),
     monitorRunner: null,
     attention: new AttentionRegistry(log),
-    notifier: new Notifier({ store, clock, log, outbound: () => services.outbound, publicUrl: () => services.config.publicUrl }),
+    notifier: new Notifier({
+      store,
+      clock,
+      log,
+      outbound: () => services.outbound,
+      publicUrl: () => services.config.publicUrl,
+    }),
     scheduler,
     aggregation: new AggregationService(() => services),
     outbound,
     sink,
-    ...createFetchServices({ store, clock, log, config, outbound, sink, scheduler, team: (teamId) => services.accounts.teams.get(GLOBAL, teamId), source: (id) => services.sources.byId(id) }),
+    ...createFetchServices({
+      store,
+      clock,
+      log,
+      config,
+      outbound,
+      sink,
+      scheduler,
+      team: (teamId) => services.accounts.teams.get(GLOBAL, teamId),
+      source: (id) => services.sources.byId(id),
+    }),
   };
   // page_id on the aggregation (and alert) endpoints: the page's saved custom range (spec: Metrics, "Aggregation query parameters").
   services.aggregation.resolvePagesWith((metric, pageId) => {
     const page = services.pages.get(metric.project_id, pageId);
     if (!page) return undefined;
-    return page.custom_range_start_at !== null && page.custom_range_end_at !== null ? { start_at: page.custom_range_start_at, end_at: page.custom_range_end_at } : null;
+    return page.custom_range_start_at !== null && page.custom_range_end_at !== null
+      ? { start_at: page.custom_range_start_at, end_at: page.custom_range_end_at }
+      : null;
   });
-  services.pageEvents = new PageEvents({ pages: services.pages, metrics: services.metrics, rollups: () => services.rollups, intervalMs: config.pageWatchMs, scheduler: services.scheduler, log });
+  services.pageEvents = new PageEvents({
+    pages: services.pages,
+    metrics: services.metrics,
+    rollups: () => services.rollups,
+    intervalMs: config.pageWatchMs,
+    scheduler: services.scheduler,
+    log,
+  });
   services.attention.register(refusalAttention(services.telemetry));
   services.attention.register(pipelineAttention(services));
   services.attention.register(monitorAttention(services.monitors));
@@ -225,11 +263,20 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     const respond = (r: DispatchResult, endpoint: string, close = false) => {
       if (r.web && !close) sendWeb(res, state, r.status, r.headers, r.web, head.headers, streams);
       else sendJson(res, state, r.status, r.envelope, r.headers, close);
-      log.info({ method: head.method, route: endpoint, status: r.status, duration_ms: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+      log.info(
+        {
+          method: head.method,
+          route: endpoint,
+          status: r.status,
+          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+        },
+        'request',
+      );
       finished();
     };
     // Every failure is answered through `failure` (dispatch.ts), which logs the 5xx ones.
-    const fail = (err: unknown, endpoint: string, close = false) => respond(failure(log, head.method, endpoint, err), endpoint, close);
+    const fail = (err: unknown, endpoint: string, close = false) =>
+      respond(failure(log, head.method, endpoint, err), endpoint, close);
     inFlight++;
     if (stopping) {
       fail(new ApiError('service_unavailable', undefined, { headers: { connection: 'close' } }), fallbackEndpoint);
@@ -259,17 +306,39 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
   const hostForUrl = config.host.includes(':') ? `[${config.host}]` : config.host;
   // SLUICE_PORT=0 picks a free port: the default public URL (ingest urls, server_endpoint) must name
   // the port actually bound, or the addresses handed out would not work.
-  if (config.port === 0 && config.publicUrl === `http://${hostForUrl}:0`) services.config = { ...config, publicUrl: `http://${hostForUrl}:${port}` };
+  if (config.port === 0 && config.publicUrl === `http://${hostForUrl}:0`)
+    services.config = { ...config, publicUrl: `http://${hostForUrl}:${port}` };
   log.info({ host: config.host, port, data_dir: config.dataDir }, 'listening');
   let rollups: Rollups | null = null;
   if (config.pipeline) {
-    rollups = await Rollups.open({ store, dataDir: config.dataDir, metrics: services.metrics, views, spool: services.spool, clock, log, mergeDelayMs: config.rollupMergeDelayMs, compactRows: config.rollupCompactRows });
+    rollups = await Rollups.open({
+      store,
+      dataDir: config.dataDir,
+      metrics: services.metrics,
+      views,
+      spool: services.spool,
+      clock,
+      log,
+      mergeDelayMs: config.rollupMergeDelayMs,
+      compactRows: config.rollupCompactRows,
+    });
     services.rollups = rollups;
     const opened = rollups;
     await join({ name: 'rollups', start: () => opened.start(), stop: () => opened.stop() });
     const consumerCtx: ConsumerContext = { services, rollups };
-    services.pipeline = new PipelineRunner({ spool: services.spool, collections: { byId: (id) => services.collections.byId(id), update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch) }, schema: services.schema, pool: new WorkerPool(config.workers), clock, log, telemetry: services.telemetry,
-      viewTasks: (collectionId) => attachConsumerTasks(OUTPUT_CONSUMERS, consumerCtx, viewTasksFor(services.views, collectionId), collectionId),
+    services.pipeline = new PipelineRunner({
+      spool: services.spool,
+      collections: {
+        byId: (id) => services.collections.byId(id),
+        update: (sourceId, id, patch) => services.collections.update(sourceId, id, patch),
+      },
+      schema: services.schema,
+      pool: new WorkerPool(config.workers),
+      clock,
+      log,
+      telemetry: services.telemetry,
+      viewTasks: (collectionId) =>
+        attachConsumerTasks(OUTPUT_CONSUMERS, consumerCtx, viewTasksFor(services.views, collectionId), collectionId),
       participants: [
         viewCommitParticipant(services.views, clock),
         // Each output consumer's participants (metrics: rollups, then late data), in the order declared.
@@ -281,7 +350,16 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       leaseMaxRecords: config.leaseMaxRecords,
       scheduler: services.scheduler,
     });
-    const refold = new LateRefolder({ late: services.lateData, metrics: services.metrics, views, db: rollups.db, pending: rollups.pending, clock, log, merged: () => rollups?.requestCompaction() });
+    const refold = new LateRefolder({
+      late: services.lateData,
+      metrics: services.metrics,
+      views,
+      db: rollups.db,
+      pending: rollups.pending,
+      clock,
+      log,
+      merged: () => rollups?.requestCompaction(),
+    });
     services.lateRefold = refold;
     await join({ name: 'late-refold', start: () => refold.kick(), stop: () => refold.stop() });
     const pipeline = services.pipeline;
@@ -293,16 +371,33 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     // Joins start before the backfill so the backfill stops before them (the order shutdown always had).
     await join({ name: 'view-joins', start: () => viewJoins.start(), stop: () => viewJoins.stop() });
     await join({ name: 'view-backfill', start: () => viewBackfill.start(), stop: () => viewBackfill.stop() });
-    const viewGeneration = new ViewGenerator({ views: services.views, collection: (id) => services.collections.byId(id), versions: (c) => services.schema.listVersions(c), clock, log });
+    const viewGeneration = new ViewGenerator({
+      views: services.views,
+      collection: (id) => services.collections.byId(id),
+      versions: (c) => services.schema.listVersions(c),
+      clock,
+      log,
+    });
     services.viewGeneration = viewGeneration;
     await join({ name: 'view-generation', start: () => viewGeneration.start(), stop: () => viewGeneration.stop() });
     // Monitors evaluate through the aggregation service, so only where the rollups run; their jobs are
     // the scheduler's (stopped before them: the scheduler joins after this block).
-    const monitorRunner = new MonitorRunner({ monitors: services.monitors, metrics: services.metrics, aggregation: services.aggregation, scheduler: services.scheduler, clock, log });
+    const monitorRunner = new MonitorRunner({
+      monitors: services.monitors,
+      metrics: services.metrics,
+      aggregation: services.aggregation,
+      scheduler: services.scheduler,
+      clock,
+      log,
+    });
     services.monitorRunner = monitorRunner;
     await join({ name: 'monitors', start: () => monitorRunner.start(), stop: () => monitorRunner.stop() });
     // Deliveries: every second, and at once after a commit that staged some.
-    const deliveries = services.scheduler.register({ name: 'notification-deliveries', schedule: { everyMs: 1000 }, run: () => services.notifier.deliverDue() });
+    const deliveries = services.scheduler.register({
+      name: 'notification-deliveries',
+      schedule: { everyMs: 1000 },
+      run: () => services.notifier.deliverDue(),
+    });
     services.notifier.onStaged = () => deliveries.kick();
   }
   // Stops before the loops above (view generation first, then backfill, joins, pipeline, refold, rollups):

@@ -51,7 +51,8 @@ export function instantMs(text: string): number {
       i = 19;
       if (i < n && text.charCodeAt(i) === 46 /* . */) {
         let k = 0;
-        for (i++; i < n && k < 9 && isDigit(text.charCodeAt(i)); i++, k++) if (k < 3) ms = ms * 10 + text.charCodeAt(i) - 48;
+        for (i++; i < n && k < 9 && isDigit(text.charCodeAt(i)); i++, k++)
+          if (k < 3) ms = ms * 10 + text.charCodeAt(i) - 48;
         if (k === 0) return NaN;
         if (k === 1) ms *= 100;
         else if (k === 2) ms *= 10;

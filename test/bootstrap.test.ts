@@ -8,7 +8,11 @@ import { startChild } from './helpers/child.js';
 test('first start bootstraps an owner, a team and a key; later starts keep them; SIGTERM exits 0', async (t) => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-boot-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
-  const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: 'my-own-bootstrap-secret', SLUICE_ADMIN_EMAIL: 'Owner@Example.com' };
+  const env = {
+    SLUICE_DATA_DIR: dataDir,
+    SLUICE_BOOTSTRAP_KEY: 'my-own-bootstrap-secret',
+    SLUICE_ADMIN_EMAIL: 'Owner@Example.com',
+  };
 
   const first = await startChild(env);
   t.after(() => first.proc.kill('SIGKILL'));
@@ -23,10 +27,18 @@ test('first start bootstraps an owner, a team and a key; later starts keep them;
 
   const auth = { authorization: 'Bearer my-own-bootstrap-secret', 'content-type': 'application/json' };
   assert.equal((await fetch(first.url + '/healthz')).status, 200);
-  const created = await fetch(first.url + '/v1/projects', { method: 'POST', headers: auth, body: JSON.stringify({ name: 'Survivor' }) });
+  const created = await fetch(first.url + '/v1/projects', {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ name: 'Survivor' }),
+  });
   assert.equal(created.status, 201);
   // Sign in with the printed password.
-  const session = await fetch(first.url + '/v1/sessions', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: creds.email, password: creds.password }) });
+  const session = await fetch(first.url + '/v1/sessions', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: creds.email, password: creds.password }),
+  });
   assert.equal(session.status, 201);
   const token = ((await session.json()) as any).data.token as string;
   const asOwner = await fetch(first.url + '/v1/projects', { headers: { authorization: `Bearer ${token}` } });
@@ -40,7 +52,10 @@ test('first start bootstraps an owner, a team and a key; later starts keep them;
   assert.doesNotMatch(second.stdout(), /my-own-bootstrap-secret/, 'no second bootstrap');
   assert.deepEqual(JSON.parse(readFileSync(file, 'utf8')), creds);
   const list = (await (await fetch(second.url + '/v1/projects', { headers: auth })).json()) as any;
-  assert.deepEqual(list.data.map((p: any) => p.name), ['Survivor']);
+  assert.deepEqual(
+    list.data.map((p: any) => p.name),
+    ['Survivor'],
+  );
   second.proc.kill('SIGTERM');
   assert.equal(await second.exited, 0);
 });

@@ -19,11 +19,21 @@ test('ENVIRONMENT describes exactly the SLUICE_* variables loadConfig reads, eac
 
 test('loadConfig reads each described variable (a set value changes the config)', () => {
   const base = JSON.stringify(loadConfig({}));
-  const values: Record<string, string> = { SLUICE_HOST: '0.0.0.0', SLUICE_DATA_DIR: '/tmp/x', SLUICE_PUBLIC_URL: 'https://s.example', SLUICE_ADMIN_EMAIL: 'a@b.c', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' };
+  const values: Record<string, string> = {
+    SLUICE_HOST: '0.0.0.0',
+    SLUICE_DATA_DIR: '/tmp/x',
+    SLUICE_PUBLIC_URL: 'https://s.example',
+    SLUICE_ADMIN_EMAIL: 'a@b.c',
+    SLUICE_LOG_LEVEL: 'warn',
+    SLUICE_PIPELINE: '0',
+  };
   for (const v of ENVIRONMENT) {
     // A flag takes 1, a number 7, text any value: one of them changes what loadConfig returns.
     const candidates = values[v.name] ? [values[v.name]!] : ['1', '7', 'secret-value'];
-    assert.ok(candidates.some((value) => JSON.stringify(loadConfig({ [v.name]: value })) !== base), v.name);
+    assert.ok(
+      candidates.some((value) => JSON.stringify(loadConfig({ [v.name]: value })) !== base),
+      v.name,
+    );
   }
 });
 

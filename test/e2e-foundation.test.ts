@@ -36,7 +36,11 @@ test('done when: session → team → project, source, ingest key, collection �
   t.after(() => srv.stop());
 
   // 1. Sign in as the bootstrap admin and create a team with the session.
-  const signIn = await srv.post('/v1/sessions', { email: 'admin@localhost', password: 'admin-password' }, { token: null });
+  const signIn = await srv.post(
+    '/v1/sessions',
+    { email: 'admin@localhost', password: 'admin-password' },
+    { token: null },
+  );
   assert.equal(signIn.status, 201, JSON.stringify(signIn.body));
   const token: string = signIn.body.data.token;
   const teamRes = await srv.post('/v1/teams', { name: 'Acme' }, { token });
@@ -46,7 +50,11 @@ test('done when: session → team → project, source, ingest key, collection �
 
   // Every further call acts in the new team through X-Team-Id.
   const call: Call = async (method, path, body) => {
-    const r = await srv.call(method, path, { token, headers: { 'x-team-id': team.id }, ...(body !== undefined ? { body } : {}) });
+    const r = await srv.call(method, path, {
+      token,
+      headers: { 'x-team-id': team.id },
+      ...(body !== undefined ? { body } : {}),
+    });
     assert.ok(r.status < 300, `${method} ${path}: ${r.status} ${JSON.stringify(r.body.error)}`);
     assert.equal(r.body.error, null);
     assert.equal(r.body.status, r.status);
@@ -54,12 +62,21 @@ test('done when: session → team → project, source, ingest key, collection �
   };
 
   // 2. Two of each, so every list has more than one page at limit=1.
-  const projects = [(await call('POST', '/v1/projects', { name: 'Web shop' })).data, (await call('POST', '/v1/projects', { name: 'Backend' })).data];
+  const projects = [
+    (await call('POST', '/v1/projects', { name: 'Web shop' })).data,
+    (await call('POST', '/v1/projects', { name: 'Backend' })).data,
+  ];
   for (const p of projects) assert.equal(p.team_id, team.id, 'created in the X-Team-Id team');
   const P = projects[0].id;
-  const sources = [(await call('POST', `/v1/projects/${P}/sources`, { name: 'browser' })).data, (await call('POST', `/v1/projects/${P}/sources`, { name: 'api' })).data];
+  const sources = [
+    (await call('POST', `/v1/projects/${P}/sources`, { name: 'browser' })).data,
+    (await call('POST', `/v1/projects/${P}/sources`, { name: 'api' })).data,
+  ];
   const S = sources[0].id;
-  const ingestKeys = [(await call('POST', `/v1/projects/${P}/sources/${S}/ingest_keys`)).data, (await call('POST', `/v1/projects/${P}/sources/${S}/ingest_keys`)).data];
+  const ingestKeys = [
+    (await call('POST', `/v1/projects/${P}/sources/${S}/ingest_keys`)).data,
+    (await call('POST', `/v1/projects/${P}/sources/${S}/ingest_keys`)).data,
+  ];
   for (const k of ingestKeys) {
     assert.match(k.key, /^pik_[0-9a-z]{32}$/, 'the full key is returned at creation');
     assert.equal(k.url, `${srv.url}/ingest?key=${k.key}`, 'the url is ready to use on this server');
@@ -70,7 +87,8 @@ test('done when: session → team → project, source, ingest key, collection �
   ];
   assert.equal(collections[0].slug, 'page-views');
   // Two API keys of the new team, created by the session (X-Team-Id picks the team).
-  for (const name of ['deploy', 'ci']) assert.equal((await call('POST', '/v1/keys', { name, scopes: { projects: ['read'] } })).data.team_id, team.id);
+  for (const name of ['deploy', 'ci'])
+    assert.equal((await call('POST', '/v1/keys', { name, scopes: { projects: ['read'] } })).data.team_id, team.id);
 
   // The team itself is not visible to the bootstrap API key (another team), only to the session.
   assert.equal((await srv.get(`/v1/teams/${team.id}`)).status, 404);
@@ -95,11 +113,23 @@ test('done when: session → team → project, source, ingest key, collection �
   }
   // Spec default orders: projects name asc (neither sort nor order_by), sources and collections
   // name asc, ingest keys created_at desc, teams name desc.
-  assert.deepEqual(before.projects!.map((p) => p.name), ['Backend', 'Web shop']);
-  assert.deepEqual(before.sources!.map((s) => s.name), ['api', 'browser']);
-  assert.deepEqual(before.collections!.map((c) => c.name), ['Clicks', 'Page Views']);
+  assert.deepEqual(
+    before.projects!.map((p) => p.name),
+    ['Backend', 'Web shop'],
+  );
+  assert.deepEqual(
+    before.sources!.map((s) => s.name),
+    ['api', 'browser'],
+  );
+  assert.deepEqual(
+    before.collections!.map((c) => c.name),
+    ['Clicks', 'Page Views'],
+  );
   assert.deepEqual(ids(before.ingestKeys!), [ingestKeys[1].id, ingestKeys[0].id]);
-  assert.deepEqual(before.teams!.map((x) => x.name), ['Team', 'Acme']);
+  assert.deepEqual(
+    before.teams!.map((x) => x.name),
+    ['Team', 'Acme'],
+  );
   const single = {
     team: (await call('GET', `/v1/teams/${team.id}`)).data,
     project: (await call('GET', `/v1/projects/${P}`)).data,
@@ -116,7 +146,12 @@ test('done when: session → team → project, source, ingest key, collection �
   const portless = (x: any): any => {
     if (Array.isArray(x)) return x.map(portless);
     if (x && typeof x === 'object') {
-      return Object.fromEntries(Object.entries(x).map(([k, v]) => [k, typeof v === 'string' ? v.replace(oldUrl, '<base>').replace(srv.url, '<base>') : portless(v)]));
+      return Object.fromEntries(
+        Object.entries(x).map(([k, v]) => [
+          k,
+          typeof v === 'string' ? v.replace(oldUrl, '<base>').replace(srv.url, '<base>') : portless(v),
+        ]),
+      );
     }
     return x;
   };

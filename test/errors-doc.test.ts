@@ -18,7 +18,8 @@ test('every catalogue code is snake_case and builds an error with its own status
 
 test('docs/errors.md lists exactly the catalogue, with each status', () => {
   const rows = new Map<string, number>();
-  for (const m of readFileSync(DOC, 'utf8').matchAll(/^\|\s*`([a-z0-9_]+)`\s*\|\s*(\d{3})\s*\|/gm)) rows.set(m[1]!, Number(m[2]));
+  for (const m of readFileSync(DOC, 'utf8').matchAll(/^\|\s*`([a-z0-9_]+)`\s*\|\s*(\d{3})\s*\|/gm))
+    rows.set(m[1]!, Number(m[2]));
   const expected = new Map(Object.entries(errorCatalogue).map(([code, e]) => [code, e.status]));
   const missing = [...expected.keys()].filter((c) => !rows.has(c));
   const extra = [...rows.keys()].filter((c) => !expected.has(c));

@@ -14,11 +14,22 @@ test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
 
   // Start a request whose body arrives in two parts, and send SIGTERM between them.
   const response = new Promise<{ status: number; body: any }>((resolve, reject) => {
-    const req = request(child.url + '/v1/projects', { method: 'POST', headers: { authorization: 'Bearer term-key', 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = request(
+      child.url + '/v1/projects',
+      {
+        method: 'POST',
+        headers: {
+          authorization: 'Bearer term-key',
+          'content-type': 'application/json',
+          'transfer-encoding': 'chunked',
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     req.on('error', reject);
     req.write('{"name":');
     setTimeout(() => {

@@ -14,7 +14,8 @@ export async function drained(server: BenchServer, onSample: (pending: number) =
     const q = await server.queue();
     onSample(q.pending);
     if (q.pending === 0 && q.processing === 0) return;
-    if (performance.now() > deadline) throw new Error(`the spool did not drain in ${DRAIN_TIMEOUT_MS / 60_000} min (${q.pending} records pending)`);
+    if (performance.now() > deadline)
+      throw new Error(`the spool did not drain in ${DRAIN_TIMEOUT_MS / 60_000} min (${q.pending} records pending)`);
     await sleep(DRAIN_POLL_MS);
   }
 }
@@ -31,7 +32,12 @@ export interface Drained {
  * Send `bodies` (closed loop, sendNdjson) and wait for the drain: the end-to-end clock of
  * bench/e2e. The queue is sampled while sending (for max pending).
  */
-export async function sendAndDrain(server: BenchServer, bodies: readonly Buffer[], records: readonly number[], connections: number): Promise<Drained> {
+export async function sendAndDrain(
+  server: BenchServer,
+  bodies: readonly Buffer[],
+  records: readonly number[],
+  connections: number,
+): Promise<Drained> {
   let maxPending = 0;
   let sending = true;
   const sampler = (async () => {

@@ -74,7 +74,9 @@ function data(kind: 'flat' | 'nested') {
     const t0 = performance.now();
     d = kind === 'flat' ? flatBodies(opts.flatRecords) : nestedBodies(opts.nestedRecords);
     cache.set(kind, d);
-    process.stdout.write(`generated ${kind}: ${sum(d.records).toLocaleString('en-US')} records in ${d.bodies.length} bodies, ${mb(sum(d.bodies.map((b) => b.length)))} MB (${((performance.now() - t0) / 1000).toFixed(1)} s, untimed)\n`);
+    process.stdout.write(
+      `generated ${kind}: ${sum(d.records).toLocaleString('en-US')} records in ${d.bodies.length} bodies, ${mb(sum(d.bodies.map((b) => b.length)))} MB (${((performance.now() - t0) / 1000).toFixed(1)} s, untimed)\n`,
+    );
   }
   return d;
 }
@@ -140,7 +142,11 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 
 let viewRefused: string | null = null;
 /** The runs of each scenario, in order: bare, then with a view, then with a view and a metric. */
-const extras: Extra[] = ['none', ...(opts.view ? (['view'] as const) : []), ...(opts.metric ? (['metric'] as const) : [])];
+const extras: Extra[] = [
+  'none',
+  ...(opts.view ? (['view'] as const) : []),
+  ...(opts.metric ? (['metric'] as const) : []),
+];
 const EXTRA_LABEL: Record<Extra, string> = { none: '', view: ', view', metric: ', view + metric' };
 
 /** How long a metric still counting after the drain is waited for. */
@@ -148,7 +154,10 @@ const METRIC_GRACE_MS = 120_000;
 
 async function scenario(inp: Input, workers: number, extra: Extra, build: Build): Promise<Measured | null> {
   const withView = extra !== 'none';
-  const server = build === 'base' ? await BenchServer.start(workers, opts.baseline!, opts.baselineNodeFlags ?? sluiceNodeFlags()) : await BenchServer.start(workers);
+  const server =
+    build === 'base'
+      ? await BenchServer.start(workers, opts.baseline!, opts.baselineNodeFlags ?? sluiceNodeFlags())
+      : await BenchServer.start(workers);
   try {
     let setup: ViewSetup | null = null;
     let metricId: string | null = null;
@@ -156,18 +165,22 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
       setup = await server.createView(inp.view);
       if (!setup.ok) {
         viewRefused = setup.reason;
-        process.stdout.write(`\n!! VIEW REFUSED by the API — the "with view" runs are skipped:\n   ${setup.reason}\n\n`);
+        process.stdout.write(
+          `\n!! VIEW REFUSED by the API — the "with view" runs are skipped:\n   ${setup.reason}\n\n`,
+        );
         return null;
       }
       if (extra === 'metric') metricId = await server.createMetric(benchMetricBody(inp.name, setup.id));
     }
-    const warmBodies = opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
+    const warmBodies =
+      opts.warmupPercent === 0 ? 0 : Math.max(1, Math.floor((inp.bodies.length * opts.warmupPercent) / 100));
     // Every worker warm, not only the first: each round is a few batches, and a worker thread's
     // first batches cost up to 1.6× the CPU per record (JIT, parquet-wasm's tier-up), so one round
     // left the second worker cold for the timed part (docs/benchmarks.md, "2w ÷ 1w").
     const rounds = warmBodies === 0 ? 0 : Math.max(1, opts.warmupRounds * workers);
     const warmRecords = rounds * sum(inp.records.slice(0, warmBodies));
-    for (let round = 0; round < rounds; round++) await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
+    for (let round = 0; round < rounds; round++)
+      await sendAndDrain(server, inp.bodies.slice(0, warmBodies), inp.records.slice(0, warmBodies), opts.connections);
     const cpu0 = server.cpuSeconds();
     const children0 = server.childCpuSeconds();
     const main0 = server.mainThreadCpuSeconds();
@@ -179,7 +192,12 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
     let sandboxCpuSeconds = 0;
     for (const [pid, s] of server.childCpuSeconds()) sandboxCpuSeconds += s - (children0.get(pid) ?? 0);
     const mainCpuSeconds = server.mainThreadCpuSeconds() - main0;
-    const { workerCpuSeconds, helperCpuSeconds } = splitThreads(server.pid, threads0, server.threadCpuSeconds(), workers);
+    const { workerCpuSeconds, helperCpuSeconds } = splitThreads(
+      server.pid,
+      threads0,
+      server.threadCpuSeconds(),
+      workers,
+    );
     const client = process.cpuUsage(client0);
     const counters1 = await server.pipelineCounters();
     const pipeline = counters0 && counters1 ? counterDelta(counters0, counters1) : null;
@@ -191,7 +209,8 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
       const want = expected + warmRecords;
       const c = await metricCounted(server, metricId, want, METRIC_GRACE_MS);
       endAt = Math.max(drainedAt, c.at);
-      if (c.counted !== want) notes.push(`METRIC COUNTED ${c.counted} of ${want} records ${METRIC_GRACE_MS / 1000} s after the drain`);
+      if (c.counted !== want)
+        notes.push(`METRIC COUNTED ${c.counted} of ${want} records ${METRIC_GRACE_MS / 1000} s after the drain`);
     }
     const { rows, versions } = await server.versions();
     const unclassified = await server.unclassifiedRows();
@@ -199,7 +218,10 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
     const stored = expected + warmRecords;
     if (fileRows !== stored) notes.push(`ROWS IN FILES ${fileRows} ≠ ${stored} sent (warm-up included)`);
     // The API's own account of the rows (what a user sees), checked against the files.
-    if (rows + unclassified !== fileRows) notes.push(`schema versions' row_count sums to ${rows}${unclassified ? ` (+ ${unclassified} unclassified)` : ''}, the files hold ${fileRows}`);
+    if (rows + unclassified !== fileRows)
+      notes.push(
+        `schema versions' row_count sums to ${rows}${unclassified ? ` (+ ${unclassified} unclassified)` : ''}, the files hold ${fileRows}`,
+      );
     const aside = await server.setAside();
     if (aside > 0) notes.push(`${aside} spool entries set aside`);
     if (setup?.ok) {
@@ -210,7 +232,10 @@ async function scenario(inp: Input, workers: number, extra: Extra, build: Build)
         has = await server.viewHasRecords(setup.id);
       }
       const v = await server.view(setup.id);
-      if (!has) notes.push(`VIEW NOT PROCESSED: view ${v.status}${v.error_message ? ` (${v.error_message})` : ''}, no records after the drain`);
+      if (!has)
+        notes.push(
+          `VIEW NOT PROCESSED: view ${v.status}${v.error_message ? ` (${v.error_message})` : ''}, no records after the drain`,
+        );
       else if (v.status !== 'active') notes.push(`view ${v.status}${v.error_message ? `: ${v.error_message}` : ''}`);
     }
     return {
@@ -249,7 +274,12 @@ function counterDelta(a: PipelineCounters, b: PipelineCounters): PipelineCounter
   for (const k of Object.keys(b) as (keyof PipelineCounters)[]) if (k !== 'threads') out[k] = b[k] - a[k];
   for (const [id, t] of Object.entries(b.threads)) {
     const t0 = a.threads[Number(id)] ?? { tasks: 0, records: 0, cpuMs: 0 };
-    if (t.tasks > t0.tasks) out.threads[Number(id)] = { tasks: t.tasks - t0.tasks, records: t.records - t0.records, cpuMs: t.cpuMs - t0.cpuMs };
+    if (t.tasks > t0.tasks)
+      out.threads[Number(id)] = {
+        tasks: t.tasks - t0.tasks,
+        records: t.records - t0.records,
+        cpuMs: t.cpuMs - t0.cpuMs,
+      };
   }
   return out;
 }
@@ -265,8 +295,16 @@ function pipelineLine(r: Measured): string {
     `worker CPU ${perRec(c.workerCpuMs)} µs/rec of which wasted ${perRec(c.wastedWorkerCpuMs)}; ` +
     `workers waited for plans ${(c.planWaitMs / 1000).toFixed(2)} s; ` +
     `main thread: lease + pack ${perRec(c.packMs)}, plan ${perRec(c.planMs)}, commit staging ${perRec(c.commitStageMs)} µs/rec; ` +
-    `warm-up tasks per worker thread ${r.warm ? Object.values(r.warm.threads).map((t) => t.tasks).join('/') : '?'}; ` +
-    `per worker thread (tasks, records, CPU µs/rec): ${Object.values(c.threads).map((t) => `${t.tasks}, ${fmt(t.records)}, ${((t.cpuMs * 1000) / Math.max(1, t.records)).toFixed(0)}`).join(' | ')}`
+    `warm-up tasks per worker thread ${
+      r.warm
+        ? Object.values(r.warm.threads)
+            .map((t) => t.tasks)
+            .join('/')
+        : '?'
+    }; ` +
+    `per worker thread (tasks, records, CPU µs/rec): ${Object.values(c.threads)
+      .map((t) => `${t.tasks}, ${fmt(t.records)}, ${((t.cpuMs * 1000) / Math.max(1, t.records)).toFixed(0)}`)
+      .join(' | ')}`
   );
 }
 
@@ -274,7 +312,12 @@ function pipelineLine(r: Measured): string {
  * The server's CPU over a run by kind of thread: the `workers` busiest threads other than the main
  * one are taken to be the pipeline's workers (they do the batches' CPU work), the rest are helpers.
  */
-function splitThreads(pid: number, before: Map<number, number>, after: Map<number, number>, workers: number): { workerCpuSeconds: number; helperCpuSeconds: number } {
+function splitThreads(
+  pid: number,
+  before: Map<number, number>,
+  after: Map<number, number>,
+  workers: number,
+): { workerCpuSeconds: number; helperCpuSeconds: number } {
   const used: number[] = [];
   for (const [tid, s] of after) if (tid !== pid) used.push(s - (before.get(tid) ?? 0));
   used.sort((a, b) => b - a);
@@ -283,7 +326,9 @@ function splitThreads(pid: number, before: Map<number, number>, after: Map<numbe
 
 async function main(): Promise<void> {
   process.stdout.write(
-    `e2e benchmark: ${CORES} CPUs, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
+    `e2e benchmark: ${CORES} CPUs, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; inputs ${opts.inputs.join(', ')}; ` +
       `${opts.batch} records per body over ${opts.connections} connections; SLUICE_WORKERS ${opts.workers.join(', ')}; runs ${extras.map((e) => (e === 'none' ? 'bare' : EXTRA_LABEL[e].slice(2))).join(', ')} (BENCH_VIEW=1 adds a view, BENCH_METRIC=1 a view + metric); ` +
       `server node flags: ${sluiceNodeFlags().join(' ') || 'none'}${opts.baselineNodeFlags ? ` (baseline build: ${opts.baselineNodeFlags.join(' ') || 'none'})` : ''}; warm-up ${opts.warmupPercent}% of the bodies ${opts.warmupRounds > 0 ? `× ${opts.warmupRounds} per worker` : 'once'}, untimed${opts.baseline ? `; each scenario on the baseline build first (${opts.baseline}), then on this one` : ''}\n`,
   );
@@ -293,7 +338,9 @@ async function main(): Promise<void> {
     const inp = input(name);
     const bound = await measureParseBound(inp.bodies, CORES);
     bounds.set(name, bound);
-    process.stdout.write(`${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`);
+    process.stdout.write(
+      `${name} (${inp.shapes} shapes): JSON.parse bound on ${bound.threads} threads: ${fmt(bound.records / bound.seconds)} records/s, ${mb(bound.bytes / bound.seconds)} MB/s\n`,
+    );
     // Rounds of every scenario (not one scenario N times): a slow spell of a shared machine then
     // lands in every scenario of one round, and ratios within a round stay fair.
     for (let round = 0; round < opts.repeats; round++) {
@@ -305,7 +352,9 @@ async function main(): Promise<void> {
             if (r === null) continue;
             r.round = round;
             results.push(r);
-            process.stdout.write(`  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}${opts.repeats > 1 ? `, round ${round + 1}` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`);
+            process.stdout.write(
+              `  ${name}, ${workers} worker(s)${EXTRA_LABEL[extra]}${opts.baseline ? `, ${build} build` : ''}${opts.repeats > 1 ? `, round ${round + 1}` : ''}: ${fmt(r.records / r.seconds)} records/s, ${mb(r.bytes / r.seconds)} MB/s${r.note ? ` — ${r.note}` : ''}\n`,
+            );
           }
         }
       }
@@ -339,7 +388,9 @@ async function main(): Promise<void> {
         'per worker %': ((100 * r.workerCpuSeconds) / r.workers / r.seconds).toFixed(0),
         'helpers %': ((100 * r.helperCpuSeconds) / r.seconds).toFixed(0),
         // Where a record's CPU goes: main thread (ingest, leases, plans, commits), workers, helpers.
-        'main/worker/helper µs/rec': [r.mainCpuSeconds, r.workerCpuSeconds, r.helperCpuSeconds].map((c) => ((c * 1e6) / r.records).toFixed(0)).join('/'),
+        'main/worker/helper µs/rec': [r.mainCpuSeconds, r.workerCpuSeconds, r.helperCpuSeconds]
+          .map((c) => ((c * 1e6) / r.records).toFixed(0))
+          .join('/'),
         // The view sandboxes' processes (not in the server's CPU): per record and over the run.
         'sandbox µs/rec': ((r.sandboxCpuSeconds * 1e6) / r.records).toFixed(1),
         'sandbox CPU %': ((100 * r.sandboxCpuSeconds) / r.seconds).toFixed(0),
@@ -352,10 +403,13 @@ async function main(): Promise<void> {
     }),
   );
   for (const [name, b] of bounds) {
-    process.stdout.write(`${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`);
+    process.stdout.write(
+      `${name}: bound = JSON.parse on ${b.threads} threads, ${fmt(b.records / b.seconds)} records/s, ${mb(b.bytes / b.seconds)} MB/s (best of 3 passes over the same ${fmt(b.records)} lines)\n`,
+    );
   }
   const rate = (r: Measured) => r.records / r.seconds;
-  const runsOf = (input: InputName, workers: number, extra: Extra, build: Build) => results.filter((r) => r.build === build && r.input === input && r.workers === workers && r.extra === extra);
+  const runsOf = (input: InputName, workers: number, extra: Extra, build: Build) =>
+    results.filter((r) => r.build === build && r.input === input && r.workers === workers && r.extra === extra);
   // The run of median records/s (the lower of the two middle ones for an even count).
   const find = (input: InputName, workers: number, extra: Extra, build: Build = 'this') => {
     const runs = runsOf(input, workers, extra, build).sort((a, b) => rate(a) - rate(b));
@@ -397,23 +451,44 @@ async function main(): Promise<void> {
       for (const workers of opts.baseline ? opts.workers : []) {
         const base = find(name, workers, extra, 'base');
         const mine = find(name, workers, extra, 'this');
-        if (base && mine) process.stdout.write(`${name}${EXTRA_LABEL[extra]}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec (server), ${(allCpu(mine) / allCpu(base)).toFixed(2)} (server + sandbox)\n`);
+        if (base && mine)
+          process.stdout.write(
+            `${name}${EXTRA_LABEL[extra]}, ${workers}w: this ÷ base = ${(rate(mine) / rate(base)).toFixed(2)} records/s, ${(cpu(mine) / cpu(base)).toFixed(2)} CPU µs/rec (server), ${(allCpu(mine) / allCpu(base)).toFixed(2)} (server + sandbox)\n`,
+          );
       }
     }
-    for (const workers of opts.workers) for (const build of BUILDS) {
-      const none = find(name, workers, 'none', build);
-      const view = find(name, workers, 'view', build);
-      const metric = find(name, workers, 'metric', build);
-      const label = opts.baseline ? `, ${build} build` : '';
-      if (none && view) process.stdout.write(`${name}, ${workers}w${label}: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}${perRound(name, workers, build)}; CPU µs/rec (server + sandbox) ${(allCpu(view) * 1e6).toFixed(1)} vs ${(allCpu(none) * 1e6).toFixed(1)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`);
-      // The cost of one metric: the same view with and without it, in the same run.
-      if (view && metric) process.stdout.write(`${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`);
-    }
+    for (const workers of opts.workers)
+      for (const build of BUILDS) {
+        const none = find(name, workers, 'none', build);
+        const view = find(name, workers, 'view', build);
+        const metric = find(name, workers, 'metric', build);
+        const label = opts.baseline ? `, ${build} build` : '';
+        if (none && view)
+          process.stdout.write(
+            `${name}, ${workers}w${label}: with view ÷ without = ${(rate(view) / rate(none)).toFixed(2)}${perRound(name, workers, build)}; CPU µs/rec (server + sandbox) ${(allCpu(view) * 1e6).toFixed(1)} vs ${(allCpu(none) * 1e6).toFixed(1)}${view.note.includes('VIEW NOT PROCESSED') ? ' (the view made no records: not the cost of views)' : ''}\n`,
+          );
+        // The cost of one metric: the same view with and without it, in the same run.
+        if (view && metric)
+          process.stdout.write(
+            `${name}, ${workers}w: view + metric ÷ view alone = ${(rate(metric) / rate(view)).toFixed(2)} (cost ${(100 * (1 - rate(metric) / rate(view))).toFixed(0)} %; CPU µs/rec ${((metric.cpuSeconds * 1e6) / metric.records).toFixed(1)} vs ${((view.cpuSeconds * 1e6) / view.records).toFixed(1)})\n`,
+          );
+      }
   }
-  for (const r of results) process.stdout.write(`pipeline — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${pipelineLine(r)}\n`);
-  for (const r of results) if (r.note) process.stdout.write(`note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`);
+  for (const r of results)
+    process.stdout.write(
+      `pipeline — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${pipelineLine(r)}\n`,
+    );
+  for (const r of results)
+    if (r.note)
+      process.stdout.write(
+        `note — ${r.input}, ${r.workers}w${EXTRA_LABEL[r.extra]}${opts.baseline ? `, ${r.build} build` : ''}: ${r.note}\n`,
+      );
   if (viewRefused !== null) process.stdout.write(`VIEW REFUSED by the API, "with view" runs skipped: ${viewRefused}\n`);
-  process.stdout.write(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}\n`);
+  process.stdout.write(
+    `load average after: ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}\n`,
+  );
 }
 
 main().catch((err: unknown) => {

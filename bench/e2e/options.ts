@@ -47,36 +47,49 @@ export const KNOBS: Record<string, string> = {
   BENCH_CONNECTIONS: 'concurrent HTTP connections (default 4)',
   BENCH_WORKERS: `comma-separated SLUICE_WORKERS values (default 1,${availableParallelism()})`,
   BENCH_VIEW: '1 to also run each scenario with a view on the collection (or --view; default 0)',
-  BENCH_METRIC: '1 to also run each scenario with a view and one metric on it, beside the view alone (or --metric; default 0)',
+  BENCH_METRIC:
+    '1 to also run each scenario with a view and one metric on it, beside the view alone (or --metric; default 0)',
   BENCH_WARMUP_PERCENT: 'share of the bodies sent and drained before timing, 0 to 50 (default 10)',
-  BENCH_WARMUP_ROUNDS: 'times the warm-up bodies are sent and drained, per worker, 0 to 10 (default 2; 0: once, as before)',
-  BENCH_REPEATS: 'times every scenario runs, in rounds of all scenarios, 1 to 10: records/s are medians and the view ratios are given per round (default 1)',
+  BENCH_WARMUP_ROUNDS:
+    'times the warm-up bodies are sent and drained, per worker, 0 to 10 (default 2; 0: once, as before)',
+  BENCH_REPEATS:
+    'times every scenario runs, in rounds of all scenarios, 1 to 10: records/s are medians and the view ratios are given per round (default 1)',
   BENCH_KEY_ORDERS: 'key orders (producers) in the nested records, 1 to 8 (default 3)',
-  BENCH_BASELINE: "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
-  BENCH_BASELINE_NODE_FLAGS: "the baseline build's Node options, space-separated (default: the same as this build's; for a baseline whose npm start had other flags)",
+  BENCH_BASELINE:
+    "another build's output directory (holding src/main.js, e.g. a copy of dist/ from main): each scenario also runs on it, before this build's run (default: none)",
+  BENCH_BASELINE_NODE_FLAGS:
+    "the baseline build's Node options, space-separated (default: the same as this build's; for a baseline whose npm start had other flags)",
 };
 
 function baselineMain(): string | null {
   const raw = process.env.BENCH_BASELINE;
   if (raw === undefined || raw === '') return null;
   const main = join(resolve(raw), 'src', 'main.js');
-  if (!existsSync(main)) throw new OptionError(`BENCH_BASELINE="${raw}": ${main} does not exist — ${KNOBS.BENCH_BASELINE}`);
+  if (!existsSync(main))
+    throw new OptionError(`BENCH_BASELINE="${raw}": ${main} does not exist — ${KNOBS.BENCH_BASELINE}`);
   return main;
 }
 
 /** The options, or a message and exit code 2 when one is wrong. */
 export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2eOptions {
-  const integer = (name: string, fallback: number, min: number, max: number) => integerKnob(KNOBS, name, fallback, min, max);
+  const integer = (name: string, fallback: number, min: number, max: number) =>
+    integerKnob(KNOBS, name, fallback, min, max);
   try {
-    for (const arg of argv) if (arg !== '--view' && arg !== '--metric') throw new OptionError(`unknown argument "${arg}" (the flags are --view and --metric)`);
+    for (const arg of argv)
+      if (arg !== '--view' && arg !== '--metric')
+        throw new OptionError(`unknown argument "${arg}" (the flags are --view and --metric)`);
     const metric = flagKnob(KNOBS, 'BENCH_METRIC') || argv.includes('--metric');
     return {
-      inputs: listKnob<InputName>(KNOBS, 'BENCH_INPUTS', [...INPUTS], (s) => (INPUTS as readonly string[]).includes(s) ? (s as InputName) : undefined),
+      inputs: listKnob<InputName>(KNOBS, 'BENCH_INPUTS', [...INPUTS], (s) =>
+        (INPUTS as readonly string[]).includes(s) ? (s as InputName) : undefined,
+      ),
       flatRecords: integer('BENCH_FLAT_RECORDS', 3_000_000, 1, 100_000_000),
       nestedRecords: integer('BENCH_NESTED_RECORDS', 100_000, 1, 10_000_000),
       batch: integer('BENCH_BATCH', 500, 1, 100_000),
       connections: integer('BENCH_CONNECTIONS', 4, 1, 256),
-      workers: listKnob(KNOBS, 'BENCH_WORKERS', [1, availableParallelism()], (s) => (/^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 64 ? Number(s) : undefined)),
+      workers: listKnob(KNOBS, 'BENCH_WORKERS', [1, availableParallelism()], (s) =>
+        /^\d+$/.test(s) && Number(s) >= 1 && Number(s) <= 64 ? Number(s) : undefined,
+      ),
       // A metric sits on a view: asking for one brings the view runs with it.
       view: flagKnob(KNOBS, 'BENCH_VIEW') || argv.includes('--view') || metric,
       metric,
@@ -85,7 +98,10 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): E2
       repeats: integer('BENCH_REPEATS', 1, 1, 10),
       keyOrders: integer('BENCH_KEY_ORDERS', 3, 1, 8),
       baseline: baselineMain(),
-      baselineNodeFlags: process.env.BENCH_BASELINE_NODE_FLAGS === undefined ? null : process.env.BENCH_BASELINE_NODE_FLAGS.split(' ').filter(Boolean),
+      baselineNodeFlags:
+        process.env.BENCH_BASELINE_NODE_FLAGS === undefined
+          ? null
+          : process.env.BENCH_BASELINE_NODE_FLAGS.split(' ').filter(Boolean),
     };
   } catch (err) {
     return refuseOptions('e2e bench', KNOBS, err);

@@ -47,7 +47,9 @@ export async function sendNdjson(plan: SendPlan): Promise<SendResult> {
         const body = plan.bodies[i]!;
         if (result.firstSentAt === 0) result.firstSentAt = performance.now();
         socket.cork();
-        socket.write(`POST ${plan.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`);
+        socket.write(
+          `POST ${plan.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-ndjson\r\nContent-Length: ${body.length}\r\n\r\n`,
+        );
         socket.write(body);
         socket.uncork();
       };
@@ -61,7 +63,9 @@ export async function sendNdjson(plan: SendPlan): Promise<SendResult> {
       };
       socket.on('connect', sendNext);
       socket.on('error', reject);
-      socket.on('close', () => (awaiting ? reject(new Error('the server closed a connection with a request unanswered')) : resolve()));
+      socket.on('close', () =>
+        awaiting ? reject(new Error('the server closed a connection with a request unanswered')) : resolve(),
+      );
       onAnswers(socket, (status, body) => {
         const answer = body.toString('utf8');
         awaiting = false;

@@ -57,7 +57,10 @@ export class BenchServer {
   }
 
   private watch(): void {
-    this.child.proc.stderr!.on('data', (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000)));
+    this.child.proc.stderr!.on(
+      'data',
+      (d: Buffer) => (this.stderrTail = (this.stderrTail + d.toString('utf8')).slice(-4000)),
+    );
   }
 
   /** null while the server runs; else its exit code or signal and the end of its output (for an error report). */
@@ -68,9 +71,18 @@ export class BenchServer {
   }
 
   /** `mainJs`: another build's entry point (default: this build's); `nodeFlags`: its Node options (default: `npm start`'s). */
-  static async start(workers: number, mainJs?: string, nodeFlags: readonly string[] = sluiceNodeFlags()): Promise<BenchServer> {
+  static async start(
+    workers: number,
+    mainJs?: string,
+    nodeFlags: readonly string[] = sluiceNodeFlags(),
+  ): Promise<BenchServer> {
     const dataDir = mkdtempSync(join(tmpdir(), 'sluice-bench-e2e-'));
-    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: String(workers), SLUICE_LOG_LEVEL: 'warn' };
+    const env = {
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_BOOTSTRAP_KEY: KEY,
+      SLUICE_WORKERS: String(workers),
+      SLUICE_LOG_LEVEL: 'warn',
+    };
     try {
       const child = await startChild(env, 60_000, nodeFlags, mainJs, true);
       const base = child.url;
@@ -78,7 +90,10 @@ export class BenchServer {
       const project = await api('POST', '/v1/projects', { name: 'bench' });
       const source = await api('POST', `/v1/projects/${project.id}/sources`, { name: 'bench' });
       const key = await api('POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {});
-      const collection = await api('POST', `/v1/projects/${project.id}/collections`, { name: 'Traffic', source_id: source.id });
+      const collection = await api('POST', `/v1/projects/${project.id}/collections`, {
+        name: 'Traffic',
+        source_id: source.id,
+      });
       const path = `/ingest?key=${encodeURIComponent(key.key)}&collection=${encodeURIComponent(collection.slug)}`;
       return new BenchServer(child, env, mainJs, nodeFlags, dataDir, project.id, collection.id, path);
     } catch (err) {
@@ -176,7 +191,10 @@ export class BenchServer {
     let versions = 0;
     let after: string | null = null;
     do {
-      const res = await fetch(`${this.child.url}/v1/projects/${this.projectId}/collections/${this.collectionId}/schemas?limit=100${after ? `&after=${after}` : ''}`, { headers: { authorization: `Bearer ${KEY}` } });
+      const res = await fetch(
+        `${this.child.url}/v1/projects/${this.projectId}/collections/${this.collectionId}/schemas?limit=100${after ? `&after=${after}` : ''}`,
+        { headers: { authorization: `Bearer ${KEY}` } },
+      );
       const json = (await res.json()) as { data: { row_count: number }[]; pagination: { next_cursor: string | null } };
       for (const v of json.data) rows += v.row_count;
       versions += json.data.length;
@@ -194,7 +212,9 @@ export class BenchServer {
     const db = await DuckDBInstance.create(':memory:', { threads: '1' });
     try {
       const conn = await db.connect();
-      const reader = await conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet('${dir.replaceAll("'", "''")}/**/*.parquet', union_by_name = true)`);
+      const reader = await conn.runAndReadAll(
+        `SELECT count(*)::BIGINT AS n FROM read_parquet('${dir.replaceAll("'", "''")}/**/*.parquet', union_by_name = true)`,
+      );
       conn.closeSync();
       return Number(reader.getRowObjects()[0]!.n);
     } finally {
@@ -204,13 +224,19 @@ export class BenchServer {
 
   /** Rows the schema report counts as stored without a version (`unclassified.rows`). */
   async unclassifiedRows(): Promise<number> {
-    const report = await this.api('GET', `/v1/projects/${this.projectId}/collections/${this.collectionId}/schema_report`);
+    const report = await this.api(
+      'GET',
+      `/v1/projects/${this.projectId}/collections/${this.collectionId}/schema_report`,
+    );
     return report.unclassified.rows;
   }
 
   /** Spool entries the pipeline set aside for the collection (they would not be in files). */
   async setAside(): Promise<number> {
-    const page = (await this.api('GET', `/v1/projects/${this.projectId}/collections/${this.collectionId}/unprocessable?limit=100`)) as unknown[];
+    const page = (await this.api(
+      'GET',
+      `/v1/projects/${this.projectId}/collections/${this.collectionId}/unprocessable?limit=100`,
+    )) as unknown[];
     return page.length;
   }
 
@@ -320,6 +346,9 @@ async function call(base: string, method: string, path: string, body?: unknown):
   } catch {
     throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
   }
-  if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${json.error?.code ?? ''} ${json.error?.message ?? text.slice(0, 200)}`);
+  if (res.status >= 300)
+    throw new Error(
+      `${method} ${path}: ${res.status} ${json.error?.code ?? ''} ${json.error?.message ?? text.slice(0, 200)}`,
+    );
   return json.data;
 }

@@ -29,7 +29,11 @@ import { hasWrk, wrkLoad } from './wrk.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 /** Only scenarios whose name contains one of these (comma-separated, case-insensitive). */
-const ONLY = (process.env.BENCH_ONLY ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean);
+const ONLY = (process.env.BENCH_ONLY ?? '')
+  .toLowerCase()
+  .split(',')
+  .map((s) => s.trim())
+  .filter(Boolean);
 /** After the scenarios, a sustained mixed load on Sluice alone for this many seconds, sampling its memory. */
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 0);
 /** Each scenario runs reference then Sluice this many times (interleaved); the median ratio is reported. */
@@ -99,9 +103,23 @@ async function startReference(): Promise<Target> {
 async function startSluice(): Promise<Target> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-'));
   // Ingest only (the pipeline has its own benchmark): nothing drains the spool, so lift the queue limit.
-  const child = await startChild({ SLUICE_DATA_DIR: dir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_MAX_PENDING_RECORDS: '1000000000', SLUICE_LOG_LEVEL: 'warn', SLUICE_PIPELINE: '0' }, 20_000, SLUICE_NODE_FLAGS);
+  const child = await startChild(
+    {
+      SLUICE_DATA_DIR: dir,
+      SLUICE_BOOTSTRAP_KEY: KEY,
+      SLUICE_MAX_PENDING_RECORDS: '1000000000',
+      SLUICE_LOG_LEVEL: 'warn',
+      SLUICE_PIPELINE: '0',
+    },
+    20_000,
+    SLUICE_NODE_FLAGS,
+  );
   const call = async (path: string, body: unknown) => {
-    const res = await fetch(child.url + path, { method: 'POST', headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await fetch(child.url + path, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     return ((await res.json()) as { data: { id: string; key: string } }).data;
   };
   const project = await call('/v1/projects', { name: 'bench' });
@@ -136,7 +154,9 @@ function cpuSeconds(pid: number): number {
 const CLOCK_TICKS = 100;
 
 /** HTTP load with wrk when available, else the Node raw-socket generator (with fewer connections: it shares the CPU). */
-function http(opts: Omit<HttpLoad, 'connections'> & { connections: number; nodeConnections: number }): Promise<LoadResult> {
+function http(
+  opts: Omit<HttpLoad, 'connections'> & { connections: number; nodeConnections: number },
+): Promise<LoadResult> {
   if (USE_WRK) return wrkLoad(opts);
   return httpLoad({ ...opts, connections: opts.nodeConnections });
 }
@@ -153,26 +173,46 @@ const scenarios: Scenario[] = [
     name: 'HTTP NDJSON 1000 rec',
     recordsPer: 1000,
     bytesPer: batch.length,
-    run: (t, ms) => http({ port: t.port, path: t.path, body: batch, contentType: 'application/x-ndjson', connections: 4, nodeConnections: 4, durationMs: ms }),
+    run: (t, ms) =>
+      http({
+        port: t.port,
+        path: t.path,
+        body: batch,
+        contentType: 'application/x-ndjson',
+        connections: 4,
+        nodeConnections: 4,
+        durationMs: ms,
+      }),
   },
   {
     name: 'HTTP single record',
     recordsPer: 1,
     bytesPer: single.length,
     // Enough connections that group commit batches many requests per fdatasync.
-    run: (t, ms) => http({ port: t.port, path: t.path, body: single, contentType: 'application/json', connections: 256, nodeConnections: 32, durationMs: ms }),
+    run: (t, ms) =>
+      http({
+        port: t.port,
+        path: t.path,
+        body: single,
+        contentType: 'application/json',
+        connections: 256,
+        nodeConnections: 32,
+        durationMs: ms,
+      }),
   },
   {
     name: 'WS frames 1000 rec',
     recordsPer: 1000,
     bytesPer: batch.length,
-    run: (t, ms) => wsLoad({ url: `http://127.0.0.1:${t.port}${t.path}`, frame: batch, connections: 4, window: 2, durationMs: ms }),
+    run: (t, ms) =>
+      wsLoad({ url: `http://127.0.0.1:${t.port}${t.path}`, frame: batch, connections: 4, window: 2, durationMs: ms }),
   },
   {
     name: 'WS frames 1 rec',
     recordsPer: 1,
     bytesPer: single.length,
-    run: (t, ms) => wsLoad({ url: `http://127.0.0.1:${t.port}${t.path}`, frame: single, connections: 8, window: 32, durationMs: ms }),
+    run: (t, ms) =>
+      wsLoad({ url: `http://127.0.0.1:${t.port}${t.path}`, frame: single, connections: 8, window: 32, durationMs: ms }),
   },
 ];
 
@@ -193,8 +233,12 @@ interface Row {
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
 async function main(): Promise<void> {
-  const loadgen = USE_WRK ? 'wrk (HTTP) + Node (WebSocket)' : 'Node raw sockets (install wrk for HTTP: apt-get install wrk)';
-  process.stdout.write(`ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}; Sluice node flags: ${SLUICE_NODE_FLAGS.join(' ') || 'none'}\n`);
+  const loadgen = USE_WRK
+    ? 'wrk (HTTP) + Node (WebSocket)'
+    : 'Node raw sockets (install wrk for HTTP: apt-get install wrk)';
+  process.stdout.write(
+    `ingest benchmark: ${SECONDS} s per run after ${WARMUP_MS} ms warm-up; record ${single.length} B, batch ${batch.length} B; load: ${loadgen}; Sluice node flags: ${SLUICE_NODE_FLAGS.join(' ') || 'none'}\n`,
+  );
   const rows: Row[] = [];
   const ratios: string[] = [];
   /** The reference's closed-loop single-record req/s of each round (the open loop offers half their median). */
@@ -237,7 +281,9 @@ async function main(): Promise<void> {
     const sorted = [...roundRatios].sort((a, b) => a - b);
     const mid = sorted.length >> 1;
     const median = sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-    ratios.push(`${scenario.name}: Sluice ÷ reference = ${median.toFixed(2)}${ROUNDS > 1 ? ` (median of ${roundRatios.map((x) => x.toFixed(2)).join(', ')})` : ''}`);
+    ratios.push(
+      `${scenario.name}: Sluice ÷ reference = ${median.toFixed(2)}${ROUNDS > 1 ? ` (median of ${roundRatios.map((x) => x.toFixed(2)).join(', ')})` : ''}`,
+    );
   }
   if (rows.length > 0) console.table(rows);
   for (const line of ratios) process.stdout.write(`${line}\n`);
@@ -277,14 +323,25 @@ async function openLoop(referenceSingle: number[]): Promise<void> {
     }
     rate = Math.round(median(referenceSingle) / 2);
   }
-  process.stdout.write(`\n${OPEN_LOOP}: ${rate} req/s offered (${OPEN_RATE > 0 ? 'BENCH_OPEN_RATE' : "half the reference's closed-loop maximum"}), ${OPEN_CONNECTIONS} connections, ${SECONDS} s per run\n`);
+  process.stdout.write(
+    `\n${OPEN_LOOP}: ${rate} req/s offered (${OPEN_RATE > 0 ? 'BENCH_OPEN_RATE' : "half the reference's closed-loop maximum"}), ${OPEN_CONNECTIONS} connections, ${SECONDS} s per run\n`,
+  );
   const rows: Record<string, string | number>[] = [];
   const p99s: Record<string, number[]> = { reference: [], sluice: [] };
   for (let round = 1; round <= ROUNDS; round++) {
     for (const start of [startReference, startSluice]) {
       const target = await start();
       try {
-        const load = (ms: number) => openLoopLoad({ port: target.port, path: target.path, body: single, contentType: 'application/json', rate, connections: OPEN_CONNECTIONS, durationMs: ms });
+        const load = (ms: number) =>
+          openLoopLoad({
+            port: target.port,
+            path: target.path,
+            body: single,
+            contentType: 'application/json',
+            rate,
+            connections: OPEN_CONNECTIONS,
+            durationMs: ms,
+          });
         await load(WARMUP_MS);
         const cpuBefore = cpuSeconds(target.pid);
         const r = await load(SECONDS * 1000);
@@ -310,7 +367,9 @@ async function openLoop(referenceSingle: number[]): Promise<void> {
     }
   }
   console.table(rows);
-  process.stdout.write(`${OPEN_LOOP}: p99 at ${rate} req/s: reference ${round2(median(p99s.reference!))} ms, Sluice ${round2(median(p99s.sluice!))} ms (median of ${ROUNDS})\n`);
+  process.stdout.write(
+    `${OPEN_LOOP}: p99 at ${rate} req/s: reference ${round2(median(p99s.reference!))} ms, Sluice ${round2(median(p99s.sluice!))} ms (median of ${ROUNDS})\n`,
+  );
 }
 
 /**
@@ -325,12 +384,33 @@ async function soak(seconds: number): Promise<void> {
     const ms = seconds * 1000;
     const samples: { t: number; rss: number; anon: number }[] = [];
     const t0 = performance.now();
-    const sample = () => samples.push({ t: Math.round((performance.now() - t0) / 1000), rss: statusMb(target.pid), anon: statusMb(target.pid, 'RssAnon') });
+    const sample = () =>
+      samples.push({
+        t: Math.round((performance.now() - t0) / 1000),
+        rss: statusMb(target.pid),
+        anon: statusMb(target.pid, 'RssAnon'),
+      });
     sample();
     const timer = setInterval(sample, Math.max(1000, Math.min(5000, ms / 12)));
     const [singles, batches] = await Promise.all([
-      http({ port: target.port, path: target.path, body: single, contentType: 'application/json', connections: 256, nodeConnections: 32, durationMs: ms }),
-      http({ port: target.port, path: target.path, body: batch, contentType: 'application/x-ndjson', connections: 2, nodeConnections: 2, durationMs: ms }),
+      http({
+        port: target.port,
+        path: target.path,
+        body: single,
+        contentType: 'application/json',
+        connections: 256,
+        nodeConnections: 32,
+        durationMs: ms,
+      }),
+      http({
+        port: target.port,
+        path: target.path,
+        body: batch,
+        contentType: 'application/x-ndjson',
+        connections: 2,
+        nodeConnections: 2,
+        durationMs: ms,
+      }),
     ]);
     clearInterval(timer);
     sample();

@@ -34,7 +34,9 @@ export interface HttpLoad {
  */
 export async function httpLoad(opts: HttpLoad): Promise<LoadResult> {
   const request = Buffer.concat([
-    Buffer.from(`POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${opts.body.length}\r\n\r\n`),
+    Buffer.from(
+      `POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${opts.body.length}\r\n\r\n`,
+    ),
     opts.body,
   ]);
   const latencies: number[] = [];

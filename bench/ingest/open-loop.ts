@@ -47,7 +47,12 @@ export interface OpenLoopResult {
  */
 export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
   const requestOf = (body: Buffer) =>
-    Buffer.concat([Buffer.from(`POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${body.length}\r\n\r\n`), body]);
+    Buffer.concat([
+      Buffer.from(
+        `POST ${opts.path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${opts.contentType}\r\nContent-Length: ${body.length}\r\n\r\n`,
+      ),
+      body,
+    ]);
   const fixed = requestOf(opts.body);
   const bodyAt = opts.bodyAt;
   const intervalMs = 1000 / opts.rate;

@@ -47,7 +47,13 @@ app.ws<{ seq: number; closed: boolean }>('/ingest', {
   maxPayloadLength: 16 * 1024 * 1024,
   idleTimeout: 120,
   upgrade: (res, req, context) => {
-    res.upgrade({ seq: 1, closed: false }, req.getHeader('sec-websocket-key'), req.getHeader('sec-websocket-protocol'), req.getHeader('sec-websocket-extensions'), context);
+    res.upgrade(
+      { seq: 1, closed: false },
+      req.getHeader('sec-websocket-key'),
+      req.getHeader('sec-websocket-protocol'),
+      req.getHeader('sec-websocket-extensions'),
+      context,
+    );
   },
   message: (ws, message) => {
     const data = ws.getUserData();

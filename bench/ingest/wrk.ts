@@ -55,16 +55,44 @@ export async function wrkLoad(opts: HttpLoad & { threads?: number }): Promise<Wr
     writeFileSync(bodyPath, opts.body);
     const threads = Math.min(opts.threads ?? 1, opts.connections);
     const seconds = Math.max(1, Math.round(opts.durationMs / 1000));
-    const args = ['-t', String(threads), '-c', String(opts.connections), '-d', `${seconds}s`, '--timeout', '10s', '-s', scriptPath, `http://127.0.0.1:${opts.port}${opts.path}`];
+    const args = [
+      '-t',
+      String(threads),
+      '-c',
+      String(opts.connections),
+      '-d',
+      `${seconds}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      scriptPath,
+      `http://127.0.0.1:${opts.port}${opts.path}`,
+    ];
     const out = await new Promise<string>((resolve, reject) => {
-      execFile('wrk', args, { env: { ...process.env, WRK_BODY_FILE: bodyPath, WRK_CONTENT_TYPE: opts.contentType }, timeout: (seconds + 30) * 1000, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`wrk failed: ${err.message}\n${stderr}`));
-        else resolve(stdout);
-      });
+      execFile(
+        'wrk',
+        args,
+        {
+          env: { ...process.env, WRK_BODY_FILE: bodyPath, WRK_CONTENT_TYPE: opts.contentType },
+          timeout: (seconds + 30) * 1000,
+          maxBuffer: 1 << 20,
+        },
+        (err, stdout, stderr) => {
+          if (err) reject(new Error(`wrk failed: ${err.message}\n${stderr}`));
+          else resolve(stdout);
+        },
+      );
     });
     const line = out.split('\n').find((l) => l.startsWith('{"requests"'));
     if (!line) throw new Error(`wrk printed no summary:\n${out}`);
-    const s = JSON.parse(line) as { requests: number; duration_us: number; status_errors: number; socket_errors: number; p50_us: number; p99_us: number };
+    const s = JSON.parse(line) as {
+      requests: number;
+      duration_us: number;
+      status_errors: number;
+      socket_errors: number;
+      p50_us: number;
+      p99_us: number;
+    };
     return {
       ok: s.requests - s.status_errors,
       failed: s.status_errors,

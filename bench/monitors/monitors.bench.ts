@@ -28,11 +28,20 @@ const say = (s: string) => process.stdout.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const body = Buffer.from(
-  Array.from({ length: 500 }, (_, i) => JSON.stringify({ host: `h${i % series}`, latency: (i * 37) % 1000 })).join('\n') + '\n',
+  Array.from({ length: 500 }, (_, i) => JSON.stringify({ host: `h${i % series}`, latency: (i * 37) % 1000 })).join(
+    '\n',
+  ) + '\n',
 );
 
 async function ingestPhase(server: BenchServer): Promise<number> {
-  const r = await httpLoad({ port: server.port, path: server.ingestPath, body, contentType: 'application/x-ndjson', connections, durationMs: seconds * 1000 });
+  const r = await httpLoad({
+    port: server.port,
+    path: server.ingestPath,
+    body,
+    contentType: 'application/x-ndjson',
+    connections,
+    durationMs: seconds * 1000,
+  });
   return (r.ok * 500) / r.seconds;
 }
 
@@ -40,12 +49,26 @@ const server = await BenchServer.start(2);
 try {
   const p = `/v1/projects/${server.projectId}`;
   const view = await server.api('POST', `${p}/views`, {
-    name: 'Latency', collection_id: server.collectionId, transform_mode: 'manual',
+    name: 'Latency',
+    collection_id: server.collectionId,
+    transform_mode: 'manual',
     transform_script: 'function transform(r) { return { host: r.host, latency: r.latency }; }',
-    output_schema: [{ name: 'host', type: 'string' }, { name: 'latency', type: 'number' }],
+    output_schema: [
+      { name: 'host', type: 'string' },
+      { name: 'latency', type: 'number' },
+    ],
   });
-  const metricId = await server.createMetric({ name: 'Latency', view_id: view.id, group_by: ['host'], value_field: 'latency' });
-  say(`load ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${monitors} monitors, ${series} series, ${seconds} s per phase`);
+  const metricId = await server.createMetric({
+    name: 'Latency',
+    view_id: view.id,
+    group_by: ['host'],
+    value_field: 'latency',
+  });
+  say(
+    `load ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}; ${monitors} monitors, ${series} series, ${seconds} s per phase`,
+  );
   const alone = await ingestPhase(server);
   say(`ingest alone: ${Math.round(alone)} records/s`);
 
@@ -53,12 +76,18 @@ try {
   const ids: string[] = [];
   for (let i = 0; i < monitors; i++) {
     const m = await server.api('POST', `${p}/metrics/${metricId}/monitors`, {
-      name: `Bench ${i}`, chart_value: i % 2 ? 'max' : 'count', scope: scopes[i % 3], time_window_minutes: 1 + (i % 5), threshold_value: (i * 97) % 1000,
+      name: `Bench ${i}`,
+      chart_value: i % 2 ? 'max' : 'count',
+      scope: scopes[i % 3],
+      time_window_minutes: 1 + (i % 5),
+      threshold_value: (i * 97) % 1000,
     });
     ids.push(m.id);
   }
   const withMonitors = await ingestPhase(server);
-  say(`ingest with ${monitors} monitors: ${Math.round(withMonitors)} records/s (ratio ${(withMonitors / alone).toFixed(3)}, target ≥ 0.9)`);
+  say(
+    `ingest with ${monitors} monitors: ${Math.round(withMonitors)} records/s (ratio ${(withMonitors / alone).toFixed(3)}, target ≥ 0.9)`,
+  );
 
   // Let the slots of the last minute finish, then read every monitor's last evaluation.
   await sleep(10_000);
@@ -70,7 +99,9 @@ try {
     lags.push(t - Math.floor(t / 60_000) * 60_000);
   }
   const sorted = Float64Array.from(lags).sort();
-  say(`evaluated: ${lags.length} of ${monitors}; lag p50 ${quantile(sorted, 0.5).toFixed(0)} ms, p99 ${quantile(sorted, 0.99).toFixed(0)} ms, max ${sorted.at(-1)?.toFixed(0)} ms (target p99 < 5000)`);
+  say(
+    `evaluated: ${lags.length} of ${monitors}; lag p50 ${quantile(sorted, 0.5).toFixed(0)} ms, p99 ${quantile(sorted, 0.99).toFixed(0)} ms, max ${sorted.at(-1)?.toFixed(0)} ms (target p99 < 5000)`,
+  );
 } finally {
   await server.stop();
 }

@@ -14,7 +14,10 @@ function naiveSignature(v: unknown): string {
   if (Array.isArray(v)) return `[${[...new Set(v.map(naiveSignature))].sort().join('|')}]`;
   if (typeof v === 'object') {
     const o = v as Record<string, unknown>;
-    return `{${Object.keys(o).sort().map((k) => `${k}:${naiveSignature(o[k])}`).join(',')}}`;
+    return `{${Object.keys(o)
+      .sort()
+      .map((k) => `${k}:${naiveSignature(o[k])}`)
+      .join(',')}}`;
   }
   return typeof v;
 }
@@ -22,7 +25,11 @@ function naiveSignature(v: unknown): string {
 const records = makeRecords(RECORDS);
 const fp = new Fingerprinter({ opaquePaths: [], trackedPaths: [], maxDepth: 6 });
 let sink = 0;
-const bench = new Bench({ name: `fingerprint ${RECORDS} records per op (10 fields, 10 shapes)`, time: 2000, warmupTime: 500 });
+const bench = new Bench({
+  name: `fingerprint ${RECORDS} records per op (10 fields, 10 shapes)`,
+  time: 2000,
+  warmupTime: 500,
+});
 bench
   .add('sluice Fingerprinter.fingerprint', () => {
     for (let i = 0; i < RECORDS; i++) sink += fp.fingerprint(records[i]);
@@ -41,7 +48,11 @@ console.table(
   bench.tasks.map((t) => {
     const r = t.result as unknown as { throughput?: { mean: number }; latency?: { mean: number } };
     const opsPerSec = r.throughput?.mean ?? 0;
-    return { task: t.name, 'records/s': Math.round(opsPerSec * RECORDS).toLocaleString('en-US'), 'ms per 10k': (r.latency?.mean ?? 0).toFixed(3) };
+    return {
+      task: t.name,
+      'records/s': Math.round(opsPerSec * RECORDS).toLocaleString('en-US'),
+      'ms per 10k': (r.latency?.mean ?? 0).toFixed(3),
+    };
   }),
 );
 if (sink === 42) console.log('');

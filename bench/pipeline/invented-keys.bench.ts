@@ -22,7 +22,8 @@ let n = 0;
 
 function body(invent: boolean, records: number): Buffer {
   const lines: string[] = [];
-  for (let i = 0; i < records; i++, n++) lines.push(JSON.stringify(invent ? { id: n, [`k${n}`]: 1, v: 'x' } : { id: n, k: 1, v: 'x' }));
+  for (let i = 0; i < records; i++, n++)
+    lines.push(JSON.stringify(invent ? { id: n, [`k${n}`]: 1, v: 'x' } : { id: n, k: 1, v: 'x' }));
   return Buffer.from(lines.join('\n'));
 }
 
@@ -33,10 +34,31 @@ async function run(invent: boolean): Promise<number> {
   let seq = 1;
   let ms = 0;
   for (let b = 0; b < BATCHES; b++) {
-    const entries = Array.from({ length: 10 }, () => ({ seq: seq++, received_at: Date.now(), format: 'ndjson' as const, body: body(invent, PER_BATCH / 10) }));
-    const resolution = createBatchResolution({ book, settings, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion') });
+    const entries = Array.from({ length: 10 }, () => ({
+      seq: seq++,
+      received_at: Date.now(),
+      format: 'ndjson' as const,
+      body: body(invent, PER_BATCH / 10),
+    }));
+    const resolution = createBatchResolution({
+      book,
+      settings,
+      nowMs: () => Date.now(),
+      newVersionId: () => newId('schemaVersion'),
+    });
     const t0 = performance.now();
-    await processBatch({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries, firstSeq: entries[0]!.seq, lastSeq: seq - 1, filesDir: dir }, resolution.resolve);
+    await processBatch(
+      {
+        collectionId: 'c',
+        projectId: 'p',
+        rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+        entries,
+        firstSeq: entries[0]!.seq,
+        lastSeq: seq - 1,
+        filesDir: dir,
+      },
+      resolution.resolve,
+    );
     book.apply(resolution.plan()!);
     ms += performance.now() - t0;
   }
@@ -48,9 +70,16 @@ try {
   for (let round = 0; round < 2; round++) {
     const one = await run(false);
     const invented = await run(true);
-    rows.push({ round: String(round + 1), 'one shape µs/record': one.toFixed(2), 'invented keys µs/record': invented.toFixed(2), ratio: (invented / one).toFixed(1) });
+    rows.push({
+      round: String(round + 1),
+      'one shape µs/record': one.toFixed(2),
+      'invented keys µs/record': invented.toFixed(2),
+      ratio: (invented / one).toFixed(1),
+    });
   }
-  console.log(`batches of ${PER_BATCH} records, ${BATCHES} per scenario (the book keeps growing: up to ${DEFAULT_SCHEMA_SETTINGS.schema_candidate_pool} candidate versions)`);
+  console.log(
+    `batches of ${PER_BATCH} records, ${BATCHES} per scenario (the book keeps growing: up to ${DEFAULT_SCHEMA_SETTINGS.schema_candidate_pool} candidate versions)`,
+  );
   console.table(rows);
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -36,7 +36,14 @@ function leaseBodies(b: number): Buffer[] {
   for (let at = 0; at < LEASE; at += PER_ENTRY) {
     const n = Math.min(PER_ENTRY, LEASE - at);
     if (INPUT === 'flat') out.push(Buffer.from(makeNdjsonBodies(1, n, b * LEASE + at, 'flat')[0]!));
-    else out.push(Buffer.from(makeNestedRecords(n, 1000 + b * LEASE + at, { keyOrders: KEY_ORDERS }).map((r) => JSON.stringify(r)).join('\n')));
+    else
+      out.push(
+        Buffer.from(
+          makeNestedRecords(n, 1000 + b * LEASE + at, { keyOrders: KEY_ORDERS })
+            .map((r) => JSON.stringify(r))
+            .join('\n'),
+        ),
+      );
   }
   return out;
 }
@@ -53,8 +60,12 @@ async function loadBuild(root: string): Promise<Build> {
   const at = (p: string) => pathToFileURL(join(resolve(root), p)).href;
   return {
     name: root,
-    createBatchProcessor: ((await import(at('src/pipeline/process-batch.js'))) as { createBatchProcessor: typeof createBatchProcessor }).createBatchProcessor,
-    createBatchResolution: ((await import(at('src/pipeline/resolver.js'))) as { createBatchResolution: typeof createBatchResolution }).createBatchResolution,
+    createBatchProcessor: (
+      (await import(at('src/pipeline/process-batch.js'))) as { createBatchProcessor: typeof createBatchProcessor }
+    ).createBatchProcessor,
+    createBatchResolution: (
+      (await import(at('src/pipeline/resolver.js'))) as { createBatchResolution: typeof createBatchResolution }
+    ).createBatchResolution,
     SchemaBook: ((await import(at('src/schema/book.js'))) as { SchemaBook: typeof SchemaBook }).SchemaBook,
   };
 }
@@ -65,16 +76,47 @@ const dirs = builds.map(() => mkdtempSync(join(tmpdir(), 'sluice-bench-nested-')
 try {
   const leases = Array.from({ length: WARM + BATCHES }, (_, b) => leaseBodies(b));
   const bytes = leases.slice(WARM).reduce((n, l) => n + l.reduce((m, x) => m + x.byteLength, 0), 0);
-  const runs = builds.map((build, i) => ({ build, dir: dirs[i]!, processBatch: build.createBatchProcessor(), book: new build.SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' }), seq: 1, ms: 0, cpuUs: 0, files: 0, fileBytes: 0 }));
+  const runs = builds.map((build, i) => ({
+    build,
+    dir: dirs[i]!,
+    processBatch: build.createBatchProcessor(),
+    book: new build.SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' }),
+    seq: 1,
+    ms: 0,
+    cpuUs: 0,
+    files: 0,
+    fileBytes: 0,
+  }));
   const settings = { ...DEFAULT_SCHEMA_SETTINGS };
   for (let b = 0; b < leases.length; b++) {
     // With a baseline, each lease runs on both builds, in alternating order (the machine's noise falls on both).
     for (const run of b % 2 === 0 ? runs : [...runs].reverse()) {
-      const entries = leases[b]!.map((body) => ({ seq: run.seq++, received_at: Date.now(), format: 'ndjson' as const, body }));
-      const resolution = run.build.createBatchResolution({ book: run.book, settings, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion') });
+      const entries = leases[b]!.map((body) => ({
+        seq: run.seq++,
+        received_at: Date.now(),
+        format: 'ndjson' as const,
+        body,
+      }));
+      const resolution = run.build.createBatchResolution({
+        book: run.book,
+        settings,
+        nowMs: () => Date.now(),
+        newVersionId: () => newId('schemaVersion'),
+      });
       const t0 = performance.now();
       const c0 = process.cpuUsage();
-      const result = await run.processBatch({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries, firstSeq: entries[0]!.seq, lastSeq: run.seq - 1, filesDir: run.dir }, resolution.resolve);
+      const result = await run.processBatch(
+        {
+          collectionId: 'c',
+          projectId: 'p',
+          rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+          entries,
+          firstSeq: entries[0]!.seq,
+          lastSeq: run.seq - 1,
+          filesDir: run.dir,
+        },
+        resolution.resolve,
+      );
       run.book.apply(resolution.plan()!);
       if (b >= WARM) {
         run.ms += performance.now() - t0;
@@ -86,11 +128,18 @@ try {
     }
   }
   const records = BATCHES * LEASE;
-  console.log(`${INPUT}: ${BATCHES} leases of ${LEASE} records (${(bytes / records).toFixed(0)} B/record), ${(runs[0]!.files / BATCHES).toFixed(1)} files per lease`);
+  console.log(
+    `${INPUT}: ${BATCHES} leases of ${LEASE} records (${(bytes / records).toFixed(0)} B/record), ${(runs[0]!.files / BATCHES).toFixed(1)} files per lease`,
+  );
   for (const r of runs) {
-    console.log(`${builds.length > 1 ? `${r.build.name}: ` : ''}µs/record ${((r.ms * 1000) / records).toFixed(1)}  CPU µs/record ${(r.cpuUs / records).toFixed(1)}  records/s ${Math.round(records / (r.ms / 1000))}  MB/s ${(bytes / 1e6 / (r.ms / 1000)).toFixed(1)}  file bytes/record ${(r.fileBytes / records).toFixed(0)}`);
+    console.log(
+      `${builds.length > 1 ? `${r.build.name}: ` : ''}µs/record ${((r.ms * 1000) / records).toFixed(1)}  CPU µs/record ${(r.cpuUs / records).toFixed(1)}  records/s ${Math.round(records / (r.ms / 1000))}  MB/s ${(bytes / 1e6 / (r.ms / 1000)).toFixed(1)}  file bytes/record ${(r.fileBytes / records).toFixed(0)}`,
+    );
   }
-  if (runs.length > 1) console.log(`this ÷ baseline: CPU µs/record ${(runs[1]!.cpuUs / runs[0]!.cpuUs).toFixed(3)}, file bytes ${(runs[1]!.fileBytes / runs[0]!.fileBytes).toFixed(3)}`);
+  if (runs.length > 1)
+    console.log(
+      `this ÷ baseline: CPU µs/record ${(runs[1]!.cpuUs / runs[0]!.cpuUs).toFixed(3)}, file bytes ${(runs[1]!.fileBytes / runs[0]!.fileBytes).toFixed(3)}`,
+    );
 } finally {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 }

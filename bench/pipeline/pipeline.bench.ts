@@ -36,7 +36,20 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const WARM_ENTRIES = 10;
 const WARM_ROUNDS = Number(process.env.BENCH_WARM_ROUNDS ?? 8);
 
-async function scenario(workers: number, typedColumns: boolean, style: RecordStyle, bodies: Uint8Array[]): Promise<{ records: number; seconds: number; cpuSeconds: number; bytes: number; files: number; fileBytes: number; columns: number }> {
+async function scenario(
+  workers: number,
+  typedColumns: boolean,
+  style: RecordStyle,
+  bodies: Uint8Array[],
+): Promise<{
+  records: number;
+  seconds: number;
+  cpuSeconds: number;
+  bytes: number;
+  files: number;
+  fileBytes: number;
+  columns: number;
+}> {
   const dir = mkdtempSync(join(tmpdir(), 'sluice-bench-pipeline-'));
   const store = new Store(dir);
   try {
@@ -45,7 +58,20 @@ async function scenario(workers: number, typedColumns: boolean, style: RecordSty
     const collections = new Map<string, CollectionRecord>();
     for (let c = 0; c < COLLECTIONS; c++) {
       const id = `col_bench${String(c).padStart(16, '0')}`;
-      collections.set(id, { ...DEFAULT_SCHEMA_SETTINGS, schema_opaque_paths: [], schema_tracked_paths: [], id, team_id: 'team_b', project_id: 'prj_b', source_id: 'src_b', slug: `c${c}`, name: `c${c}`, created_at: now, updated_at: now, deleted_at: null });
+      collections.set(id, {
+        ...DEFAULT_SCHEMA_SETTINGS,
+        schema_opaque_paths: [],
+        schema_tracked_paths: [],
+        id,
+        team_id: 'team_b',
+        project_id: 'prj_b',
+        source_id: 'src_b',
+        slug: `c${c}`,
+        name: `c${c}`,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      });
     }
     const ids = [...collections.keys()];
     let bytes = 0;
@@ -53,7 +79,16 @@ async function scenario(workers: number, typedColumns: boolean, style: RecordSty
     for (let i = 0; i < ENTRIES; i++) {
       const body = bodies[i % bodies.length]!;
       bytes += body.byteLength;
-      appends.push(spool.append({ collection_id: ids[i % ids.length]!, project_id: 'prj_b', received_at: Date.now(), records: RECORDS_PER_ENTRY, format: 'ndjson', body }));
+      appends.push(
+        spool.append({
+          collection_id: ids[i % ids.length]!,
+          project_id: 'prj_b',
+          received_at: Date.now(),
+          records: RECORDS_PER_ENTRY,
+          format: 'ndjson',
+          body,
+        }),
+      );
       if (appends.length >= 50) await Promise.all(appends.splice(0));
     }
     await Promise.all(appends);
@@ -61,7 +96,15 @@ async function scenario(workers: number, typedColumns: boolean, style: RecordSty
     const schema = new SchemaService(store, systemClock, log, dir);
     const pool = new WorkerPool(workers);
     await warmUp(pool, dir, typedColumns, style);
-    const runner = new PipelineRunner({ spool, collections: { byId: (id) => collections.get(id) }, schema, pool, clock: systemClock, log, typedColumns });
+    const runner = new PipelineRunner({
+      spool,
+      collections: { byId: (id) => collections.get(id) },
+      schema,
+      pool,
+      clock: systemClock,
+      log,
+      typedColumns,
+    });
     const t0 = performance.now();
     const cpu0 = process.cpuUsage();
     runner.start();
@@ -74,8 +117,11 @@ async function scenario(workers: number, typedColumns: boolean, style: RecordSty
     const rows = manifests.reduce((m, f) => m + f.rows, 0);
     const fileBytes = manifests.reduce((m, f) => m + f.bytes, 0);
     const first = manifests.find((m) => m.kind === 'version')!;
-    const columns = parquetMetadata(readFileSync(join(schema.filesDir(collections.get(first.collection_id)!), first.id))).columns;
-    if (rows !== ENTRIES * RECORDS_PER_ENTRY) throw new Error(`expected ${ENTRIES * RECORDS_PER_ENTRY} rows in files, found ${rows}`);
+    const columns = parquetMetadata(
+      readFileSync(join(schema.filesDir(collections.get(first.collection_id)!), first.id)),
+    ).columns;
+    if (rows !== ENTRIES * RECORDS_PER_ENTRY)
+      throw new Error(`expected ${ENTRIES * RECORDS_PER_ENTRY} rows in files, found ${rows}`);
     await runner.stop();
     schema.close();
     return { records: rows, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, bytes, files, fileBytes, columns };
@@ -96,9 +142,28 @@ async function warmUp(pool: WorkerPool, dir: string, typedColumns: boolean, styl
     await Promise.all(
       Array.from({ length: pool.size }, (_, w) => {
         const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: `warm${w}` });
-        const resolution = createBatchResolution({ book, settings: DEFAULT_SCHEMA_SETTINGS, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion'), typedColumns });
-        const entries = bodies.map((body, i) => ({ seq: round * WARM_ENTRIES + i + 1, received_at: Date.now(), format: 'ndjson' as const, body }));
-        const task = { collectionId: `warm${w}`, projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries, firstSeq: entries[0]!.seq, lastSeq: entries.at(-1)!.seq, filesDir: join(dir, `warm${w}`) };
+        const resolution = createBatchResolution({
+          book,
+          settings: DEFAULT_SCHEMA_SETTINGS,
+          nowMs: () => Date.now(),
+          newVersionId: () => newId('schemaVersion'),
+          typedColumns,
+        });
+        const entries = bodies.map((body, i) => ({
+          seq: round * WARM_ENTRIES + i + 1,
+          received_at: Date.now(),
+          format: 'ndjson' as const,
+          body,
+        }));
+        const task = {
+          collectionId: `warm${w}`,
+          projectId: 'p',
+          rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+          entries,
+          firstSeq: entries[0]!.seq,
+          lastSeq: entries.at(-1)!.seq,
+          filesDir: join(dir, `warm${w}`),
+        };
         return pool.run(task, resolution.resolve);
       }),
     );
@@ -115,7 +180,9 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 /** A comma-separated bench option, each value one of `allowed` (a typo stops the run, not a silent default). */
 function listOption<T extends string>(name: string, fallback: string, allowed: readonly T[]): T[] {
   const values = (process.env[name] ?? fallback).split(',');
-  for (const v of values) if (!(allowed as readonly string[]).includes(v)) throw new Error(`${name}: "${v}" is not one of ${allowed.join(', ')}`);
+  for (const v of values)
+    if (!(allowed as readonly string[]).includes(v))
+      throw new Error(`${name}: "${v}" is not one of ${allowed.join(', ')}`);
   return values as T[];
 }
 const STYLES = listOption<RecordStyle>('BENCH_RECORDS', 'flat', ['flat', 'arrays']);
@@ -124,7 +191,11 @@ const bodiesOf = new Map(STYLES.map((style) => [style, makeNdjsonBodies(ENTRIES,
 const auto = availableParallelism();
 const rows: Record<string, string | number>[] = [];
 const best = new Map<string, number>();
-console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load average before: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);
 const WORKERS = process.env.BENCH_WORKERS ? process.env.BENCH_WORKERS.split(',').map(Number) : [1, auto];
 const MODES = listOption('BENCH_COLUMNS', 'typed,doc', ['typed', 'doc']).map((m) => m === 'typed');
 for (const style of STYLES) {
@@ -162,14 +233,22 @@ for (const style of STYLES) {
   }
 }
 const bodies = bodiesOf.get(STYLES[0]!)!;
-console.log(`spool → Parquet: ${ENTRIES} spool entries × ${RECORDS_PER_ENTRY} records (~${Math.round(bodies[0]!.byteLength / RECORDS_PER_ENTRY)} B each, 10 shapes) over ${COLLECTIONS} collections, ${auto} CPUs, ${ROUNDS} rounds each`);
+console.log(
+  `spool → Parquet: ${ENTRIES} spool entries × ${RECORDS_PER_ENTRY} records (~${Math.round(bodies[0]!.byteLength / RECORDS_PER_ENTRY)} B each, 10 shapes) over ${COLLECTIONS} collections, ${auto} CPUs, ${ROUNDS} rounds each`,
+);
 console.table(rows);
 for (const style of STYLES) {
   for (const workers of WORKERS) {
     const typed = best.get(`${style}:${workers}:true`);
     const doc = best.get(`${style}:${workers}:false`);
     if (typed === undefined || doc === undefined) continue;
-    console.log(`${style} records, ${workers} worker(s): typed columns run at ${((typed / doc) * 100).toFixed(0)}% of documents-only throughput (best vs best)`);
+    console.log(
+      `${style} records, ${workers} worker(s): typed columns run at ${((typed / doc) * 100).toFixed(0)}% of documents-only throughput (best vs best)`,
+    );
   }
 }
-console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+console.log(
+  `load average after: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')}`,
+);

@@ -20,8 +20,20 @@ export function makeRecords(n: number, offset = 0, style: RecordStyle = 'flat'):
 }
 
 /** NDJSON bodies of `perBody` records each. */
-export function makeNdjsonBodies(bodies: number, perBody: number, offset = 0, style: RecordStyle = 'flat'): Uint8Array[] {
+export function makeNdjsonBodies(
+  bodies: number,
+  perBody: number,
+  offset = 0,
+  style: RecordStyle = 'flat',
+): Uint8Array[] {
   const out: Uint8Array[] = [];
-  for (let b = 0; b < bodies; b++) out.push(Buffer.from(makeRecords(perBody, offset + b * perBody, style).map((r) => JSON.stringify(r)).join('\n')));
+  for (let b = 0; b < bodies; b++)
+    out.push(
+      Buffer.from(
+        makeRecords(perBody, offset + b * perBody, style)
+          .map((r) => JSON.stringify(r))
+          .join('\n'),
+      ),
+    );
   return out;
 }

@@ -17,7 +17,13 @@ const INPUT = process.env.BENCH_INPUT ?? 'nested';
 const N = Number(process.env.BENCH_RECORDS ?? 4000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 15);
 const TOUCH = Number(process.env.BENCH_TOUCH_BYTES ?? 0);
-const lines = INPUT === 'flat' ? Buffer.from(makeNdjsonBodies(1, N, 0, 'flat')[0]!).toString('utf8').split('\n').filter((l) => l !== '') : makeNestedRecords(N, 7, { keyOrders: Number(process.env.BENCH_KEY_ORDERS ?? 3) }).map((r) => JSON.stringify(r));
+const lines =
+  INPUT === 'flat'
+    ? Buffer.from(makeNdjsonBodies(1, N, 0, 'flat')[0]!)
+        .toString('utf8')
+        .split('\n')
+        .filter((l) => l !== '')
+    : makeNestedRecords(N, 7, { keyOrders: Number(process.env.BENCH_KEY_ORDERS ?? 3) }).map((r) => JSON.stringify(r));
 const body = Buffer.from(lines.join('\n'));
 const ranges: number[] = [];
 let at = 0;
@@ -56,4 +62,6 @@ for (let round = 0; round < ROUNDS; round++) {
   for (const r of parsed) fp.fingerprint(r);
   fingerprintUs = Math.min(fingerprintUs, ((performance.now() - t0) * 1000) / lines.length);
 }
-console.log(`${INPUT}: ${lines.length} records of ${(body.length / lines.length).toFixed(0)} B, ${matched} matched; µs/record (best of ${ROUNDS}): match ${matchUs.toFixed(2)}${TOUCH > 0 ? ` (${TOUCH} bytes touched before each)` : ''}, JSON.parse ${parseUs.toFixed(2)}, fingerprint ${fingerprintUs.toFixed(2)}`);
+console.log(
+  `${INPUT}: ${lines.length} records of ${(body.length / lines.length).toFixed(0)} B, ${matched} matched; µs/record (best of ${ROUNDS}): match ${matchUs.toFixed(2)}${TOUCH > 0 ? ` (${TOUCH} bytes touched before each)` : ''}, JSON.parse ${parseUs.toFixed(2)}, fingerprint ${fingerprintUs.toFixed(2)}`,
+);

@@ -16,7 +16,12 @@ export interface Backfilled {
 const POLL_MS = 250;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function createAndBackfill(server: BenchServer, body: Record<string, unknown>, timeoutS: number, onProgress: (m: MetricState) => void = () => {}): Promise<Backfilled> {
+export async function createAndBackfill(
+  server: BenchServer,
+  body: Record<string, unknown>,
+  timeoutS: number,
+  onProgress: (m: MetricState) => void = () => {},
+): Promise<Backfilled> {
   const t0 = performance.now();
   const id = await server.createMetric(body);
   const statuses: string[] = [];
@@ -25,8 +30,12 @@ export async function createAndBackfill(server: BenchServer, body: Record<string
     if (statuses[statuses.length - 1] !== m.status) statuses.push(m.status);
     onProgress(m);
     if (m.status === 'active') return { id, seconds: (performance.now() - t0) / 1000, statuses, final: m };
-    if (m.status === 'error' || m.status === 'cancelled') throw new Error(`metric ${String(body.name)} went ${m.status}: ${JSON.stringify(m)}`);
-    if (performance.now() - t0 > timeoutS * 1000) throw new Error(`metric ${String(body.name)} not active after ${timeoutS} s (status ${m.status}, backfill ${m.backfill_percent} %)`);
+    if (m.status === 'error' || m.status === 'cancelled')
+      throw new Error(`metric ${String(body.name)} went ${m.status}: ${JSON.stringify(m)}`);
+    if (performance.now() - t0 > timeoutS * 1000)
+      throw new Error(
+        `metric ${String(body.name)} not active after ${timeoutS} s (status ${m.status}, backfill ${m.backfill_percent} %)`,
+      );
     await sleep(POLL_MS);
   }
 }
@@ -36,7 +45,11 @@ export async function createAndBackfill(server: BenchServer, body: Record<string
  * minute, hour, day and month rows) — what queries read in steady state. Resolves with the seconds
  * waited, or null when `timeoutS` passed first.
  */
-export async function compacted(server: BenchServer, metricIds: readonly string[], timeoutS: number): Promise<number | null> {
+export async function compacted(
+  server: BenchServer,
+  metricIds: readonly string[],
+  timeoutS: number,
+): Promise<number | null> {
   const t0 = performance.now();
   for (;;) {
     const states = await Promise.all(metricIds.map((id) => server.metric(id)));

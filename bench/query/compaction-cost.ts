@@ -25,7 +25,9 @@ const arg = (name: string, def: string) => {
 };
 const records = Number(arg('--records', '200000'));
 const fileRows = Number(arg('--file-rows', '50000'));
-const dists = arg('--dist', 'dist').split(',').map((d) => resolve(d));
+const dists = arg('--dist', 'dist')
+  .split(',')
+  .map((d) => resolve(d));
 /** Partial rows per pass (0: the compactor's default). */
 const limit = Number(arg('--limit', '0'));
 const DAY = 86_400_000;
@@ -39,12 +41,29 @@ async function seed(dir: string): Promise<string> {
   const from = to - days * DAY;
   const files = Math.ceil(records / fileRows);
   const store = await RollupStore.open(dir);
-  const tasks: MetricTask[] = ['region', 'host'].map((g) => ({ metricId: `m_${g}`, revision: 1, groupBy: [g], filters: '', fields, timestampField: '__ts', valueField: 'latency', uniqueField: 'user_id', displayFields: null }));
+  const tasks: MetricTask[] = ['region', 'host'].map((g) => ({
+    metricId: `m_${g}`,
+    revision: 1,
+    groupBy: [g],
+    filters: '',
+    fields,
+    timestampField: '__ts',
+    valueField: 'latency',
+    uniqueField: 'user_id',
+    displayFields: null,
+  }));
   let partials = 0;
   for (let k = 0; k < files; k++) {
     const path = join(dir, `f${k}.parquet`);
     const rows = Math.min(fileRows, records - k * fileRows);
-    writeTrafficFile({ path, seed: 7 + k, rows, from: from + (k * (to - from)) / files, to: from + ((k + 1) * (to - from)) / files, users: Math.max(1000, records / 5) });
+    writeTrafficFile({
+      path,
+      seed: 7 + k,
+      rows,
+      from: from + (k * (to - from)) / files,
+      to: from + ((k + 1) * (to - from)) / files,
+      users: Math.max(1000, records / 5),
+    });
     const { ts, columns } = await readViewFileColumns(store, path, fields);
     for (const task of tasks) {
       const p = buildPartials(task, ts, columns);
@@ -58,8 +77,12 @@ async function seed(dir: string): Promise<string> {
 }
 
 async function measure(dist: string, seedDb: string): Promise<void> {
-  const { RollupStore: Store } = (await import(join(dist, 'src/rollup/rollup-store.js'))) as typeof import('../../src/rollup/rollup-store.js');
-  const { compactPartials } = (await import(join(dist, 'src/rollup/compactor.js'))) as typeof import('../../src/rollup/compactor.js');
+  const { RollupStore: Store } = (await import(
+    join(dist, 'src/rollup/rollup-store.js')
+  )) as typeof import('../../src/rollup/rollup-store.js');
+  const { compactPartials } = (await import(
+    join(dist, 'src/rollup/compactor.js')
+  )) as typeof import('../../src/rollup/compactor.js');
   const dir = mkdtempSync(join(tmpdir(), 'compact-run-'));
   copyFileSync(seedDb, join(dir, 'rollups.duckdb'));
   const store = await Store.open(dir);
@@ -85,8 +108,12 @@ async function measure(dist: string, seedDb: string): Promise<void> {
   await store.close();
   rmSync(dir, { recursive: true, force: true });
   times.sort((a, b) => a - b);
-  console.log(`${dist}: ${rows} partial rows in ${passes} passes, ${wall.toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU, pass p50 ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms max ${times[times.length - 1]!.toFixed(0)} ms, ${(((cpu.user + cpu.system) / rows) ).toFixed(1)} µs CPU/partial`);
-  console.log(`  tiers (tier, Σcount, Σsum, min, max, Σp95, Σdistinct, rows): ${JSON.stringify(sums.getRows().map((r) => r.map((v) => (typeof v === 'bigint' ? Number(v) : v))))}`);
+  console.log(
+    `${dist}: ${rows} partial rows in ${passes} passes, ${wall.toFixed(1)} s wall, ${((cpu.user + cpu.system) / 1e6).toFixed(1)} s CPU, pass p50 ${times[Math.floor(times.length / 2)]!.toFixed(0)} ms max ${times[times.length - 1]!.toFixed(0)} ms, ${((cpu.user + cpu.system) / rows).toFixed(1)} µs CPU/partial`,
+  );
+  console.log(
+    `  tiers (tier, Σcount, Σsum, min, max, Σp95, Σdistinct, rows): ${JSON.stringify(sums.getRows().map((r) => r.map((v) => (typeof v === 'bigint' ? Number(v) : v))))}`,
+  );
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'compact-seed-'));

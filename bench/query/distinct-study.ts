@@ -54,11 +54,18 @@ async function main(): Promise<void> {
   const over = (x: number) => abs.filter((e) => e > x).length;
   const pct = (x: number) => `${(100 * x).toFixed(3)} %`;
   const normal = (x: number) => erfc(x / SIGMA / Math.SQRT2);
-  const what = source === 'pool' ? `random subsets of u0…u${pool - 1}` : source === 'disjoint' ? 'disjoint sets of ids u…' : 'random 64-bit hashes';
+  const what =
+    source === 'pool'
+      ? `random subsets of u0…u${pool - 1}`
+      : source === 'disjoint'
+        ? 'disjoint sets of ids u…'
+        : 'random 64-bit hashes';
   process.stdout.write(
     `${n} sketches of ${distinct} distinct values, ${what} (${((performance.now() - t0) / 1000).toFixed(1)} s)\n` +
       `mean error ${pct(mean)} (± ${pct(sd / Math.sqrt(n))}), sd ${pct(sd)}, RMS ${pct(rms)} (theory ${pct(SIGMA)}); |e| median ${pct(abs[n >> 1]!)}, p99 ${pct(abs[Math.floor(0.99 * n)]!)}, max ${pct(abs[n - 1]!)}\n` +
-      [0.015, 0.02, 0.025, 0.03].map((x) => `|e| > ${100 * x} %: ${over(x)} (${pct(over(x) / n)}; normal ${pct(normal(x))})`).join('; ') +
+      [0.015, 0.02, 0.025, 0.03]
+        .map((x) => `|e| > ${100 * x} %: ${over(x)} (${pct(over(x) / n)}; normal ${pct(normal(x))})`)
+        .join('; ') +
       '\n',
   );
 }
@@ -67,7 +74,22 @@ async function main(): Promise<void> {
 function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
-  const r = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
   return x >= 0 ? r : 2 - r;
 }
 

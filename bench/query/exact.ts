@@ -76,7 +76,11 @@ export class ExactScanner {
       `SELECT ${group} AS g, (epoch_ms(__ts) // $4) * $4 AS b, ${q.values.map((v, i) => `${valueSql(v, q)} AS v${i}`).join(', ')} ` +
       `FROM read_parquet($1) WHERE epoch_ms(__ts) >= $2 AND epoch_ms(__ts) < $3 GROUP BY ALL`;
     const reader = await this.conn.runAndReadAll(sql, params);
-    return reader.getRows().map((r) => ({ group: String(r[0]), bucket: Number(r[1]), values: r.slice(2).map((v) => (v === null ? null : Number(v))) }));
+    return reader.getRows().map((r) => ({
+      group: String(r[0]),
+      bucket: Number(r[1]),
+      values: r.slice(2).map((v) => (v === null ? null : Number(v))),
+    }));
   }
 
   /** The distinct values of `q.uniqueField` in one cell of `q` (its group, or `__other__`, and bucket). */
@@ -86,7 +90,12 @@ export class ExactScanner {
     const field = ident(q.field);
     const inGroup = group === OTHER ? `NOT list_contains($4, ${field}::VARCHAR)` : `${field}::VARCHAR = $4`;
     const sql = `SELECT DISTINCT ${ident(q.uniqueField)}::VARCHAR FROM read_parquet($1) WHERE epoch_ms(__ts) >= $2 AND epoch_ms(__ts) < $3 AND ${inGroup}`;
-    const r = await this.conn.runAndReadAll(sql, [listValue(paths), bucket, bucket + q.widthMs, group === OTHER ? listValue([...(q.kept ?? [])]) : group]);
+    const r = await this.conn.runAndReadAll(sql, [
+      listValue(paths),
+      bucket,
+      bucket + q.widthMs,
+      group === OTHER ? listValue([...(q.kept ?? [])]) : group,
+    ]);
     return (r.getColumns()[0] ?? []).map(String);
   }
 

@@ -52,7 +52,13 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function measureLag(plan: LagPlan): Promise<LagResult> {
   const { server } = plan;
-  const path = server.aggregationPath(plan.metricId, { time_range: plan.pollRange, interval: 'minute', values: 'count', coverage_mode: 'observed', timezone: 'UTC' });
+  const path = server.aggregationPath(plan.metricId, {
+    time_range: plan.pollRange,
+    interval: 'minute',
+    values: 'count',
+    coverage_mode: 'observed',
+    timezone: 'UTC',
+  });
   const startMinute = Math.floor(Date.now() / MINUTE) * MINUTE;
   const read = async () => countFrom((await server.api('GET', path)) as AggregationAnswer, startMinute);
   const baseline = await read();
@@ -100,10 +106,23 @@ export async function measureLag(plan: LagPlan): Promise<LagResult> {
     sending = false;
   }
   await poller;
-  return { load, lags: lagsOf(sent.filter((s): s is Sent => s !== undefined), polls, baseline), polls: polls.length, pollMs: Float64Array.from(pollMs) };
+  return {
+    load,
+    lags: lagsOf(
+      sent.filter((s): s is Sent => s !== undefined),
+      polls,
+      baseline,
+    ),
+    polls: polls.length,
+    pollMs: Float64Array.from(pollMs),
+  };
 }
 
-function allCounted(sent: readonly (Sent | undefined)[], counts: Map<number, number>, baseline: Map<number, number>): boolean {
+function allCounted(
+  sent: readonly (Sent | undefined)[],
+  counts: Map<number, number>,
+  baseline: Map<number, number>,
+): boolean {
   const want = new Map<number, number>();
   for (const s of sent) if (s) want.set(s.minute, (want.get(s.minute) ?? 0) + s.records);
   for (const [minute, n] of want) if ((counts.get(minute) ?? 0) - (baseline.get(minute) ?? 0) < n) return false;

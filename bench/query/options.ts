@@ -48,12 +48,15 @@ export const KNOBS: Record<string, string> = {
   BENCH_COVERAGE: 'coverage_mode of the timed queries, strict or observed (default observed)',
   BENCH_PARTS: `comma-separated, of ${PARTS.join(', ')} (default: all)`,
   BENCH_BURST_RECORDS: 'records of the closed-loop burst that measures the maximum ingest rate (default 200,000)',
-  BENCH_LAG_RATE: 'offered records/s of the lag run (default 0: half the burst\'s rate)',
+  BENCH_LAG_RATE: "offered records/s of the lag run (default 0: half the burst's rate)",
   BENCH_LAG_BATCH: 'records per request of the lag run (default 20)',
   BENCH_LAG_SECONDS: 'length of the lag run, s (default 20)',
-  BENCH_SERVER_MAIN: "another build's dist/src/main.js to run as the server (default: this build's; compares builds with one bench client)",
-  BENCH_COMPARE_MAIN: "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none)",
-  BENCH_LAG_POLL_RANGE: 'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
+  BENCH_SERVER_MAIN:
+    "another build's dist/src/main.js to run as the server (default: this build's; compares builds with one bench client)",
+  BENCH_COMPARE_MAIN:
+    "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none)",
+  BENCH_LAG_POLL_RANGE:
+    'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
 };
 
@@ -67,22 +70,26 @@ function scaleArg(argv: readonly string[]): number {
   }
   if (raw === undefined || raw === '') return 0.05;
   const v = Number(raw);
-  if (!Number.isFinite(v) || v < 0.0001 || v > 1) throw new OptionError(`--scale "${raw}": must be a number from 0.0001 to 1 — ${KNOBS['--scale']}`);
+  if (!Number.isFinite(v) || v < 0.0001 || v > 1)
+    throw new OptionError(`--scale "${raw}": must be a number from 0.0001 to 1 — ${KNOBS['--scale']}`);
   return v;
 }
 
 function pollRange(v: string): string {
-  if (!['last_hour', 'last_6_hours', 'last_24_hours'].includes(v)) throw new OptionError(`BENCH_LAG_POLL_RANGE="${v}": ${KNOBS.BENCH_LAG_POLL_RANGE}`);
+  if (!['last_hour', 'last_6_hours', 'last_24_hours'].includes(v))
+    throw new OptionError(`BENCH_LAG_POLL_RANGE="${v}": ${KNOBS.BENCH_LAG_POLL_RANGE}`);
   return v;
 }
 
 export function readOptions(argv: readonly string[] = process.argv.slice(2)): QueryOptions {
-  const integer = (name: string, fallback: number, min: number, max: number) => integerKnob(KNOBS, name, fallback, min, max);
+  const integer = (name: string, fallback: number, min: number, max: number) =>
+    integerKnob(KNOBS, name, fallback, min, max);
   try {
     const scale = scaleArg(argv);
     const records = Math.round(FULL_RECORDS * scale);
     const coverage = process.env.BENCH_COVERAGE ?? 'observed';
-    if (coverage !== 'strict' && coverage !== 'observed') throw new OptionError(`BENCH_COVERAGE="${coverage}": ${KNOBS.BENCH_COVERAGE}`);
+    if (coverage !== 'strict' && coverage !== 'observed')
+      throw new OptionError(`BENCH_COVERAGE="${coverage}": ${KNOBS.BENCH_COVERAGE}`);
     return {
       scale,
       records,
@@ -93,7 +100,9 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       queryRepeats: integer('BENCH_QUERY_REPEATS', 50, 1, 100_000),
       rawRepeats: integer('BENCH_RAW_REPEATS', 5, 1, 1_000),
       coverage,
-      parts: listKnob<Part>(KNOBS, 'BENCH_PARTS', [...PARTS], (s) => ((PARTS as readonly string[]).includes(s) ? (s as Part) : undefined)),
+      parts: listKnob<Part>(KNOBS, 'BENCH_PARTS', [...PARTS], (s) =>
+        (PARTS as readonly string[]).includes(s) ? (s as Part) : undefined,
+      ),
       burstRecords: integer('BENCH_BURST_RECORDS', 200_000, 1_000, 100_000_000),
       lagRate: numberKnob(KNOBS, 'BENCH_LAG_RATE', 0, 0, 10_000_000),
       lagBatch: integer('BENCH_LAG_BATCH', 20, 1, 100_000),

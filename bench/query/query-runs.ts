@@ -60,7 +60,16 @@ export async function runQuery(ctx: RunContext, metric: BenchMetric, query: Quer
   // The raw scan folds the same tail the answer folded: every group it did not keep.
   const folded = got.some((c) => c.group === OTHER);
   const kept = folded ? [...new Set(got.map((c) => c.group).filter((g) => g !== OTHER))] : null;
-  const exactQuery = { from, to, widthMs: INTERVAL_MS[query.interval], field: metric.field, kept, values: query.values, valueField: 'latency', uniqueField: 'user_id' };
+  const exactQuery = {
+    from,
+    to,
+    widthMs: INTERVAL_MS[query.interval],
+    field: metric.field,
+    kept,
+    values: query.values,
+    valueField: 'latency',
+    uniqueField: 'user_id',
+  };
   const want = await ctx.scanner.cells(ctx.files, exactQuery);
   const rollupMs = await timed(() => ctx.server.api('GET', path), ctx.queryRepeats);
   const rawMs = await timed(() => ctx.scanner.cells(ctx.files, exactQuery), ctx.rawRepeats, 1);

@@ -26,7 +26,10 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const BURST_BODY = 500;
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const say = (s: string) => process.stdout.write(`${s}\n`);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const msOrNever = (ms: number) => (Number.isFinite(ms) ? ms.toFixed(0) : 'never');
@@ -49,17 +52,27 @@ interface BackfillRow {
 
 async function buildMetrics(server: BenchServer, viewId: string): Promise<BackfillRow[]> {
   const rows: BackfillRow[] = [];
-  for (const [name, field, series] of [['by region', 'region', REGIONS], ['by host', 'host', HOSTS]] as const) {
+  for (const [name, field, series] of [
+    ['by region', 'region', REGIONS],
+    ['by host', 'host', HOSTS],
+  ] as const) {
     let shown = -1;
-    const b = await createAndBackfill(server, { name, view_id: viewId, group_by: [field], value_field: 'latency', unique_field: 'user_id' }, opts.backfillTimeoutS, (m) => {
-      // Progress every 10 % so a long backfill shows it is moving.
-      const step = Math.floor(m.backfill_percent / 10);
-      if (step !== shown) process.stdout.write(`  ${name}: ${m.status} ${m.backfill_percent} %\n`);
-      shown = step;
-    });
+    const b = await createAndBackfill(
+      server,
+      { name, view_id: viewId, group_by: [field], value_field: 'latency', unique_field: 'user_id' },
+      opts.backfillTimeoutS,
+      (m) => {
+        // Progress every 10 % so a long backfill shows it is moving.
+        const step = Math.floor(m.backfill_percent / 10);
+        if (step !== shown) process.stdout.write(`  ${name}: ${m.status} ${m.backfill_percent} %\n`);
+        shown = step;
+      },
+    );
     const metric = { name, id: b.id, field, series };
     rows.push({ metric, seconds: b.seconds, statuses: b.statuses });
-    say(`metric ${name} (${series} series): active after ${b.seconds.toFixed(1)} s — ${fmt(opts.records / b.seconds)} records/s (statuses ${b.statuses.join(' → ')})`);
+    say(
+      `metric ${name} (${series} series): active after ${b.seconds.toFixed(1)} s — ${fmt(opts.records / b.seconds)} records/s (statuses ${b.statuses.join(' → ')})`,
+    );
   }
   return rows;
 }
@@ -69,17 +82,33 @@ async function buildMetrics(server: BenchServer, viewId: string): Promise<Backfi
  * backfills' merges by itself, reports both metrics at 100 %.
  */
 async function awaitCompaction(server: BenchServer, metrics: readonly BenchMetric[]): Promise<void> {
-  const waited = await compacted(server, metrics.map((m) => m.id), opts.backfillTimeoutS);
-  if (waited === null) throw new Error(`the metrics were not compacted ${opts.backfillTimeoutS} s after their backfills (BENCH_BACKFILL_TIMEOUT_S)`);
+  const waited = await compacted(
+    server,
+    metrics.map((m) => m.id),
+    opts.backfillTimeoutS,
+  );
+  if (waited === null)
+    throw new Error(
+      `the metrics were not compacted ${opts.backfillTimeoutS} s after their backfills (BENCH_BACKFILL_TIMEOUT_S)`,
+    );
   say(`compaction: both metrics compacted ${waited.toFixed(1)} s after the backfills`);
 }
 
 /** Sum of the metric's counts in minutes from `from` on, read until it reaches `want` (or 120 s). */
 async function countedBy(server: BenchServer, metricId: string, from: number, want: number): Promise<number> {
-  const path = server.aggregationPath(metricId, { time_range: 'last_hour', interval: 'minute', values: 'count', coverage_mode: 'observed', timezone: 'UTC' });
+  const path = server.aggregationPath(metricId, {
+    time_range: 'last_hour',
+    interval: 'minute',
+    values: 'count',
+    coverage_mode: 'observed',
+    timezone: 'UTC',
+  });
   const deadline = performance.now() + 120_000;
   for (;;) {
-    const n = [...countFrom((await server.api('GET', path)) as AggregationAnswer, from).values()].reduce((a, b) => a + b, 0);
+    const n = [...countFrom((await server.api('GET', path)) as AggregationAnswer, from).values()].reduce(
+      (a, b) => a + b,
+      0,
+    );
     if (n >= want || performance.now() > deadline) return n;
     await sleep(50);
   }
@@ -110,19 +139,36 @@ async function lagRun(server: BenchServer, metric: BenchMetric): Promise<LagRun>
   // The maximum is the rate at which records are counted, not only filed: above it the metric
   // falls further behind every second and the lag has no steady state to measure.
   const countedRate = burstCounted / burstCountedS;
-  say(`burst: ${fmt(d.sent.records)} records closed-loop, ${fmt(burstRate)} records/s to files; counted ${fmt(burstCounted)} of them ${burstCountedS.toFixed(2)} s after the first request (${fmt(countedRate)} records/s)`);
+  say(
+    `burst: ${fmt(d.sent.records)} records closed-loop, ${fmt(burstRate)} records/s to files; counted ${fmt(burstCounted)} of them ${burstCountedS.toFixed(2)} s after the first request (${fmt(countedRate)} records/s)`,
+  );
   const rate = opts.lagRate > 0 ? opts.lagRate : Math.min(burstRate, countedRate) / 2;
-  const result = await measureLag({ server, metricId: metric.id, rate, batch: opts.lagBatch, seconds: opts.lagSeconds, pollMs: 50, pollRange: opts.lagPollRange, source, settleMs: 30_000 });
+  const result = await measureLag({
+    server,
+    metricId: metric.id,
+    rate,
+    batch: opts.lagBatch,
+    seconds: opts.lagSeconds,
+    pollMs: 50,
+    pollRange: opts.lagPollRange,
+    source,
+    settleMs: 30_000,
+  });
   return { burstRate, burstCountedS, burstCounted, rate, result };
 }
 
 async function main(): Promise<void> {
-  const knobs = Object.keys(KNOBS).filter((k) => process.env[k] !== undefined && process.env[k] !== '').map((k) => `${k}=${process.env[k]}`);
+  const knobs = Object.keys(KNOBS)
+    .filter((k) => process.env[k] !== undefined && process.env[k] !== '')
+    .map((k) => `${k}=${process.env[k]}`);
   const command = [...knobs, `npm run bench:query -- --scale ${opts.scale}`].join(' ');
-  say(`query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`);
+  say(
+    `query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`,
+  );
   const server = await BenchServer.start(opts.workers, opts.serverMain);
   // Interrupted: stop the server and remove its data dir before leaving.
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => void server.stop().finally(() => process.exit(130)));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void server.stop().finally(() => process.exit(130)));
   let scanner: ExactScanner | null = null;
   try {
     const view = await server.createView(TRAFFIC_VIEW);
@@ -132,26 +178,50 @@ async function main(): Promise<void> {
     let files: GeneratedFile[] = [];
     const t0 = performance.now();
     await server.restart(async (dataDir) => {
-      files = await generateViewFiles({ dataDir, viewId: view.id, dir: server.viewDir(view.id), records: opts.records, from: dataEnd - 30 * DAY, to: dataEnd, fileRows: opts.fileRows, users: opts.users, seed: opts.seed, threads: availableParallelism() });
+      files = await generateViewFiles({
+        dataDir,
+        viewId: view.id,
+        dir: server.viewDir(view.id),
+        records: opts.records,
+        from: dataEnd - 30 * DAY,
+        to: dataEnd,
+        fileRows: opts.fileRows,
+        users: opts.users,
+        seed: opts.seed,
+        threads: availableParallelism(),
+      });
     });
     // The restarted server must have kept them (its start-up sweep removes files no manifest names).
-    if (!(await server.viewHasRecords(view.id))) throw new Error('the view shows no records after the restart: the generated files were not taken');
+    if (!(await server.viewHasRecords(view.id)))
+      throw new Error('the view shows no records after the restart: the generated files were not taken');
     const mb = files.reduce((a, f) => a + f.bytes, 0) / 1e6;
-    say(`generated ${fmt(opts.records)} records into ${files.length} view files (${mb.toFixed(0)} MB) and restarted in ${((performance.now() - t0) / 1000).toFixed(1)} s (untimed); data ends ${new Date(dataEnd).toISOString()}`);
+    say(
+      `generated ${fmt(opts.records)} records into ${files.length} view files (${mb.toFixed(0)} MB) and restarted in ${((performance.now() - t0) / 1000).toFixed(1)} s (untimed); data ends ${new Date(dataEnd).toISOString()}`,
+    );
     const backfills = await buildMetrics(server, view.id);
     const metrics = backfills.map((b) => b.metric);
     await awaitCompaction(server, metrics);
     const runs: QueryRun[] = [];
-    let compared: QueryRun[] = [];
+    const compared: QueryRun[] = [];
     if (opts.parts.includes('queries')) {
       scanner = await ExactScanner.open();
-      const ctx = { server, scanner, files, dataEnd, coverage: opts.coverage, queryRepeats: opts.queryRepeats, rawRepeats: opts.rawRepeats };
+      const ctx = {
+        server,
+        scanner,
+        files,
+        dataEnd,
+        coverage: opts.coverage,
+        queryRepeats: opts.queryRepeats,
+        rawRepeats: opts.rawRepeats,
+      };
       const queries = async (into: QueryRun[]) => {
         for (const metric of metrics) {
           for (const q of QUERIES) {
             const r = await runQuery(ctx, metric, q);
             into.push(r);
-            say(`  ${metric.name}, ${q.name}: rollup p50 ${quantile(r.rollupMs, 0.5).toFixed(2)} ms, raw p50 ${quantile(r.rawMs, 0.5).toFixed(1)} ms (complete_through_at ${r.completeThroughAt})`);
+            say(
+              `  ${metric.name}, ${q.name}: rollup p50 ${quantile(r.rollupMs, 0.5).toFixed(2)} ms, raw p50 ${quantile(r.rawMs, 0.5).toFixed(1)} ms (complete_through_at ${r.completeThroughAt})`,
+            );
           }
         }
       };
@@ -161,7 +231,22 @@ async function main(): Promise<void> {
         await server.restart(async () => {}, opts.compareMain);
         await awaitCompaction(server, metrics);
         // Until the restarted server knows each metric's watermark again (its first answers have none).
-        for (const m of metrics) while ((await server.api('GET', server.aggregationPath(m.id, { time_range: 'last_hour', interval: 'minute', values: 'count', coverage_mode: 'observed', timezone: 'UTC' }))).complete_through_at === null) await sleep(250);
+        for (const m of metrics)
+          while (
+            (
+              await server.api(
+                'GET',
+                server.aggregationPath(m.id, {
+                  time_range: 'last_hour',
+                  interval: 'minute',
+                  values: 'count',
+                  coverage_mode: 'observed',
+                  timezone: 'UTC',
+                }),
+              )
+            ).complete_through_at === null
+          )
+            await sleep(250);
         say(`restarted as ${opts.compareMain}`);
         await queries(compared);
       }
@@ -183,26 +268,51 @@ async function main(): Promise<void> {
 
 function report(backfills: BackfillRow[], runs: QueryRun[], lag: LagRun | null, command: string): void {
   say(`\n${command}`);
-  console.table(backfills.map((b) => ({ metric: b.metric.name, series: b.metric.series, records: fmt(opts.records), 'backfill s': b.seconds.toFixed(1), 'records/s': fmt(opts.records / b.seconds) })));
+  console.table(
+    backfills.map((b) => ({
+      metric: b.metric.name,
+      series: b.metric.series,
+      records: fmt(opts.records),
+      'backfill s': b.seconds.toFixed(1),
+      'records/s': fmt(opts.records / b.seconds),
+    })),
+  );
   if (runs.length > 0) {
     console.table(runs.map(queryRow));
-    say(`rollup: ${opts.queryRepeats} timed GETs per query over HTTP (fetch, keep-alive), 2 untimed first; raw: DuckDB in the bench process, ${opts.rawRepeats} timed scans, 1 untimed first; coverage_mode=${opts.coverage}`);
+    say(
+      `rollup: ${opts.queryRepeats} timed GETs per query over HTTP (fetch, keep-alive), 2 untimed first; raw: DuckDB in the bench process, ${opts.rawRepeats} timed scans, 1 untimed first; coverage_mode=${opts.coverage}`,
+    );
     const q24 = runs.find((r) => r.metric.series === REGIONS && r.query.interval === 'minute');
-    if (q24) say(`target — 24 h by minute, 10 series: p50 ${quantile(q24.rollupMs, 0.5).toFixed(2)} ms (target < 20 ms)`);
-    const long = runs.filter((r) => r.query.spanMs >= 30 * DAY).map((r) => quantile(r.rawMs, 0.5) / quantile(r.rollupMs, 0.5));
-    if (long.length) say(`target — 30-day ranges, raw ÷ rollup: ${long.map((x) => x.toFixed(1)).join(', ')} (lowest ${Math.min(...long).toFixed(1)}×; target ≥ 20×)`);
-    const worst = (values: string[]) => Math.max(0, ...runs.flatMap((r) => r.errors.filter((e) => values.includes(e.value)).map((e) => e.max)));
-    say(`target — percentile max relative error ${(100 * worst(['p50', 'p95', 'p99'])).toFixed(3)} % (≤ 1 %), distinct count ${(100 * worst(['count_unique'])).toFixed(3)} % (≤ 2 %), counts max Δ ${worst(['count'])} (0), sums ${(100 * worst(['sum'])).toExponential(1)} %`);
-    const bound = (value: string) => (value === 'count' ? 0 : value === 'sum' ? 1e-9 : value === 'count_unique' ? 0.02 : 0.01);
+    if (q24)
+      say(`target — 24 h by minute, 10 series: p50 ${quantile(q24.rollupMs, 0.5).toFixed(2)} ms (target < 20 ms)`);
+    const long = runs
+      .filter((r) => r.query.spanMs >= 30 * DAY)
+      .map((r) => quantile(r.rawMs, 0.5) / quantile(r.rollupMs, 0.5));
+    if (long.length)
+      say(
+        `target — 30-day ranges, raw ÷ rollup: ${long.map((x) => x.toFixed(1)).join(', ')} (lowest ${Math.min(...long).toFixed(1)}×; target ≥ 20×)`,
+      );
+    const worst = (values: string[]) =>
+      Math.max(0, ...runs.flatMap((r) => r.errors.filter((e) => values.includes(e.value)).map((e) => e.max)));
+    say(
+      `target — percentile max relative error ${(100 * worst(['p50', 'p95', 'p99'])).toFixed(3)} % (≤ 1 %), distinct count ${(100 * worst(['count_unique'])).toFixed(3)} % (≤ 2 %), counts max Δ ${worst(['count'])} (0), sums ${(100 * worst(['sum'])).toExponential(1)} %`,
+    );
+    const bound = (value: string) =>
+      value === 'count' ? 0 : value === 'sum' ? 1e-9 : value === 'count_unique' ? 0.02 : 0.01;
     for (const r of runs) {
       for (const e of r.errors) {
-        if (e.worst && e.max > bound(e.value)) say(`  over its bound — ${r.metric.name}, ${r.query.name}, ${e.value}: ${JSON.stringify({ ...e.worst, bucket: new Date(e.worst.bucket).toISOString() })}`);
+        if (e.worst && e.max > bound(e.value))
+          say(
+            `  over its bound — ${r.metric.name}, ${r.query.name}, ${e.value}: ${JSON.stringify({ ...e.worst, bucket: new Date(e.worst.bucket).toISOString() })}`,
+          );
       }
       // Whether a distinct count's error is the sketch's own: the same sketch made here over the cell's exact values.
       const u = r.errors.find((e) => e.value === 'count_unique');
       if (u?.worst && r.directSketch !== null) {
         const direct = r.directSketch;
-        say(`  count_unique worst cell — ${r.metric.name}, ${u.worst.group} ${new Date(u.worst.bucket).toISOString()}: answer ${u.worst.got}, exact ${u.worst.want}, DistinctSketch over the exact values ${direct.toFixed(1)} (${Math.round(direct) === u.worst.got ? 'the same: the error is the sketch\'s own' : 'differs: the rollups changed it'})`);
+        say(
+          `  count_unique worst cell — ${r.metric.name}, ${u.worst.group} ${new Date(u.worst.bucket).toISOString()}: answer ${u.worst.got}, exact ${u.worst.want}, DistinctSketch over the exact values ${direct.toFixed(1)} (${Math.round(direct) === u.worst.got ? "the same: the error is the sketch's own" : 'differs: the rollups changed it'})`,
+        );
       }
     }
   }
@@ -228,7 +338,9 @@ function report(backfills: BackfillRow[], runs: QueryRun[], lag: LagRun | null, 
         'poll p99 ms': quantile(l.pollMs, 0.99).toFixed(1),
       },
     ]);
-    say(`target — ingest → counted p99 ${msOrNever(quantile(l.lags, 0.99))} ms at ${fmt(lag.rate)} records/s (target < 2,000 ms); ${opts.lagBatch} records per request, ${opts.lagSeconds} s`);
+    say(
+      `target — ingest → counted p99 ${msOrNever(quantile(l.lags, 0.99))} ms at ${fmt(lag.rate)} records/s (target < 2,000 ms); ${opts.lagBatch} records per request, ${opts.lagSeconds} s`,
+    );
   }
   say(`load average after: ${load()}`);
 }
@@ -256,7 +368,11 @@ function compareReport(runs: readonly QueryRun[], other: readonly QueryRun[]): v
       };
     }),
   );
-  const long = (rs: readonly QueryRun[]) => rs.filter((r) => r.query.spanMs >= 30 * DAY).map((r) => (quantile(r.rawMs, 0.5) / quantile(r.rollupMs, 0.5)).toFixed(1)).join(', ');
+  const long = (rs: readonly QueryRun[]) =>
+    rs
+      .filter((r) => r.query.spanMs >= 30 * DAY)
+      .map((r) => (quantile(r.rawMs, 0.5) / quantile(r.rollupMs, 0.5)).toFixed(1))
+      .join(', ');
   say(`30-day ranges, raw ÷ rollup: this build ${long(runs)}; other ${long(other)}`);
 }
 

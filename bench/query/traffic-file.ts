@@ -39,7 +39,12 @@ export function writeTrafficFile(t: TrafficFileTask): TrafficFileWritten {
   return { path: t.path, rows: t.rows, bytes: bytes.length, minTs: ts[0]!, maxTs: ts[t.rows - 1]! };
 }
 
-if (!isMainThread && parentPort !== null && (workerData as { trafficFiles?: unknown } | null)?.trafficFiles !== undefined) {
+if (
+  !isMainThread &&
+  parentPort !== null &&
+  (workerData as { trafficFiles?: unknown } | null)?.trafficFiles !== undefined
+) {
   const port = parentPort;
-  for (const task of (workerData as { trafficFiles: TrafficFileTask[] }).trafficFiles) port.postMessage(writeTrafficFile(task));
+  for (const task of (workerData as { trafficFiles: TrafficFileTask[] }).trafficFiles)
+    port.postMessage(writeTrafficFile(task));
 }

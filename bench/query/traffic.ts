@@ -24,7 +24,6 @@ export const TRAFFIC_VIEW: ViewScript = {
   ],
 };
 
-
 /** One record's fields (the view's output fields, in schema order). */
 export interface TrafficRecord {
   region: string;
@@ -39,7 +38,10 @@ export class TrafficSource {
   private readonly next: () => number;
   private spare: number | null = null;
 
-  constructor(seed: number, private readonly users: number) {
+  constructor(
+    seed: number,
+    private readonly users: number,
+  ) {
     this.next = mulberry32(seed);
   }
 

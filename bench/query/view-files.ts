@@ -46,7 +46,14 @@ export async function generateViewFiles(plan: GenerationPlan): Promise<Generated
     const rows = Math.min(plan.fileRows, plan.records - k * plan.fileRows);
     const from = Math.round(plan.from + k * span);
     const to = k === count - 1 ? plan.to : Math.round(plan.from + (k + 1) * span);
-    tasks.push({ path: join(plan.dir, `gen-${String(k).padStart(5, '0')}.parquet`), seed: plan.seed * 1_000_003 + k, rows, from, to, users: plan.users });
+    tasks.push({
+      path: join(plan.dir, `gen-${String(k).padStart(5, '0')}.parquet`),
+      seed: plan.seed * 1_000_003 + k,
+      rows,
+      from,
+      to,
+      users: plan.users,
+    });
   }
   const written = await inThreads(tasks, plan.threads);
   written.sort((a, b) => a.minTs - b.minTs);
@@ -56,7 +63,18 @@ export async function generateViewFiles(plan: GenerationPlan): Promise<Generated
     const now = new Date().toISOString();
     await store.transaction(() => {
       for (const f of written) {
-        const m: ViewFileManifest = { id: basename(f.path), view_id: plan.viewId, first_seq: 0, last_seq: 0, rows: f.rows, bytes: f.bytes, min_ts: f.minTs, max_ts: f.maxTs, created_at: now, origin: 'backfill' };
+        const m: ViewFileManifest = {
+          id: basename(f.path),
+          view_id: plan.viewId,
+          first_seq: 0,
+          last_seq: 0,
+          rows: f.rows,
+          bytes: f.bytes,
+          min_ts: f.minTs,
+          max_ts: f.maxTs,
+          created_at: now,
+          origin: 'backfill',
+        };
         void views.files.put(plan.viewId, m);
       }
     });
@@ -69,7 +87,9 @@ export async function generateViewFiles(plan: GenerationPlan): Promise<Generated
 /** Round-robin the tasks over `threads` workers running traffic-file.js. */
 async function inThreads(tasks: TrafficFileTask[], threads: number): Promise<TrafficFileWritten[]> {
   const entry = new URL('./traffic-file.js', import.meta.url);
-  const shares = Array.from({ length: Math.min(threads, tasks.length) }, (_, w) => tasks.filter((_, i) => i % threads === w));
+  const shares = Array.from({ length: Math.min(threads, tasks.length) }, (_, w) =>
+    tasks.filter((_, i) => i % threads === w),
+  );
   const parts = await Promise.all(
     shares.map(
       (share) =>
@@ -78,7 +98,13 @@ async function inThreads(tasks: TrafficFileTask[], threads: number): Promise<Tra
           const worker = new Worker(entry, { workerData: { trafficFiles: share } });
           worker.on('message', (m: TrafficFileWritten) => out.push(m));
           worker.on('error', reject);
-          worker.on('exit', (code) => (code === 0 && out.length === share.length ? resolve(out) : reject(new Error(`a file generator thread exited with ${code} after ${out.length} of ${share.length} files`))));
+          worker.on('exit', (code) =>
+            code === 0 && out.length === share.length
+              ? resolve(out)
+              : reject(
+                  new Error(`a file generator thread exited with ${code} after ${out.length} of ${share.length} files`),
+                ),
+          );
         }),
     ),
   );

@@ -18,10 +18,35 @@ import { mulberry32 } from '../../test/helpers/seeded-random.js';
 
 export const NESTED_SHAPES = 24;
 
-
-const WORDS = 'the a of to and in is it you that he was for on are with as I his they be at one have this from or had by hot word but what some we can out other were all there when up use your how said an each she which do their time if will way about many then them write would like so these her long make thing see him two has look more day could go come did number sound no most people my over know water than call first who may down side been now find any new work part take get place made live where after back little only round man year came show every good me give our under name very through just form sentence great think say help low line differ turn cause much mean before move right boy old too same tell does set three want air well also play small end put home read hand port large spell add even land here must big high such follow act why ask men change went light kind off need house picture try us again animal point mother world near build self earth father'.split(' ');
-const TAGS = ['rust', 'typescript', 'nodejs', 'bigdata', 'analytics', 'opensource', 'devops', 'cloud', 'ml', 'ai', 'sre', 'observability', 'postgres', 'duckdb', 'parquet'];
-const CLIENTS = ['Twitter for iPhone', 'Twitter for Android', 'Twitter Web App', 'TweetDeck', 'Buffer', 'Hootsuite Inc.'];
+const WORDS =
+  'the a of to and in is it you that he was for on are with as I his they be at one have this from or had by hot word but what some we can out other were all there when up use your how said an each she which do their time if will way about many then them write would like so these her long make thing see him two has look more day could go come did number sound no most people my over know water than call first who may down side been now find any new work part take get place made live where after back little only round man year came show every good me give our under name very through just form sentence great think say help low line differ turn cause much mean before move right boy old too same tell does set three want air well also play small end put home read hand port large spell add even land here must big high such follow act why ask men change went light kind off need house picture try us again animal point mother world near build self earth father'.split(
+    ' ',
+  );
+const TAGS = [
+  'rust',
+  'typescript',
+  'nodejs',
+  'bigdata',
+  'analytics',
+  'opensource',
+  'devops',
+  'cloud',
+  'ml',
+  'ai',
+  'sre',
+  'observability',
+  'postgres',
+  'duckdb',
+  'parquet',
+];
+const CLIENTS = [
+  'Twitter for iPhone',
+  'Twitter for Android',
+  'Twitter Web App',
+  'TweetDeck',
+  'Buffer',
+  'Hootsuite Inc.',
+];
 const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
@@ -50,7 +75,19 @@ function user(r: Rand, ms: number, shape: number): Record<string, unknown> {
     description: words(r, int(r, 3, 8)),
     url,
     entities: {
-      url: url === null ? undefined : { urls: [{ url, expanded_url: `https://${pick(r, WORDS)}.example.com/${pick(r, WORDS)}`, display_url: `${pick(r, WORDS)}.example.com`, indices: [0, 23] }] },
+      url:
+        url === null
+          ? undefined
+          : {
+              urls: [
+                {
+                  url,
+                  expanded_url: `https://${pick(r, WORDS)}.example.com/${pick(r, WORDS)}`,
+                  display_url: `${pick(r, WORDS)}.example.com`,
+                  indices: [0, 23],
+                },
+              ],
+            },
       description: { urls: [] },
     },
     protected: false,
@@ -84,7 +121,13 @@ function entities(r: Rand, text: string, shape: number): Record<string, unknown>
   });
   const mentions = Array.from({ length: shape % 3 !== 2 ? int(r, 1, 3) : 0 }, () => {
     const id = int(r, 1e6, 9e15);
-    return { screen_name: handle(r), name: words(r, 2), id, id_str: String(id), indices: [int(r, 0, 40), int(r, 41, 60)] };
+    return {
+      screen_name: handle(r),
+      name: words(r, 2),
+      id,
+      id_str: String(id),
+      indices: [int(r, 0, 40), int(r, 41, 60)],
+    };
   });
   const urls = Array.from({ length: shape % 4 !== 3 ? int(r, 1, 2) : 0 }, () => ({
     url: `https://t.co/${handle(r).slice(0, 10)}`,
@@ -109,9 +152,27 @@ function media(r: Rand, shape: number): Record<string, unknown>[] {
       display_url: `pic.twitter.com/${handle(r).slice(0, 10)}`,
       expanded_url: `https://twitter.com/${handle(r)}/status/${id}/photo/1`,
       type: video ? 'video' : 'photo',
-      sizes: { thumb: size(150, 150, 'crop'), small: size(680, 383, 'fit'), medium: size(1200, 675, 'fit'), large: size(1920, 1080, 'fit') },
+      sizes: {
+        thumb: size(150, 150, 'crop'),
+        small: size(680, 383, 'fit'),
+        medium: size(1200, 675, 'fit'),
+        large: size(1920, 1080, 'fit'),
+      },
       ...(video
-        ? { video_info: { aspect_ratio: [16, 9], duration_millis: int(r, 1000, 140_000), variants: [{ bitrate: 832000, content_type: 'video/mp4', url: `https://video.twimg.com/${id}/vid/640x360/${handle(r)}.mp4` }, { content_type: 'application/x-mpegURL', url: `https://video.twimg.com/${id}/pl/${handle(r)}.m3u8` }] } }
+        ? {
+            video_info: {
+              aspect_ratio: [16, 9],
+              duration_millis: int(r, 1000, 140_000),
+              variants: [
+                {
+                  bitrate: 832000,
+                  content_type: 'video/mp4',
+                  url: `https://video.twimg.com/${id}/vid/640x360/${handle(r)}.mp4`,
+                },
+                { content_type: 'application/x-mpegURL', url: `https://video.twimg.com/${id}/pl/${handle(r)}.m3u8` },
+              ],
+            },
+          }
         : {}),
     };
   });
@@ -136,17 +197,58 @@ function status(r: Rand, i: number, shape: number, ms: number, depth: number): R
     source: `<a href="https://mobile.twitter.com" rel="nofollow">${pick(r, CLIENTS)}</a>`,
     truncated: false,
     ...(reply
-      ? { in_reply_to_status_id: id - int(r, 1, 1e9), in_reply_to_status_id_str: String(id - 5), in_reply_to_user_id: int(r, 1e6, 9e15), in_reply_to_user_id_str: String(int(r, 1e6, 9e15)), in_reply_to_screen_name: handle(r) }
+      ? {
+          in_reply_to_status_id: id - int(r, 1, 1e9),
+          in_reply_to_status_id_str: String(id - 5),
+          in_reply_to_user_id: int(r, 1e6, 9e15),
+          in_reply_to_user_id_str: String(int(r, 1e6, 9e15)),
+          in_reply_to_screen_name: handle(r),
+        }
       : {}),
-    user: depth === 0 ? user(r, ms, shape) : { id: int(r, 1e6, 9e15), screen_name: handle(r), name: words(r, 2), verified: false, followers_count: int(r, 0, 1e6) },
+    user:
+      depth === 0
+        ? user(r, ms, shape)
+        : {
+            id: int(r, 1e6, 9e15),
+            screen_name: handle(r),
+            name: words(r, 2),
+            verified: false,
+            followers_count: int(r, 0, 1e6),
+          },
     geo: null,
     coordinates: place ? { type: 'Point', coordinates: [r() * 360 - 180, r() * 180 - 90] } : null,
     place: place
-      ? { id: handle(r), url: `https://api.twitter.com/1.1/geo/id/${int(r, 1e6, 9e6)}.json`, place_type: 'city', name: pick(r, WORDS), full_name: words(r, 2), country_code: 'US', country: 'United States', bounding_box: { type: 'Polygon', coordinates: [[[-74.02, 40.7], [-73.9, 40.7], [-73.9, 40.88], [-74.02, 40.88]]] }, attributes: {} }
+      ? {
+          id: handle(r),
+          url: `https://api.twitter.com/1.1/geo/id/${int(r, 1e6, 9e6)}.json`,
+          place_type: 'city',
+          name: pick(r, WORDS),
+          full_name: words(r, 2),
+          country_code: 'US',
+          country: 'United States',
+          bounding_box: {
+            type: 'Polygon',
+            coordinates: [
+              [
+                [-74.02, 40.7],
+                [-73.9, 40.7],
+                [-73.9, 40.88],
+                [-74.02, 40.88],
+              ],
+            ],
+          },
+          attributes: {},
+        }
       : null,
     contributors: null,
     is_quote_status: quote,
-    ...(quote ? { quoted_status_id: id - 77, quoted_status_id_str: String(id - 77), quoted_status: status(r, i + 1, shape & ~2 & ~4 & ~16, ms - 60_000, 1) } : {}),
+    ...(quote
+      ? {
+          quoted_status_id: id - 77,
+          quoted_status_id_str: String(id - 77),
+          quoted_status: status(r, i + 1, shape & ~2 & ~4 & ~16, ms - 60_000, 1),
+        }
+      : {}),
     retweet_count: int(r, 0, 50_000),
     favorite_count: int(r, 0, 200_000),
     entities: ents,
@@ -169,13 +271,17 @@ export interface NestedOptions {
 /** `n` status records, seeded (the same `seed` gives the same records); ~2–5 KB of JSON each. */
 export function makeNestedRecords(n: number, seed = 1, opts: NestedOptions = {}): Record<string, unknown>[] {
   const keyOrders = opts.keyOrders ?? 1;
-  if (!Number.isInteger(keyOrders) || keyOrders < 1 || keyOrders > 8) throw new Error(`keyOrders must be an integer from 1 to 8, not ${keyOrders}`);
+  if (!Number.isInteger(keyOrders) || keyOrders < 1 || keyOrders > 8)
+    throw new Error(`keyOrders must be an integer from 1 to 8, not ${keyOrders}`);
   const r = mulberry32(seed);
   const out: Record<string, unknown>[] = [];
   for (let i = 0; i < n; i++) {
     const shape = int(r, 0, NESTED_SHAPES - 1);
     // Round trip: drops undefined keys, as records from the spool would be.
-    const record = JSON.parse(JSON.stringify(status(r, i, shape, 1767225600000 + i * 250, 0))) as Record<string, unknown>;
+    const record = JSON.parse(JSON.stringify(status(r, i, shape, 1767225600000 + i * 250, 0))) as Record<
+      string,
+      unknown
+    >;
     const producer = i % keyOrders;
     out.push(producer === 0 ? record : (reorder(record, producer) as Record<string, unknown>));
   }

@@ -86,7 +86,11 @@ function templatedRecords(bytes: Buffer): TemplateRecords | undefined {
   return capture.range(0, ranges.length);
 }
 
-function batches(records: Record<string, unknown>[], size: number, timeOf: (r: Record<string, unknown>, i: number) => number): Batch[] {
+function batches(
+  records: Record<string, unknown>[],
+  size: number,
+  timeOf: (r: Record<string, unknown>, i: number) => number,
+): Batch[] {
   const out: Batch[] = [];
   for (let s = 0; s < records.length; s += size) {
     const part = records.slice(s, s + size);
@@ -119,7 +123,11 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
   const child = new TransformProcess({ memoryLimitMb: MEMORY_MB, cpuTimeMsPerCall: 10_000 });
   // The harness in a node:vm context of this isolate: same code, no isolate boundary.
   const vmContext = createContext({});
-  const install = runInContext(HARNESS_SOURCE, vmContext) as (t: Transform, progress: SharedArrayBuffer, max: number) => (...args: unknown[]) => unknown;
+  const install = runInContext(HARNESS_SOURCE, vmContext) as (
+    t: Transform,
+    progress: SharedArrayBuffer,
+    max: number,
+  ) => (...args: unknown[]) => unknown;
   runInContext(script, vmContext);
   const vmRun = install(runInContext('transform', vmContext) as Transform, new SharedArrayBuffer(4), 64 * 1024 * 1024);
   const fn = runInContext(`(${script.replace('function transform', 'function')})`, createContext({})) as Transform;
@@ -133,21 +141,52 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
     tasks: {
       sandbox: () => {
         for (const b of data) {
-          const o = sandbox.run({ scriptHash: name, script, fields, types, recordsText: b.recordsText, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          const o = sandbox.run({
+            scriptHash: name,
+            script,
+            fields,
+            types,
+            recordsText: b.recordsText,
+            viewId,
+            schemaVersion: 'sv_1',
+            receivedAt: b.receivedAt,
+            timestamp: b.timestamp,
+          });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
       },
       'sandbox in a child process': async () => {
         for (const b of data) {
-          const o = await child.run({ scriptHash: name, script, fields, types, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp });
+          const o = await child.run({
+            scriptHash: name,
+            script,
+            fields,
+            types,
+            recordsText: b.recordsBytes,
+            viewId,
+            schemaVersion: 'sv_1',
+            receivedAt: b.receivedAt,
+            timestamp: b.timestamp,
+          });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
       },
       'sandbox in a child process, templated records': async () => {
         for (const b of data) {
-          const o = await child.run({ scriptHash: name, script, fields, types, recordsText: b.recordsBytes, viewId, schemaVersion: 'sv_1', receivedAt: b.receivedAt, timestamp: b.timestamp, ...(b.templates ? { templates: b.templates } : {}) });
+          const o = await child.run({
+            scriptHash: name,
+            script,
+            fields,
+            types,
+            recordsText: b.recordsBytes,
+            viewId,
+            schemaVersion: 'sv_1',
+            receivedAt: b.receivedAt,
+            timestamp: b.timestamp,
+            ...(b.templates ? { templates: b.templates } : {}),
+          });
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
@@ -155,7 +194,13 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
       'direct, same harness': () => {
         for (const b of data) {
           // Copied out of the context's realm (its typed arrays are not this realm's), as the isolate's answer is.
-          const o = decodeRunResult(structuredClone(vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson, typesJson)), b.timestamp.length, fields.length);
+          const o = decodeRunResult(
+            structuredClone(
+              vmRun(b.recordsText, viewId, '"sv_1"', null, b.receivedAt, b.timestamp, fieldsJson, typesJson),
+            ),
+            b.timestamp.length,
+            fields.length,
+          );
           if (o.status !== 'ok') throw new Error(o.message);
           sink += o.rows;
         }
@@ -165,7 +210,12 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
           const rs = JSON.parse(b.arrayText) as unknown[];
           const out: unknown[] = [];
           for (let i = 0; i < rs.length; i++) {
-            const o = fn(rs[i], { view_id: viewId, schema_version: 'sv_1', received_at: b.receivedIso[i], timestamp: b.timestampIso[i] });
+            const o = fn(rs[i], {
+              view_id: viewId,
+              schema_version: 'sv_1',
+              received_at: b.receivedIso[i],
+              timestamp: b.timestampIso[i],
+            });
             if (o !== null) out.push(o);
           }
           sink += JSON.stringify(out).length;
@@ -182,22 +232,41 @@ function scenario(name: string, script: string, schema: readonly OutputField[], 
 const flatRecords = makeRecords(FLAT);
 const nestedRecords = makeNestedRecords(NESTED, 7);
 const scenarios = [
-  scenario('flat', FLAT_SCRIPT, FLAT_VIEW.outputSchema, batches(flatRecords, 50_000, (r) => r.ts as number), FLAT),
-  scenario('nested', NESTED_SCRIPT, NESTED_VIEW.outputSchema, batches(nestedRecords, 5_000, (r) => Number(r.timestamp_ms)), NESTED),
+  scenario(
+    'flat',
+    FLAT_SCRIPT,
+    FLAT_VIEW.outputSchema,
+    batches(flatRecords, 50_000, (r) => r.ts as number),
+    FLAT,
+  ),
+  scenario(
+    'nested',
+    NESTED_SCRIPT,
+    NESTED_VIEW.outputSchema,
+    batches(nestedRecords, 5_000, (r) => Number(r.timestamp_ms)),
+    NESTED,
+  ),
 ];
 const nestedBytes = nestedRecords.reduce((s, r) => s + JSON.stringify(r).length, 0);
-console.log(`nested records: ${Math.round(nestedBytes / NESTED)} bytes on average; sandbox memory limit ${MEMORY_MB} MB`);
+console.log(
+  `nested records: ${Math.round(nestedBytes / NESTED)} bytes on average; sandbox memory limit ${MEMORY_MB} MB`,
+);
 
 const rows: Record<string, string>[] = [];
 for (const sc of scenarios) {
   const bench = new Bench({ name: sc.name, time: 3000, warmupTime: 1000, iterations: 5 });
   for (const [task, fn] of Object.entries(sc.tasks)) bench.add(`${sc.name}: ${task}`, fn);
   await bench.run();
-  const perSec = (t: (typeof bench.tasks)[number]) => ((t.result as unknown as { throughput?: { mean: number } }).throughput?.mean ?? 0) * sc.records;
+  const perSec = (t: (typeof bench.tasks)[number]) =>
+    ((t.result as unknown as { throughput?: { mean: number } }).throughput?.mean ?? 0) * sc.records;
   const sandboxRate = perSec(bench.tasks[0]!);
   for (const t of bench.tasks) {
     const rate = perSec(t);
-    rows.push({ task: t.name, 'records/s': Math.round(rate).toLocaleString('en-US'), 'sandbox time ÷ this': (rate / sandboxRate).toFixed(2) });
+    rows.push({
+      task: t.name,
+      'records/s': Math.round(rate).toLocaleString('en-US'),
+      'sandbox time ÷ this': (rate / sandboxRate).toFixed(2),
+    });
   }
   await sc.dispose();
 }

@@ -69,16 +69,26 @@ export async function inviteMember(
     inviteToken = token;
     inviteExpiresAt = session.expires_at;
   }
-  return { member: { membership, user, role: repo.roles.get(input.teamId, input.roleId) }, inviteToken, inviteExpiresAt };
+  return {
+    member: { membership, user, role: repo.roles.get(input.teamId, input.roleId) },
+    inviteToken,
+    inviteExpiresAt,
+  };
 }
 
 /** Give a member another role; demoting the last Owner is a conflict. */
-export async function changeMemberRole(repo: AccountsRepo, teamId: string, userId: string, roleId: string): Promise<MembershipRecord | undefined> {
+export async function changeMemberRole(
+  repo: AccountsRepo,
+  teamId: string,
+  userId: string,
+  roleId: string,
+): Promise<MembershipRecord | undefined> {
   return repo.store.transaction(() => {
     const current = repo.memberships.get(teamId, userId);
     if (!current) return undefined;
     const owner = repo.builtinRole(teamId, 'owner');
-    if (owner && current.role_id === owner.id && roleId !== owner.id && ownerCount(repo, teamId, owner.id) <= 1) throw lastOwnerError('demote');
+    if (owner && current.role_id === owner.id && roleId !== owner.id && ownerCount(repo, teamId, owner.id) <= 1)
+      throw lastOwnerError('demote');
     const next: MembershipRecord = { ...current, role_id: roleId, updated_at: iso(repo.clock.now()) };
     repo.memberships.put(teamId, next);
     return next;
@@ -91,7 +101,8 @@ export async function removeMember(repo: AccountsRepo, teamId: string, userId: s
     const current = repo.memberships.get(teamId, userId);
     if (!current) return false;
     const owner = repo.builtinRole(teamId, 'owner');
-    if (owner && current.role_id === owner.id && ownerCount(repo, teamId, owner.id) <= 1) throw lastOwnerError('remove');
+    if (owner && current.role_id === owner.id && ownerCount(repo, teamId, owner.id) <= 1)
+      throw lastOwnerError('remove');
     repo.removeMemberInTxn(teamId, userId);
     return true;
   });

@@ -45,7 +45,10 @@ export class AccountsRepo {
   /** token hash → `userId/sessionId` */
   readonly sessionByToken: RefIndex;
 
-  constructor(readonly store: Store, readonly clock: Clock) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+  ) {
     this.teams = new Table(store, 'teams');
     this.users = new Table(store, 'users');
     this.userByEmail = new Index(store, 'users_by_email');
@@ -100,7 +103,12 @@ export class AccountsRepo {
   }
 
   /** Create a team with its built-in roles; `ownerUserId` becomes its Owner. */
-  async createTeam(input: { name: string; billing_email: string; ownerUserId: string; maxCreatedByOwner?: number }): Promise<TeamRecord> {
+  async createTeam(input: {
+    name: string;
+    billing_email: string;
+    ownerUserId: string;
+    maxCreatedByOwner?: number;
+  }): Promise<TeamRecord> {
     const now = this.now();
     const team: TeamRecord = {
       id: newId('team'),
@@ -112,7 +120,15 @@ export class AccountsRepo {
       status: 'active',
       billing_email: input.billing_email,
       billing_plan: 'pro_v1',
-      billing_address: { thoroughfare: null, premise: null, sublocality: null, locality: null, administrative_area: null, postal_code: null, country: null },
+      billing_address: {
+        thoroughfare: null,
+        premise: null,
+        sublocality: null,
+        locality: null,
+        administrative_area: null,
+        postal_code: null,
+        country: null,
+      },
       max_servers_per_project: 10,
       is_mfa_required: false,
       is_tailglow_ai_enabled: false,
@@ -125,11 +141,35 @@ export class AccountsRepo {
       tgl_generations_reset_at: null,
       created_by: input.ownerUserId,
     };
-    const owner: RoleRecord = { id: newId('role'), team_id: team.id, name: 'Owner', description: 'Controls billing, security and account settings', scopes: allScopes(), builtin: 'owner', created_at: now, updated_at: now };
-    const member: RoleRecord = { id: newId('role'), team_id: team.id, name: 'Member', description: 'Works with every resource; reads billing, users and roles', scopes: memberScopes(), builtin: 'member', created_at: now, updated_at: now };
+    const owner: RoleRecord = {
+      id: newId('role'),
+      team_id: team.id,
+      name: 'Owner',
+      description: 'Controls billing, security and account settings',
+      scopes: allScopes(),
+      builtin: 'owner',
+      created_at: now,
+      updated_at: now,
+    };
+    const member: RoleRecord = {
+      id: newId('role'),
+      team_id: team.id,
+      name: 'Member',
+      description: 'Works with every resource; reads billing, users and roles',
+      scopes: memberScopes(),
+      builtin: 'member',
+      created_at: now,
+      updated_at: now,
+    };
     await this.store.transaction(() => {
-      if (input.maxCreatedByOwner !== undefined && this.countTeamsCreatedBy(input.ownerUserId) >= input.maxCreatedByOwner) {
-        throw new ApiError('team_limit_reached', `A user may create at most ${input.maxCreatedByOwner} teams; delete one first`);
+      if (
+        input.maxCreatedByOwner !== undefined &&
+        this.countTeamsCreatedBy(input.ownerUserId) >= input.maxCreatedByOwner
+      ) {
+        throw new ApiError(
+          'team_limit_reached',
+          `A user may create at most ${input.maxCreatedByOwner} teams; delete one first`,
+        );
       }
       this.teams.put(GLOBAL, team);
       this.roles.put(team.id, owner);
@@ -218,7 +258,14 @@ export class AccountsRepo {
 
   /** Stage a membership write; call inside a transaction. */
   addMemberInTxn(teamId: string, userId: string, roleId: string, now = this.now()): MembershipRecord {
-    const membership: MembershipRecord = { id: userId, team_id: teamId, user_id: userId, role_id: roleId, created_at: now, updated_at: now };
+    const membership: MembershipRecord = {
+      id: userId,
+      team_id: teamId,
+      user_id: userId,
+      role_id: roleId,
+      created_at: now,
+      updated_at: now,
+    };
     this.memberships.put(teamId, membership);
     this.userTeams.put(userId, { id: teamId, created_at: now });
     return membership;
@@ -238,7 +285,13 @@ export class AccountsRepo {
   }
 
   /** Create an API key. `secret` is only given by bootstrap (SLUICE_BOOTSTRAP_KEY). */
-  async createKey(input: { teamId: string; name: string; scopes: Scopes; updatedBy: string | null; secret?: string }): Promise<{ key: ApiKeyRecord; secret: string }> {
+  async createKey(input: {
+    teamId: string;
+    name: string;
+    scopes: Scopes;
+    updatedBy: string | null;
+    secret?: string;
+  }): Promise<{ key: ApiKeyRecord; secret: string }> {
     const secret = input.secret ?? API_KEY_PREFIX + randomToken(40);
     const now = this.now();
     const key: ApiKeyRecord = {
@@ -270,7 +323,12 @@ export class AccountsRepo {
   }
 
   /** Rename a key or replace its scopes; `updatedBy` is the user or key making the change. */
-  async updateKey(teamId: string, keyId: string, patch: { name?: string; scopes?: Scopes }, updatedBy: string | null): Promise<ApiKeyRecord | undefined> {
+  async updateKey(
+    teamId: string,
+    keyId: string,
+    patch: { name?: string; scopes?: Scopes },
+    updatedBy: string | null,
+  ): Promise<ApiKeyRecord | undefined> {
     return this.store.transaction(() => {
       const current = this.keys.get(teamId, keyId);
       if (!current) return undefined;
@@ -307,10 +365,19 @@ export class AccountsRepo {
     });
   }
 
-  async createSession(userId: string, ttlMs: number = SESSION_TTL_MS): Promise<{ session: SessionRecord; token: string }> {
+  async createSession(
+    userId: string,
+    ttlMs: number = SESSION_TTL_MS,
+  ): Promise<{ session: SessionRecord; token: string }> {
     const token = SESSION_PREFIX + randomToken(40);
     const now = this.clock.now();
-    const session: SessionRecord = { id: newId('session'), user_id: userId, token_hash: hashSecret(token), created_at: iso(now), expires_at: iso(now + ttlMs) };
+    const session: SessionRecord = {
+      id: newId('session'),
+      user_id: userId,
+      token_hash: hashSecret(token),
+      created_at: iso(now),
+      expires_at: iso(now + ttlMs),
+    };
     await this.store.transaction(() => {
       this.sessions.put(userId, session);
       this.sessionByToken.putRef(session.token_hash, userId, session.id);

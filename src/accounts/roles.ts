@@ -12,13 +12,27 @@ function assertNameFree(repo: AccountsRepo, teamId: string, name: string, except
 }
 
 function assertEditable(role: RoleRecord): void {
-  if (role.builtin) throw new ApiError('builtin_role_immutable', `${role.name} is a built-in role; it cannot be changed or deleted`);
+  if (role.builtin)
+    throw new ApiError('builtin_role_immutable', `${role.name} is a built-in role; it cannot be changed or deleted`);
 }
 
 /** Create a custom role; names are unique within the team, case-insensitively. */
-export async function createRole(repo: AccountsRepo, teamId: string, input: { name: string; description: string | null; scopes: Scopes }): Promise<RoleRecord> {
+export async function createRole(
+  repo: AccountsRepo,
+  teamId: string,
+  input: { name: string; description: string | null; scopes: Scopes },
+): Promise<RoleRecord> {
   const now = iso(repo.clock.now());
-  const role: RoleRecord = { id: newId('role'), team_id: teamId, name: input.name, description: input.description, scopes: input.scopes, builtin: null, created_at: now, updated_at: now };
+  const role: RoleRecord = {
+    id: newId('role'),
+    team_id: teamId,
+    name: input.name,
+    description: input.description,
+    scopes: input.scopes,
+    builtin: null,
+    created_at: now,
+    updated_at: now,
+  };
   await repo.store.transaction(() => {
     assertNameFree(repo, teamId, role.name, null);
     repo.roles.put(teamId, role);
@@ -54,7 +68,8 @@ export async function deleteRole(repo: AccountsRepo, teamId: string, roleId: str
     if (!current) return false;
     assertEditable(current);
     const holders = repo.memberships.list(teamId).filter((m) => m.role_id === roleId).length;
-    if (holders > 0) throw new ApiError('conflict', `The role is held by ${holders} member(s); give them another role first`);
+    if (holders > 0)
+      throw new ApiError('conflict', `The role is held by ${holders} member(s); give them another role first`);
     repo.roles.remove(teamId, roleId);
     return true;
   });

@@ -43,7 +43,14 @@ export function allRoutes(s: Services): RouteDef[] {
   table.push(...webRoutes(s));
   table.push(...pullRoutes(s), ...checkRoutes(s));
   table.push(...monitorRoutes(s), ...alertRoutes(s), ...attentionRoutes(s), ...notificationChannelRoutes(s));
-  table.push(...sessionRoutes(s), ...keyRoutes(s), ...teamRoutes(s), ...userRoutes(s), ...roleRoutes(s), ...memberRoutes(s));
+  table.push(
+    ...sessionRoutes(s),
+    ...keyRoutes(s),
+    ...teamRoutes(s),
+    ...userRoutes(s),
+    ...roleRoutes(s),
+    ...memberRoutes(s),
+  );
   table.push(...whoamiRoutes(s));
   return table;
 }

@@ -1,6 +1,11 @@
 import type { MetricCatalog } from '../rollup/metric-catalog.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
-import { NODE_SUBJECT, type MinuteCounters, type PipelineErrorReason, type PipelineTelemetry } from '../telemetry/pipeline-telemetry.js';
+import {
+  NODE_SUBJECT,
+  type MinuteCounters,
+  type PipelineErrorReason,
+  type PipelineTelemetry,
+} from '../telemetry/pipeline-telemetry.js';
 import type { AttentionItem, AttentionProvider } from './types.js';
 
 const MIN = 60_000;
@@ -16,7 +21,12 @@ const INGEST_GROUPS: Record<string, readonly PipelineErrorReason[]> = {
   source_deleted: ['source_deleted'],
   server: ['server_error', 'connection_closed'],
 };
-const CAPACITY: readonly PipelineErrorReason[] = ['spool_full_disk_gate', 'spool_full_storage_write', 'spool_full_ingest_queue', 'spool_full_wal_unavailable'];
+const CAPACITY: readonly PipelineErrorReason[] = [
+  'spool_full_disk_gate',
+  'spool_full_storage_write',
+  'spool_full_ingest_queue',
+  'spool_full_wal_unavailable',
+];
 
 function iso(ms: number): string {
   return new Date(ms).toISOString();
@@ -31,7 +41,14 @@ export function refusalEndedAt(lastMinute: number, now: number): string {
   return iso(now - end <= HOUR ? end : Math.ceil(end / HOUR) * HOUR);
 }
 
-function refusalItem(type: 'ingest_refusals' | 'capacity_refusals', detail: string, minutes: Map<number, MinuteCounters>, reasons: readonly PipelineErrorReason[], now: number, countSpan: number): AttentionItem | null {
+function refusalItem(
+  type: 'ingest_refusals' | 'capacity_refusals',
+  detail: string,
+  minutes: Map<number, MinuteCounters>,
+  reasons: readonly PipelineErrorReason[],
+  now: number,
+  countSpan: number,
+): AttentionItem | null {
   let count = 0;
   let first: number | null = null;
   let last: number | null = null;
@@ -45,8 +62,14 @@ function refusalItem(type: 'ingest_refusals' | 'capacity_refusals', detail: stri
   if (last === null) return null;
   const refusingNow = now - last <= REFUSING_NOW_MS;
   return {
-    type, tier: refusingNow ? 'losing_data' : 'resolved', resource_id: null, resource_name: null, count, since: iso(first!),
-    ended_at: refusingNow ? null : refusalEndedAt(last, now), detail,
+    type,
+    tier: refusingNow ? 'losing_data' : 'resolved',
+    resource_id: null,
+    resource_name: null,
+    count,
+    since: iso(first!),
+    ended_at: refusingNow ? null : refusalEndedAt(last, now),
+    detail,
   };
 }
 
@@ -79,29 +102,70 @@ export function refusalAttention(telemetry: Pick<PipelineTelemetry, 'range'>): A
  * shapes waiting that no person excluded, `count` = events waiting): tier `stalled`, each naming the
  * resource to open. Deleted resources are not reported.
  */
-export function pipelineAttention(deps: { metrics: Pick<MetricCatalog, 'list'>; views: Pick<ViewCatalog, 'list' | 'store'> }): AttentionProvider {
+export function pipelineAttention(deps: {
+  metrics: Pick<MetricCatalog, 'list'>;
+  views: Pick<ViewCatalog, 'list' | 'store'>;
+}): AttentionProvider {
   return {
     name: 'pipeline',
     items(projectId: string): AttentionItem[] {
       const out: AttentionItem[] = [];
       for (const m of deps.metrics.list(projectId)) {
         if (m.deleted_at || m.status !== 'error') continue;
-        out.push({ type: 'metric_error', tier: 'stalled', resource_id: m.id, resource_name: m.name, count: null, since: m.updated_at, ended_at: null, detail: null });
+        out.push({
+          type: 'metric_error',
+          tier: 'stalled',
+          resource_id: m.id,
+          resource_name: m.name,
+          count: null,
+          since: m.updated_at,
+          ended_at: null,
+          detail: null,
+        });
       }
       for (const v of deps.views.list(projectId)) {
         if (v.deleted_at) continue;
         const failing = deps.views.store.transformsOf(v.id).filter((t) => t.status === 'error');
         if (failing.length) {
           const since = failing.map((t) => t.updated_at).sort()[0]!;
-          out.push({ type: 'transform_error', tier: 'stalled', resource_id: v.id, resource_name: v.name, count: failing.length, since, ended_at: null, detail: null });
+          out.push({
+            type: 'transform_error',
+            tier: 'stalled',
+            resource_id: v.id,
+            resource_name: v.name,
+            count: failing.length,
+            since,
+            ended_at: null,
+            detail: null,
+          });
         }
         if (v.join_status === 'error') {
-          out.push({ type: 'join_error', tier: 'stalled', resource_id: v.id, resource_name: v.name, count: null, since: v.updated_at, ended_at: null, detail: null });
+          out.push({
+            type: 'join_error',
+            tier: 'stalled',
+            resource_id: v.id,
+            resource_name: v.name,
+            count: null,
+            since: v.updated_at,
+            ended_at: null,
+            detail: null,
+          });
         }
-        const waiting = deps.views.store.deferralsOf(v.id).filter((d) => d.resolved_at === null && d.excluded_at === null && d.decision?.action !== 'exclude');
+        const waiting = deps.views.store
+          .deferralsOf(v.id)
+          .filter((d) => d.resolved_at === null && d.excluded_at === null && d.decision?.action !== 'exclude');
         if (waiting.length) {
           const since = waiting.map((d) => d.first_deferred_at).sort()[0]!;
-          out.push({ type: 'shape_deferral', tier: 'stalled', resource_id: v.id, resource_name: v.name, count: waiting.reduce((n, d) => n + d.event_count, 0), since, ended_at: null, detail: null });
+          out.push({
+            type: 'shape_deferral',
+            tier: 'stalled',
+            resource_id: v.id,
+            resource_name: v.name,
+            count: waiting.reduce((n, d) => n + d.event_count, 0),
+            since,
+            ended_at: null,
+            detail: null,
+          });
         }
       }
       return out;

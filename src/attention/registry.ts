@@ -33,6 +33,12 @@ export class AttentionRegistry {
       }
     }
     const tier = (i: AttentionItem) => ATTENTION_TIERS.indexOf(i.tier);
-    return out.sort((a, b) => tier(a) - tier(b) || (a.since ?? '').localeCompare(b.since ?? '') || a.type.localeCompare(b.type) || (a.resource_id ?? '').localeCompare(b.resource_id ?? ''));
+    return out.sort(
+      (a, b) =>
+        tier(a) - tier(b) ||
+        (a.since ?? '').localeCompare(b.since ?? '') ||
+        a.type.localeCompare(b.type) ||
+        (a.resource_id ?? '').localeCompare(b.resource_id ?? ''),
+    );
   }
 }

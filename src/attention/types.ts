@@ -1,8 +1,18 @@
 /** Attention items (spec api-1: Attention item; docs/attention.md). Capabilities register providers. */
 
 export const ATTENTION_TYPES = [
-  'ingest_refusals', 'capacity_refusals', 'monitor_firing', 'check_down', 'transform_error', 'metric_error',
-  'join_error', 'shape_deferral', 'pull_suspended', 'drain_suspended', 'drain_unverified', 'servers_hot',
+  'ingest_refusals',
+  'capacity_refusals',
+  'monitor_firing',
+  'check_down',
+  'transform_error',
+  'metric_error',
+  'join_error',
+  'shape_deferral',
+  'pull_suspended',
+  'drain_suspended',
+  'drain_unverified',
+  'servers_hot',
 ] as const;
 export type AttentionType = (typeof ATTENTION_TYPES)[number];
 

@@ -1,7 +1,27 @@
 /** The spec's scope names (keys of a Scopes map) and actions. */
 export const SCOPE_NAMES = [
-  'users', 'roles', 'keys', 'records', 'projects', 'metrics', 'views', 'billing', 'pages', 'monitors', 'alerts',
-  'chats', 'secrets', 'servers', 'ingest_keys', 'sources', 'domains', 'facets', 'drains', 'pulls', 'checks', 'logs',
+  'users',
+  'roles',
+  'keys',
+  'records',
+  'projects',
+  'metrics',
+  'views',
+  'billing',
+  'pages',
+  'monitors',
+  'alerts',
+  'chats',
+  'secrets',
+  'servers',
+  'ingest_keys',
+  'sources',
+  'domains',
+  'facets',
+  'drains',
+  'pulls',
+  'checks',
+  'logs',
 ] as const;
 export const ACTIONS = ['read', 'write', 'delete'] as const;
 

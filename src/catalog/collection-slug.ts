@@ -17,7 +17,10 @@ export function isValidSlug(slug: string): boolean {
  * one `-`, trimmed, at most 64 characters; `collection` when nothing is left.
  */
 export function slugFromName(name: string): string {
-  const folded = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase();
+  const folded = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
   const slug = trimDashes(folded.replace(/[^a-z0-9]+/g, '-')).slice(0, SLUG_MAX);
   return trimDashes(slug) || 'collection';
 }

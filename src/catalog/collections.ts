@@ -42,7 +42,11 @@ export class CollectionsRepo {
   readonly table: ScopedTable<CollectionRecord>;
   readonly slugIndex: Index;
 
-  constructor(readonly store: Store, readonly clock: Clock, private readonly sources: SourcesRepo) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+    private readonly sources: SourcesRepo,
+  ) {
     this.table = new ScopedTable(store, 'collections', 'collection_source');
     this.slugIndex = new Index(store, 'collection_slugs');
   }
@@ -83,9 +87,13 @@ export class CollectionsRepo {
         slug = input.slug;
         const holder = this.bySlug(source.id, slug);
         if (holder) {
-          throw new ApiError('conflict', `Source ${source.id} already has a collection with slug "${slug}" (${holder.id}${holder.deleted_at ? ', scheduled for deletion' : ''}); choose another slug`, {
-            details: [{ field: 'body.slug', message: 'is already used in this source' }],
-          });
+          throw new ApiError(
+            'conflict',
+            `Source ${source.id} already has a collection with slug "${slug}" (${holder.id}${holder.deleted_at ? ', scheduled for deletion' : ''}); choose another slug`,
+            {
+              details: [{ field: 'body.slug', message: 'is already used in this source' }],
+            },
+          );
         }
       } else {
         slug = uniqueSlug(slugFromName(input.name), (c) => this.slugIndex.get(slugKey(source.id, c)) !== undefined);
@@ -103,15 +111,20 @@ export class CollectionsRepo {
   async ensure(source: SourceRecord, slug: string): Promise<CollectionRecord> {
     const known = this.bySlug(source.id, slug);
     if (known && !known.deleted_at) return known;
-    if (!isValidSlug(slug)) throw invalidField('query.collection', `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`);
+    if (!isValidSlug(slug))
+      throw invalidField('query.collection', `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`);
     return this.store.transaction(() => {
       const current = this.bySlug(source.id, slug);
       if (current && !current.deleted_at) return current;
       if (current) {
-        throw new ApiError('source_deleted', `Collection "${slug}" of source ${source.id} is scheduled for deletion; restore it with POST /v1/projects/${source.project_id}/collections/${current.id} {"deleted_at": null}`);
+        throw new ApiError(
+          'source_deleted',
+          `Collection "${slug}" of source ${source.id} is scheduled for deletion; restore it with POST /v1/projects/${source.project_id}/collections/${current.id} {"deleted_at": null}`,
+        );
       }
       const live = this.sources.get(source.project_id, source.id);
-      if (!live || live.deleted_at) throw new ApiError('source_deleted', `Source ${source.id} is deleted or scheduled for deletion`);
+      if (!live || live.deleted_at)
+        throw new ApiError('source_deleted', `Source ${source.id} is deleted or scheduled for deletion`);
       return this.insert(live, slug, slug);
     });
   }
@@ -120,11 +133,21 @@ export class CollectionsRepo {
    * Apply `patch` atomically (it may throw an ApiError, e.g. for a stale `expected_updated_at`);
    * returns the new record, or undefined when the collection no longer exists.
    */
-  async update(sourceId: string, id: string, patch: (current: CollectionRecord) => Partial<CollectionRecord>): Promise<CollectionRecord | undefined> {
+  async update(
+    sourceId: string,
+    id: string,
+    patch: (current: CollectionRecord) => Partial<CollectionRecord>,
+  ): Promise<CollectionRecord | undefined> {
     return this.store.transaction(() => {
       const current = this.table.get(sourceId, id);
       if (!current) return undefined;
-      const next: CollectionRecord = { ...current, ...patch(current), id: current.id, slug: current.slug, source_id: current.source_id };
+      const next: CollectionRecord = {
+        ...current,
+        ...patch(current),
+        id: current.id,
+        slug: current.slug,
+        source_id: current.source_id,
+      };
       next.updated_at = nextUpdatedAt(this.clock, current.updated_at);
       this.table.put(sourceId, next);
       return next;

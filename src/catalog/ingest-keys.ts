@@ -20,7 +20,10 @@ export class IngestKeysRepo {
   readonly table: ScopedTable<IngestKeyRecord>;
   readonly bySecret: RefIndex;
 
-  constructor(readonly store: Store, readonly clock: Clock) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+  ) {
     this.table = new ScopedTable(store, 'ingest_keys', 'ingest_key_source');
     this.bySecret = new RefIndex(store, 'ingest_keys_by_secret');
   }

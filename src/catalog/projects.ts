@@ -8,7 +8,10 @@ import type { ProjectRecord } from './records.js';
 export class ProjectsRepo {
   readonly table: ScopedTable<ProjectRecord>;
 
-  constructor(readonly store: Store, readonly clock: Clock) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+  ) {
     this.table = new ScopedTable(store, 'projects', 'project_team');
   }
 
@@ -45,7 +48,11 @@ export class ProjectsRepo {
   }
 
   /** Apply `patch` atomically; returns the new record, or undefined when it no longer exists. */
-  async update(teamId: string, id: string, patch: (current: ProjectRecord) => Partial<ProjectRecord>): Promise<ProjectRecord | undefined> {
+  async update(
+    teamId: string,
+    id: string,
+    patch: (current: ProjectRecord) => Partial<ProjectRecord>,
+  ): Promise<ProjectRecord | undefined> {
     return this.store.transaction(() => {
       const current = this.table.get(teamId, id);
       if (!current) return undefined;

@@ -43,7 +43,9 @@ export interface PurgeJobDeps extends PurgeDeps {
  */
 export async function purgeExpired(s: PurgeJobDeps, now: number = s.clock.now()): Promise<PurgeResult> {
   const result: PurgeResult = { teams: [], projects: [], sources: [], collections: [], views: [], metrics: [] };
-  const teams = [...s.accounts.teams.all()].map((r) => r.value).filter((t) => expired(t.deleted_at, now, TEAM_DELETION_RETENTION_MS));
+  const teams = [...s.accounts.teams.all()]
+    .map((r) => r.value)
+    .filter((t) => expired(t.deleted_at, now, TEAM_DELETION_RETENTION_MS));
   for (const team of teams) {
     await destroyTeam(s, team);
     result.teams.push(team.id);
@@ -83,7 +85,13 @@ export function registerPurgeJob(s: PurgeJobDeps, intervalMs = 60_000): JobHandl
     run: async () => {
       try {
         const r = await purgeExpired(s);
-        const n = r.teams.length + r.projects.length + r.sources.length + r.collections.length + r.views.length + r.metrics.length;
+        const n =
+          r.teams.length +
+          r.projects.length +
+          r.sources.length +
+          r.collections.length +
+          r.views.length +
+          r.metrics.length;
         if (n > 0) s.log.info({ purged: r }, 'purged scheduled deletions');
       } catch (err) {
         s.log.error({ err }, 'purge failed; retrying next interval');

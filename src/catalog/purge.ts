@@ -45,7 +45,8 @@ export interface PurgeDeps {
 export async function destroyCollection(s: PurgeDeps, collection: CollectionRecord): Promise<void> {
   s.collections.destroying.add(collection.id);
   try {
-    if (!collection.deleted_at) await s.collections.update(collection.source_id, collection.id, () => ({ deleted_at: iso(s.clock.now()) }));
+    if (!collection.deleted_at)
+      await s.collections.update(collection.source_id, collection.id, () => ({ deleted_at: iso(s.clock.now()) }));
     for (const destroyer of s.collectionDestroyers) await destroyer(collection);
     await s.collections.destroy(collection);
     await s.activity.forget(collection.id);
@@ -56,7 +57,8 @@ export async function destroyCollection(s: PurgeDeps, collection: CollectionReco
 
 /** Destroy a source with its collections and ingest keys, now. */
 export async function destroySource(s: PurgeDeps, source: SourceRecord): Promise<void> {
-  if (!source.deleted_at) await s.sources.update(source.project_id, source.id, () => ({ deleted_at: iso(s.clock.now()) }));
+  if (!source.deleted_at)
+    await s.sources.update(source.project_id, source.id, () => ({ deleted_at: iso(s.clock.now()) }));
   for (const key of s.ingestKeys.list(source.id)) {
     await s.ingestKeys.destroy(key);
     await s.activity.forget(key.id);
@@ -68,7 +70,8 @@ export async function destroySource(s: PurgeDeps, source: SourceRecord): Promise
 
 /** Destroy a project and everything beneath it at once (force delete, or the 7-day purge). */
 export async function destroyProject(s: PurgeDeps, project: ProjectRecord): Promise<void> {
-  if (!project.deleted_at) await s.projects.update(project.team_id, project.id, () => ({ deleted_at: iso(s.clock.now()) }));
+  if (!project.deleted_at)
+    await s.projects.update(project.team_id, project.id, () => ({ deleted_at: iso(s.clock.now()) }));
   for (const source of s.sources.list(project.id)) await destroySource(s, source);
   await s.pages.destroyProjectPages(project.id);
   await s.activity.forget(project.id);

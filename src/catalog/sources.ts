@@ -14,7 +14,10 @@ import { nextUpdatedAt } from './timestamps.js';
 export class SourcesRepo {
   readonly table: ScopedTable<SourceRecord>;
 
-  constructor(readonly store: Store, readonly clock: Clock) {
+  constructor(
+    readonly store: Store,
+    readonly clock: Clock,
+  ) {
     this.table = new ScopedTable(store, 'sources', 'source_project');
   }
 
@@ -54,12 +57,17 @@ export class SourcesRepo {
    * Apply `patch` atomically; returns the new record, or undefined when the source no longer exists.
    * A result that is live must keep a name unique among live sources, else 409 `conflict`.
    */
-  async update(projectId: string, id: string, patch: (current: SourceRecord) => Partial<SourceRecord>): Promise<SourceRecord | undefined> {
+  async update(
+    projectId: string,
+    id: string,
+    patch: (current: SourceRecord) => Partial<SourceRecord>,
+  ): Promise<SourceRecord | undefined> {
     return this.store.transaction(() => {
       const current = this.table.get(projectId, id);
       if (!current) return undefined;
       const next: SourceRecord = { ...current, ...patch(current) };
-      if (!next.deleted_at && (next.name !== current.name || current.deleted_at)) this.assertNameFree(projectId, next.name, id);
+      if (!next.deleted_at && (next.name !== current.name || current.deleted_at))
+        this.assertNameFree(projectId, next.name, id);
       next.updated_at = nextUpdatedAt(this.clock, current.updated_at);
       this.table.put(projectId, next);
       return next;
@@ -76,9 +84,13 @@ export class SourcesRepo {
   private assertNameFree(projectId: string, name: string, exceptId: string | null): void {
     const clash = this.table.list(projectId).find((s) => s.id !== exceptId && !s.deleted_at && s.name === name);
     if (clash) {
-      throw new ApiError('conflict', `A source named "${name}" already exists in this project (${clash.id}); choose another name`, {
-        details: [{ field: 'body.name', message: 'is already used by another source of this project' }],
-      });
+      throw new ApiError(
+        'conflict',
+        `A source named "${name}" already exists in this project (${clash.id}); choose another name`,
+        {
+          details: [{ field: 'body.name', message: 'is already used by another source of this project' }],
+        },
+      );
     }
   }
 }

@@ -19,7 +19,10 @@ export function fieldValue(text: string): unknown {
  * A request body from `--file <path|->` (a JSON object) and `--set field=value` pairs, applied after
  * the file; `a.b=1` sets a nested field. Options named in `extra` (e.g. --name) come last.
  */
-export function buildBody(opts: { file?: string; set?: string[] }, extra: Record<string, unknown> = {}): Record<string, unknown> {
+export function buildBody(
+  opts: { file?: string; set?: string[] },
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
   let body: Record<string, unknown> = {};
   if (opts.file !== undefined) {
     let text: string;
@@ -34,7 +37,8 @@ export function buildBody(opts: { file?: string; set?: string[] }, extra: Record
     } catch (err) {
       throw usageError(`--file ${opts.file} is not valid JSON: ${(err as Error).message}`);
     }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw usageError(`--file ${opts.file} must hold one JSON object (the request body)`);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw usageError(`--file ${opts.file} must hold one JSON object (the request body)`);
     body = parsed as Record<string, unknown>;
   }
   for (const pair of opts.set ?? []) {
@@ -44,7 +48,10 @@ export function buildBody(opts: { file?: string; set?: string[] }, extra: Record
     let target = body;
     for (const part of path.slice(0, -1)) {
       const next = target[part];
-      target = (target[part] = typeof next === 'object' && next !== null && !Array.isArray(next) ? next : {}) as Record<string, unknown>;
+      target = (target[part] = typeof next === 'object' && next !== null && !Array.isArray(next) ? next : {}) as Record<
+        string,
+        unknown
+      >;
     }
     target[path[path.length - 1]!] = fieldValue(pair.slice(eq + 1));
   }

@@ -36,7 +36,11 @@ export class ApiClient {
   async request<T = any>(method: string, path: string, opts: RequestOptions = {}): Promise<Envelope<T>> {
     const token = opts.token === undefined ? this.apiKey : opts.token;
     if (token === undefined) {
-      throw new CliError('Not signed in: run `sluice login`, or set SLUICE_API_KEY (and SLUICE_URL)', 1, 'not_signed_in');
+      throw new CliError(
+        'Not signed in: run `sluice login`, or set SLUICE_API_KEY (and SLUICE_URL)',
+        1,
+        'not_signed_in',
+      );
     }
     const headers: Record<string, string> = { accept: 'application/json', ...opts.headers };
     if (token !== null) headers.authorization = `Bearer ${token}`;
@@ -56,7 +60,11 @@ export class ApiClient {
     try {
       env = JSON.parse(text) as Envelope<T>;
     } catch {
-      throw new CliError(`${method} ${path}: the server answered ${res.status} without a JSON envelope (is ${this.baseUrl} a Sluice server?)`, 1, 'bad_response');
+      throw new CliError(
+        `${method} ${path}: the server answered ${res.status} without a JSON envelope (is ${this.baseUrl} a Sluice server?)`,
+        1,
+        'bad_response',
+      );
     }
     if (!res.ok || env.error) throw refusal(res.status, env);
     return env;
@@ -72,7 +80,12 @@ export function refusal(status: number, env: Partial<Envelope>): CliError {
   const code = env.error?.code ?? `http_${status}`;
   const message = env.error?.message ?? `HTTP ${status}`;
   if (status === 401) {
-    return new CliError(`Not signed in or key refused (${code}): ${message}. Run \`sluice login\` or check SLUICE_API_KEY`, 1, code, env.error?.details);
+    return new CliError(
+      `Not signed in or key refused (${code}): ${message}. Run \`sluice login\` or check SLUICE_API_KEY`,
+      1,
+      code,
+      env.error?.details,
+    );
   }
   return new CliError(`${message} (${code}, HTTP ${status})`, 1, code, env.error?.details);
 }

@@ -42,8 +42,17 @@ export function readConfig(path = configPath()): ConfigFile {
   }
   try {
     const parsed = JSON.parse(text) as Partial<ConfigFile>;
-    if (typeof parsed !== 'object' || parsed === null || typeof parsed.profiles !== 'object' || parsed.profiles === null) throw new Error('no "profiles" object');
-    return { default_profile: typeof parsed.default_profile === 'string' ? parsed.default_profile : 'default', profiles: parsed.profiles };
+    if (
+      typeof parsed !== 'object' ||
+      parsed === null ||
+      typeof parsed.profiles !== 'object' ||
+      parsed.profiles === null
+    )
+      throw new Error('no "profiles" object');
+    return {
+      default_profile: typeof parsed.default_profile === 'string' ? parsed.default_profile : 'default',
+      profiles: parsed.profiles,
+    };
   } catch (err) {
     throw new CliError(`${path} is not a valid sluice config (${(err as Error).message}); fix or remove it`);
   }

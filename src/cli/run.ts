@@ -26,7 +26,12 @@ export function action<O extends object>(
 /** Print a failure the way --json or a person expects, and set the exit code (never exit mid-write). */
 export function reportFailure(err: unknown, json: boolean): void {
   const e = err instanceof CliError ? err : new CliError((err as Error)?.message ?? String(err), EXIT_FAILED, 'failed');
-  if (json) process.stdout.write(JSON.stringify({ error: { code: e.code, message: e.message, ...(e.details !== undefined ? { details: e.details } : {}) } }) + '\n');
+  if (json)
+    process.stdout.write(
+      JSON.stringify({
+        error: { code: e.code, message: e.message, ...(e.details !== undefined ? { details: e.details } : {}) },
+      }) + '\n',
+    );
   process.stderr.write(`sluice: ${e.message}\n`);
   if (!(err instanceof CliError) && process.env.SLUICE_DEBUG) process.stderr.write(`${(err as Error)?.stack}\n`);
   process.exitCode = e.exitCode;

@@ -26,7 +26,10 @@ export interface DrainBounds {
   timeoutMs: number;
 }
 
-export const DEFAULT_DRAIN_BOUNDS: Readonly<DrainBounds> = Object.freeze({ maxBytes: DRAIN_MAX_BYTES, timeoutMs: DRAIN_TIMEOUT_MS });
+export const DEFAULT_DRAIN_BOUNDS: Readonly<DrainBounds> = Object.freeze({
+  maxBytes: DRAIN_MAX_BYTES,
+  timeoutMs: DRAIN_TIMEOUT_MS,
+});
 
 /**
  * Whether a refusal of a request whose body was not read yet should read it first: there is a body
@@ -49,7 +52,11 @@ export class BodyDrain {
   private readonly timer: NodeJS.Timeout;
 
   /** `received`: bytes of the body already read before the refusal. */
-  constructor(received: number, private readonly bounds: DrainBounds, private readonly end: () => void) {
+  constructor(
+    received: number,
+    private readonly bounds: DrainBounds,
+    private readonly end: () => void,
+  ) {
     this.received = received;
     this.timer = setTimeout(() => this.finish(), bounds.timeoutMs);
     this.timer.unref();

@@ -17,7 +17,13 @@ export interface Envelope {
   endpoint: string;
 }
 
-export function successEnvelope(endpoint: string, status: number, data: unknown, pagination: Pagination | null = null, message = 'OK'): Envelope {
+export function successEnvelope(
+  endpoint: string,
+  status: number,
+  data: unknown,
+  pagination: Pagination | null = null,
+  message = 'OK',
+): Envelope {
   return { message, data, status, error: null, pagination, endpoint };
 }
 

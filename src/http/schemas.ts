@@ -3,10 +3,19 @@ import { pathIdSchema, type IdKind } from '../ids.js';
 
 /** Shared JSON Schema pieces for route declarations. */
 
-export const isoDateString: JsonSchema = { type: 'string', format: 'date-time', errorHint: 'must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z' };
+export const isoDateString: JsonSchema = {
+  type: 'string',
+  format: 'date-time',
+  errorHint: 'must be an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z',
+};
 
 export function text(min: number, max: number): JsonSchema {
-  return { type: 'string', minLength: min, maxLength: max, errorHint: `must be a string of ${min} to ${max} characters` };
+  return {
+    type: 'string',
+    minLength: min,
+    maxLength: max,
+    errorHint: `must be a string of ${min} to ${max} characters`,
+  };
 }
 
 export function integer(min: number, max: number): JsonSchema {

@@ -7,7 +7,14 @@ import type { JsonSchema } from './json-schema.js';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv;
 
 function makeAjv(coerce: boolean): Ajv {
-  const ajv = new Ajv({ allErrors: true, strict: true, verbose: true, coerceTypes: coerce, useDefaults: coerce, allowUnionTypes: true });
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    verbose: true,
+    coerceTypes: coerce,
+    useDefaults: coerce,
+    allowUnionTypes: true,
+  });
   addFormats(ajv);
   // A sentence that replaces ajv's generic message for this schema node ("must be a project id: …").
   ajv.addKeyword({ keyword: 'errorHint', schemaType: 'string' });
@@ -34,7 +41,9 @@ function toIssues(location: Location, errors: ErrorObject[]): FieldIssue[] {
   const issues: FieldIssue[] = [];
   const seen = new Set<string>();
   for (const e of errors) {
-    const base = location + e.instancePath.replace(/\/([^/]*)/g, (_m, seg: string) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`));
+    const base =
+      location +
+      e.instancePath.replace(/\/([^/]*)/g, (_m, seg: string) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`));
     let field = base;
     let message: string;
     const hint = (e.parentSchema as { errorHint?: string } | undefined)?.errorHint;

@@ -14,7 +14,10 @@ export class ActivityTracker {
   private readonly latest = new Map<string, number>();
   private readonly persisted = new Map<string, number>();
 
-  constructor(store: Store, private readonly clock: Clock) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+  ) {
     this.db = store.db<number, string>('activity');
   }
 

@@ -8,13 +8,19 @@ type SpoolFullCode = keyof typeof RETRY_AFTER_SECONDS & ErrorCode;
 
 /** The refusal when bodies held in memory would pass their cap. */
 export function bodiesFull(): ApiError {
-  return spoolFull('spool_full_ingest_queue', 'Ingest is paused: too many bytes are waiting to be written; retry shortly');
+  return spoolFull(
+    'spool_full_ingest_queue',
+    'Ingest is paused: too many bytes are waiting to be written; retry shortly',
+  );
 }
 
 /** A 503 refusal with its Retry-After header. */
 export function spoolFull(code: SpoolFullCode, message?: string): ApiError {
   const seconds = RETRY_AFTER_SECONDS[code];
-  return new ApiError(code, message, { headers: { 'retry-after': String(seconds) }, details: { retry_after_seconds: seconds } });
+  return new ApiError(code, message, {
+    headers: { 'retry-after': String(seconds) },
+    details: { retry_after_seconds: seconds },
+  });
 }
 
 export interface GateLimits {
@@ -38,7 +44,11 @@ export class IngestGate {
   private bytesInFlight = 0;
   private readonly maxBytesInFlight: number;
 
-  constructor(private readonly limits: GateLimits, private readonly spool: Spool, private readonly clock: Clock) {
+  constructor(
+    private readonly limits: GateLimits,
+    private readonly spool: Spool,
+    private readonly clock: Clock,
+  ) {
     this.maxBytesInFlight = limits.maxBytesInFlight ?? MAX_BYTES_IN_FLIGHT;
     this.freeBytes = readFree(statfsSync(limits.dataDir));
     this.lastDiskCheck = clock.now();
@@ -55,14 +65,23 @@ export class IngestGate {
     }
     this.refreshDisk(now);
     if (this.freeBytes < this.limits.minFreeDiskBytes) {
-      throw spoolFull('spool_full_disk_gate', `Ingest is paused: ${this.freeBytes} bytes free on the data volume, below the ${this.limits.minFreeDiskBytes}-byte threshold`);
+      throw spoolFull(
+        'spool_full_disk_gate',
+        `Ingest is paused: ${this.freeBytes} bytes free on the data volume, below the ${this.limits.minFreeDiskBytes}-byte threshold`,
+      );
     }
     if (bytes > 0 && this.bytesInFlight + bytes > this.maxBytesInFlight) {
-      throw spoolFull('spool_full_ingest_queue', 'Ingest is paused: too many bytes are waiting to be written; retry shortly');
+      throw spoolFull(
+        'spool_full_ingest_queue',
+        'Ingest is paused: too many bytes are waiting to be written; retry shortly',
+      );
     }
     const queued = this.spool.pendingRecords() + this.spool.inFlightRecords();
     if (queued + records > this.limits.maxPendingRecords) {
-      throw spoolFull('spool_full_ingest_queue', `Ingest is paused: ${queued} records are waiting for the pipeline (limit ${this.limits.maxPendingRecords}); retry shortly`);
+      throw spoolFull(
+        'spool_full_ingest_queue',
+        `Ingest is paused: ${queued} records are waiting for the pipeline (limit ${this.limits.maxPendingRecords}); retry shortly`,
+      );
     }
   }
 

@@ -20,7 +20,11 @@ export interface ParsedBatch {
  */
 export function parseBatch(body: Buffer, ndjson = false): ParsedBatch {
   const first = firstSignificantByte(body);
-  if (first === -1) throw new ApiError('empty_payload', 'The body carries no records: send a JSON object, an array of objects, or NDJSON');
+  if (first === -1)
+    throw new ApiError(
+      'empty_payload',
+      'The body carries no records: send a JSON object, an array of objects, or NDJSON',
+    );
   const array = body[first] === 0x5b /* [ */ && !ndjson;
   // Decoding would replace bad bytes silently and the stored record would not be what was sent.
   if (!isUtf8(body)) throw notUtf8(body, array);
@@ -139,13 +143,18 @@ function parseLines(body: Buffer, declaredNdjson: boolean): ParsedBatch {
       const text = body.toString('utf8');
       const whole = tryParse(text);
       if (whole !== undefined && recordProblem(whole) === null) {
-        if (text.length > MAX_NESTING_DEPTH && tooDeep(whole as object)) throw invalid(`The record ${DEEP}`, { line: 1, reason: DEEP });
+        if (text.length > MAX_NESTING_DEPTH && tooDeep(whole as object))
+          throw invalid(`The record ${DEEP}`, { line: 1, reason: DEEP });
         return { format: 'object', records: 1 };
       }
     }
     throw invalid(`Line ${bad.lineNo} ${bad.problem}`, { line: bad.lineNo, reason: bad.problem });
   }
-  if (records === 0) throw new ApiError('empty_payload', 'The body carries no records: send a JSON object, an array of objects, or NDJSON');
+  if (records === 0)
+    throw new ApiError(
+      'empty_payload',
+      'The body carries no records: send a JSON object, an array of objects, or NDJSON',
+    );
   return { format: 'ndjson', records };
 }
 
@@ -229,9 +238,13 @@ function invalid(message: string, details: Record<string, unknown>): ApiError {
 }
 
 function tooMany(n: number): ApiError {
-  return new ApiError('payload_too_large', `The body carries ${n >= MAX_RECORDS_PER_REQUEST ? 'more than ' + MAX_RECORDS_PER_REQUEST : n} records; at most ${MAX_RECORDS_PER_REQUEST} per request`, {
-    details: { limit_records: MAX_RECORDS_PER_REQUEST },
-  });
+  return new ApiError(
+    'payload_too_large',
+    `The body carries ${n >= MAX_RECORDS_PER_REQUEST ? 'more than ' + MAX_RECORDS_PER_REQUEST : n} records; at most ${MAX_RECORDS_PER_REQUEST} per request`,
+    {
+      details: { limit_records: MAX_RECORDS_PER_REQUEST },
+    },
+  );
 }
 
 const DEEP = `is nested deeper than ${MAX_NESTING_DEPTH} levels of objects and arrays`;

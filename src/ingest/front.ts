@@ -32,7 +32,16 @@ const FIRST_SWEEP_MS = 10_000;
  * spool's part of collection destruction.
  */
 export function mountIngest(app: TemplatedApp, s: IngestDeps, opts: { stopping(): boolean }): IngestFront {
-  const gate = new IngestGate({ dataDir: s.config.dataDir, minFreeDiskBytes: s.config.minFreeDiskBytes, maxPendingRecords: s.config.maxPendingRecords, maxBytesInFlight: s.config.maxIngestMemoryBytes }, s.spool, s.clock);
+  const gate = new IngestGate(
+    {
+      dataDir: s.config.dataDir,
+      minFreeDiskBytes: s.config.minFreeDiskBytes,
+      maxPendingRecords: s.config.maxPendingRecords,
+      maxBytesInFlight: s.config.maxIngestMemoryBytes,
+    },
+    s.spool,
+    s.clock,
+  );
   const core = new IngestCore(s, gate);
   let inFlight = 0;
   let idle: (() => void) | null = null;
@@ -46,7 +55,14 @@ export function mountIngest(app: TemplatedApp, s: IngestDeps, opts: { stopping()
       if (inFlight === 0 && idle) idle();
     };
   };
-  const ctx = { core, log: s.log, maxBytes: s.config.maxIngestBytes, bodyTimeoutMs: s.config.ingestBodyTimeoutMs, stopping: opts.stopping, begin };
+  const ctx = {
+    core,
+    log: s.log,
+    maxBytes: s.config.maxIngestBytes,
+    bodyTimeoutMs: s.config.ingestBodyTimeoutMs,
+    stopping: opts.stopping,
+    begin,
+  };
   mountHttpIngest(app, ctx);
   const ws = mountWsIngest(app, s, ctx);
 
@@ -71,7 +87,10 @@ export function mountIngest(app: TemplatedApp, s: IngestDeps, opts: { stopping()
       // No sweep starts while draining; one in flight is awaited below, before the store can close.
       const sweepStopped = sweepJob.unregister();
       if (inFlight > 0) {
-        await Promise.race([new Promise<void>((r) => (idle = r)), new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+        await Promise.race([
+          new Promise<void>((r) => (idle = r)),
+          new Promise((r) => setTimeout(r, timeoutMs).unref()),
+        ]);
       }
       ws.closeAll();
       await s.telemetry.flush();

@@ -5,7 +5,16 @@ import { BodyDrain, DRAIN_MAX_BYTES, shouldDrain } from '../http/body-drain.js';
 import { bodiesFull } from './backpressure.js';
 import { BodyPool } from './body-pool.js';
 import { checkIdempotencyKey, type IngestCore, type IngestOutcome, type IngestTarget } from './ingest-core.js';
-import { decode, parseQuery, PREFLIGHT_HEADERS, readBody, sendAccepted, sendError, tooLarge, type ResponseState } from './transport.js';
+import {
+  decode,
+  parseQuery,
+  PREFLIGHT_HEADERS,
+  readBody,
+  sendAccepted,
+  sendError,
+  tooLarge,
+  type ResponseState,
+} from './transport.js';
 
 const HTTP_QUERY = ['key', 'collection'] as const;
 const MAX_REMEMBERED_QUERIES = 10_000;
@@ -71,7 +80,10 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
     let target: IngestTarget | null = null;
     let idempotencyKey: string | undefined;
     try {
-      if (ctx.stopping()) throw new ApiError('service_unavailable', 'The server is shutting down; retry against it in a moment', { headers: { 'retry-after': '5' } });
+      if (ctx.stopping())
+        throw new ApiError('service_unavailable', 'The server is shutting down; retry against it in a moment', {
+          headers: { 'retry-after': '5' },
+        });
       const query = queryOf(rawQuery);
       target = ctx.core.resolve(query.values.key, query.values.collection);
       if (query.error) throw query.error;
@@ -81,53 +93,78 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
       ctx.core.admit(target, declared, idempotencyKey);
     } catch (err) {
       const e = ctx.core.countError(target?.projectId ?? null, toApiError(err));
-      refuseUnread(res, state, e, declared, declared === 0 && req.getHeader('transfer-encoding') !== '', ctx.bodyTimeoutMs, done);
+      refuseUnread(
+        res,
+        state,
+        e,
+        declared,
+        declared === 0 && req.getHeader('transfer-encoding') !== '',
+        ctx.bodyTimeoutMs,
+        done,
+      );
       return;
     }
 
     const t = target;
     const idem = idempotencyKey;
-    readBody(res, state, declared, ctx.maxBytes, (err, raw, release) => {
-      if (err) {
-        // Gone mid-body (the client, or uWS closing a stalled connection): nobody gets an answer.
-        sendError(res, state, ctx.core.countError(t.projectId, err, state.aborted ? 'connection_closed' : undefined), true);
-        done();
-        return;
-      }
-      const refuse = (e: unknown) => {
-        sendError(res, state, toApiError(e));
-        done();
-      };
-      // Uncompressed (the usual case): straight to the core, no promise per request.
-      if (encoding === '' || encoding === 'identity') {
-        // `acceptThen` counts the body from here on.
-        release();
-        ctx.core.acceptThen(t, raw, { ndjson, idempotencyKey: idem }, (e, accepted, replayed) => {
-          // Spooled (its commit is durable) or refused: nothing reads the body any more.
-          bodies.give(raw);
-          if (e !== null) return refuse(e);
-          sendAccepted(res, state, accepted, replayed);
-          if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ project_id: t.projectId, accepted, replayed }, 'ingest accepted');
+    readBody(
+      res,
+      state,
+      declared,
+      ctx.maxBytes,
+      (err, raw, release) => {
+        if (err) {
+          // Gone mid-body (the client, or uWS closing a stalled connection): nobody gets an answer.
+          sendError(
+            res,
+            state,
+            ctx.core.countError(t.projectId, err, state.aborted ? 'connection_closed' : undefined),
+            true,
+          );
           done();
-        });
-        return;
-      }
-      const answer = (outcome: IngestOutcome) => {
-        sendAccepted(res, state, outcome.accepted, outcome.replayed);
-        if (ctx.log.isLevelEnabled('debug')) ctx.log.debug({ project_id: t.projectId, accepted: outcome.accepted, replayed: outcome.replayed }, 'ingest accepted');
-        done();
-      };
-      decode(encoding, raw, ctx.maxBytes)
-        .finally(() => {
+          return;
+        }
+        const refuse = (e: unknown) => {
+          sendError(res, state, toApiError(e));
+          done();
+        };
+        // Uncompressed (the usual case): straight to the core, no promise per request.
+        if (encoding === '' || encoding === 'identity') {
+          // `acceptThen` counts the body from here on.
           release();
-          bodies.give(raw);
-        })
-        .catch((e: unknown) => {
-          throw ctx.core.countError(t.projectId, toApiError(e));
-        })
-        .then((body) => ctx.core.accept(t, body, { ndjson, idempotencyKey: idem }))
-        .then(answer, refuse);
-    }, { budget: ctx.core.gate, full: bodiesFull, timeoutMs: ctx.bodyTimeoutMs, pool: bodies });
+          ctx.core.acceptThen(t, raw, { ndjson, idempotencyKey: idem }, (e, accepted, replayed) => {
+            // Spooled (its commit is durable) or refused: nothing reads the body any more.
+            bodies.give(raw);
+            if (e !== null) return refuse(e);
+            sendAccepted(res, state, accepted, replayed);
+            if (ctx.log.isLevelEnabled('debug'))
+              ctx.log.debug({ project_id: t.projectId, accepted, replayed }, 'ingest accepted');
+            done();
+          });
+          return;
+        }
+        const answer = (outcome: IngestOutcome) => {
+          sendAccepted(res, state, outcome.accepted, outcome.replayed);
+          if (ctx.log.isLevelEnabled('debug'))
+            ctx.log.debug(
+              { project_id: t.projectId, accepted: outcome.accepted, replayed: outcome.replayed },
+              'ingest accepted',
+            );
+          done();
+        };
+        decode(encoding, raw, ctx.maxBytes)
+          .finally(() => {
+            release();
+            bodies.give(raw);
+          })
+          .catch((e: unknown) => {
+            throw ctx.core.countError(t.projectId, toApiError(e));
+          })
+          .then((body) => ctx.core.accept(t, body, { ndjson, idempotencyKey: idem }))
+          .then(answer, refuse);
+      },
+      { budget: ctx.core.gate, full: bodiesFull, timeoutMs: ctx.bodyTimeoutMs, pool: bodies },
+    );
   });
 
   app.options('/ingest', (res) => {
@@ -139,7 +176,15 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
   const notAllowed = (res: HttpResponse) => {
     const state: ResponseState = { aborted: false, done: false };
     res.onAborted(() => (state.aborted = true));
-    sendError(res, state, new ApiError('method_not_allowed', 'Ingest takes POST (HTTP) or a WebSocket upgrade (GET with Upgrade: websocket)'), false);
+    sendError(
+      res,
+      state,
+      new ApiError(
+        'method_not_allowed',
+        'Ingest takes POST (HTTP) or a WebSocket upgrade (GET with Upgrade: websocket)',
+      ),
+      false,
+    );
   };
   app.any('/ingest', (res) => notAllowed(res));
 }
@@ -149,7 +194,15 @@ export function mountHttpIngest(app: TemplatedApp, ctx: FrontContext): void {
  * first (within the body time limit, at most DRAIN_MAX_BYTES), so the client can read the answer;
  * then the connection is closed, as it is at once when the declared body is larger than that.
  */
-function refuseUnread(res: HttpResponse, state: ResponseState, err: ApiError, declared: number, chunked: boolean, timeoutMs: number, done: () => void): void {
+function refuseUnread(
+  res: HttpResponse,
+  state: ResponseState,
+  err: ApiError,
+  declared: number,
+  chunked: boolean,
+  timeoutMs: number,
+  done: () => void,
+): void {
   if (!shouldDrain(declared, chunked)) {
     sendError(res, state, err, declared > 0);
     done();

@@ -41,7 +41,10 @@ export class IdempotencyStore {
   private readonly expiry: Database<true, [number, string]>;
   private readonly running = new Map<string, { promise: Promise<IdempotentResult>; hash: string | undefined }>();
 
-  constructor(private readonly store: Store, private readonly clock: Clock) {
+  constructor(
+    private readonly store: Store,
+    private readonly clock: Clock,
+  ) {
     this.results = openPlain<StoredResult, string>(store, 'ingest_idempotency');
     this.expiry = openPlain<true, [number, string]>(store, 'ingest_idempotency_expiry');
   }
@@ -58,7 +61,11 @@ export class IdempotencyStore {
    * `fn` receives `stage`, which it must call synchronously next to its spool put. `hash`
    * (`requestHash`) must match the first request's: otherwise `idempotency_key_reused` (409).
    */
-  async run(scoped: string, hash: string | undefined, fn: (stage: (result: IdempotentResult) => void) => Promise<IdempotentResult>): Promise<{ result: IdempotentResult; replayed: boolean }> {
+  async run(
+    scoped: string,
+    hash: string | undefined,
+    fn: (stage: (result: IdempotentResult) => void) => Promise<IdempotentResult>,
+  ): Promise<{ result: IdempotentResult; replayed: boolean }> {
     const pending = this.running.get(scoped);
     if (pending) {
       checkSame(pending.hash, hash);
@@ -72,7 +79,10 @@ export class IdempotencyStore {
     }
     const stage = (result: IdempotentResult) => {
       const at = this.clock.now();
-      this.results.put(scoped, hash === undefined ? { at, accepted: result.accepted } : { at, accepted: result.accepted, hash });
+      this.results.put(
+        scoped,
+        hash === undefined ? { at, accepted: result.accepted } : { at, accepted: result.accepted, hash },
+      );
       this.expiry.put([at, scoped], true);
     };
     const p = fn(stage);

@@ -3,7 +3,7 @@ import type { CollectionRecord, IngestKeyRecord, SourceRecord } from '../catalog
 import { GLOBAL } from '../accounts/repo.js';
 import { ApiError, invalidField, toApiError } from '../errors.js';
 import type { IngestDeps } from './ingest-deps.js';
-import { IngestGate, spoolFull } from './backpressure.js';
+import { type IngestGate, spoolFull } from './backpressure.js';
 import { parseBatch, stripBom, type ParsedBatch } from './framing.js';
 import { IdempotencyStore, requestHash, type IdempotentResult } from './idempotency.js';
 import { MAX_IDEMPOTENCY_KEY_LENGTH } from './limits.js';
@@ -77,7 +77,10 @@ export class IngestCore {
   /** Target → its collection verified live at `generation` (targets are kept while they verify the same). */
   private readonly liveCollections = new WeakMap<IngestTarget, { generation: number; collection: CollectionRecord }>();
 
-  constructor(private readonly s: IngestDeps, readonly gate: IngestGate) {
+  constructor(
+    private readonly s: IngestDeps,
+    readonly gate: IngestGate,
+  ) {
     this.idempotency = new IdempotencyStore(s.store, s.clock);
     s.store.root.on('aftercommit', () => {
       this.generation++;
@@ -95,7 +98,8 @@ export class IngestCore {
       // (the source record is the same object while its bytes are), so what is keyed by it stays.
       const target = this.verify(secret, chosen);
       const old = hit.target;
-      if (target.keyId !== old.keyId || target.projectId !== old.projectId || target.source !== old.source) hit.target = target;
+      if (target.keyId !== old.keyId || target.projectId !== old.projectId || target.source !== old.source)
+        hit.target = target;
       hit.generation = this.generation;
       return hit.target;
     }
@@ -114,14 +118,26 @@ export class IngestCore {
 
   private verify(secret: string | undefined, chosen: string): IngestTarget {
     const { s } = this;
-    if (!secret) throw this.refuse(null, new ApiError('auth_missing_credentials', 'Send the ingest key in the URL: /ingest?key=<ingest key>'));
+    if (!secret)
+      throw this.refuse(
+        null,
+        new ApiError('auth_missing_credentials', 'Send the ingest key in the URL: /ingest?key=<ingest key>'),
+      );
     const key = this.findKey(secret);
-    if (!key) throw this.refuse(null, new ApiError('auth_invalid_credentials', 'The ingest key is not valid (unknown or deleted)'));
-    if (key.status !== 'active') throw this.refuse(key.project_id, new ApiError('auth_invalid_credentials', `The ingest key is ${key.status}`));
+    if (!key)
+      throw this.refuse(
+        null,
+        new ApiError('auth_invalid_credentials', 'The ingest key is not valid (unknown or deleted)'),
+      );
+    if (key.status !== 'active')
+      throw this.refuse(key.project_id, new ApiError('auth_invalid_credentials', `The ingest key is ${key.status}`));
     const team = this.records.get(s.accounts.teams.db, [GLOBAL, key.team_id], `team:${key.team_id}`);
     if (!team || team.status !== 'active' || team.deleted_at) {
       const why = !team ? 'gone' : team.deleted_at ? 'scheduled for deletion' : team.status;
-      throw this.refuse(key.project_id, new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`));
+      throw this.refuse(
+        key.project_id,
+        new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`),
+      );
     }
     // A key lives in its source, a source in its project, a project in its team.
     const source = this.liveSource(key.team_id, key.project_id, key.source_id);
@@ -135,11 +151,18 @@ export class IngestCore {
    */
   resolveSource(projectId: string, sourceId: string, slug: string, producer: string): IngestTarget {
     const project = this.s.projects.byId(projectId);
-    if (!project || project.deleted_at) throw this.refuse(projectId, new ApiError('source_deleted', `Project ${projectId} is deleted or scheduled for deletion`));
+    if (!project || project.deleted_at)
+      throw this.refuse(
+        projectId,
+        new ApiError('source_deleted', `Project ${projectId} is deleted or scheduled for deletion`),
+      );
     const team = this.records.get(this.s.accounts.teams.db, [GLOBAL, project.team_id], `team:${project.team_id}`);
     if (!team || team.status !== 'active' || team.deleted_at) {
       const why = !team ? 'gone' : team.deleted_at ? 'scheduled for deletion' : team.status;
-      throw this.refuse(projectId, new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`));
+      throw this.refuse(
+        projectId,
+        new ApiError('team_not_active', `The team is ${why}; ingest is stopped until it is active again`),
+      );
     }
     const source = this.liveSource(project.team_id, projectId, sourceId);
     this.checkSlug(projectId, slug, 'collection');
@@ -150,14 +173,26 @@ export class IngestCore {
   private liveSource(teamId: string, projectId: string, sourceId: string): SourceRecord {
     const { s } = this;
     const source = this.records.get(s.sources.table.db, [projectId, sourceId], `src:${sourceId}`);
-    if (!source || source.deleted_at) throw this.refuse(projectId, new ApiError('source_deleted', `Source ${sourceId} is deleted or scheduled for deletion`));
+    if (!source || source.deleted_at)
+      throw this.refuse(
+        projectId,
+        new ApiError('source_deleted', `Source ${sourceId} is deleted or scheduled for deletion`),
+      );
     const project = this.records.get(s.projects.table.db, [teamId, projectId], `prj:${projectId}`);
-    if (!project || project.deleted_at) throw this.refuse(projectId, new ApiError('source_deleted', `Project ${projectId} is deleted or scheduled for deletion`));
+    if (!project || project.deleted_at)
+      throw this.refuse(
+        projectId,
+        new ApiError('source_deleted', `Project ${projectId} is deleted or scheduled for deletion`),
+      );
     return source;
   }
 
   private checkSlug(projectId: string, slug: string, field: string): void {
-    if (!isValidSlug(slug)) throw this.refuse(projectId, invalidField(field, `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`));
+    if (!isValidSlug(slug))
+      throw this.refuse(
+        projectId,
+        invalidField(field, `must be a collection slug: 1 to 64 characters matching ${SLUG_PATTERN}`),
+      );
   }
 
   /** Refuse early (before reading a body) when `bytes` more cannot be admitted; throws counted. */
@@ -183,7 +218,11 @@ export class IngestCore {
       const run = (stage?: (r: IdempotentResult) => void) => this.spoolBody(target, body, opts, receivedAt, stage);
       let outcome: IngestOutcome;
       if (opts.idempotencyKey !== undefined) {
-        const { result, replayed } = await this.idempotency.run(`${target.scope}:${opts.idempotencyKey}`, requestHash(target.slug, body), run);
+        const { result, replayed } = await this.idempotency.run(
+          `${target.scope}:${opts.idempotencyKey}`,
+          requestHash(target.slug, body),
+          run,
+        );
         outcome = { accepted: result.accepted, replayed };
       } else {
         outcome = { accepted: (await run()).accepted, replayed: false };
@@ -207,8 +246,14 @@ export class IngestCore {
    * the callback path when there is no idempotency key and the collection is known; else it runs
    * `accept`. Same checks, same order of effects, same refusals.
    */
-  acceptThen(target: IngestTarget, body: Buffer, opts: AcceptOptions, done: (err: ApiError | null, accepted: number, replayed: boolean) => void): void {
-    const known = opts.idempotencyKey === undefined && !opts.after && !opts.queued ? this.knownCollection(target) : undefined;
+  acceptThen(
+    target: IngestTarget,
+    body: Buffer,
+    opts: AcceptOptions,
+    done: (err: ApiError | null, accepted: number, replayed: boolean) => void,
+  ): void {
+    const known =
+      opts.idempotencyKey === undefined && !opts.after && !opts.queued ? this.knownCollection(target) : undefined;
     if (!known) {
       this.accept(target, body, opts).then(
         (outcome) => done(null, outcome.accepted, outcome.replayed),
@@ -229,12 +274,23 @@ export class IngestCore {
       return done(this.refuse(target.projectId, toApiError(err)), 0, false);
     }
     const records = parsed.records;
-    this.s.spool.appendThen({ collection_id: known.id, project_id: target.projectId, received_at: receivedAt, records, format: parsed.format, body }, undefined, (err) => {
-      this.gate.release(held);
-      if (err !== null) return done(this.refuse(target.projectId, this.storageFailure(target, err)), 0, false);
-      this.accepted(target, receivedAt, records);
-      done(null, records, false);
-    });
+    this.s.spool.appendThen(
+      {
+        collection_id: known.id,
+        project_id: target.projectId,
+        received_at: receivedAt,
+        records,
+        format: parsed.format,
+        body,
+      },
+      undefined,
+      (err) => {
+        this.gate.release(held);
+        if (err !== null) return done(this.refuse(target.projectId, this.storageFailure(target, err)), 0, false);
+        this.accepted(target, receivedAt, records);
+        done(null, records, false);
+      },
+    );
   }
 
   /** Activity and telemetry of a request whose records were stored (not replayed). */
@@ -251,7 +307,13 @@ export class IngestCore {
    * and nothing must be waited for (the common case: no extra promise per request); throws the
    * parse and admission refusals synchronously.
    */
-  private spoolBody(target: IngestTarget, body: Buffer, opts: AcceptOptions, receivedAt: number, stage?: (r: IdempotentResult) => void): Promise<IdempotentResult> {
+  private spoolBody(
+    target: IngestTarget,
+    body: Buffer,
+    opts: AcceptOptions,
+    receivedAt: number,
+    stage?: (r: IdempotentResult) => void,
+  ): Promise<IdempotentResult> {
     const parsed = parseBatch(body, opts.ndjson);
     this.gate.check(parsed.records, 0);
     const known = this.knownCollection(target);
@@ -263,12 +325,27 @@ export class IngestCore {
     })();
   }
 
-  private write(target: IngestTarget, collection: CollectionRecord, parsed: ParsedBatch, body: Buffer, opts: AcceptOptions, receivedAt: number, stage?: (r: IdempotentResult) => void): Promise<IdempotentResult> {
+  private write(
+    target: IngestTarget,
+    collection: CollectionRecord,
+    parsed: ParsedBatch,
+    body: Buffer,
+    opts: AcceptOptions,
+    receivedAt: number,
+    stage?: (r: IdempotentResult) => void,
+  ): Promise<IdempotentResult> {
     const result = { accepted: parsed.records };
     let written: Promise<number>;
     try {
       written = this.s.spool.append(
-        { collection_id: collection.id, project_id: target.projectId, received_at: receivedAt, records: parsed.records, format: parsed.format, body },
+        {
+          collection_id: collection.id,
+          project_id: target.projectId,
+          received_at: receivedAt,
+          records: parsed.records,
+          format: parsed.format,
+          body,
+        },
         stage ? () => stage(result) : undefined,
       );
     } catch (err) {
@@ -290,7 +367,11 @@ export class IngestCore {
     this.gate.storageFailed();
     this.s.log.warn({ err, project_id: target.projectId }, 'spool write failed');
     const refusal = spoolFull('spool_full_storage_write');
-    return new ApiError(refusal.code, refusal.message, { headers: refusal.headers, details: refusal.details, cause: err });
+    return new ApiError(refusal.code, refusal.message, {
+      headers: refusal.headers,
+      details: refusal.details,
+      cause: err,
+    });
   }
 
   /** The key whose secret is `secret`, exactly as `findBySecret` would answer, without hashing each time. */

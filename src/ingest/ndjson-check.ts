@@ -1,4 +1,23 @@
-import { COLON, COMMA, isDigit, LBRACE, LBRACKET, literalEnd, LOWER_F, LOWER_N, LOWER_T, MINUS, numberEnd, QUOTE, RBRACE, RBRACKET, skipSpace, stringEnd, stringEscaped, ZERO } from '../records/json-bytes.js';
+import {
+  COLON,
+  COMMA,
+  isDigit,
+  LBRACE,
+  LBRACKET,
+  literalEnd,
+  LOWER_F,
+  LOWER_N,
+  LOWER_T,
+  MINUS,
+  numberEnd,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
+  skipSpace,
+  stringEnd,
+  stringEscaped,
+  ZERO,
+} from '../records/json-bytes.js';
 import { timestampMs } from '../timestamp.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
 
@@ -89,7 +108,8 @@ function object(b: Buffer, i: number, e: number, depth: number, top: boolean): n
     if (i < 0) return -1;
     // A top-level key with an escape may spell `timestamp`: the exact path decides.
     if (top && stringEscaped) return -1;
-    const isTimestamp = top && i - keyStart === TIMESTAMP.length && b.compare(TIMESTAMP, 0, TIMESTAMP.length, keyStart, i) === 0;
+    const isTimestamp =
+      top && i - keyStart === TIMESTAMP.length && b.compare(TIMESTAMP, 0, TIMESTAMP.length, keyStart, i) === 0;
     i = skipSpace(b, i, e);
     if (b[i] !== COLON) return -1;
     const valueStart = skipSpace(b, i + 1, e);

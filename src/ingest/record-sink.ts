@@ -30,11 +30,22 @@ export class IngestRecordSink implements RecordSink {
     this.core = null;
   }
 
-  async write(target: SinkTarget, records: ReadonlyArray<Record<string, unknown>>, opts: SinkOptions): Promise<SinkOutcome> {
+  async write(
+    target: SinkTarget,
+    records: ReadonlyArray<Record<string, unknown>>,
+    opts: SinkOptions,
+  ): Promise<SinkOutcome> {
     const core = this.core;
-    if (!core) return refusal(new ApiError('service_unavailable', 'Ingest is not running (the server is starting or stopping); retry shortly'));
+    if (!core)
+      return refusal(
+        new ApiError(
+          'service_unavailable',
+          'Ingest is not running (the server is starting or stopping); retry shortly',
+        ),
+      );
     try {
-      const idempotencyKey = opts.idempotencyKey === undefined ? undefined : checkIdempotencyKey(opts.idempotencyKey, 'idempotency_key');
+      const idempotencyKey =
+        opts.idempotencyKey === undefined ? undefined : checkIdempotencyKey(opts.idempotencyKey, 'idempotency_key');
       const resolved = core.resolveSource(target.projectId, target.sourceId, target.collectionSlug, opts.producer);
       const body = frame(records, this.maxBytes());
       if (body instanceof ApiError) throw core.countError(target.projectId, body);
@@ -43,7 +54,10 @@ export class IngestRecordSink implements RecordSink {
       return { ok: true, accepted: outcome.accepted, replayed: outcome.replayed };
     } catch (err) {
       const e = byIndex(toApiError(err));
-      this.log.debug({ code: e.code, producer: opts.producer, project_id: target.projectId, source_id: target.sourceId }, 'record sink refused');
+      this.log.debug(
+        { code: e.code, producer: opts.producer, project_id: target.projectId, source_id: target.sourceId },
+        'record sink refused',
+      );
       return refusal(e);
     }
   }
@@ -55,25 +69,32 @@ export class IngestRecordSink implements RecordSink {
  * it would drop or change it silently. Returns the ApiError instead of the body when refused.
  */
 function frame(records: ReadonlyArray<Record<string, unknown>>, maxBytes: number): Buffer | ApiError {
-  if (!Array.isArray(records)) return new ApiError('frame_invalid', 'records must be an array of objects', { details: { reason: 'not an array' } });
+  if (!Array.isArray(records))
+    return new ApiError('frame_invalid', 'records must be an array of objects', {
+      details: { reason: 'not an array' },
+    });
   const lines: string[] = new Array(records.length);
   let bytes = 0;
   for (let i = 0; i < records.length; i++) {
     const r: unknown = records[i];
     if (r === null || typeof r !== 'object' || Array.isArray(r)) {
       const problem = `is not a JSON object (got ${r === null ? 'null' : Array.isArray(r) ? 'an array' : typeof r})`;
-      return new ApiError('frame_invalid', `Record at index ${i} ${problem}`, { details: { index: i, reason: problem } });
+      return new ApiError('frame_invalid', `Record at index ${i} ${problem}`, {
+        details: { index: i, reason: problem },
+      });
     }
     let line: string;
     try {
       line = JSON.stringify(r);
     } catch (err) {
       const problem = `cannot be written as JSON: ${(err as Error).message}`;
-      return new ApiError('frame_invalid', `Record at index ${i} ${problem}`, { details: { index: i, reason: problem } });
+      return new ApiError('frame_invalid', `Record at index ${i} ${problem}`, {
+        details: { index: i, reason: problem },
+      });
     }
     bytes += Buffer.byteLength(line) + 1;
     // Stop serialising as soon as the batch cannot fit.
-    if (bytes > maxBytes) return tooLarge(maxBytes, 'records\' ');
+    if (bytes > maxBytes) return tooLarge(maxBytes, "records' ");
     lines[i] = line;
   }
   return Buffer.from(lines.join('\n'), 'utf8');
@@ -84,7 +105,10 @@ function byIndex(e: ApiError): ApiError {
   const d = e.details as { line?: unknown; reason?: unknown } | undefined;
   if (e.code !== 'frame_invalid' || typeof d?.line !== 'number') return e;
   const index = d.line - 1;
-  return new ApiError('frame_invalid', `Record at index ${index} ${String(d.reason)}`, { details: { index, reason: d.reason }, cause: e });
+  return new ApiError('frame_invalid', `Record at index ${index} ${String(d.reason)}`, {
+    details: { index, reason: d.reason },
+    cause: e,
+  });
 }
 
 function refusal(e: ApiError): SinkOutcome {

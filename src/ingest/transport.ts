@@ -53,12 +53,16 @@ export interface ReadBodyOptions {
  * Parse the query string. Names outside `allowed`, or given twice, make `error` (reported after
  * authentication so the refusal is attributed to the key's project).
  */
-export function parseQuery(raw: string, allowed: readonly string[]): { values: Record<string, string>; error: ApiError | null } {
+export function parseQuery(
+  raw: string,
+  allowed: readonly string[],
+): { values: Record<string, string>; error: ApiError | null } {
   const values: Record<string, string> = {};
   let error: ApiError | null = null;
   if (!raw) return { values, error };
   const add = (k: string, v: string) => {
-    if (!allowed.includes(k)) error ??= invalidField(`query.${k}`, `is not a known parameter; ingest takes ${allowed.join(', ')}`);
+    if (!allowed.includes(k))
+      error ??= invalidField(`query.${k}`, `is not a known parameter; ingest takes ${allowed.join(', ')}`);
     else if (k in values) error ??= invalidField(`query.${k}`, 'is given more than once; send it once');
     else values[k] = v;
   };
@@ -93,7 +97,14 @@ export function parseQuery(raw: string, allowed: readonly string[]): { values: R
  * `done` gets `release`, which the caller calls once it no longer needs the raw bytes counted; on
  * failure or abort they are released here.
  */
-export function readBody(res: HttpResponse, state: ResponseState, declared: number, limit: number, done: (err: ApiError | null, body: Buffer, release: () => void) => void, opts: ReadBodyOptions): void {
+export function readBody(
+  res: HttpResponse,
+  state: ResponseState,
+  declared: number,
+  limit: number,
+  done: (err: ApiError | null, body: Buffer, release: () => void) => void,
+  opts: ReadBodyOptions,
+): void {
   let size = 0;
   let failed = false;
   let finished = false;
@@ -107,7 +118,13 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
     if (held > 0) opts.budget.release(held);
     held = 0;
   };
-  const watch: ReadWatch = { deadline: Date.now() + opts.timeoutMs, expire: () => fail(bodyTimeout(opts.timeoutMs)), prev: null, next: null, watched: false };
+  const watch: ReadWatch = {
+    deadline: Date.now() + opts.timeoutMs,
+    expire: () => fail(bodyTimeout(opts.timeoutMs)),
+    prev: null,
+    next: null,
+    watched: false,
+  };
   /** Set while the rest of a refused body is read; `refusal` is reported when it ends. */
   let drain: BodyDrain | null = null;
   let refusal: ApiError | null = null;
@@ -122,14 +139,19 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
     fixed = null;
     if (!drainRest) return done(err, EMPTY, release);
     refusal = err;
-    drain = new BodyDrain(size, { maxBytes: DRAIN_MAX_BYTES, timeoutMs: Math.max(0, watch.deadline - Date.now()) }, () => {
-      drain = null;
-      done(err, EMPTY, release);
-    });
+    drain = new BodyDrain(
+      size,
+      { maxBytes: DRAIN_MAX_BYTES, timeoutMs: Math.max(0, watch.deadline - Date.now()) },
+      () => {
+        drain = null;
+        done(err, EMPTY, release);
+      },
+    );
   };
   state.onAbort = () => {
     // Gone mid-body: end the request (its in-flight count, its bytes); no answer can be sent.
-    if (!failed && !finished) fail(new ApiError('request_validation_failed', 'The client closed the connection before sending the whole body'));
+    if (!failed && !finished)
+      fail(new ApiError('request_validation_failed', 'The client closed the connection before sending the whole body'));
     else if (drain && refusal) {
       // Gone while a refused body was being read: report the refusal now (nobody gets the answer).
       drain.cancel();
@@ -149,7 +171,8 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
       held = declared;
       fixed = Buffer.allocUnsafe(declared);
     } else fail(opts.full(), true);
-  } else if (declared > 0 && declared <= limit) fixed = opts.pool ? opts.pool.take(declared) : Buffer.allocUnsafeSlow(declared);
+  } else if (declared > 0 && declared <= limit)
+    fixed = opts.pool ? opts.pool.take(declared) : Buffer.allocUnsafeSlow(declared);
   res.onData((chunk, isLast) => {
     if (state.aborted) return;
     const n = chunk.byteLength;
@@ -183,7 +206,17 @@ export function readBody(res: HttpResponse, state: ResponseState, declared: numb
     if (isLast) {
       finished = true;
       unwatchRead(watch);
-      done(null, fixed ? (size === fixed.length ? fixed : fixed.subarray(0, size)) : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size), release);
+      done(
+        null,
+        fixed
+          ? size === fixed.length
+            ? fixed
+            : fixed.subarray(0, size)
+          : chunks.length === 1
+            ? chunks[0]!
+            : Buffer.concat(chunks, size),
+        release,
+      );
     }
   });
 }
@@ -194,9 +227,13 @@ const EMPTY = Buffer.alloc(0);
 const FIXED_BODY_MAX = 64 * 1024;
 
 function bodyTimeout(ms: number): ApiError {
-  return new ApiError('request_validation_failed', `The body did not arrive within ${ms / 1000} s; the connection is closed. Send smaller requests or retry`, {
-    details: { reason: 'body_timeout', limit_ms: ms },
-  });
+  return new ApiError(
+    'request_validation_failed',
+    `The body did not arrive within ${ms / 1000} s; the connection is closed. Send smaller requests or retry`,
+    {
+      details: { reason: 'body_timeout', limit_ms: ms },
+    },
+  );
 }
 
 interface ReadWatch {
@@ -258,12 +295,24 @@ const WATCHDOG_MS = 250;
 export function decode(encoding: string, body: Buffer, limit: number): Promise<Buffer> {
   if (encoding === '' || encoding === 'identity') return Promise.resolve(body);
   const fn = encoding === 'gzip' || encoding === 'x-gzip' ? gunzip : encoding === 'deflate' ? inflate : null;
-  if (!fn) return Promise.reject(new ApiError('unsupported_media_type', `Content-Encoding "${encoding}" is not supported; send gzip, deflate or none`));
+  if (!fn)
+    return Promise.reject(
+      new ApiError(
+        'unsupported_media_type',
+        `Content-Encoding "${encoding}" is not supported; send gzip, deflate or none`,
+      ),
+    );
   return new Promise((resolve, reject) => {
     fn(body, { maxOutputLength: limit }, (err, out) => {
       if (!err) resolve(out);
-      else if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) reject(tooLarge(limit, 'decompressed '));
-      else reject(new ApiError('frame_invalid', `The body is not valid ${encoding} data: ${err.message}`, { details: { reason: 'bad_encoding' } }));
+      else if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError)
+        reject(tooLarge(limit, 'decompressed '));
+      else
+        reject(
+          new ApiError('frame_invalid', `The body is not valid ${encoding} data: ${err.message}`, {
+            details: { reason: 'bad_encoding' },
+          }),
+        );
     });
   });
 }
@@ -274,11 +323,20 @@ export function isGzip(body: Buffer): boolean {
 }
 
 export function tooLarge(limit: number, what = ''): ApiError {
-  return new ApiError('payload_too_large', `The ${what}body is larger than the ingest limit of ${limit} bytes`, { details: { limit_bytes: limit } });
+  return new ApiError('payload_too_large', `The ${what}body is larger than the ingest limit of ${limit} bytes`, {
+    details: { limit_bytes: limit },
+  });
 }
 
 /** Write a response with the CORS headers (corked; uWS needs that outside its own callbacks). */
-export function send(res: HttpResponse, state: ResponseState, status: number, json: string, headers?: Record<string, string>, close = false): void {
+export function send(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  json: string,
+  headers?: Record<string, string>,
+  close = false,
+): void {
   if (state.aborted || state.done) return;
   state.done = true;
   res.cork(() => {

@@ -53,14 +53,28 @@ export function mountWsIngest(app: TemplatedApp, s: IngestDeps, ctx: FrontContex
       const state: ResponseState = { aborted: false, done: false };
       let projectId: string | null = null;
       try {
-        if (ctx.stopping()) throw new ApiError('service_unavailable', 'The server is shutting down; reconnect in a moment', { headers: { 'retry-after': '5' } });
+        if (ctx.stopping())
+          throw new ApiError('service_unavailable', 'The server is shutting down; reconnect in a moment', {
+            headers: { 'retry-after': '5' },
+          });
         const query = parseQuery(rawQuery, WS_QUERY);
         const target = ctx.core.resolve(query.values.key, query.values.collection);
         projectId = target.projectId;
         if (query.error) throw query.error;
-        const stream = query.values.stream === undefined ? undefined : checkIdempotencyKey(query.values.stream, 'query.stream');
+        const stream =
+          query.values.stream === undefined ? undefined : checkIdempotencyKey(query.values.stream, 'query.stream');
         const seq = parseSeq(query.values.seq);
-        const conn: Connection = { secret: query.values.key!, slug: query.values.collection, projectId, stream, nextSeq: seq, pending: 0, unqueued: 0, tail: Promise.resolve(), closed: false };
+        const conn: Connection = {
+          secret: query.values.key!,
+          slug: query.values.collection,
+          projectId,
+          stream,
+          nextSeq: seq,
+          pending: 0,
+          unqueued: 0,
+          tail: Promise.resolve(),
+          closed: false,
+        };
         res.upgrade<Connection>(conn, wsKey, wsProtocol, wsExtensions, context);
       } catch (err) {
         sendError(res, state, ctx.core.countError(projectId, toApiError(err)), true);
@@ -108,10 +122,23 @@ export function mountWsIngest(app: TemplatedApp, s: IngestDeps, ctx: FrontContex
     },
   });
 
-  async function handleFrame(ws: WebSocket<Connection>, conn: Connection, seq: number, frame: Buffer, after: Promise<void> | undefined, queued: () => void): Promise<void> {
+  async function handleFrame(
+    ws: WebSocket<Connection>,
+    conn: Connection,
+    seq: number,
+    frame: Buffer,
+    after: Promise<void> | undefined,
+    queued: () => void,
+  ): Promise<void> {
     let target;
     try {
-      if (ctx.stopping()) throw ctx.core.countError(conn.projectId, new ApiError('service_unavailable', 'The server is shutting down; resend this frame after reconnecting', { headers: { 'retry-after': '5' } }));
+      if (ctx.stopping())
+        throw ctx.core.countError(
+          conn.projectId,
+          new ApiError('service_unavailable', 'The server is shutting down; resend this frame after reconnecting', {
+            headers: { 'retry-after': '5' },
+          }),
+        );
       // Re-checked per frame: deleting or disabling the key takes effect at once.
       target = ctx.core.resolve(conn.secret, conn.slug);
     } catch (err) {
@@ -125,9 +152,19 @@ export function mountWsIngest(app: TemplatedApp, s: IngestDeps, ctx: FrontContex
     try {
       const idempotencyKey = conn.stream === undefined ? undefined : `ws:${conn.stream}:${seq}`;
       ctx.core.admit(target, frame.length, idempotencyKey);
-      const body = isGzip(frame) ? await decode('gzip', frame, ctx.maxBytes).catch((e: unknown) => Promise.reject(ctx.core.countError(target.projectId, toApiError(e)))) : frame;
+      const body = isGzip(frame)
+        ? await decode('gzip', frame, ctx.maxBytes).catch((e: unknown) =>
+            Promise.reject(ctx.core.countError(target.projectId, toApiError(e))),
+          )
+        : frame;
       const outcome = await ctx.core.accept(target, body, { ndjson: false, idempotencyKey, after, queued });
-      reply(ws, conn, outcome.replayed ? `{"seq":${seq},"accepted":${outcome.accepted},"replayed":true}` : `{"seq":${seq},"accepted":${outcome.accepted}}`);
+      reply(
+        ws,
+        conn,
+        outcome.replayed
+          ? `{"seq":${seq},"accepted":${outcome.accepted},"replayed":true}`
+          : `{"seq":${seq},"accepted":${outcome.accepted}}`,
+      );
     } catch (err) {
       reply(ws, conn, errorFrame(seq, toApiError(err)));
     }
@@ -156,7 +193,11 @@ function parseSeq(raw: string | undefined): number {
   if (raw === undefined) return 1;
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 1 || !/^\d+$/.test(raw)) {
-    throw new ApiError('request_validation_failed', 'query.seq must be a positive integer (the number of the first frame)', { details: [{ field: 'query.seq', message: 'must be a positive integer' }] });
+    throw new ApiError(
+      'request_validation_failed',
+      'query.seq must be a positive integer (the number of the first frame)',
+      { details: [{ field: 'query.seq', message: 'must be a positive integer' }] },
+    );
   }
   return n;
 }

@@ -5,7 +5,13 @@ import { seriesLabel } from '../rollup/aggregation/series-selection.js';
 import type { SeriesLookup } from '../rollup/series-cache.js';
 import { applySlot, verdicts, watchedSeries, type SeriesValue } from './evaluate.js';
 import { nextMonitorSlot } from './monitor-cron.js';
-import { MONITOR_DEFAULTS, TOTAL_HASH, type MonitorRecord, type MonitorSettings, type SeriesStateRecord } from './monitor-records.js';
+import {
+  MONITOR_DEFAULTS,
+  TOTAL_HASH,
+  type MonitorRecord,
+  type MonitorSettings,
+  type SeriesStateRecord,
+} from './monitor-records.js';
 import type { MonitorAggregation } from './window-reader.js';
 import { combineSeries, valuesToAsk, windowValue } from './window-values.js';
 
@@ -40,8 +46,19 @@ export interface Backtest {
  * the whole range (minute buckets up to a week of range and window, hours beyond), only up to
  * `complete_through_at`.
  */
-export async function backtestMonitor(aggregation: MonitorAggregation, metric: MetricRecord, settings: MonitorSettings, days: number, now: number, registry: SeriesLookup & { hashes(): Iterable<string> }): Promise<Backtest> {
-  if (settings.time_window_minutes === null) throw invalidField('body.backtest_days', 'needs a finite time_window_minutes: a window since the metric was created has no fixed length to replay');
+export async function backtestMonitor(
+  aggregation: MonitorAggregation,
+  metric: MetricRecord,
+  settings: MonitorSettings,
+  days: number,
+  now: number,
+  registry: SeriesLookup & { hashes(): Iterable<string> },
+): Promise<Backtest> {
+  if (settings.time_window_minutes === null)
+    throw invalidField(
+      'body.backtest_days',
+      'needs a finite time_window_minutes: a window since the metric was created has no fixed length to replay',
+    );
   const windowMs = settings.time_window_minutes * MIN;
   let end = Math.floor(now / MIN) * MIN;
   const start = end - days * 24 * 60 * MIN;
@@ -51,11 +68,28 @@ export async function backtestMonitor(aggregation: MonitorAggregation, metric: M
   const values = valuesToAsk(settings.chart_value);
   const answer = await aggregation.answer(
     metric,
-    { start_at: iso(start - windowMs), end_at: iso(end), values: values.join(','), coverage_mode: 'strict', normalize: false, interval, timezone: 'UTC', empty_bucket_handling: 'gaps' },
+    {
+      start_at: iso(start - windowMs),
+      end_at: iso(end),
+      values: values.join(','),
+      coverage_mode: 'strict',
+      normalize: false,
+      interval,
+      timezone: 'UTC',
+      empty_bucket_handling: 'gaps',
+    },
     { allSeries: true },
   );
   const complete = answer.complete_through_at === null ? null : Date.parse(answer.complete_through_at);
-  if (complete === null) return { object: 'monitor_backtest', start_at: iso(start), end_at: iso(end), complete_through_at: null, slots_evaluated: 0, alerts: [] };
+  if (complete === null)
+    return {
+      object: 'monitor_backtest',
+      start_at: iso(start),
+      end_at: iso(end),
+      complete_through_at: null,
+      slots_evaluated: 0,
+      alerts: [],
+    };
   end = Math.min(end, Math.floor(complete / MIN) * MIN);
 
   // Buckets by series: bucket start → [value, count].
@@ -75,16 +109,45 @@ export async function backtestMonitor(aggregation: MonitorAggregation, metric: M
     }
   }
   const slots: number[] = [];
-  for (let t = nextMonitorSlot(settings.schedule_cron, start); t !== null && t <= end; t = nextMonitorSlot(settings.schedule_cron, t)) {
+  for (
+    let t = nextMonitorSlot(settings.schedule_cron, start);
+    t !== null && t <= end;
+    t = nextMonitorSlot(settings.schedule_cron, t)
+  ) {
     slots.push(t);
-    if (slots.length > BACKTEST_MAX_SLOTS) throw invalidField('body.backtest_days', `covers more than ${BACKTEST_MAX_SLOTS} slots of schedule_cron; use fewer days`);
+    if (slots.length > BACKTEST_MAX_SLOTS)
+      throw invalidField(
+        'body.backtest_days',
+        `covers more than ${BACKTEST_MAX_SLOTS} slots of schedule_cron; use fewer days`,
+      );
   }
   const perWindow = Math.ceil(windowMs / step);
   if (slots.length * Math.max(1, series.length) * perWindow > MAX_WORK) {
-    throw new ApiError('request_validation_failed', 'body.backtest_days covers too much data to replay at once; use fewer days or a shorter window', { details: [{ field: 'body.backtest_days', message: 'covers too much data to replay at once' }] });
+    throw new ApiError(
+      'request_validation_failed',
+      'body.backtest_days covers too much data to replay at once; use fewer days or a shorter window',
+      { details: [{ field: 'body.backtest_days', message: 'covers too much data to replay at once' }] },
+    );
   }
 
-  const m: MonitorRecord = { ...MONITOR_DEFAULTS, ...settings, id: 'backtest', slug: '', team_id: metric.team_id, project_id: metric.project_id, metric_id: metric.id, created_at: '', updated_at: '', status: 'active', disabled_reason: null, last_evaluated_at: null, next_evaluation_at: null, last_slot_at: null, alert_seq: 0, last_ready: true };
+  const m: MonitorRecord = {
+    ...MONITOR_DEFAULTS,
+    ...settings,
+    id: 'backtest',
+    slug: '',
+    team_id: metric.team_id,
+    project_id: metric.project_id,
+    metric_id: metric.id,
+    created_at: '',
+    updated_at: '',
+    status: 'active',
+    disabled_reason: null,
+    last_evaluated_at: null,
+    next_evaluation_at: null,
+    last_slot_at: null,
+    alert_seq: 0,
+    last_ready: true,
+  };
   let states = new Map<string, SeriesStateRecord>();
   const alerts: BacktestAlert[] = [];
   const open = new Map<string, BacktestAlert>();
@@ -105,7 +168,11 @@ export async function backtestMonitor(aggregation: MonitorAggregation, metric: M
       parts.push({ value, count: values.length > 1 ? counts.reduce<number>((a, c) => a + (c ?? 0), 0) : null });
       return { hash: s.hash, label: s.label, dimensions: s.dimensions, value };
     });
-    if (grouped) now.push({ hash: TOTAL_HASH, label: metric.name, dimensions: {}, value: combineSeries(settings.chart_value, parts) }, ...silent);
+    if (grouped)
+      now.push(
+        { hash: TOTAL_HASH, label: metric.name, dimensions: {}, value: combineSeries(settings.chart_value, parts) },
+        ...silent,
+      );
     else if (now.length === 0) now.push({ hash: TOTAL_HASH, label: metric.name, dimensions: {}, value: null });
     const outcome = applySlot(m, at, verdicts(m, watchedSeries(m, grouped, now)), states);
     for (const c of outcome.closed) {
@@ -114,7 +181,13 @@ export async function backtestMonitor(aggregation: MonitorAggregation, metric: M
       open.delete(c.alert_id);
     }
     for (const o of outcome.opened) {
-      const a: BacktestAlert = { series_hash: o.series_hash, series_label: o.series_label, created_at: o.created_at, ended_at: o.ended_at, trigger_value: o.trigger_value };
+      const a: BacktestAlert = {
+        series_hash: o.series_hash,
+        series_label: o.series_label,
+        created_at: o.created_at,
+        ended_at: o.ended_at,
+        trigger_value: o.trigger_value,
+      };
       alerts.push(a);
       if (o.ended_at === null) {
         const id = `bt_${++seq}`;
@@ -125,5 +198,12 @@ export async function backtestMonitor(aggregation: MonitorAggregation, metric: M
     }
     states = new Map(outcome.states.map((s) => [s.id, s]));
   }
-  return { object: 'monitor_backtest', start_at: iso(start), end_at: iso(end), complete_through_at: answer.complete_through_at, slots_evaluated: slots.length, alerts };
+  return {
+    object: 'monitor_backtest',
+    start_at: iso(start),
+    end_at: iso(end),
+    complete_through_at: answer.complete_through_at,
+    slots_evaluated: slots.length,
+    alerts,
+  };
 }

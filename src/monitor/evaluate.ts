@@ -1,5 +1,11 @@
 import { iso } from '../clock.js';
-import { TOTAL_HASH, type MonitorRecord, type Operator, type SeriesFilters, type SeriesStateRecord } from './monitor-records.js';
+import {
+  TOTAL_HASH,
+  type MonitorRecord,
+  type Operator,
+  type SeriesFilters,
+  type SeriesStateRecord,
+} from './monitor-records.js';
 
 /** The key of the one state an `any_series` monitor keeps (it fires once for the metric as a whole). */
 export const ANY_SERIES_KEY = '__any__';
@@ -13,7 +19,10 @@ export interface SeriesValue {
 }
 
 /** The condition's verdict on one value (spec: existence means > 0; absence means no observations). */
-export function conditionMet(m: Pick<MonitorRecord, 'condition_type' | 'operator' | 'threshold_value'>, value: number | null): boolean {
+export function conditionMet(
+  m: Pick<MonitorRecord, 'condition_type' | 'operator' | 'threshold_value'>,
+  value: number | null,
+): boolean {
   switch (m.condition_type) {
     case 'absence':
       return (value ?? 0) === 0;
@@ -26,12 +35,18 @@ export function conditionMet(m: Pick<MonitorRecord, 'condition_type' | 'operator
 
 export function compare(value: number, op: Operator, threshold: number): boolean {
   switch (op) {
-    case 'gt': return value > threshold;
-    case 'gte': return value >= threshold;
-    case 'lt': return value < threshold;
-    case 'lte': return value <= threshold;
-    case 'eq': return value === threshold;
-    case 'neq': return value !== threshold;
+    case 'gt':
+      return value > threshold;
+    case 'gte':
+      return value >= threshold;
+    case 'lt':
+      return value < threshold;
+    case 'lte':
+      return value <= threshold;
+    case 'eq':
+      return value === threshold;
+    case 'neq':
+      return value !== threshold;
   }
 }
 
@@ -39,13 +54,19 @@ export function compare(value: number, op: Operator, threshold: number): boolean
 export function seriesWatched(filters: SeriesFilters | null, dimensions: Record<string, unknown>): boolean {
   if (!filters) return true;
   const text = (v: unknown) => (v === null || v === undefined ? 'null' : String(v));
-  for (const [field, allowed] of Object.entries(filters.include ?? {})) if (!allowed.includes(text(dimensions[field]))) return false;
-  for (const [field, refused] of Object.entries(filters.exclude ?? {})) if (refused.includes(text(dimensions[field]))) return false;
+  for (const [field, allowed] of Object.entries(filters.include ?? {}))
+    if (!allowed.includes(text(dimensions[field]))) return false;
+  for (const [field, refused] of Object.entries(filters.exclude ?? {}))
+    if (refused.includes(text(dimensions[field]))) return false;
   return true;
 }
 
 /** The series a monitor judges: the total for `total` scope (and metrics without group_by), else the watched series. */
-export function watchedSeries(m: Pick<MonitorRecord, 'scope' | 'series_filters'>, grouped: boolean, series: readonly SeriesValue[]): SeriesValue[] {
+export function watchedSeries(
+  m: Pick<MonitorRecord, 'scope' | 'series_filters'>,
+  grouped: boolean,
+  series: readonly SeriesValue[],
+): SeriesValue[] {
   if (m.scope === 'total' || !grouped) {
     const total = series.find((s) => s.hash === TOTAL_HASH);
     return [total ?? { hash: TOTAL_HASH, label: null, dimensions: {}, value: null }];
@@ -63,15 +84,25 @@ export interface Verdict {
 }
 
 /** The verdicts of a slot by scope: one per series (each_series), one for the metric (total, any_series). */
-export function verdicts(m: Pick<MonitorRecord, 'scope' | 'condition_type' | 'operator' | 'threshold_value'>, watched: readonly SeriesValue[]): Verdict[] {
-  const judged = watched.map((s) => ({ key: s.hash, hash: s.hash, label: s.label, value: s.value, met: conditionMet(m, s.value) }));
+export function verdicts(
+  m: Pick<MonitorRecord, 'scope' | 'condition_type' | 'operator' | 'threshold_value'>,
+  watched: readonly SeriesValue[],
+): Verdict[] {
+  const judged = watched.map((s) => ({
+    key: s.hash,
+    hash: s.hash,
+    label: s.label,
+    value: s.value,
+    met: conditionMet(m, s.value),
+  }));
   if (m.scope !== 'any_series') return judged;
   // Fires once for the metric: the first series (by hash) meeting the condition speaks for it.
   const sorted = [...judged].sort((a, b) => a.hash.localeCompare(b.hash));
   const first = sorted.find((v) => v.met);
   if (first) return [{ ...first, key: ANY_SERIES_KEY }];
   // For absence with no series at all, "nothing observed" holds for the metric.
-  if (sorted.length === 0) return [{ key: ANY_SERIES_KEY, hash: TOTAL_HASH, label: null, value: null, met: m.condition_type === 'absence' }];
+  if (sorted.length === 0)
+    return [{ key: ANY_SERIES_KEY, hash: TOTAL_HASH, label: null, value: null, met: m.condition_type === 'absence' }];
   const top = sorted.reduce((a, b) => ((b.value ?? -Infinity) > (a.value ?? -Infinity) ? b : a));
   return [{ ...top, key: ANY_SERIES_KEY, met: false }];
 }
@@ -106,7 +137,12 @@ export interface SlotOutcome {
  * `spanning` alerts stay open while that holds; `instant` ones open and end at once, and again only
  * after the condition has cleared (so a condition that keeps holding is one alert, not one a slot).
  */
-export function applySlot(m: MonitorRecord, at: number, judged: readonly Verdict[], previous: ReadonlyMap<string, SeriesStateRecord>): SlotOutcome {
+export function applySlot(
+  m: MonitorRecord,
+  at: number,
+  judged: readonly Verdict[],
+  previous: ReadonlyMap<string, SeriesStateRecord>,
+): SlotOutcome {
   const out: SlotOutcome = { states: [], removed: [], opened: [], closed: [] };
   const atIso = iso(at);
   const seen = new Set<string>();
@@ -115,7 +151,20 @@ export function applySlot(m: MonitorRecord, at: number, judged: readonly Verdict
     const prev = previous.get(v.key);
     const s: SeriesStateRecord = prev
       ? { ...prev, series_label: v.label ?? prev.series_label }
-      : { id: v.key, monitor_id: m.id, series_hash: v.key, series_label: v.label, is_firing: false, started_firing_at: null, last_triggered_at: null, last_value: null, occurrence_timestamps: null, pending_since: null, open_alert_id: null, last_notified_at: null };
+      : {
+          id: v.key,
+          monitor_id: m.id,
+          series_hash: v.key,
+          series_label: v.label,
+          is_firing: false,
+          started_firing_at: null,
+          last_triggered_at: null,
+          last_value: null,
+          occurrence_timestamps: null,
+          pending_since: null,
+          open_alert_id: null,
+          last_notified_at: null,
+        };
     s.last_value = v.value;
     let holds = v.met;
     let since = atIso;
@@ -134,13 +183,27 @@ export function applySlot(m: MonitorRecord, at: number, judged: readonly Verdict
     }
     if (m.alert_mode === 'instant') {
       if (holds && !s.is_firing) {
-        out.opened.push({ key: v.key, series_hash: v.hash, series_label: v.label, created_at: since, ended_at: atIso, trigger_value: v.value ?? 0 });
+        out.opened.push({
+          key: v.key,
+          series_hash: v.hash,
+          series_label: v.label,
+          created_at: since,
+          ended_at: atIso,
+          trigger_value: v.value ?? 0,
+        });
         s.last_triggered_at = atIso;
       }
       s.is_firing = holds;
       s.started_firing_at = holds ? (s.started_firing_at ?? since) : null;
     } else if (holds && !s.is_firing) {
-      out.opened.push({ key: v.key, series_hash: v.hash, series_label: v.label, created_at: since, ended_at: null, trigger_value: v.value ?? 0 });
+      out.opened.push({
+        key: v.key,
+        series_hash: v.hash,
+        series_label: v.label,
+        created_at: since,
+        ended_at: null,
+        trigger_value: v.value ?? 0,
+      });
       s.is_firing = true;
       s.started_firing_at = since;
       s.last_triggered_at = atIso;

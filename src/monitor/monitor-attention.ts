@@ -16,8 +16,21 @@ export function monitorAttention(monitors: Pick<MonitorCatalog, 'list' | 'states
         if (m.status !== 'active') continue;
         const firing = monitors.statesOf(m.id).filter((s) => s.is_firing);
         if (firing.length === 0) continue;
-        const since = firing.map((s) => s.started_firing_at ?? '').filter(Boolean).sort()[0] ?? null;
-        out.push({ type: 'monitor_firing', tier: 'firing', resource_id: m.metric_id, resource_name: m.name, count: firing.length, since, ended_at: null, detail: m.id });
+        const since =
+          firing
+            .map((s) => s.started_firing_at ?? '')
+            .filter(Boolean)
+            .sort()[0] ?? null;
+        out.push({
+          type: 'monitor_firing',
+          tier: 'firing',
+          resource_id: m.metric_id,
+          resource_name: m.name,
+          count: firing.length,
+          since,
+          ended_at: null,
+          detail: m.id,
+        });
       }
       return out;
     },

@@ -10,7 +10,14 @@ import { describeCondition } from './condition-text.js';
 import type { SlotOutcome } from './evaluate.js';
 import { nextMonitorSlot } from './monitor-cron.js';
 import {
-  CONDITION_FIELDS, MONITOR_DEFAULTS, MONITOR_LIMITS, type AlertRecord, type DisabledReason, type MonitorRecord, type MonitorSettings, type MonitorStatus,
+  CONDITION_FIELDS,
+  MONITOR_DEFAULTS,
+  MONITOR_LIMITS,
+  type AlertRecord,
+  type DisabledReason,
+  type MonitorRecord,
+  type MonitorSettings,
+  type MonitorStatus,
   type SeriesStateRecord,
 } from './monitor-records.js';
 import { monitorRuleIssues } from './monitor-rules.js';
@@ -23,7 +30,10 @@ export type MonitorChange = Partial<MonitorSettings> & { metric_id?: string };
 
 /** Settings with defaults applied; the default name comes from the metric and the condition. */
 export function withDefaults(input: MonitorInput, metric: MetricRecord): MonitorSettings {
-  const settings = { ...MONITOR_DEFAULTS, name: '', ...stripUndefined(input) } as MonitorSettings & { status?: unknown; metric_id?: unknown };
+  const settings = { ...MONITOR_DEFAULTS, name: '', ...stripUndefined(input) } as MonitorSettings & {
+    status?: unknown;
+    metric_id?: unknown;
+  };
   delete settings.status;
   delete settings.metric_id;
   if (!input.name) settings.name = defaultName(metric, settings);
@@ -42,18 +52,33 @@ function stripUndefined<T extends object>(o: T): T {
 /** Throw the 400 of every rule broken (spec rules 1–7; monitor-rules.ts). */
 export function assertRules(issues: FieldIssue[]): void {
   if (issues.length === 0) return;
-  throw new ApiError('request_validation_failed', `Invalid monitor: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, { details: issues });
+  throw new ApiError(
+    'request_validation_failed',
+    `Invalid monitor: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    { details: issues },
+  );
 }
 
 /** URL-safe slug of a name: lowercase letters, digits and dashes. */
 export function slugify(name: string): string {
-  const s = name.normalize('NFKD').replace(/[\u0300-\u036f]/g, '').toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48);
+  const s = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
   return s || 'monitor';
 }
 
 /** Stages the notifications of an alert event inside the transaction that opens, repeats or ends it. */
 export interface AlertEventSink {
-  stageAlertEvent(kind: 'alert.opened' | 'alert.resolved' | 'alert.repeat', monitor: MonitorRecord, alert: AlertRecord, at: number): void;
+  stageAlertEvent(
+    kind: 'alert.opened' | 'alert.resolved' | 'alert.repeat',
+    monitor: MonitorRecord,
+    alert: AlertRecord,
+    at: number,
+  ): void;
 }
 
 /** What an end of a period is recorded with when the condition did not clear by itself. */
@@ -70,7 +95,11 @@ export class MonitorCatalog {
   /** Where alert events go, inside the transaction that makes them (the notifier's outbox); null: nowhere. */
   events: AlertEventSink | null = null;
 
-  constructor(private readonly db: Store, private readonly clock: Clock, private readonly log: Logger) {
+  constructor(
+    private readonly db: Store,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
     this.store = new MonitorStore(db);
   }
 
@@ -114,7 +143,10 @@ export class MonitorCatalog {
     const created = await this.db.transaction(() => {
       const existing = this.store.list(project.id);
       if (existing.length >= MONITOR_LIMITS.perProject) {
-        throw new ApiError('conflict', `A project holds at most ${MONITOR_LIMITS.perProject} monitors; delete one first`);
+        throw new ApiError(
+          'conflict',
+          `A project holds at most ${MONITOR_LIMITS.perProject} monitors; delete one first`,
+        );
       }
       const taken = new Set(existing.map((m) => m.slug));
       const base = slugify(settings.name);
@@ -153,16 +185,22 @@ export class MonitorCatalog {
    */
   async update(current: MonitorRecord, metric: MetricRecord, change: MonitorChange): Promise<MonitorRecord> {
     if (change.metric_id !== undefined && change.metric_id !== current.metric_id) {
-      throw new ApiError('request_validation_failed', 'body.metric_id is fixed for the life of a monitor; create a new monitor for another metric', {
-        details: [{ field: 'body.metric_id', message: 'is fixed for the life of a monitor' }],
-      });
+      throw new ApiError(
+        'request_validation_failed',
+        'body.metric_id is fixed for the life of a monitor; create a new monitor for another metric',
+        {
+          details: [{ field: 'body.metric_id', message: 'is fixed for the life of a monitor' }],
+        },
+      );
     }
     const now = this.clock.now();
     const { metric_id: _ignored, ...settings } = stripUndefined(change);
     const merged: MonitorRecord = { ...current, ...settings };
     const expiryChanged = change.expires_at !== undefined && change.expires_at !== current.expires_at;
     assertRules(monitorRuleIssues(merged, metric, { status: current.status, now, checkExpiry: expiryChanged }));
-    const conditionChanged = CONDITION_FIELDS.some((f) => change[f] !== undefined && JSON.stringify(change[f]) !== JSON.stringify(current[f]));
+    const conditionChanged = CONDITION_FIELDS.some(
+      (f) => change[f] !== undefined && JSON.stringify(change[f]) !== JSON.stringify(current[f]),
+    );
     const out = await this.db.transaction(() => {
       const m = this.mustReread(current);
       const next: MonitorRecord = { ...m, ...settings, updated_at: nextUpdatedAt(this.clock, m.updated_at) };
@@ -181,7 +219,13 @@ export class MonitorCatalog {
     const now = this.clock.now();
     const out = await this.db.transaction(() => {
       const m = this.mustReread(current);
-      const next: MonitorRecord = { ...m, status: 'paused', disabled_reason: null, next_evaluation_at: null, updated_at: nextUpdatedAt(this.clock, m.updated_at) };
+      const next: MonitorRecord = {
+        ...m,
+        status: 'paused',
+        disabled_reason: null,
+        next_evaluation_at: null,
+        updated_at: nextUpdatedAt(this.clock, m.updated_at),
+      };
       this.stageEndAll(next, now, 'paused');
       this.store.stageMonitor(next);
       return next;
@@ -197,16 +241,30 @@ export class MonitorCatalog {
    */
   async resume(current: MonitorRecord, metric: MetricRecord | undefined): Promise<MonitorRecord> {
     if (current.status === 'active') return current;
-    if (!metric || metric.deleted_at) throw new ApiError('conflict', `Monitor ${current.id} cannot resume: its metric ${current.metric_id} is deleted`);
-    if (metric.status === 'error') throw new ApiError('conflict', `Monitor ${current.id} cannot resume: its metric ${metric.id} is in error (${metric.error_message ?? 'see the metric'}); fix the metric first`);
+    if (!metric || metric.deleted_at)
+      throw new ApiError('conflict', `Monitor ${current.id} cannot resume: its metric ${current.metric_id} is deleted`);
+    if (metric.status === 'error')
+      throw new ApiError(
+        'conflict',
+        `Monitor ${current.id} cannot resume: its metric ${metric.id} is in error (${metric.error_message ?? 'see the metric'}); fix the metric first`,
+      );
     const now = this.clock.now();
     if (current.expires_at !== null && Date.parse(current.expires_at) <= now) {
-      throw new ApiError('conflict', `Monitor ${current.id} expired at ${current.expires_at}; update expires_at to a later time or null first`);
+      throw new ApiError(
+        'conflict',
+        `Monitor ${current.id} expired at ${current.expires_at}; update expires_at to a later time or null first`,
+      );
     }
     const out = await this.db.transaction(() => {
       const m = this.mustReread(current);
       // Slots that passed while paused are never evaluated late: evaluation restarts at the next slot.
-      const next: MonitorRecord = { ...m, status: 'active', disabled_reason: null, last_slot_at: now, updated_at: nextUpdatedAt(this.clock, m.updated_at) };
+      const next: MonitorRecord = {
+        ...m,
+        status: 'active',
+        disabled_reason: null,
+        last_slot_at: now,
+        updated_at: nextUpdatedAt(this.clock, m.updated_at),
+      };
       next.next_evaluation_at = this.nextEvaluation(next, now);
       this.store.stageMonitor(next);
       return next;
@@ -232,7 +290,13 @@ export class MonitorCatalog {
     const out = await this.db.transaction(() => {
       const m = this.store.byId(monitorId);
       if (m?.status !== 'active') return undefined;
-      const next: MonitorRecord = { ...m, status: 'disabled', disabled_reason: reason, next_evaluation_at: null, updated_at: nextUpdatedAt(this.clock, m.updated_at) };
+      const next: MonitorRecord = {
+        ...m,
+        status: 'disabled',
+        disabled_reason: reason,
+        next_evaluation_at: null,
+        updated_at: nextUpdatedAt(this.clock, m.updated_at),
+      };
       this.stageEndAll(next, at, reason);
       this.store.stageMonitor(next);
       return next;
@@ -250,15 +314,30 @@ export class MonitorCatalog {
    * so no slot is ever applied twice, whatever a restart or a racing run does; so is a slot of a
    * monitor no longer active, or one whose settings changed since `evaluated` was read.
    */
-  async recordSlot(evaluated: MonitorRecord, at: number, outcome: SlotOutcome, metric: MetricRecord): Promise<{ applied: boolean; opened: AlertRecord[]; closed: AlertRecord[] }> {
+  async recordSlot(
+    evaluated: MonitorRecord,
+    at: number,
+    outcome: SlotOutcome,
+    metric: MetricRecord,
+  ): Promise<{ applied: boolean; opened: AlertRecord[]; closed: AlertRecord[] }> {
     const opened: AlertRecord[] = [];
     const closed: AlertRecord[] = [];
     const applied = await this.db.transaction(() => {
       opened.length = 0;
       closed.length = 0;
       const m = this.store.get(evaluated.project_id, evaluated.id);
-      if (m?.status !== 'active' || m.updated_at !== evaluated.updated_at || (m.last_slot_at !== null && m.last_slot_at >= at)) return false;
-      const next: MonitorRecord = { ...m, last_slot_at: at, last_evaluated_at: iso(this.clock.now()), last_ready: true };
+      if (
+        m?.status !== 'active' ||
+        m.updated_at !== evaluated.updated_at ||
+        (m.last_slot_at !== null && m.last_slot_at >= at)
+      )
+        return false;
+      const next: MonitorRecord = {
+        ...m,
+        last_slot_at: at,
+        last_evaluated_at: iso(this.clock.now()),
+        last_ready: true,
+      };
       const byKey = new Map(outcome.states.map((s) => [s.id, s]));
       for (const c of outcome.closed) {
         const a = this.store.alert(c.alert_id);

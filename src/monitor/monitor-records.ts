@@ -89,8 +89,17 @@ export const MONITOR_DEFAULTS: Omit<MonitorSettings, 'name'> = {
 
 /** Settings whose change restarts every series' state (the condition tracked is another one). */
 export const CONDITION_FIELDS = [
-  'chart_value', 'scope', 'time_window_minutes', 'condition_type', 'operator', 'threshold_value', 'sustained_minutes',
-  'series_filters', 'min_occurrences', 'occurrence_window_minutes', 'alert_mode',
+  'chart_value',
+  'scope',
+  'time_window_minutes',
+  'condition_type',
+  'operator',
+  'threshold_value',
+  'sustained_minutes',
+  'series_filters',
+  'min_occurrences',
+  'occurrence_window_minutes',
+  'alert_mode',
 ] as const satisfies ReadonlyArray<keyof MonitorSettings>;
 
 export interface MonitorRecord extends MonitorSettings {

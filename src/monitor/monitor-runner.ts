@@ -55,7 +55,11 @@ export class MonitorRunner {
     for (const m of this.deps.monitors.store.all()) this.sync(m.id);
     this.unsubscribe.push(this.deps.monitors.onChange((id) => this.sync(id)));
     this.unsubscribe.push(this.deps.metrics.onChange((metricId) => void this.metricChanged(metricId)));
-    this.catchUp = this.deps.scheduler.register({ name: 'monitor-catch-up', schedule: { everyMs: CATCH_UP_MS }, run: () => this.retryWaiting() });
+    this.catchUp = this.deps.scheduler.register({
+      name: 'monitor-catch-up',
+      schedule: { everyMs: CATCH_UP_MS },
+      run: () => this.retryWaiting(),
+    });
   }
 
   /**
@@ -132,7 +136,16 @@ export class MonitorRunner {
       const judged = verdicts(m, watchedSeries(m, metric.group_by.length > 0, window.series));
       const outcome = applySlot(m, at, judged, previous);
       const res = await monitors.recordSlot(m, at, outcome, metric);
-      if (res.opened.length || res.closed.length) log.info({ monitor_id: id, slot: new Date(at).toISOString(), opened: res.opened.map((a) => a.id), closed: res.closed.map((a) => a.id) }, 'monitor alerts');
+      if (res.opened.length || res.closed.length)
+        log.info(
+          {
+            monitor_id: id,
+            slot: new Date(at).toISOString(),
+            opened: res.opened.map((a) => a.id),
+            closed: res.closed.map((a) => a.id),
+          },
+          'monitor alerts',
+        );
       return res.applied ? 'applied' : 'skipped';
     } catch (err) {
       log.warn({ err, monitor_id: id }, 'monitor evaluation failed; the next slot tries again');
@@ -197,13 +210,15 @@ export class MonitorRunner {
     const reason = !metric || metric.deleted_at ? 'metric_deleted' : metric.status === 'error' ? 'metric_error' : null;
     if (!reason) return;
     for (const m of monitors.list(projectId)) {
-      if (m.metric_id === metricId && m.status === 'active') await monitors.disable(m.id, reason, this.deps.clock.now());
+      if (m.metric_id === metricId && m.status === 'active')
+        await monitors.disable(m.id, reason, this.deps.clock.now());
     }
   }
 
   /** The project of a metric that is gone: from its monitors. */
   private projectOfMetric(metricId: string): string | undefined {
-    for (const m of this.deps.monitors.store.all() as Iterable<MonitorRecord>) if (m.metric_id === metricId) return m.project_id;
+    for (const m of this.deps.monitors.store.all() as Iterable<MonitorRecord>)
+      if (m.metric_id === metricId) return m.project_id;
     return undefined;
   }
 

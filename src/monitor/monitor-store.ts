@@ -91,14 +91,18 @@ export class MonitorStore {
   /** Ids of the open alerts of a metric, with their monitor. */
   openOfMetric(metricId: string): Array<{ alertId: string; monitorId: string }> {
     const out: Array<{ alertId: string; monitorId: string }> = [];
-    for (const { key, value } of this.openAlerts.getRange({ start: `${metricId}\u0000`, end: `${metricId}\u0000${HIGH}` })) {
+    for (const { key, value } of this.openAlerts.getRange({
+      start: `${metricId}\u0000`,
+      end: `${metricId}\u0000${HIGH}`,
+    })) {
       out.push({ alertId: key.slice(metricId.length + 1), monitorId: value });
     }
     return out;
   }
 
   hasOpenAlerts(metricId: string): boolean {
-    for (const _ of this.openAlerts.getKeys({ start: `${metricId}\u0000`, end: `${metricId}\u0000${HIGH}`, limit: 1 })) return true;
+    for (const _ of this.openAlerts.getKeys({ start: `${metricId}\u0000`, end: `${metricId}\u0000${HIGH}`, limit: 1 }))
+      return true;
     return false;
   }
 }

@@ -34,15 +34,35 @@ export interface MonitorPreview {
  * verdict (for `any_series` too, so the caller sees which series would fire); `is_met` is null for a
  * series with no value, except for absence, where no value is what it looks for.
  */
-export async function previewMonitor(deps: PreviewDeps, metric: MetricRecord, body: MonitorInput, backtestDays?: number): Promise<MonitorPreview> {
+export async function previewMonitor(
+  deps: PreviewDeps,
+  metric: MetricRecord,
+  body: MonitorInput,
+  backtestDays?: number,
+): Promise<MonitorPreview> {
   const settings = withDefaults(body, metric);
-  assertRules(monitorRuleIssues(settings, metric, { status: body.status ?? 'active', now: deps.now, checkExpiry: true }));
-  if (!deps.aggregation) throw new ApiError('service_unavailable', 'Monitor preview needs the aggregation service, which is not running on this node (pipeline off)');
+  assertRules(
+    monitorRuleIssues(settings, metric, { status: body.status ?? 'active', now: deps.now, checkExpiry: true }),
+  );
+  if (!deps.aggregation)
+    throw new ApiError(
+      'service_unavailable',
+      'Monitor preview needs the aggregation service, which is not running on this node (pipeline off)',
+    );
   const end = Math.floor(deps.now / 60_000) * 60_000;
   const registry = deps.metrics.store.seriesView(metric);
   const w = await readWindow(deps.aggregation, metric, settings, end, registry);
-  const backtest = backtestDays === undefined ? {} : { backtest: await backtestMonitor(deps.aggregation, metric, settings, backtestDays, deps.now, registry) };
-  const base = { object: 'monitor_preview' as const, start_at: iso(w.start), end_at: iso(w.end), complete_through_at: w.completeThroughAt, ...backtest };
+  const backtest =
+    backtestDays === undefined
+      ? {}
+      : { backtest: await backtestMonitor(deps.aggregation, metric, settings, backtestDays, deps.now, registry) };
+  const base = {
+    object: 'monitor_preview' as const,
+    start_at: iso(w.start),
+    end_at: iso(w.end),
+    complete_through_at: w.completeThroughAt,
+    ...backtest,
+  };
   if (!w.ready) return { ...base, ready: false, verdicts: [] };
   const watched = watchedSeries(settings, metric.group_by.length > 0, w.series);
   return {

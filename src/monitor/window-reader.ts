@@ -12,10 +12,17 @@ import { combineSeries, valuesToAsk, windowValue } from './window-values.js';
  * the HTTP query names as a plain object; `allSeries` for every series, unfolded.
  */
 export interface MonitorAggregation {
-  answer(metric: MetricRecord, query: Record<string, unknown>, opts?: { allSeries?: true }): Promise<{
+  answer(
+    metric: MetricRecord,
+    query: Record<string, unknown>,
+    opts?: { allSeries?: true },
+  ): Promise<{
     complete_through_at: string | null;
     values: string[];
-    series: Array<{ details: { hash: string; label: string; dimensions: Record<string, unknown> }; records: Record<string, Array<number | null>> }>;
+    series: Array<{
+      details: { hash: string; label: string; dimensions: Record<string, unknown> };
+      records: Record<string, Array<number | null>>;
+    }>;
   }>;
 }
 
@@ -33,8 +40,15 @@ export interface MonitorWindow {
 const MAX_BUCKETS = 10_080;
 
 /** The window of a slot ending at `end`: `time_window_minutes` back, or since the metric was created. */
-export function windowBounds(m: Pick<MonitorSettings, 'time_window_minutes'>, metric: Pick<MetricRecord, 'created_at'>, end: number): { start: number; end: number } {
-  const start = m.time_window_minutes !== null ? end - m.time_window_minutes * 60_000 : Math.floor(Date.parse(metric.created_at) / 60_000) * 60_000;
+export function windowBounds(
+  m: Pick<MonitorSettings, 'time_window_minutes'>,
+  metric: Pick<MetricRecord, 'created_at'>,
+  end: number,
+): { start: number; end: number } {
+  const start =
+    m.time_window_minutes !== null
+      ? end - m.time_window_minutes * 60_000
+      : Math.floor(Date.parse(metric.created_at) / 60_000) * 60_000;
   return { start: Math.min(start, end - 60_000), end };
 }
 
@@ -56,7 +70,16 @@ export async function readWindow(
   const values = valuesToAsk(m.chart_value);
   const answer = await aggregation.answer(
     metric,
-    { start_at: iso(start), end_at: iso(end), values: values.join(','), coverage_mode: 'strict', normalize: false, interval, timezone: 'UTC', empty_bucket_handling: 'gaps' },
+    {
+      start_at: iso(start),
+      end_at: iso(end),
+      values: values.join(','),
+      coverage_mode: 'strict',
+      normalize: false,
+      interval,
+      timezone: 'UTC',
+      empty_bucket_handling: 'gaps',
+    },
     { allSeries: true },
   );
   const ready = answer.complete_through_at !== null && Date.parse(answer.complete_through_at) >= end;
@@ -66,16 +89,23 @@ export async function readWindow(
   const parts: Array<{ value: number | null; count: number | null }> = [];
   for (const s of answer.series) {
     // Buckets in time order (the map's keys are ISO bucket starts).
-    const rows = Object.entries(s.records).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
+    const rows = Object.entries(s.records)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, r]) => r);
     const counts = values.length > 1 ? rows.map((r) => r[1] ?? null) : undefined;
-    const value = windowValue(m.chart_value, rows.map((r) => r[0] ?? null), counts);
+    const value = windowValue(
+      m.chart_value,
+      rows.map((r) => r[0] ?? null),
+      counts,
+    );
     const hash = grouped ? s.details.hash : TOTAL_HASH;
     seen.add(hash);
     series.push({ hash, label: s.details.label, dimensions: s.details.dimensions ?? {}, value });
     parts.push({ value, count: counts ? counts.reduce<number>((a, c) => a + (c ?? 0), 0) : null });
   }
   // A metric with group_by: its total (for `total` monitors) from its series.
-  if (grouped && !seen.has(TOTAL_HASH)) series.push({ hash: TOTAL_HASH, label: metric.name, dimensions: {}, value: combineSeries(m.chart_value, parts) });
+  if (grouped && !seen.has(TOTAL_HASH))
+    series.push({ hash: TOTAL_HASH, label: metric.name, dimensions: {}, value: combineSeries(m.chart_value, parts) });
   // A registered series with nothing in the window is in it with no value (what absence looks for).
   if (grouped) {
     for (const hash of registry.hashes()) {

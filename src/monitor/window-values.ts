@@ -8,7 +8,11 @@ import type { ChartValue } from '../rollup/metric-records.js';
  * figures: a window of one bucket is exact, a longer one takes the largest bucket figure (an upper
  * bound of the percentile is never below any bucket's; a lower bound of the distinct count).
  */
-export function windowValue(chartValue: ChartValue, values: ReadonlyArray<number | null>, counts?: ReadonlyArray<number | null>): number | null {
+export function windowValue(
+  chartValue: ChartValue,
+  values: ReadonlyArray<number | null>,
+  counts?: ReadonlyArray<number | null>,
+): number | null {
   const present: number[] = [];
   for (const v of values) if (v !== null && Number.isFinite(v)) present.push(v);
   if (present.length === 0) return null;
@@ -54,7 +58,10 @@ export function valuesToAsk(chartValue: ChartValue): ChartValue[] {
  * group_by (the aggregation answers series, not their total): additive values add up, `min` takes
  * the least, `average` weights by record counts, the others take the largest (docs/monitors.md).
  */
-export function combineSeries(chartValue: ChartValue, parts: ReadonlyArray<{ value: number | null; count: number | null }>): number | null {
+export function combineSeries(
+  chartValue: ChartValue,
+  parts: ReadonlyArray<{ value: number | null; count: number | null }>,
+): number | null {
   const present = parts.filter((p) => p.value !== null);
   if (present.length === 0) return null;
   const values = present.map((p) => p.value!);
@@ -67,7 +74,11 @@ export function combineSeries(chartValue: ChartValue, parts: ReadonlyArray<{ val
     case 'min':
       return Math.min(...values);
     case 'average':
-      return windowValue('average', values, present.map((p) => p.count));
+      return windowValue(
+        'average',
+        values,
+        present.map((p) => p.count),
+      );
     default:
       return Math.max(...values);
   }

@@ -11,7 +11,14 @@ import { nextUpdatedAt } from '../catalog/timestamps.js';
 import type { AlertRecord, MonitorRecord } from '../monitor/monitor-records.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { OutboundError } from '../outbound/types.js';
-import { CHANNEL_LIMITS, type ChannelRecord, type ChannelType, type DeliveryAttempt, type EventKind, type OutboxEntry } from './channel-records.js';
+import {
+  CHANNEL_LIMITS,
+  type ChannelRecord,
+  type ChannelType,
+  type DeliveryAttempt,
+  type EventKind,
+  type OutboxEntry,
+} from './channel-records.js';
 import { NotifyStore } from './notify-store.js';
 import { alertmanagerBody, webhookBody } from './payloads.js';
 import { retryDelay } from './retry-policy.js';
@@ -85,14 +92,18 @@ export class Notifier {
       updated_at: now,
     };
     await this.deps.store.transaction(() => {
-      if (this.db.channels.list(project.id).length >= CHANNEL_LIMITS.perProject) throw new ApiError('conflict', `A project holds at most ${CHANNEL_LIMITS.perProject} notification channels`);
+      if (this.db.channels.list(project.id).length >= CHANNEL_LIMITS.perProject)
+        throw new ApiError('conflict', `A project holds at most ${CHANNEL_LIMITS.perProject} notification channels`);
       this.db.stageChannel(c);
     });
     return c;
   }
 
   /** Change name or URL, or re-enable (`status: "active"`) a channel the service disabled. */
-  async update(current: ChannelRecord, change: Partial<Pick<ChannelRecord, 'name' | 'url'>> & { status?: 'active' }): Promise<ChannelRecord> {
+  async update(
+    current: ChannelRecord,
+    change: Partial<Pick<ChannelRecord, 'name' | 'url'>> & { status?: 'active' },
+  ): Promise<ChannelRecord> {
     if (change.url !== undefined) await this.checkUrl(change.url);
     return this.deps.store.transaction(() => {
       const c = this.db.channel(current.id);
@@ -107,7 +118,8 @@ export class Notifier {
   /** Delete a channel: its pending entries are dropped and its log removed. */
   async remove(current: ChannelRecord): Promise<void> {
     await this.deps.store.transaction(() => {
-      for (const e of this.db.pendingOf(current.id)) this.db.stageEntry({ ...e, status: 'dropped', next_attempt_at: null }, { replace: true });
+      for (const e of this.db.pendingOf(current.id))
+        this.db.stageEntry({ ...e, status: 'dropped', next_attempt_at: null }, { replace: true });
       this.db.stageChannelRemoval(current);
     });
   }
@@ -115,8 +127,15 @@ export class Notifier {
   private async checkUrl(url: string): Promise<void> {
     const check = await this.deps.outbound().checkTarget(url, { requireHttps: true });
     if (!check.ok) {
-      const message = check.code === 'not_https' ? 'must be an https URL' : check.code === 'blocked_address' ? `resolves to an address that is not public (${check.message}); only public addresses are called unless SLUICE_ALLOW_PRIVATE_TARGETS=1` : check.message;
-      throw new ApiError('request_validation_failed', `body.url ${message}`, { details: [{ field: 'body.url', message }] });
+      const message =
+        check.code === 'not_https'
+          ? 'must be an https URL'
+          : check.code === 'blocked_address'
+            ? `resolves to an address that is not public (${check.message}); only public addresses are called unless SLUICE_ALLOW_PRIVATE_TARGETS=1`
+            : check.message;
+      throw new ApiError('request_validation_failed', `body.url ${message}`, {
+        details: [{ field: 'body.url', message }],
+      });
     }
   }
 
@@ -125,17 +144,40 @@ export class Notifier {
    * of the monitor. The event id is stable (`evt_<alert id>_<kind>[_<at>]`), so a repeat of the
    * same event (a transaction run again) is the same entry.
    */
-  stageAlertEvent(kind: Exclude<EventKind, 'channel.test'>, monitor: MonitorRecord, alert: AlertRecord, at: number): void {
+  stageAlertEvent(
+    kind: Exclude<EventKind, 'channel.test'>,
+    monitor: MonitorRecord,
+    alert: AlertRecord,
+    at: number,
+  ): void {
     const ids = monitor.notification_channel_ids ?? [];
     if (ids.length === 0) return;
-    const eventId = kind === 'alert.repeat' ? `evt_${alert.id}_repeat_${at}` : `evt_${alert.id}_${kind === 'alert.opened' ? 'opened' : 'resolved'}`;
+    const eventId =
+      kind === 'alert.repeat'
+        ? `evt_${alert.id}_repeat_${at}`
+        : `evt_${alert.id}_${kind === 'alert.opened' ? 'opened' : 'resolved'}`;
     const publicUrl = this.deps.publicUrl();
     const event = { alert, monitor };
     for (const id of ids) {
       const c = this.db.channel(id);
       if (c?.status !== 'active' || c.project_id !== monitor.project_id) continue;
-      const body = c.type === 'webhook' ? webhookBody(kind, iso(at), event, publicUrl) : alertmanagerBody(kind, event, c, publicUrl);
-      this.db.stageEntry({ id: `${eventId}:${c.id}`, event_id: eventId, channel_id: c.id, project_id: c.project_id, kind, body, created_at: at, attempts: 0, next_attempt_at: at, status: 'pending', delivered_at: null });
+      const body =
+        c.type === 'webhook'
+          ? webhookBody(kind, iso(at), event, publicUrl)
+          : alertmanagerBody(kind, event, c, publicUrl);
+      this.db.stageEntry({
+        id: `${eventId}:${c.id}`,
+        event_id: eventId,
+        channel_id: c.id,
+        project_id: c.project_id,
+        kind,
+        body,
+        created_at: at,
+        attempts: 0,
+        next_attempt_at: at,
+        status: 'pending',
+        delivered_at: null,
+      });
     }
     this.deps.store.afterCommit(() => this.onStaged?.());
   }
@@ -144,8 +186,23 @@ export class Notifier {
   async test(channel: ChannelRecord): Promise<DeliveryAttempt> {
     const now = this.deps.clock.now();
     const eventId = `evt_test_${randomBytes(10).toString('hex')}`;
-    const body = channel.type === 'webhook' ? webhookBody('channel.test', iso(now), null, this.deps.publicUrl()) : alertmanagerBody('channel.test', null, channel, this.deps.publicUrl());
-    const entry: OutboxEntry = { id: `${eventId}:${channel.id}`, event_id: eventId, channel_id: channel.id, project_id: channel.project_id, kind: 'channel.test', body, created_at: now, attempts: 0, next_attempt_at: null, status: 'pending', delivered_at: null };
+    const body =
+      channel.type === 'webhook'
+        ? webhookBody('channel.test', iso(now), null, this.deps.publicUrl())
+        : alertmanagerBody('channel.test', null, channel, this.deps.publicUrl());
+    const entry: OutboxEntry = {
+      id: `${eventId}:${channel.id}`,
+      event_id: eventId,
+      channel_id: channel.id,
+      project_id: channel.project_id,
+      kind: 'channel.test',
+      body,
+      created_at: now,
+      attempts: 0,
+      next_attempt_at: null,
+      status: 'pending',
+      delivered_at: null,
+    };
     // A test is one attempt, not retried: it answers whether the receiver works now.
     return this.send(entry, { retry: false });
   }
@@ -155,7 +212,8 @@ export class Notifier {
     for (let round = 0; round < 100; round++) {
       const due = this.db.dueAt(this.deps.clock.now(), BATCH).filter((e) => !this.inFlight.has(e.id));
       if (due.length === 0) return;
-      for (let i = 0; i < due.length; i += PARALLEL) await Promise.all(due.slice(i, i + PARALLEL).map((e) => this.send(e, { retry: true })));
+      for (let i = 0; i < due.length; i += PARALLEL)
+        await Promise.all(due.slice(i, i + PARALLEL).map((e) => this.send(e, { retry: true })));
     }
   }
 
@@ -173,12 +231,24 @@ export class Notifier {
     const channel = this.db.channel(entry.channel_id);
     const started = clock.now();
     const attemptNo = entry.attempts + 1;
-    const base = { id: `${entry.id}:${attemptNo}`, channel_id: entry.channel_id, event_id: entry.event_id, kind: entry.kind, attempt: attemptNo, attempted_at: iso(started) };
+    const base = {
+      id: `${entry.id}:${attemptNo}`,
+      channel_id: entry.channel_id,
+      event_id: entry.event_id,
+      kind: entry.kind,
+      attempt: attemptNo,
+      attempted_at: iso(started),
+    };
     if (channel?.status !== 'active') {
-      await this.deps.store.transaction(() => this.db.stageEntry({ ...entry, status: 'dropped', next_attempt_at: null }, { replace: true }));
+      await this.deps.store.transaction(() =>
+        this.db.stageEntry({ ...entry, status: 'dropped', next_attempt_at: null }, { replace: true }),
+      );
       return { ...base, status: null, error: 'channel deleted or disabled', latency_ms: 0, outcome: 'failed' };
     }
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'Sluice-Notifications/1' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'Sluice-Notifications/1',
+    };
     if (channel.type === 'webhook' && channel.secret) {
       const ts = new Date(Math.floor(started / 1000) * 1000);
       headers['webhook-id'] = entry.event_id;
@@ -190,7 +260,18 @@ export class Notifier {
     let retryAfter: string | undefined;
     const t0 = performance.now();
     try {
-      const res = await this.deps.outbound().fetch({ url: channel.url, method: 'POST', headers, body: entry.body, requireHttps: true, connectTimeoutMs: this.timeoutMs, headersTimeoutMs: this.timeoutMs, bodyTimeoutMs: this.timeoutMs, maxBytes: 64 * 1024, maxRedirects: 0 });
+      const res = await this.deps.outbound().fetch({
+        url: channel.url,
+        method: 'POST',
+        headers,
+        body: entry.body,
+        requireHttps: true,
+        connectTimeoutMs: this.timeoutMs,
+        headersTimeoutMs: this.timeoutMs,
+        bodyTimeoutMs: this.timeoutMs,
+        maxBytes: 64 * 1024,
+        maxRedirects: 0,
+      });
       status = res.status;
       retryAfter = res.headers['retry-after'];
     } catch (err) {
@@ -200,20 +281,43 @@ export class Notifier {
     const ok = status !== null && status >= 200 && status < 300;
     const gone = status === 410;
     const now = clock.now();
-    const delay = ok || gone || !opts.retry ? null : retryDelay(attemptNo, { retryAfter: status === 429 || status === 503 ? retryAfter : undefined, now });
-    const outcome: DeliveryAttempt['outcome'] = ok ? 'delivered' : gone ? 'gone' : delay !== null ? 'retrying' : 'failed';
+    const delay =
+      ok || gone || !opts.retry
+        ? null
+        : retryDelay(attemptNo, { retryAfter: status === 429 || status === 503 ? retryAfter : undefined, now });
+    const outcome: DeliveryAttempt['outcome'] = ok
+      ? 'delivered'
+      : gone
+        ? 'gone'
+        : delay !== null
+          ? 'retrying'
+          : 'failed';
     const attempt: DeliveryAttempt = { ...base, status, error, latency_ms: latency, outcome };
     notificationDeliveries.inc({ outcome: outcome === 'gone' ? 'dropped' : outcome });
     await this.deps.store.transaction(() => {
       this.db.stageAttempt(attempt);
       if (entry.kind === 'channel.test') return;
-      const next: OutboxEntry = { ...entry, attempts: attemptNo, status: ok ? 'delivered' : gone ? 'dropped' : delay !== null ? 'pending' : 'failed', next_attempt_at: delay !== null ? now + delay : null, delivered_at: ok ? now : null };
+      const next: OutboxEntry = {
+        ...entry,
+        attempts: attemptNo,
+        status: ok ? 'delivered' : gone ? 'dropped' : delay !== null ? 'pending' : 'failed',
+        next_attempt_at: delay !== null ? now + delay : null,
+        delivered_at: ok ? now : null,
+      };
       this.db.stageEntry(next, { replace: true });
       if (gone) {
         // 410 Gone: the receiver says it will never take these; stop sending to it until re-enabled.
         const c = this.db.channel(channel.id);
-        if (c && c.status === 'active') this.db.stageChannel({ ...c, status: 'disabled', disabled_reason: 'gone', updated_at: nextUpdatedAt(clock, c.updated_at) });
-        for (const e of this.db.pendingOf(channel.id)) if (e.id !== entry.id) this.db.stageEntry({ ...e, status: 'dropped', next_attempt_at: null }, { replace: true });
+        if (c && c.status === 'active')
+          this.db.stageChannel({
+            ...c,
+            status: 'disabled',
+            disabled_reason: 'gone',
+            updated_at: nextUpdatedAt(clock, c.updated_at),
+          });
+        for (const e of this.db.pendingOf(channel.id))
+          if (e.id !== entry.id)
+            this.db.stageEntry({ ...e, status: 'dropped', next_attempt_at: null }, { replace: true });
       }
     });
     if (gone) this.deps.log.warn({ channel_id: channel.id }, 'notification channel answered 410 Gone: disabled');

@@ -37,7 +37,8 @@ export class NotifyStore {
   stageChannelRemoval(c: ChannelRecord): void {
     void this.channels.remove(c.project_id, c.id);
     void this.channelProject.remove(c.id);
-    for (const { key } of this.log.getRange({ start: [c.id, '', ''], end: [c.id, '\uffff', ''] })) void this.log.remove(key);
+    for (const { key } of this.log.getRange({ start: [c.id, '', ''], end: [c.id, '\uffff', ''] }))
+      void this.log.remove(key);
   }
 
   /** Stage an entry; a pending one is put on the due index (an entry already stored is left as it is: events are written once). */
@@ -46,7 +47,8 @@ export class NotifyStore {
     if (old && !opts.replace) return;
     if (old?.next_attempt_at != null) void this.due.remove([old.next_attempt_at, old.id]);
     void this.outbox.put(e.id, e);
-    if (e.status === 'pending' && e.next_attempt_at !== null) void this.due.put([e.next_attempt_at, e.id], e.channel_id);
+    if (e.status === 'pending' && e.next_attempt_at !== null)
+      void this.due.put([e.next_attempt_at, e.id], e.channel_id);
   }
 
   /** Up to `limit` entries due at `now`, earliest first. */
@@ -79,14 +81,22 @@ export class NotifyStore {
   stageAttempt(a: DeliveryAttempt): void {
     void this.log.put([a.channel_id, a.attempted_at, a.id], a);
     // Whether the read sees the put above or not, the others are counted without it.
-    const others = [...this.log.getKeys({ start: [a.channel_id, '', ''], end: [a.channel_id, '\uffff', ''] })].filter((k) => k[2] !== a.id);
-    for (const key of others.slice(0, Math.max(0, others.length + 1 - CHANNEL_LIMITS.deliveryLog))) void this.log.remove(key);
+    const others = [...this.log.getKeys({ start: [a.channel_id, '', ''], end: [a.channel_id, '\uffff', ''] })].filter(
+      (k) => k[2] !== a.id,
+    );
+    for (const key of others.slice(0, Math.max(0, others.length + 1 - CHANNEL_LIMITS.deliveryLog)))
+      void this.log.remove(key);
   }
 
   /** The delivery log of a channel, newest first. */
   attempts(channelId: string): DeliveryAttempt[] {
     const out: DeliveryAttempt[] = [];
-    for (const { value } of this.log.getRange({ start: [channelId, '\uffff', ''], end: [channelId, '', ''], reverse: true })) out.push(value);
+    for (const { value } of this.log.getRange({
+      start: [channelId, '\uffff', ''],
+      end: [channelId, '', ''],
+      reverse: true,
+    }))
+      out.push(value);
     return out;
   }
 }

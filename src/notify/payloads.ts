@@ -10,10 +10,24 @@ export interface AlertEventData {
 
 function alertJson(a: AlertRecord) {
   return {
-    object: 'alert', id: a.id, slug: a.slug, team_id: a.team_id, project_id: a.project_id, metric_id: a.metric_id, metric_name: a.metric_name,
-    monitor_id: a.monitor_id, monitor_name: a.monitor_name, created_at: a.created_at, ended_at: a.ended_at, is_open: a.ended_at === null,
-    series_hash: a.series_hash, series_label: a.series_label, trigger_value: a.trigger_value, threshold_value: a.threshold_value,
-    condition_description: a.condition_description, end_reason: a.end_reason,
+    object: 'alert',
+    id: a.id,
+    slug: a.slug,
+    team_id: a.team_id,
+    project_id: a.project_id,
+    metric_id: a.metric_id,
+    metric_name: a.metric_name,
+    monitor_id: a.monitor_id,
+    monitor_name: a.monitor_name,
+    created_at: a.created_at,
+    ended_at: a.ended_at,
+    is_open: a.ended_at === null,
+    series_hash: a.series_hash,
+    series_label: a.series_label,
+    trigger_value: a.trigger_value,
+    threshold_value: a.threshold_value,
+    condition_description: a.condition_description,
+    end_reason: a.end_reason,
   };
 }
 
@@ -40,20 +54,51 @@ export function webhookBody(kind: EventKind, at: string, e: AlertEventData | nul
  * labels `alertname` (monitor name), `monitor_id`, `metric_id`, `series`; the fingerprint is
  * stable per alert; `endsAt` is the zero time while firing, as Alertmanager sends it.
  */
-export function alertmanagerBody(kind: EventKind, e: AlertEventData | null, channel: ChannelRecord, publicUrl: string): string {
+export function alertmanagerBody(
+  kind: EventKind,
+  e: AlertEventData | null,
+  channel: ChannelRecord,
+  publicUrl: string,
+): string {
   const ZERO = '0001-01-01T00:00:00Z';
   if (!e) {
     const labels = { alertname: 'SluiceTest', channel_id: channel.id };
     return JSON.stringify({
-      version: '4', groupKey: `{}:{alertname="SluiceTest"}`, truncatedAlerts: 0, status: 'resolved', receiver: channel.name, groupLabels: { alertname: 'SluiceTest' },
-      commonLabels: labels, commonAnnotations: { summary: 'Test notification from Sluice' }, externalURL: publicUrl,
-      alerts: [{ status: 'resolved', labels, annotations: { summary: 'Test notification from Sluice' }, startsAt: new Date().toISOString(), endsAt: new Date().toISOString(), generatorURL: publicUrl, fingerprint: 'sluice-test' }],
+      version: '4',
+      groupKey: `{}:{alertname="SluiceTest"}`,
+      truncatedAlerts: 0,
+      status: 'resolved',
+      receiver: channel.name,
+      groupLabels: { alertname: 'SluiceTest' },
+      commonLabels: labels,
+      commonAnnotations: { summary: 'Test notification from Sluice' },
+      externalURL: publicUrl,
+      alerts: [
+        {
+          status: 'resolved',
+          labels,
+          annotations: { summary: 'Test notification from Sluice' },
+          startsAt: new Date().toISOString(),
+          endsAt: new Date().toISOString(),
+          generatorURL: publicUrl,
+          fingerprint: 'sluice-test',
+        },
+      ],
     });
   }
   const a = e.alert;
   const status = kind === 'alert.resolved' || a.ended_at !== null ? 'resolved' : 'firing';
-  const labels: Record<string, string> = { alertname: e.monitor.name, monitor_id: e.monitor.id, metric_id: a.metric_id, series: a.series_label ?? a.series_hash };
-  const annotations = { summary: `${e.monitor.name}: ${a.condition_description}`, description: `${a.metric_name ?? a.metric_id} ${a.series_label ? `(${a.series_label}) ` : ''}was ${a.trigger_value} (threshold ${a.threshold_value})`, alert_id: a.id };
+  const labels: Record<string, string> = {
+    alertname: e.monitor.name,
+    monitor_id: e.monitor.id,
+    metric_id: a.metric_id,
+    series: a.series_label ?? a.series_hash,
+  };
+  const annotations = {
+    summary: `${e.monitor.name}: ${a.condition_description}`,
+    description: `${a.metric_name ?? a.metric_id} ${a.series_label ? `(${a.series_label}) ` : ''}was ${a.trigger_value} (threshold ${a.threshold_value})`,
+    alert_id: a.id,
+  };
   const generatorURL = `${publicUrl}/v1/projects/${a.project_id}/metrics/${a.metric_id}/monitors/${e.monitor.id}`;
   return JSON.stringify({
     version: '4',
@@ -65,6 +110,16 @@ export function alertmanagerBody(kind: EventKind, e: AlertEventData | null, chan
     commonLabels: labels,
     commonAnnotations: annotations,
     externalURL: publicUrl,
-    alerts: [{ status, labels, annotations, startsAt: a.created_at, endsAt: a.ended_at ?? ZERO, generatorURL, fingerprint: createHash('sha256').update(a.id).digest('hex').slice(0, 16) }],
+    alerts: [
+      {
+        status,
+        labels,
+        annotations,
+        startsAt: a.created_at,
+        endsAt: a.ended_at ?? ZERO,
+        generatorURL,
+        fingerprint: createHash('sha256').update(a.id).digest('hex').slice(0, 16),
+      },
+    ],
   });
 }

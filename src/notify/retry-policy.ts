@@ -8,7 +8,10 @@ export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000
 const MAX_RETRY_AFTER_MS = 86_400_000;
 
 /** The delay before attempt `attempts + 1` after `attempts` failed ones, or null when none is left. */
-export function retryDelay(attempts: number, opts: { random?: () => number; retryAfter?: string | undefined; now?: number } = {}): number | null {
+export function retryDelay(
+  attempts: number,
+  opts: { random?: () => number; retryAfter?: string | undefined; now?: number } = {},
+): number | null {
   const base = RETRY_DELAYS_MS[attempts - 1];
   if (base === undefined) return null;
   const jitter = 1 + ((opts.random ?? Math.random)() * 0.4 - 0.2);

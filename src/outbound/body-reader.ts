@@ -8,7 +8,12 @@ import { OutboundError } from './types.js';
  * there too) or `deadline` (performance.now() value) passes. Throws OutboundError with stage
  * `response`: `too_large`, `decode_failed`, `timeout`; the stream is destroyed on any failure.
  */
-export async function readBody(body: Readable, encoding: string | undefined, maxBytes: number, deadline: number): Promise<Buffer> {
+export async function readBody(
+  body: Readable,
+  encoding: string | undefined,
+  maxBytes: number,
+  deadline: number,
+): Promise<Buffer> {
   // Destroying the stream on a failure below may emit once more; nobody else listens by then.
   body.on('error', () => {});
   let decoder: ReturnType<typeof decoderFor>;
@@ -22,13 +27,24 @@ export async function readBody(body: Readable, encoding: string | undefined, max
   let total = 0;
   const take = (chunk: Buffer) => {
     total += chunk.length;
-    if (total > maxBytes) throw new OutboundError('too_large', 'response', `The response body is larger than ${maxBytes} bytes (decoded); reading stopped there`);
+    if (total > maxBytes)
+      throw new OutboundError(
+        'too_large',
+        'response',
+        `The response body is larger than ${maxBytes} bytes (decoded); reading stopped there`,
+      );
     chunks.push(chunk);
   };
 
   let timer: NodeJS.Timeout | undefined;
   const timedOut = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new OutboundError('timeout', 'response', 'The response body did not arrive in full before the body timeout')), Math.max(0, deadline - performance.now()));
+    timer = setTimeout(
+      () =>
+        reject(
+          new OutboundError('timeout', 'response', 'The response body did not arrive in full before the body timeout'),
+        ),
+      Math.max(0, deadline - performance.now()),
+    );
   });
   timedOut.catch(() => {});
   try {
@@ -48,7 +64,11 @@ async function readPlain(body: Readable, take: (b: Buffer) => void): Promise<voi
   for await (const chunk of body) take(chunk as Buffer);
 }
 
-function pipeThrough(body: Readable, decoder: zlib.Gunzip | zlib.BrotliDecompress | zlib.Inflate, take: (b: Buffer) => void): Promise<void> {
+function pipeThrough(
+  body: Readable,
+  decoder: zlib.Gunzip | zlib.BrotliDecompress | zlib.Inflate,
+  take: (b: Buffer) => void,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let failed = false;
     const fail = (err: unknown) => {
@@ -68,7 +88,9 @@ function pipeThrough(body: Readable, decoder: zlib.Gunzip | zlib.BrotliDecompres
     decoder.once('end', () => {
       if (!failed) resolve();
     });
-    decoder.once('error', (err) => fail(new OutboundError('decode_failed', 'response', `The response body could not be decoded: ${err.message}`)));
+    decoder.once('error', (err) =>
+      fail(new OutboundError('decode_failed', 'response', `The response body could not be decoded: ${err.message}`)),
+    );
     body.once('error', (err) => fail(err));
     body.pipe(decoder);
   });
@@ -80,5 +102,9 @@ function decoderFor(encoding: string | undefined): zlib.Gunzip | zlib.BrotliDeco
   if (e === 'gzip' || e === 'x-gzip') return zlib.createGunzip();
   if (e === 'br') return zlib.createBrotliDecompress();
   if (e === 'deflate') return zlib.createInflate();
-  throw new OutboundError('decode_failed', 'response', `The response uses content-encoding "${encoding}", which is not supported (gzip, br, deflate)`);
+  throw new OutboundError(
+    'decode_failed',
+    'response',
+    `The response uses content-encoding "${encoding}", which is not supported (gzip, br, deflate)`,
+  );
 }

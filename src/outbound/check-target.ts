@@ -7,7 +7,12 @@ import type { OutboundClient } from './types.js';
  * message says why (e.g. "body.url resolves to 10.0.0.1, which is private …") and what the
  * outbound code was is kept in the issue's `code`.
  */
-export async function assertCallableTarget(client: OutboundClient, url: string, field: string, opts?: { requireHttps?: boolean }): Promise<void> {
+export async function assertCallableTarget(
+  client: OutboundClient,
+  url: string,
+  field: string,
+  opts?: { requireHttps?: boolean },
+): Promise<void> {
   const result = await client.checkTarget(url, opts);
   if (result.ok) return;
   const err = invalidField(field, `cannot be called: ${result.message}`);

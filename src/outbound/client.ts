@@ -6,7 +6,14 @@ import { Client, errors as undiciErrors } from 'undici';
 import { blockedAddressReason, stripBrackets } from './address-rule.js';
 import { readBody } from './body-reader.js';
 import { ConnectFailure, pinnedConnector, type ConnectionFacts } from './pinned-connector.js';
-import { OutboundError, type OutboundClient, type OutboundErrorCode, type OutboundRequest, type OutboundResponse, type OutboundTimings } from './types.js';
+import {
+  OutboundError,
+  type OutboundClient,
+  type OutboundErrorCode,
+  type OutboundRequest,
+  type OutboundResponse,
+  type OutboundTimings,
+} from './types.js';
 
 /** One resolved address, as `dns.promises.lookup(host, { all: true })` answers. */
 export interface ResolvedAddress {
@@ -85,9 +92,16 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
     } catch {
       throw new OutboundError('invalid_url', 'request', `"${raw}" is not an absolute URL`);
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new OutboundError('invalid_url', 'request', `Only http and https URLs can be called (got ${url.protocol})`);
-    if (url.username || url.password) throw new OutboundError('invalid_url', 'request', 'The URL carries credentials (user:password@); send them in a header instead');
-    if (requireHttps && url.protocol !== 'https:') throw new OutboundError('not_https', 'request', `Only https URLs are allowed (got ${url.origin})`);
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new OutboundError('invalid_url', 'request', `Only http and https URLs can be called (got ${url.protocol})`);
+    if (url.username || url.password)
+      throw new OutboundError(
+        'invalid_url',
+        'request',
+        'The URL carries credentials (user:password@); send them in a header instead',
+      );
+    if (requireHttps && url.protocol !== 'https:')
+      throw new OutboundError('not_https', 'request', `Only https URLs are allowed (got ${url.origin})`);
     return url;
   };
 
@@ -101,7 +115,11 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
       try {
         addresses = await lookup(host);
       } catch (err) {
-        throw new OutboundError('dns_failed', 'request', `The host ${host} could not be resolved: ${(err as Error).message}`);
+        throw new OutboundError(
+          'dns_failed',
+          'request',
+          `The host ${host} could not be resolved: ${(err as Error).message}`,
+        );
       }
       if (addresses.length === 0) throw new OutboundError('dns_failed', 'request', `The host ${host} has no addresses`);
     }
@@ -110,7 +128,12 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
     // whole, rather than trusting which of them a later lookup would pick.
     for (const a of addresses) {
       const why = blocked(a.address);
-      if (why) throw new OutboundError('blocked_address', 'request', `${host === a.address ? 'The address' : `The host ${host} resolves to`} ${a.address}, which is ${why}: only public addresses can be called`);
+      if (why)
+        throw new OutboundError(
+          'blocked_address',
+          'request',
+          `${host === a.address ? 'The address' : `The host ${host} resolves to`} ${a.address}, which is ${why}: only public addresses can be called`,
+        );
     }
     return { address: addresses[0]!.address, dnsMs };
   };
@@ -138,18 +161,38 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
       headers['accept-encoding'] ??= 'gzip, br, deflate';
       for (let redirects = 0; ; redirects++) {
         if (req.signal?.aborted) throw new OutboundError('aborted', 'request', 'The request was aborted');
-        const hop = await fetchOnce(url, method, headers, body, req, secureContext, defaults, await resolveChecked(url));
+        const hop = await fetchOnce(
+          url,
+          method,
+          headers,
+          body,
+          req,
+          secureContext,
+          defaults,
+          await resolveChecked(url),
+        );
         const location = hop.headers.location;
         if (!REDIRECT_STATUSES.has(hop.status) || maxRedirects === 0 || location === undefined) {
           const { response, timings } = hop;
           return { ...response, redirects, timings: { ...timings, totalMs: performance.now() - totalStarted } };
         }
-        if (redirects >= maxRedirects) throw new OutboundError('too_many_redirects', 'request', `More than ${maxRedirects} redirects (last to ${location})`, hop.timings);
+        if (redirects >= maxRedirects)
+          throw new OutboundError(
+            'too_many_redirects',
+            'request',
+            `More than ${maxRedirects} redirects (last to ${location})`,
+            hop.timings,
+          );
         let next: URL;
         try {
           next = new URL(location, url);
         } catch {
-          throw new OutboundError('invalid_url', 'request', `The redirect location "${location}" is not a URL`, hop.timings);
+          throw new OutboundError(
+            'invalid_url',
+            'request',
+            `The redirect location "${location}" is not a URL`,
+            hop.timings,
+          );
         }
         next = parseTarget(next.href, requireHttps);
         if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
@@ -174,7 +217,16 @@ interface Hop {
 }
 
 /** One request to one checked address; a redirect's body is discarded, any other is read in full. */
-async function fetchOnce(url: URL, method: string, headers: Record<string, string>, body: string | Uint8Array | undefined, req: OutboundRequest, secureContext: tls.SecureContext | undefined, defaults: OutboundDefaults, checked: { address: string; dnsMs: number }): Promise<Hop> {
+async function fetchOnce(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | Uint8Array | undefined,
+  req: OutboundRequest,
+  secureContext: tls.SecureContext | undefined,
+  defaults: OutboundDefaults,
+  checked: { address: string; dnsMs: number },
+): Promise<Hop> {
   const https = url.protocol === 'https:';
   const facts: ConnectionFacts = { startedAt: 0, tcpAt: 0, tlsAt: 0, tlsExpiresAt: null };
   const connectTimeoutMs = req.connectTimeoutMs ?? defaults.connectTimeoutMs;
@@ -182,7 +234,10 @@ async function fetchOnce(url: URL, method: string, headers: Record<string, strin
   const bodyTimeoutMs = req.bodyTimeoutMs ?? defaults.bodyTimeoutMs;
   const port = url.port ? Number(url.port) : https ? 443 : 80;
   const client = new Client(url.origin, {
-    connect: pinnedConnector({ address: checked.address, port, https, hostname: stripBrackets(url.hostname), secureContext, connectTimeoutMs }, facts),
+    connect: pinnedConnector(
+      { address: checked.address, port, https, hostname: stripBrackets(url.hostname), secureContext, connectTimeoutMs },
+      facts,
+    ),
     headersTimeout: headersTimeoutMs,
     bodyTimeout: bodyTimeoutMs,
     pipelining: 1,
@@ -203,18 +258,38 @@ async function fetchOnce(url: URL, method: string, headers: Record<string, strin
   try {
     let res;
     try {
-      res = await client.request({ path: url.pathname + url.search, method, headers, body, signal: req.signal, headersTimeout: headersTimeoutMs, bodyTimeout: bodyTimeoutMs });
+      res = await client.request({
+        path: url.pathname + url.search,
+        method,
+        headers,
+        body,
+        signal: req.signal,
+        headersTimeout: headersTimeoutMs,
+        bodyTimeout: bodyTimeoutMs,
+      });
     } catch (err) {
       throw requestFailure(err, url, timings());
     }
     headAt = performance.now();
     const resHeaders = flatHeaders(res.headers);
-    const base = { status: res.statusCode, statusText: statusText(res.statusCode), headers: resHeaders, url: url.href, address: checked.address, tlsExpiresAt: facts.tlsExpiresAt };
+    const base = {
+      status: res.statusCode,
+      statusText: statusText(res.statusCode),
+      headers: resHeaders,
+      url: url.href,
+      address: checked.address,
+      tlsExpiresAt: facts.tlsExpiresAt,
+    };
     if (REDIRECT_STATUSES.has(res.statusCode) && resHeaders.location !== undefined) {
       // The body of a redirect is not kept (a 3xx returned as the answer has an empty body).
       await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
       doneAt = performance.now();
-      return { status: res.statusCode, headers: resHeaders, response: { ...base, body: Buffer.alloc(0) }, timings: timings() };
+      return {
+        status: res.statusCode,
+        headers: resHeaders,
+        response: { ...base, body: Buffer.alloc(0) },
+        timings: timings(),
+      };
     }
     const maxBytes = req.maxBytes ?? defaults.maxBytes;
     let data: Buffer;
@@ -233,7 +308,12 @@ async function fetchOnce(url: URL, method: string, headers: Record<string, strin
 
 function requestFailure(err: unknown, url: URL, timings: Partial<OutboundTimings>): OutboundError {
   if (err instanceof OutboundError) return err;
-  const cause = err instanceof ConnectFailure ? err : (err as { cause?: unknown })?.cause instanceof ConnectFailure ? ((err as { cause: ConnectFailure }).cause) : null;
+  const cause =
+    err instanceof ConnectFailure
+      ? err
+      : (err as { cause?: unknown })?.cause instanceof ConnectFailure
+        ? (err as { cause: ConnectFailure }).cause
+        : null;
   if (cause) return withCause(new OutboundError(cause.kind, 'request', cause.message, timings), err);
   let code: OutboundErrorCode = 'connect_failed';
   let message = `The request to ${url.origin} failed: ${(err as Error)?.message ?? String(err)}`;
@@ -250,9 +330,25 @@ function requestFailure(err: unknown, url: URL, timings: Partial<OutboundTimings
 
 function responseFailure(err: unknown, timings: Partial<OutboundTimings>): OutboundError {
   if (err instanceof OutboundError) return new OutboundError(err.code, err.stage, err.message, timings);
-  if (err instanceof undiciErrors.BodyTimeoutError) return withCause(new OutboundError('timeout', 'response', 'The response body stalled past the body timeout', timings), err);
-  if (err instanceof undiciErrors.RequestAbortedError || (err as Error)?.name === 'AbortError') return withCause(new OutboundError('aborted', 'response', 'The request was aborted while reading the body', timings), err);
-  return withCause(new OutboundError('connect_failed', 'response', `The connection failed while reading the body: ${(err as Error)?.message ?? String(err)}`, timings), err);
+  if (err instanceof undiciErrors.BodyTimeoutError)
+    return withCause(
+      new OutboundError('timeout', 'response', 'The response body stalled past the body timeout', timings),
+      err,
+    );
+  if (err instanceof undiciErrors.RequestAbortedError || (err as Error)?.name === 'AbortError')
+    return withCause(
+      new OutboundError('aborted', 'response', 'The request was aborted while reading the body', timings),
+      err,
+    );
+  return withCause(
+    new OutboundError(
+      'connect_failed',
+      'response',
+      `The connection failed while reading the body: ${(err as Error)?.message ?? String(err)}`,
+      timings,
+    ),
+    err,
+  );
 }
 
 function withCause(e: OutboundError, cause: unknown): OutboundError {
@@ -262,14 +358,14 @@ function withCause(e: OutboundError, cause: unknown): OutboundError {
 
 function flatHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  for (const [k, v] of Object.entries(h))
+    if (v !== undefined) out[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
   return out;
 }
 
 function statusText(status: number): string {
   return STATUS_TEXT[status] ?? '';
 }
-
 
 /** Contexts trusting the default roots plus extra CAs, by their PEM text (clients with the same CA share one). */
 const contexts = new Map<string, tls.SecureContext>();

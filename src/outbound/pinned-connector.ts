@@ -69,7 +69,13 @@ export function pinnedConnector(target: PinnedTarget, facts: ConnectionFacts): b
       : net.connect({ host: target.address, port: target.port });
     socket.setNoDelay(true);
     const timer = setTimeout(() => {
-      finish(new ConnectFailure('timeout', `Connecting to ${target.address}:${target.port} took longer than ${target.connectTimeoutMs} ms`), socket);
+      finish(
+        new ConnectFailure(
+          'timeout',
+          `Connecting to ${target.address}:${target.port} took longer than ${target.connectTimeoutMs} ms`,
+        ),
+        socket,
+      );
     }, target.connectTimeoutMs);
     socket.once('connect', () => {
       facts.tcpAt = performance.now();
@@ -91,7 +97,14 @@ export function pinnedConnector(target: PinnedTarget, facts: ConnectionFacts): b
       // An error after TCP connected but before the handshake finished is a TLS failure.
       const kind = target.https && facts.tcpAt > 0 ? 'tls_failed' : 'connect_failed';
       const what = kind === 'tls_failed' ? 'TLS handshake with' : 'Connecting to';
-      finish(new ConnectFailure(kind, `${what} ${target.hostname} (${target.address}:${target.port}) failed: ${err.message}`, err), socket);
+      finish(
+        new ConnectFailure(
+          kind,
+          `${what} ${target.hostname} (${target.address}:${target.port}) failed: ${err.message}`,
+          err,
+        ),
+        socket,
+      );
     });
   };
 }

@@ -82,5 +82,8 @@ export interface OutboundClient {
   /** Throws OutboundError; any HTTP status (also 4xx/5xx) is a response. */
   fetch(req: OutboundRequest): Promise<OutboundResponse>;
   /** Check a URL as create/update routes do: scheme, and every address its host resolves to. */
-  checkTarget(url: string, opts?: { requireHttps?: boolean }): Promise<{ ok: true } | { ok: false; code: OutboundErrorCode; message: string }>;
+  checkTarget(
+    url: string,
+    opts?: { requireHttps?: boolean },
+  ): Promise<{ ok: true } | { ok: false; code: OutboundErrorCode; message: string }>;
 }

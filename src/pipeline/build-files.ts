@@ -24,7 +24,15 @@ import type { FileCounts } from '../schema/schema-store.js';
  * filled by a compiled field extractor (field-extractor.ts).
  */
 
-export const ENVELOPE_COLUMNS = ['_sluice_seq', '_sluice_row', '_sluice_received_at', '_sluice_ts', '_sluice_version', '_sluice_shape', '_sluice_doc'] as const;
+export const ENVELOPE_COLUMNS = [
+  '_sluice_seq',
+  '_sluice_row',
+  '_sluice_received_at',
+  '_sluice_ts',
+  '_sluice_version',
+  '_sluice_shape',
+  '_sluice_doc',
+] as const;
 
 /**
  * Bytes of the documents column, reused file after file: the column lives only until its file is
@@ -36,7 +44,8 @@ const KEEP_DOC_BYTES = 32 << 20;
 
 function docStorage(bytes: number): Buffer | undefined {
   if (bytes > KEEP_DOC_BYTES) return undefined;
-  if (docScratch.length < bytes) docScratch = Buffer.allocUnsafeSlow(Math.min(KEEP_DOC_BYTES, Math.max(bytes, docScratch.length * 2, 1 << 20)));
+  if (docScratch.length < bytes)
+    docScratch = Buffer.allocUnsafeSlow(Math.min(KEEP_DOC_BYTES, Math.max(bytes, docScratch.length * 2, 1 << 20)));
   return docScratch;
 }
 
@@ -56,7 +65,13 @@ export interface BuiltFile {
  * Build and encode every planned file of a batch. `prebuilt` may supply a file's field columns
  * already filled (speculative-fields.ts); other files read their records (recordOf).
  */
-export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: readonly FileSpec[], assign: ReadonlyMap<number, Assignment>, prebuilt: (spec: FileSpec) => FieldBuilder[] | null = () => null): BuiltFile[] {
+export function buildFiles(
+  rows: DecodedRows,
+  fr: FingerprintedRows,
+  files: readonly FileSpec[],
+  assign: ReadonlyMap<number, Assignment>,
+  prebuilt: (spec: FileSpec) => FieldBuilder[] | null = () => null,
+): BuiltFile[] {
   // Rows of each file, in batch order, and each row's key as its position in its file's key list
   // (so the envelope values are looked up once per key, not once per row).
   const slotOfKey = new Map<number, { file: number; slot: number }>();
@@ -70,7 +85,10 @@ export function buildFiles(rows: DecodedRows, fr: FingerprintedRows, files: read
     members[at.file]![fill[at.file]!++] = r;
     rowSlot[r] = at.slot;
   }
-  return files.map((spec, fi) => ({ ...buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign, prebuilt(spec)), counts: countsOf(spec, fr, assign) }));
+  return files.map((spec, fi) => ({
+    ...buildOne(rows, rowSlot, spec, members[fi]!.subarray(0, fill[fi]!), assign, prebuilt(spec)),
+    counts: countsOf(spec, fr, assign),
+  }));
 }
 
 /** What a file's rows add to the counts the plan keeps (book.ts `planBatch`). */
@@ -94,7 +112,14 @@ function countsOf(spec: FileSpec, fr: FingerprintedRows, assign: ReadonlyMap<num
   return counts;
 }
 
-function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds: Int32Array, assign: ReadonlyMap<number, Assignment>, prebuilt: FieldBuilder[] | null): Omit<BuiltFile, 'counts'> {
+function buildOne(
+  rows: DecodedRows,
+  rowSlot: Int32Array,
+  spec: FileSpec,
+  rowIds: Int32Array,
+  assign: ReadonlyMap<number, Assignment>,
+  prebuilt: FieldBuilder[] | null,
+): Omit<BuiltFile, 'counts'> {
   const n = rowIds.length;
   let docBytes = 0;
   for (let i = 0; i < n; i++) docBytes += rows.end[rowIds[i]!]! - rows.start[rowIds[i]!]!;
@@ -113,7 +138,9 @@ function buildOne(rows: DecodedRows, rowSlot: Int32Array, spec: FileSpec, rowIds
   spec.keys.forEach((key, slot) => {
     const a = key >= 0 ? assign.get(key) : undefined;
     versionOf[slot] = version.indexOf(spec.kind === 'overflow' ? null : (a?.versionId ?? null));
-    shapeOf[slot] = shape.indexOf(key < 0 ? refusedReason(key) : spec.kind === 'overflow' ? null : (a?.shapeHash ?? null));
+    shapeOf[slot] = shape.indexOf(
+      key < 0 ? refusedReason(key) : spec.kind === 'overflow' ? null : (a?.shapeHash ?? null),
+    );
   });
   let minTs = Infinity;
   let maxTs = -Infinity;

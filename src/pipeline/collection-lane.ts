@@ -56,7 +56,14 @@ export class CollectionLane {
   enter(): LaneSlot {
     let tail: LaneSlot | null = null;
     for (const s of this.slots) tail = s;
-    const slot: LaneSlot = { epoch: this.epoch, prev: tail, planned: gate(), committed: gate(), appliedAhead: false, failed: false };
+    const slot: LaneSlot = {
+      epoch: this.epoch,
+      prev: tail,
+      planned: gate(),
+      committed: gate(),
+      appliedAhead: false,
+      failed: false,
+    };
     this.slots.add(slot);
     return slot;
   }

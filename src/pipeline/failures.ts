@@ -19,7 +19,6 @@ export interface BatchFailure {
   cost?: TaskCost;
 }
 
-
 /** A worker's failure, thrown on the main thread by the pool. */
 export class BatchError extends Error {
   constructor(
@@ -48,7 +47,8 @@ export function isEnvironmental(err: unknown): boolean {
     if (e instanceof BatchError) return e.kind === 'environmental';
     const { code, message } = e as { code?: unknown; message?: unknown };
     if (typeof code === 'string' && ENVIRONMENTAL_CODE.test(code)) return true;
-    if (typeof message === 'string' && (ENVIRONMENTAL_CODE.test(message) || ENVIRONMENTAL_TEXT.test(message))) return true;
+    if (typeof message === 'string' && (ENVIRONMENTAL_CODE.test(message) || ENVIRONMENTAL_TEXT.test(message)))
+      return true;
   }
   return false;
 }
@@ -59,11 +59,16 @@ export function isEnvironmental(err: unknown): boolean {
  * StaleBatchError reaches the runner wrapped.
  */
 export function causeOf<T>(err: unknown, type: abstract new (...args: never[]) => T): T | undefined {
-  for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof type) return e;
+  for (let e = err, depth = 0; e && depth < 8; e = (e as { cause?: unknown }).cause, depth++)
+    if (e instanceof type) return e;
   return undefined;
 }
 
 /** A worker's thrown error as a value. */
 export function failureOf(err: unknown): BatchFailure {
-  return { failed: true, kind: isEnvironmental(err) ? 'environmental' : 'batch', message: (err as Error)?.message ?? String(err) };
+  return {
+    failed: true,
+    kind: isEnvironmental(err) ? 'environmental' : 'batch',
+    message: (err as Error)?.message ?? String(err),
+  };
 }

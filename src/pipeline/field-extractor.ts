@@ -45,7 +45,14 @@ const MAX_FACTORIES = 1024;
 
 /** The extractor for `columns`, with builders sized for `rows` rows. */
 export function createFieldExtractor(columns: readonly FieldColumn[], rows: number): FieldExtractor {
-  const builders = columns.map((c): FieldBuilder => (c.type === 'number' ? new Float64Column(rows) : c.type === 'boolean' ? new BoolColumn(rows) : new StringColumn(rows)));
+  const builders = columns.map(
+    (c): FieldBuilder =>
+      c.type === 'number'
+        ? new Float64Column(rows)
+        : c.type === 'boolean'
+          ? new BoolColumn(rows)
+          : new StringColumn(rows),
+  );
   if (columns.length === 0) return { builders, extract: () => undefined };
   const key = JSON.stringify(columns.map((c) => [c.type, c.segments]));
   let factory = factories.get(key);
@@ -83,7 +90,9 @@ function compile(columns: readonly FieldColumn[]): Factory {
         lines.push(`${indent}if (typeof ${v} === 'boolean') ${c}.push(${v}); else ${c}.pushNull();`);
         break;
       default:
-        lines.push(`${indent}if (${v} === undefined || ${v} === null) ${c}.pushNull(); else { const t = jsonText(${v}); if (t === null) ${c}.pushNull(); else ${c}.push(t); }`);
+        lines.push(
+          `${indent}if (${v} === undefined || ${v} === null) ${c}.pushNull(); else { const t = jsonText(${v}); if (t === null) ${c}.pushNull(); else ${c}.push(t); }`,
+        );
     }
   };
   const nullsUnder = (node: PathTrie, indent: string) => {
@@ -98,7 +107,11 @@ function compile(columns: readonly FieldColumn[]): Factory {
       // JSON.stringify of a key is a valid JS string literal: user keys never become code. Keys
       // Object.prototype has (`constructor`, `__proto__`) are read as own properties only.
       const k = JSON.stringify(seg);
-      lines.push(seg in Object.prototype ? `${indent}const ${v} = Object.hasOwn(${obj}, ${k}) ? ${obj}[${k}] : undefined;` : `${indent}const ${v} = ${obj}[${k}];`);
+      lines.push(
+        seg in Object.prototype
+          ? `${indent}const ${v} = Object.hasOwn(${obj}, ${k}) ? ${obj}[${k}] : undefined;`
+          : `${indent}const ${v} = ${obj}[${k}];`,
+      );
       for (const i of child.columns) push(i, v, indent);
       if (child.children.size === 0) continue;
       lines.push(`${indent}if (${isObject(v)}) {`);

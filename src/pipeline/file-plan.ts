@@ -106,20 +106,53 @@ export function planFiles(args: {
   const versions = [...byVersion].sort((x, y) => y[1].rows - x[1].rows || (x[0] < y[0] ? -1 : 1));
   const own = versions.length <= limit ? versions.length : limit - 1;
   for (const [id, v] of versions.slice(0, own)) {
-    files.push({ kind: 'version', dir: id, versionId: id, shapeHash: null, keys: v.keys, rows: v.rows, columns: fieldColumns(args.versionFields(id), typed) });
+    files.push({
+      kind: 'version',
+      dir: id,
+      versionId: id,
+      shapeHash: null,
+      keys: v.keys,
+      rows: v.rows,
+      columns: fieldColumns(args.versionFields(id), typed),
+    });
   }
   const rest = versions.slice(own);
   if (rest.length > 0) {
-    files.push({ kind: 'mixed', dir: '_mixed', versionId: null, shapeHash: null, keys: rest.flatMap(([, v]) => v.keys), rows: rest.reduce((n, [, v]) => n + v.rows, 0), columns: [] });
+    files.push({
+      kind: 'mixed',
+      dir: '_mixed',
+      versionId: null,
+      shapeHash: null,
+      keys: rest.flatMap(([, v]) => v.keys),
+      rows: rest.reduce((n, [, v]) => n + v.rows, 0),
+      columns: [],
+    });
   }
   unclassified.sort((x, y) => y.rows - x.rows || x.key - y.key);
   for (const u of unclassified.slice(0, limit)) {
-    files.push({ kind: 'unclassified', dir: `_unclassified/${u.hash}`, versionId: null, shapeHash: u.hash, keys: [u.key], rows: u.rows, columns: fieldColumns(args.shapeFields(u.hash), typed) });
+    files.push({
+      kind: 'unclassified',
+      dir: `_unclassified/${u.hash}`,
+      versionId: null,
+      shapeHash: u.hash,
+      keys: [u.key],
+      rows: u.rows,
+      columns: fieldColumns(args.shapeFields(u.hash), typed),
+    });
   }
   for (const u of unclassified.slice(limit)) {
     overflowKeys.push(u.key);
     overflowRows += u.rows;
   }
-  if (overflowKeys.length > 0) files.push({ kind: 'overflow', dir: '_overflow', versionId: null, shapeHash: null, keys: overflowKeys, rows: overflowRows, columns: [] });
+  if (overflowKeys.length > 0)
+    files.push({
+      kind: 'overflow',
+      dir: '_overflow',
+      versionId: null,
+      shapeHash: null,
+      keys: overflowKeys,
+      rows: overflowRows,
+      columns: [],
+    });
   return files;
 }

@@ -63,7 +63,14 @@ export function createFingerprintStage(rules: FingerprintRules) {
         if (received < g.firstMs) g.firstMs = received;
         if (received > g.lastMs) g.lastMs = received;
       } else {
-        groups.set(k, { key: k, hash: k < 0 ? '' : (hash ?? hashHex(fp.last.a, fp.last.b)), rows: 1, firstMs: received, lastMs: received, firstRow: row });
+        groups.set(k, {
+          key: k,
+          hash: k < 0 ? '' : (hash ?? hashHex(fp.last.a, fp.last.b)),
+          rows: 1,
+          firstMs: received,
+          lastMs: received,
+          firstRow: row,
+        });
       }
     }
   }
@@ -74,13 +81,17 @@ export function createFingerprintStage(rules: FingerprintRules) {
     const e = rows.entries[rows.entry[g.firstRow]!]!;
     const s = rows.start[g.firstRow]!;
     const end = rows.end[g.firstRow]!;
-    const sample = end - s <= MAX_SAMPLE_BYTES ? Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength).toString('utf8', s, end) : null;
+    const sample =
+      end - s <= MAX_SAMPLE_BYTES
+        ? Buffer.from(e.body.buffer, e.body.byteOffset, e.body.byteLength).toString('utf8', s, end)
+        : null;
     return { shape: out, sample };
   }
   /** Sightings of the classifiable groups (refused rows have no shape to sight). */
   function sightings(fr: FingerprintedRows): Sighting[] {
     const out: Sighting[] = [];
-    for (const g of fr.groups.values()) if (g.key >= 0) out.push({ key: g.key, hash: g.hash, rows: g.rows, firstMs: g.firstMs, lastMs: g.lastMs });
+    for (const g of fr.groups.values())
+      if (g.key >= 0) out.push({ key: g.key, hash: g.hash, rows: g.rows, firstMs: g.firstMs, lastMs: g.lastMs });
     return out;
   }
   return { begin, describeGroup, sightings, rulesKey: key };

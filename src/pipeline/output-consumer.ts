@@ -41,18 +41,28 @@ export interface ConsumerContext {
 }
 
 /** A consumer's parts of a batch (none when no view it consumes produced output). */
-export function consumerOutputs<Part>(result: BatchResult, consumer: Pick<OutputConsumer<unknown, Part>, 'name'>): readonly Part[] {
+export function consumerOutputs<Part>(
+  result: BatchResult,
+  consumer: Pick<OutputConsumer<unknown, Part>, 'name'>,
+): readonly Part[] {
   return (result.outputs?.[consumer.name] as Part[] | undefined) ?? [];
 }
 
 /** `tasks` with each consumer's task for each view attached (views without any are returned as they are). */
-export function attachConsumerTasks(consumers: readonly OutputConsumer[], ctx: ConsumerContext, tasks: ViewTask[], collectionId: string): ViewTask[] {
+export function attachConsumerTasks(
+  consumers: readonly OutputConsumer[],
+  ctx: ConsumerContext,
+  tasks: ViewTask[],
+  collectionId: string,
+): ViewTask[] {
   if (tasks.length === 0) return tasks;
   let out = tasks;
   for (const c of consumers) {
     const byView = c.attach(ctx, out, collectionId);
     if (byView.size === 0) continue;
-    out = out.map((t) => (byView.has(t.viewId) ? { ...t, consumers: { ...t.consumers, [c.name]: byView.get(t.viewId) } } : t));
+    out = out.map((t) =>
+      byView.has(t.viewId) ? { ...t, consumers: { ...t.consumers, [c.name]: byView.get(t.viewId) } } : t,
+    );
   }
   return out;
 }
@@ -62,7 +72,13 @@ export function attachConsumerTasks(consumers: readonly OutputConsumer[], ctx: C
  * hands each view's output to each consumer with a task for that view; `outputs()` is the batch's
  * `BatchResult.outputs` (undefined when no part was made).
  */
-export async function consumersForBatch(consumers: readonly OutputConsumer[], views: readonly ViewTask[]): Promise<{ onOutput(view: ViewTask, ts: Float64Array, columns: readonly OutputColumn[]): void; outputs(): Record<string, unknown[]> | undefined }> {
+export async function consumersForBatch(
+  consumers: readonly OutputConsumer[],
+  views: readonly ViewTask[],
+): Promise<{
+  onOutput(view: ViewTask, ts: Float64Array, columns: readonly OutputColumn[]): void;
+  outputs(): Record<string, unknown[]> | undefined;
+}> {
   const active = consumers.filter((c) => views.some((v) => v.consumers?.[c.name] !== undefined));
   for (const c of active) await c.prepare?.();
   let outputs: Record<string, unknown[]> | undefined;

@@ -7,4 +7,6 @@ import type { OutputConsumer } from './output-consumer.js';
  * and the server wires their tasks and commit participants from this list, in this order. Drains and
  * exports join here.
  */
-export const OUTPUT_CONSUMERS: readonly OutputConsumer[] = [metricsConsumer satisfies OutputConsumer<MetricsViewTask, ViewMetricsOutput> as OutputConsumer];
+export const OUTPUT_CONSUMERS: readonly OutputConsumer[] = [
+  metricsConsumer satisfies OutputConsumer<MetricsViewTask, ViewMetricsOutput> as OutputConsumer,
+];

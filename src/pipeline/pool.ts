@@ -37,7 +37,8 @@ function longestIdle(): LoadBalancer {
     if (best === null) return null;
     picked.set(best.id, ++turn);
     // Threads replaced after a crash leave their ids behind: keep only the live ones.
-    if (picked.size > 2 * workers.length) for (const id of [...picked.keys()]) if (!workers.some((w) => w.id === id)) picked.delete(id);
+    if (picked.size > 2 * workers.length)
+      for (const id of [...picked.keys()]) if (!workers.some((w) => w.id === id)) picked.delete(id);
     return best;
   };
 }
@@ -78,11 +79,15 @@ export class WorkerPool {
     });
     let out: BatchResult | BatchFailure;
     try {
-      out = (await this.piscina.run({ task, port: port2 }, { transferList: [port2, ...transfer] as never })) as BatchResult | BatchFailure;
+      out = (await this.piscina.run({ task, port: port2 }, { transferList: [port2, ...transfer] as never })) as
+        | BatchResult
+        | BatchFailure;
     } catch (err) {
       // The thread itself died (or piscina failed): not classified by the worker.
       if (err instanceof ApiError) throw err;
-      throw new ApiError('server_error', `pipeline worker failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+      throw new ApiError('server_error', `pipeline worker failed: ${(err as Error)?.message ?? String(err)}`, {
+        cause: err,
+      });
     } finally {
       port1.close();
     }

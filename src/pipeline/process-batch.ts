@@ -10,7 +10,13 @@ import type { FileSpec } from './file-plan.js';
 import type { BatchResult, WrittenFile } from '../commit/batch-commit.js';
 import { createFingerprintStage, type FingerprintedRows, type FingerprintStage } from './fingerprint-stage.js';
 import { matchedEventTime, RecordTemplates, TEMPLATE_BUDGET_BYTES } from './record-templates.js';
-import { collectionInput, removeViewFiles, transformViewsStage, type RunScript, type ViewTask } from '../transform/view-stage.js';
+import {
+  collectionInput,
+  removeViewFiles,
+  transformViewsStage,
+  type RunScript,
+  type ViewTask,
+} from '../transform/view-stage.js';
 import type { BuiltFile } from './build-files.js';
 import { consumersForBatch } from './output-consumer.js';
 import { OUTPUT_CONSUMERS } from './output-consumers.js';
@@ -38,11 +44,17 @@ export interface BatchTask {
 
 /** Messages from a task to the resolver. */
 export type ResolveRequest =
-  | { type: 'sightings'; sightings: Sighting[]; /** [refusal code, rows] of rows that have no shape. */ refused: Array<[number, number]> }
+  | {
+      type: 'sightings';
+      sightings: Sighting[] /** [refusal code, rows] of rows that have no shape. */;
+      refused: Array<[number, number]>;
+    }
   | { type: 'shapes'; shapes: Array<{ key: number; shape: Shape; sample: string | null }> };
 
 /** The resolver's answers: which shapes it needs described, or the plan. */
-export type ResolveReply = { type: 'need'; keys: number[] } | { type: 'plan'; assign: Array<[number, string | null, string]>; files: FileSpec[] };
+export type ResolveReply =
+  | { type: 'need'; keys: number[] }
+  | { type: 'plan'; assign: Array<[number, string | null, string]>; files: FileSpec[] };
 
 export type Resolver = (req: ResolveRequest) => Promise<ResolveReply>;
 
@@ -60,7 +72,9 @@ export function fileName(dir: string, firstSeq: number): string {
  * `speculate: false` builds every file from held records and `templates: false` parses every
  * record; `slots: false` sends views every record as text to parse (tests compare the ways).
  */
-export function createBatchProcessor(opts: { speculate?: boolean; templates?: boolean; slots?: boolean; runScript?: RunScript } = {}) {
+export function createBatchProcessor(
+  opts: { speculate?: boolean; templates?: boolean; slots?: boolean; runScript?: RunScript } = {},
+) {
   const speculate = opts.speculate ?? true;
   const useTemplates = opts.templates ?? true;
   const stages = new Map<string, { stage: FingerprintStage; layouts: FieldLayouts; templates: RecordTemplates }>();
@@ -74,7 +88,11 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
         stages.clear();
         budget.bytes = TEMPLATE_BUDGET_BYTES;
       }
-      entry = { stage: createFingerprintStage(task.rules), layouts: new FieldLayouts(), templates: new RecordTemplates(budget) };
+      entry = {
+        stage: createFingerprintStage(task.rules),
+        layouts: new FieldLayouts(),
+        templates: new RecordTemplates(budget),
+      };
       stages.set(probe, entry);
     }
     return entry;
@@ -89,7 +107,11 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     let fingerprints: ReturnType<FingerprintStage['begin']> | undefined;
     // A view reading the collection gets its templated records as slot values, not text to parse
     // (record-slots.ts); only batches with such a view pay for capturing them.
-    const capturing = useTemplates && opts.slots !== false && opts.runScript !== undefined && (task.views ?? []).some((v) => v.parentViewId === null);
+    const capturing =
+      useTemplates &&
+      opts.slots !== false &&
+      opts.runScript !== undefined &&
+      (task.views ?? []).some((v) => v.parentViewId === null);
     let slots: SlotCapture | null = null;
     const rows = decodeEntries(task.entries, (rows) => {
       const batch = (fingerprints = stage.begin(rows.count));
@@ -110,7 +132,8 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
           : undefined,
         record: (row, record, received) => {
           const key = batch.add(row, record, received);
-          if (useTemplates && templates.wants(key)) templates.learn(rows.bodies[rows.entry[row]!]!, rows.start[row]!, rows.end[row]!, key, batch.lastHash());
+          if (useTemplates && templates.wants(key))
+            templates.learn(rows.bodies[rows.entry[row]!]!, rows.start[row]!, rows.end[row]!, key, batch.lastHash());
           return spec === null || !spec.take(key, record);
         },
       };
@@ -129,10 +152,13 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
       reply = await resolve({ type: 'shapes', shapes });
     }
     if (reply.type !== 'plan') throw new Error('resolver did not answer with a plan');
-    const assign = new Map<number, Assignment>(reply.assign.map(([k, versionId, shapeHash]) => [k, { versionId, shapeHash }]));
+    const assign = new Map<number, Assignment>(
+      reply.assign.map(([k, versionId, shapeHash]) => [k, { versionId, shapeHash }]),
+    );
     const views = task.views ?? [];
     const runScript = opts.runScript;
-    if (views.length === 0 || !runScript) return { rows: rows.count, files: collectionFilesStage(task, rows, fr, reply, assign, spec, layouts), views: [] };
+    if (views.length === 0 || !runScript)
+      return { rows: rows.count, files: collectionFilesStage(task, rows, fr, reply, assign, spec, layouts), views: [] };
     const consumers = await consumersForBatch(OUTPUT_CONSUMERS, views);
     // The views start first: once a sandbox process has the records, it transforms them while this
     // thread builds the collection files (docs/architecture.md, "Stages").
@@ -142,7 +168,13 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
     const capture = slots as SlotCapture | null;
     try {
       const base = collectionInput(rows, (r) => assign.get(fr.keys[r]!)?.versionId ?? null, capture ?? undefined);
-      const viewsStage = transformViewsStage({ base, views, firstSeq: task.firstSeq, run: (batch, view) => runScript(batch, view, handedOver), onOutput });
+      const viewsStage = transformViewsStage({
+        base,
+        views,
+        firstSeq: task.firstSeq,
+        run: (batch, view) => runScript(batch, view, handedOver),
+        onOutput,
+      });
       const settled = viewsStage.then(
         (outcomes) => ({ ok: true as const, outcomes }),
         (err: unknown) => ({ ok: false as const, err }),
@@ -175,7 +207,15 @@ export function createBatchProcessor(opts: { speculate?: boolean; templates?: bo
 }
 
 /** Build the collection's files of the batch from its plan and write them. */
-function collectionFilesStage(task: BatchTask, rows: DecodedRows, fr: FingerprintedRows, plan: Extract<ResolveReply, { type: 'plan' }>, assign: Map<number, Assignment>, spec: SpeculativeFields | null, layouts: FieldLayouts): WrittenFile[] {
+function collectionFilesStage(
+  task: BatchTask,
+  rows: DecodedRows,
+  fr: FingerprintedRows,
+  plan: Extract<ResolveReply, { type: 'plan' }>,
+  assign: Map<number, Assignment>,
+  spec: SpeculativeFields | null,
+  layouts: FieldLayouts,
+): WrittenFile[] {
   const built = buildFiles(rows, fr, plan.files, assign, (f) => spec?.buildersFor(f) ?? null);
   layouts.learn(plan.files);
   return writeCollectionFilesStage(task, built);
@@ -191,7 +231,19 @@ function writeCollectionFilesStage(task: BatchTask, built: readonly BuiltFile[])
       mkdirSync(join(task.filesDir, b.spec.dir), { recursive: true });
       writeFileSync(abs + '.tmp', b.bytes);
       renameSync(abs + '.tmp', abs);
-      written.push({ kind: b.spec.kind, dir: b.spec.dir, versionId: b.spec.versionId, shapeHash: b.spec.shapeHash, path: rel, rows: b.rows, bytes: b.bytes.byteLength, docBytes: b.docBytes, minTs: b.minTs, maxTs: b.maxTs, counts: b.counts });
+      written.push({
+        kind: b.spec.kind,
+        dir: b.spec.dir,
+        versionId: b.spec.versionId,
+        shapeHash: b.spec.shapeHash,
+        path: rel,
+        rows: b.rows,
+        bytes: b.bytes.byteLength,
+        docBytes: b.docBytes,
+        minTs: b.minTs,
+        maxTs: b.maxTs,
+        counts: b.counts,
+      });
     }
   } catch (err) {
     for (const w of written) rmSync(join(task.filesDir, w.path), { force: true });

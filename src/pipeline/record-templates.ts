@@ -39,7 +39,15 @@
  */
 
 import { isUtf8 } from 'node:buffer';
-import { K_NUMBER, K_STRING, MAX_SLOTS, pathKey, stringValue, type SlotValues, type Template } from '../records/template-slots.js';
+import {
+  K_NUMBER,
+  K_STRING,
+  MAX_SLOTS,
+  pathKey,
+  stringValue,
+  type SlotValues,
+  type Template,
+} from '../records/template-slots.js';
 import { timestampMs } from '../timestamp.js';
 import { costOf, skeletonOf } from './template-skeleton.js';
 import { TemplateTrie } from './template-trie.js';
@@ -67,7 +75,12 @@ export interface TemplateBudget {
 /** One stage's templates: `learn` from records the slow path classified, `match` the rest. */
 export class RecordTemplates {
   /** Values of the last successful match, by slot. */
-  readonly values: SlotValues = { starts: new Int32Array(MAX_SLOTS + 1), ends: new Int32Array(MAX_SLOTS + 1), nums: new Float64Array(MAX_SLOTS + 1), escaped: new Uint8Array(MAX_SLOTS + 1) };
+  readonly values: SlotValues = {
+    starts: new Int32Array(MAX_SLOTS + 1),
+    ends: new Int32Array(MAX_SLOTS + 1),
+    nums: new Float64Array(MAX_SLOTS + 1),
+    escaped: new Uint8Array(MAX_SLOTS + 1),
+  };
   private readonly trie = new TemplateTrie(this.values);
   private count = 0;
   private readonly perKey = new Map<number, number>();
@@ -84,7 +97,12 @@ export class RecordTemplates {
 
   /** Whether a record of shape `key` would be learned (cheap: called for every slow-path record). */
   wants(key: number): boolean {
-    return key >= 0 && this.count < MAX_TEMPLATES && (this.perKey.get(key) ?? 0) < MAX_TEMPLATES_PER_KEY && (this.failures.get(key) ?? 0) < MAX_FAILURES_PER_KEY;
+    return (
+      key >= 0 &&
+      this.count < MAX_TEMPLATES &&
+      (this.perKey.get(key) ?? 0) < MAX_TEMPLATES_PER_KEY &&
+      (this.failures.get(key) ?? 0) < MAX_FAILURES_PER_KEY
+    );
   }
 
   /**
@@ -148,6 +166,7 @@ export function matchedEventTime(t: Template, v: SlotValues, b: Buffer, fallback
   const slot = t.timestampSlot;
   if (slot < 0) return fallback;
   const kind = t.kinds[slot];
-  const ms = kind === K_NUMBER ? timestampMs(v.nums[slot]!) : kind === K_STRING ? timestampMs(stringValue(v, b, slot)) : NaN;
+  const ms =
+    kind === K_NUMBER ? timestampMs(v.nums[slot]!) : kind === K_STRING ? timestampMs(stringValue(v, b, slot)) : NaN;
   return Number.isNaN(ms) ? fallback : ms;
 }

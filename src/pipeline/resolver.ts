@@ -21,7 +21,9 @@ export interface BatchResolution {
  */
 function countUnclassifiedFileRows(plan: BatchPlan, files: readonly FileSpec[]): void {
   const fileRows = new Map<string, number>();
-  for (const f of files) if (f.kind === 'unclassified' && f.shapeHash !== null) fileRows.set(f.shapeHash, (fileRows.get(f.shapeHash) ?? 0) + f.rows);
+  for (const f of files)
+    if (f.kind === 'unclassified' && f.shapeHash !== null)
+      fileRows.set(f.shapeHash, (fileRows.get(f.shapeHash) ?? 0) + f.rows);
   if (fileRows.size === 0) return;
   plan.shapes.forEach((s, i) => {
     const rows = s.version_id === null ? fileRows.get(s.id) : undefined;
@@ -68,7 +70,11 @@ export function createBatchResolution(args: {
       },
     });
     countUnclassifiedFileRows(plan, files);
-    const reply: ResolveReply = { type: 'plan', assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]), files };
+    const reply: ResolveReply = {
+      type: 'plan',
+      assign: [...plan.assign].map(([k, a]) => [k, a.versionId, a.shapeHash]),
+      files,
+    };
     args.onPlan?.(plan, performance.now() - at);
     return reply;
   };

@@ -34,7 +34,11 @@ export interface RunnerDeps {
   collections: {
     byId(id: string): CollectionRecord | undefined;
     /** Apply new identity rules (schema_detector auto); absent: proposals are only reported. */
-    update?(sourceId: string, id: string, patch: (c: CollectionRecord) => Partial<CollectionRecord>): Promise<CollectionRecord | undefined>;
+    update?(
+      sourceId: string,
+      id: string,
+      patch: (c: CollectionRecord) => Partial<CollectionRecord>,
+    ): Promise<CollectionRecord | undefined>;
   };
   schema: SchemaService;
   /** The worker threads (pool.ts); tests pass a scripted stand-in. */
@@ -85,7 +89,12 @@ export class PipelineRunner {
 
   constructor(private readonly d: RunnerDeps) {
     this.participants = [schemaCommitParticipant(d.schema) as CommitParticipant, ...(d.participants ?? [])];
-    this.leasing = new Leasing({ spool: d.spool, workers: d.pool.size, maxRecords: d.leaseMaxRecords, maxBytes: d.leaseMaxBytes });
+    this.leasing = new Leasing({
+      spool: d.spool,
+      workers: d.pool.size,
+      maxRecords: d.leaseMaxRecords,
+      maxBytes: d.leaseMaxBytes,
+    });
     this.retry = new StepRetry({
       spool: d.spool,
       stageUnprocessable: (entry) => d.schema.stageUnprocessable(entry),
@@ -204,7 +213,9 @@ export class PipelineRunner {
     const collection = this.d.collections.byId(lease.collectionId);
     if (!collection) {
       // Destroyed while queued: its spool entries go with it.
-      await spool.complete(lease).catch((err: unknown) => log.error({ err }, 'dropping a destroyed collection batch failed'));
+      await spool
+        .complete(lease)
+        .catch((err: unknown) => log.error({ err }, 'dropping a destroyed collection batch failed'));
       return;
     }
     const lane = this.laneOf(collection.id);
@@ -234,7 +245,10 @@ export class PipelineRunner {
     }
     // After the slot has left: the detector reads the report and may re-key the collection, which
     // must not hold the commits of the batches behind this one.
-    if (outcome === 'committed' && batch.brought) await this.detector.detect(collection).catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
+    if (outcome === 'committed' && batch.brought)
+      await this.detector
+        .detect(collection)
+        .catch((err: unknown) => log.error({ err, collection_id: collection.id }, 'schema detector failed'));
   }
 
   /**
@@ -242,7 +256,14 @@ export class PipelineRunner {
    * and commit its output through the seam in the spool transaction, at its turn. Throws when the
    * batch did not commit (the error the plan was refused for, when it was).
    */
-  private async runBatch(lease: SpoolLease, collection: CollectionRecord, lane: CollectionLane, slot: LaneSlot, batch: BatchState, free: () => void): Promise<void> {
+  private async runBatch(
+    lease: SpoolLease,
+    collection: CollectionRecord,
+    lane: CollectionLane,
+    slot: LaneSlot,
+    batch: BatchState,
+    free: () => void,
+  ): Promise<void> {
     const { spool, schema, pool, clock, log } = this.d;
     // Why the plan was refused: the worker only hears "error" and fails with a plain message.
     let refused: unknown = null;
@@ -279,7 +300,16 @@ export class PipelineRunner {
       this.leasing.measured(lease, buffer.byteLength);
       try {
         batch.result = await pool.run(
-          { collectionId: collection.id, projectId: collection.project_id, rules: rulesOf(collection), entries, firstSeq: lease.firstSeq, lastSeq: lease.lastSeq, filesDir: schema.filesDir(collection), views: this.d.viewTasks?.(collection.id) ?? [] },
+          {
+            collectionId: collection.id,
+            projectId: collection.project_id,
+            rules: rulesOf(collection),
+            entries,
+            firstSeq: lease.firstSeq,
+            lastSeq: lease.lastSeq,
+            filesDir: schema.filesDir(collection),
+            views: this.d.viewTasks?.(collection.id) ?? [],
+          },
           resolution.resolve,
           [buffer],
         );
@@ -298,8 +328,15 @@ export class PipelineRunner {
       const result = batch.result;
       // stageCommit throws StaleBatchError when the collection re-keyed while the batch ran (its
       // plan names pre-re-key shapes): the transaction aborts and the batch runs again.
-      await commitThroughSeam(this.participants, { collection, lease, plan, book, result }, (stage) => spool.complete(lease, () => this.count.timed('commitStageMs', stage)), (err, participant) =>
-        log.error({ err, collection_id: collection.id, participant }, 'applying a committed batch failed; the next start rebuilds from LMDB'),
+      await commitThroughSeam(
+        this.participants,
+        { collection, lease, plan, book, result },
+        (stage) => spool.complete(lease, () => this.count.timed('commitStageMs', stage)),
+        (err, participant) =>
+          log.error(
+            { err, collection_id: collection.id, participant },
+            'applying a committed batch failed; the next start rebuilds from LMDB',
+          ),
       );
       lane.markCommitted(slot);
       const committedAt = performance.now();
@@ -329,7 +366,8 @@ export class PipelineRunner {
   async idle(timeoutMs = 30_000): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.inFlight.size === 0 && this.d.spool.pendingRecords() === 0 && this.d.spool.inFlightRecords() === 0) return true;
+      if (this.inFlight.size === 0 && this.d.spool.pendingRecords() === 0 && this.d.spool.inFlightRecords() === 0)
+        return true;
       this.pump();
       await new Promise((r) => setTimeout(r, 20));
     }

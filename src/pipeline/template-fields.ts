@@ -1,5 +1,14 @@
-import { BoolColumn, Float64Column, StringColumn } from '../schema/columns.js';
-import { K_ARRAY, K_BOOLEAN, K_NUMBER, K_STRING, pathKey, stringValue, type SlotValues, type Template } from '../records/template-slots.js';
+import type { BoolColumn, Float64Column, StringColumn } from '../schema/columns.js';
+import {
+  K_ARRAY,
+  K_BOOLEAN,
+  K_NUMBER,
+  K_STRING,
+  pathKey,
+  stringValue,
+  type SlotValues,
+  type Template,
+} from '../records/template-slots.js';
 import { jsonText, type FieldBuilder } from './field-extractor.js';
 import type { FieldColumn } from './file-plan.js';
 
@@ -142,7 +151,11 @@ function arrayText(items: readonly number[], kinds: Uint8Array, v: SlotValues, b
     const slot = items[k]!;
     const kind = slot < 0 ? -1 : kinds[slot];
     // A string without escapes is its own JSON text (nothing in it JSON.stringify would escape).
-    if (kind === K_STRING) out += v.escaped[slot] === 1 ? JSON.stringify(stringValue(v, b, slot)) : b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1);
+    if (kind === K_STRING)
+      out +=
+        v.escaped[slot] === 1
+          ? JSON.stringify(stringValue(v, b, slot))
+          : b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1);
     else if (kind === K_NUMBER) out += JSON.stringify(v.nums[slot]);
     else if (kind === K_BOOLEAN) out += v.nums[slot] === 1 ? 'true' : 'false';
     else out += 'null';

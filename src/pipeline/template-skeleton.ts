@@ -12,8 +12,33 @@
  * reads a path inside an array. An array holding scalars then objects or arrays has no skeleton.
  */
 
-import { COMMA, COLON, isDigit, LBRACE, LBRACKET, literalEnd, MINUS, numberValueEnd, plainStringEnd, QUOTE, RBRACE, RBRACKET, skipSpace, stringEnd } from '../records/json-bytes.js';
-import { K_ARRAY, K_BOOLEAN, K_END, K_NUMBER, K_STRING, MAX_SLOTS, pathKey, type ArraySkeleton, type Seq } from '../records/template-slots.js';
+import {
+  COMMA,
+  COLON,
+  isDigit,
+  LBRACE,
+  LBRACKET,
+  literalEnd,
+  MINUS,
+  numberValueEnd,
+  plainStringEnd,
+  QUOTE,
+  RBRACE,
+  RBRACKET,
+  skipSpace,
+  stringEnd,
+} from '../records/json-bytes.js';
+import {
+  K_ARRAY,
+  K_BOOLEAN,
+  K_END,
+  K_NUMBER,
+  K_STRING,
+  MAX_SLOTS,
+  pathKey,
+  type ArraySkeleton,
+  type Seq,
+} from '../records/template-slots.js';
 import { bytesAt, wordsOf } from './template-trie.js';
 
 /** Nesting, key length, literal bytes and path text (characters) of a template: keys and structure, not values. */
@@ -29,7 +54,8 @@ const ELEMENT = null;
 const copyOf = (b: Uint8Array, s: number, e: number) => new Uint8Array(b.subarray(s, e));
 
 const latin1 = (lit: Uint8Array) => Buffer.from(lit.buffer, lit.byteOffset, lit.byteLength).toString('latin1');
-const seqId = (q: Seq): string => JSON.stringify([Array.from(q.kinds), q.lits.map(latin1), q.subs.map((x) => x?.id ?? null)]);
+const seqId = (q: Seq): string =>
+  JSON.stringify([Array.from(q.kinds), q.lits.map(latin1), q.subs.map((x) => x?.id ?? null)]);
 
 /** A Seq being built. */
 interface SeqBuilder {
@@ -45,13 +71,21 @@ function seqOf(q: SeqBuilder): Seq {
   return { lits: q.lits, kinds: Uint8Array.from(q.kinds), subs: q.subs, code: Int32Array.from(parts) };
 }
 
-const concatBytes = (parts: Uint8Array[]): Uint8Array => (parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts)));
+const concatBytes = (parts: Uint8Array[]): Uint8Array =>
+  parts.length === 1 ? parts[0]! : new Uint8Array(Buffer.concat(parts));
 
 /** An array index key (integer-like): JSON.parse objects list such keys first, so the text order is not kept. */
 const INDEX_KEY = /^(?:0|[1-9][0-9]{0,9})$/;
 
 /** A JSON array whose elements differ: their skeletons joined into one, with the bytes between. */
-function fixedSeq(b: Uint8Array, open: number, elements: readonly SeqBuilder[], starts: readonly number[], ends: readonly number[], close: number): SeqBuilder {
+function fixedSeq(
+  b: Uint8Array,
+  open: number,
+  elements: readonly SeqBuilder[],
+  starts: readonly number[],
+  ends: readonly number[],
+  close: number,
+): SeqBuilder {
   const out = newSeq();
   let pending: Uint8Array[] = [copyOf(b, open, starts[0]!)];
   for (let j = 0; j < elements.length; j++) {
@@ -100,7 +134,19 @@ export interface Skeleton {
  */
 export function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
   const scratch = new Float64Array(1);
-  const sk: Skeleton = { lits: [], kinds: [], subs: [], paths: [], nulls: new Set(), objects: new Set(), emptyObjects: new Set(), arrays: new Map(), nestedArrays: new Map(), pathText: 0, literalBytes: 0 };
+  const sk: Skeleton = {
+    lits: [],
+    kinds: [],
+    subs: [],
+    paths: [],
+    nulls: new Set(),
+    objects: new Set(),
+    emptyObjects: new Set(),
+    arrays: new Map(),
+    nestedArrays: new Map(),
+    pathText: 0,
+    literalBytes: 0,
+  };
   let i = s;
   let litStart = s;
   /** The skeleton being built: the record's, or an array element's. */
@@ -268,19 +314,34 @@ export function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
     const n = elements.length;
     let repeated = same;
     const sep = n > 1 ? copyOf(b, ends[0]!, starts[1]!) : COMMA_LIT;
-    for (let k = 1; repeated && k + 1 < n; k++) repeated = bytesAt(b, ends[k]!, starts[k + 1]!, sep) && starts[k + 1]! - ends[k]! === sep.length;
+    for (let k = 1; repeated && k + 1 < n; k++)
+      repeated = bytesAt(b, ends[k]!, starts[k + 1]!, sep) && starts[k + 1]! - ends[k]! === sep.length;
     let sub: ArraySkeleton;
     if (repeated) {
       const q = seqOf(elements[0]!);
       const [o, c] = [copyOf(b, open, starts[0]!), copyOf(b, ends[n - 1]!, i)];
       sk.literalBytes += o.length + sep.length + c.length;
-      sub = { open: o, element: q, sep, close: c, compact, id: JSON.stringify(['r', latin1(o), id0, latin1(sep), latin1(c)]) };
+      sub = {
+        open: o,
+        element: q,
+        sep,
+        close: c,
+        compact,
+        id: JSON.stringify(['r', latin1(o), id0, latin1(sep), latin1(c)]),
+      };
     } else {
       entries += skippedEntries;
       if (entries > MAX_SLOTS) return false;
       const q = seqOf(fixedSeq(b, open, elements, starts, ends, i));
       sk.literalBytes += skippedBytes + (i - open) - ends.reduce((sum, end, k) => sum + end - starts[k]!, 0);
-      sub = { open: new Uint8Array(0), element: q, sep: null, close: new Uint8Array(0), compact, id: JSON.stringify(['f', seqId(q)]) };
+      sub = {
+        open: new Uint8Array(0),
+        element: q,
+        sep: null,
+        close: new Uint8Array(0),
+        compact,
+        id: JSON.stringify(['f', seqId(q)]),
+      };
     }
     if (sk.literalBytes > MAX_LITERAL_BYTES || !push(open, K_ARRAY, sub)) return false;
     if (inside === 0) {
@@ -323,7 +384,8 @@ export function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
 
 /** Estimated memory of a template: its literals, its path strings and a share per entry. */
 export function costOf(sk: Skeleton): number {
-  let bytes = 2 * sk.pathText + 96 * (sk.kinds.length + sk.nulls.size + sk.objects.size + sk.arrays.size + sk.nestedArrays.size);
+  let bytes =
+    2 * sk.pathText + 96 * (sk.kinds.length + sk.nulls.size + sk.objects.size + sk.arrays.size + sk.nestedArrays.size);
   const seq = (q: { lits: readonly Uint8Array[]; subs: ReadonlyArray<ArraySkeleton | null> }) => {
     for (const lit of q.lits) bytes += lit.length + 48;
     for (const sub of q.subs) if (sub !== null) array(sub);

@@ -11,8 +11,36 @@
  * array is parsed and stringified for it.
  */
 
-import { isDigit, LBRACKET, literalEnd, MINUS, numberDigits, numberEnd, numberFractionDigits, numberFractionEnd, numberHasExponent, numberIntegerDigits, numberMantissa, numberNegative, numberValueEnd, QUOTE, stringEnd, stringEscaped, ZERO } from '../records/json-bytes.js';
-import { K_ARRAY, K_BOOLEAN, K_END, K_NUMBER, K_STRING, type ArraySkeleton, type Seq, type SlotValues, type Template } from '../records/template-slots.js';
+import {
+  isDigit,
+  LBRACKET,
+  literalEnd,
+  MINUS,
+  numberDigits,
+  numberEnd,
+  numberFractionDigits,
+  numberFractionEnd,
+  numberHasExponent,
+  numberIntegerDigits,
+  numberMantissa,
+  numberNegative,
+  numberValueEnd,
+  QUOTE,
+  stringEnd,
+  stringEscaped,
+  ZERO,
+} from '../records/json-bytes.js';
+import {
+  K_ARRAY,
+  K_BOOLEAN,
+  K_END,
+  K_NUMBER,
+  K_STRING,
+  type ArraySkeleton,
+  type Seq,
+  type SlotValues,
+  type Template,
+} from '../records/template-slots.js';
 
 /**
  * The trie is flat, for locality (a match walks one path of it, and the templates of a busy
@@ -81,7 +109,8 @@ function numberCheck(b: Uint8Array, i: number, e: number): number {
     // Leading zeros of the fraction of a number below 1 (`0.000001`).
     const zeros = numberIntegerDigits === 0 ? numberFractionDigits - numberDigits : 0;
     canonical = b[numberFractionEnd - 1] !== ZERO && numberDigits <= 15 && zeros <= 5;
-  } else canonical = !(numberNegative && numberMantissa[0] === 0) && (numberDigits <= 15 || numberMantissa[0]! < 2 ** 53);
+  } else
+    canonical = !(numberNegative && numberMantissa[0] === 0) && (numberDigits <= 15 || numberMantissa[0]! < 2 ** 53);
   if (!canonical) verbatim = false;
   return i;
 }
@@ -164,7 +193,14 @@ export class TemplateTrie {
    * `template`. Returns `template`, or the template already added for the same skeleton (a
    * whitespace-identical record of the same shape), which is then kept instead.
    */
-  add(q: { readonly lits: readonly Uint8Array[]; readonly kinds: readonly number[]; readonly subs: ReadonlyArray<ArraySkeleton | null> }, template: Template): Template {
+  add(
+    q: {
+      readonly lits: readonly Uint8Array[];
+      readonly kinds: readonly number[];
+      readonly subs: ReadonlyArray<ArraySkeleton | null>;
+    },
+    template: Template,
+  ): Template {
     let owner = -1;
     for (let k = 0; k < q.kinds.length; k++) {
       const lit = q.lits[k]!;
@@ -303,7 +339,9 @@ export class TemplateTrie {
           step = o;
           break;
         }
-        if (kind === K_STRING ? c === QUOTE : kind === K_NUMBER ? c === MINUS || isDigit(c) : c === 0x74 || c === 0x66) {
+        if (
+          kind === K_STRING ? c === QUOTE : kind === K_NUMBER ? c === MINUS || isDigit(c) : c === 0x74 || c === 0x66
+        ) {
           step = o;
           break;
         }

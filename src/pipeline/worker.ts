@@ -2,7 +2,13 @@ import { threadId, type MessagePort } from 'node:worker_threads';
 import { failureOf, type BatchFailure, type TaskCost } from './failures.js';
 import { threadCpuMs } from './thread-cpu.js';
 import { TransformProcess } from '../transform/sandbox-process.js';
-import { createBatchProcessor, type BatchResult, type BatchTask, type ResolveReply, type ResolveRequest } from './process-batch.js';
+import {
+  createBatchProcessor,
+  type BatchResult,
+  type BatchTask,
+  type ResolveReply,
+  type ResolveRequest,
+} from './process-batch.js';
 
 /**
  * Piscina worker entry: runs one batch, asking the main thread to resolve shapes over `port` (the

@@ -70,7 +70,10 @@ export interface RecordVisitor {
  * `visitorFor` (called once with the rows, before the first record), only the records its visitor
  * asks to keep are held in `records`.
  */
-export function decodeEntries(entries: readonly BatchEntry[], visitorFor?: (rows: DecodedRows) => RecordVisitor): DecodedRows {
+export function decodeEntries(
+  entries: readonly BatchEntry[],
+  visitorFor?: (rows: DecodedRows) => RecordVisitor,
+): DecodedRows {
   const ranges: number[][] = [];
   let count = 0;
   for (const e of entries) {

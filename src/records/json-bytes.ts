@@ -60,7 +60,19 @@ export function stringEnd(b: Uint8Array, i: number, e: number): number {
     if (x === 0x75) {
       if (i + 4 >= e || !isHex(b[i + 1]!) || !isHex(b[i + 2]!) || !isHex(b[i + 3]!) || !isHex(b[i + 4]!)) return -1;
       i += 4;
-    } else if (!(x === QUOTE || x === BACKSLASH || x === 0x2f || x === 0x62 || x === 0x66 || x === 0x6e || x === 0x72 || x === 0x74)) return -1;
+    } else if (
+      !(
+        x === QUOTE ||
+        x === BACKSLASH ||
+        x === 0x2f ||
+        x === 0x62 ||
+        x === 0x66 ||
+        x === 0x6e ||
+        x === 0x72 ||
+        x === 0x74
+      )
+    )
+      return -1;
   }
   return -1;
 }
@@ -176,6 +188,11 @@ export function numberValueEnd(b: Uint8Array, i: number, e: number, out: Float64
   if ((numberDigits <= 15 || m < 2 ** 53) && p >= -22 && p <= 22 && exp > -100_000 && exp < 100_000) {
     const v = p >= 0 ? m * POW10[p]! : m / POW10[-p]!;
     out[slot] = numberNegative ? -v : v;
-  } else out[slot] = Number(b instanceof Buffer ? b.toString('latin1', start, i) : Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'));
+  } else
+    out[slot] = Number(
+      b instanceof Buffer
+        ? b.toString('latin1', start, i)
+        : Buffer.from(b.buffer, b.byteOffset + start, i - start).toString('latin1'),
+    );
   return i;
 }

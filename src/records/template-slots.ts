@@ -59,7 +59,9 @@ export interface SlotValues {
 /** The value of string slot `slot` of the last match. */
 export function stringValue(v: SlotValues, b: Buffer, slot: number): string {
   // Escapes are rare: JSON.parse reads the quoted text exactly as it reads the whole record.
-  return v.escaped[slot] === 1 ? (JSON.parse(b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1)) as string) : b.toString('utf8', v.starts[slot]!, v.ends[slot]!);
+  return v.escaped[slot] === 1
+    ? (JSON.parse(b.toString('utf8', v.starts[slot]! - 1, v.ends[slot]! + 1)) as string)
+    : b.toString('utf8', v.starts[slot]!, v.ends[slot]!);
 }
 
 /** A linear skeleton (an array's element, or a whole array): literals and value kinds, K_END last. */

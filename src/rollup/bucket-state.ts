@@ -28,7 +28,13 @@ export interface StateShape {
 }
 
 export function emptyState(shape: StateShape): BucketState {
-  return { count: 0, values: shape.values ? new QuantileSketch() : null, last: null, lastAt: -Infinity, distinct: shape.distinct ? new DistinctSketch() : null };
+  return {
+    count: 0,
+    values: shape.values ? new QuantileSketch() : null,
+    last: null,
+    lastAt: -Infinity,
+    distinct: shape.distinct ? new DistinctSketch() : null,
+  };
 }
 
 /** Adds `from` into `into` (`from` unchanged). Both must have the same shape. */
@@ -83,8 +89,10 @@ export function decodeState(bytes: Uint8Array): BucketState {
     last = r.float64('last');
     lastAt = r.float64('last time');
   }
-  const values = flags & HAS_VALUES ? QuantileSketch.decode(r.raw(r.uvarint('value sketch length'), 'value sketch')) : null;
-  const distinct = flags & HAS_DISTINCT ? DistinctSketch.decode(r.raw(r.uvarint('distinct sketch length'), 'distinct sketch')) : null;
+  const values =
+    flags & HAS_VALUES ? QuantileSketch.decode(r.raw(r.uvarint('value sketch length'), 'value sketch')) : null;
+  const distinct =
+    flags & HAS_DISTINCT ? DistinctSketch.decode(r.raw(r.uvarint('distinct sketch length'), 'distinct sketch')) : null;
   r.end();
   return { count, values, last, lastAt, distinct };
 }

@@ -1,5 +1,13 @@
 import { BIGINT, INTEGER, VARCHAR, type DuckDBAppender, type DuckDBConnection } from '@duckdb/node-api';
-import { decodeState, emptyState, encodeState, figuresOf, mergeState, type BucketState, type StateFigures } from './bucket-state.js';
+import {
+  decodeState,
+  emptyState,
+  encodeState,
+  figuresOf,
+  mergeState,
+  type BucketState,
+  type StateFigures,
+} from './bucket-state.js';
 import { bucketStart, TIERS, type Tier } from './rollup-types.js';
 import { tierTable, type RollupStore } from './rollup-store.js';
 
@@ -17,9 +25,17 @@ export const COMPACT_BATCH_ROWS = 20_000;
  * revisions `current` does not name (rebuilt or destroyed metrics) are only deleted. Answers the rows
  * folded per metric revision, and whether partials remain.
  */
-export function compactPartials(store: RollupStore, current: (metricId: string) => number | null, limit = COMPACT_BATCH_ROWS): Promise<{ folded: Folded; more: boolean }> {
+export function compactPartials(
+  store: RollupStore,
+  current: (metricId: string) => number | null,
+  limit = COMPACT_BATCH_ROWS,
+): Promise<{ folded: Folded; more: boolean }> {
   return store.transaction('compact partials', async (conn) => {
-    const reader = await conn.runAndReadAll('SELECT metric_id, revision, series, minute, state, rowid FROM rollup_partials ORDER BY rowid LIMIT $1', [limit], [INTEGER]);
+    const reader = await conn.runAndReadAll(
+      'SELECT metric_id, revision, series, minute, state, rowid FROM rollup_partials ORDER BY rowid LIMIT $1',
+      [limit],
+      [INTEGER],
+    );
     const rows = reader.getRows();
     const folded: Folded = new Map();
     // metric revision → series NUL minute → merged state
@@ -37,7 +53,10 @@ export function compactPartials(store: RollupStore, current: (metricId: string) 
       folded.set(key, f);
       if (current(g.metricId) !== g.revision) continue;
       const bytes = (state as { bytes: Uint8Array }).bytes;
-      addTo(g.minutes, `${String(series)}@${Number(minute)}`, String(series), Number(minute), { state: decodeState(bytes), bytes });
+      addTo(g.minutes, `${String(series)}@${Number(minute)}`, String(series), Number(minute), {
+        state: decodeState(bytes),
+        bytes,
+      });
     }
     for (const g of groups.values()) {
       if (g.minutes.size === 0) continue;
@@ -78,7 +97,13 @@ interface Delta {
   shared: boolean;
 }
 
-function addTo(deltas: Map<string, Delta>, key: string, series: string, start: number, part: { state: BucketState; bytes: Uint8Array | null }): void {
+function addTo(
+  deltas: Map<string, Delta>,
+  key: string,
+  series: string,
+  start: number,
+  part: { state: BucketState; bytes: Uint8Array | null },
+): void {
   const d = deltas.get(key);
   if (!d) {
     deltas.set(key, { series, start, state: part.state, bytes: part.bytes, shared: true });
@@ -107,7 +132,13 @@ function figuresCached(s: BucketState): StateFigures {
  * and rows go to DuckDB through appenders, inside the pass's transaction (a rollback drops them):
  * binding them as list parameters cost a third of a pass in value conversions.
  */
-async function upsertTier(conn: DuckDBConnection, tier: Tier, metricId: string, revision: number, deltas: Map<string, Delta>): Promise<void> {
+async function upsertTier(
+  conn: DuckDBConnection,
+  tier: Tier,
+  metricId: string,
+  revision: number,
+  deltas: Map<string, Delta>,
+): Promise<void> {
   const table = tierTable(tier);
   let lo = Infinity;
   let hi = -Infinity;
@@ -127,7 +158,13 @@ async function upsertTier(conn: DuckDBConnection, tier: Tier, metricId: string, 
   const where = `t.metric_id = $1 AND t.revision = $2 AND t.start BETWEEN $3 AND $4`;
   const params = [metricId, revision, BigInt(lo), BigInt(hi)];
   const types = [VARCHAR, INTEGER, BIGINT, BIGINT];
-  const existing = (await conn.runAndReadAll(`SELECT t.series, t.start, t.state FROM ${table} t SEMI JOIN ${KEYS} k USING (series, start) WHERE ${where}`, params, types)).getRows();
+  const existing = (
+    await conn.runAndReadAll(
+      `SELECT t.series, t.start, t.state FROM ${table} t SEMI JOIN ${KEYS} k USING (series, start) WHERE ${where}`,
+      params,
+      types,
+    )
+  ).getRows();
   for (const [series, start, state] of existing) {
     const d = deltas.get(`${String(series)}@${Number(start)}`)!;
     const merged = decodeState((state as { bytes: Uint8Array }).bytes);
@@ -135,7 +172,12 @@ async function upsertTier(conn: DuckDBConnection, tier: Tier, metricId: string, 
     d.state = merged;
     d.bytes = null;
   }
-  if (existing.length > 0) await conn.run(`DELETE FROM ${table} t USING ${KEYS} k WHERE t.series = k.series AND t.start = k.start AND ${where}`, params, types);
+  if (existing.length > 0)
+    await conn.run(
+      `DELETE FROM ${table} t USING ${KEYS} k WHERE t.series = k.series AND t.start = k.start AND ${where}`,
+      params,
+      types,
+    );
   await breathe();
   const rows = await conn.createAppender(table);
   let n = 0;

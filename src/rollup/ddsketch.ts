@@ -120,7 +120,8 @@ export class QuantileSketch {
    */
   add(v: number, count = 1): void {
     if (!Number.isFinite(v)) throw new RangeError(`QuantileSketch.add: value must be finite, got ${v}`);
-    if (!Number.isSafeInteger(count) || count < 1) throw new RangeError(`QuantileSketch.add: count must be a positive integer, got ${count}`);
+    if (!Number.isSafeInteger(count) || count < 1)
+      throw new RangeError(`QuantileSketch.add: count must be a positive integer, got ${count}`);
     if (v >= MIN_INDEXABLE) this.positive.add(indexOf(v), count);
     else if (v <= -MIN_INDEXABLE) this.negative.add(indexOf(-v), count);
     else this.zeroCount += count;
@@ -153,7 +154,8 @@ export class QuantileSketch {
   subtract(other: QuantileSketch): void {
     if (other.total === 0) return;
     const fits = other.total <= this.total && other.zeroCount <= this.zeroCount;
-    if (!fits || !this.positive.subtractFrom(other.positive)) throw new RangeError('QuantileSketch.subtract: the other sketch is not a part of this one');
+    if (!fits || !this.positive.subtractFrom(other.positive))
+      throw new RangeError('QuantileSketch.subtract: the other sketch is not a part of this one');
     if (!this.negative.subtractFrom(other.negative)) {
       this.positive.mergeFrom(other.positive); // undo, so a refused subtraction changes nothing
       throw new RangeError('QuantileSketch.subtract: the other sketch is not a part of this one');
@@ -261,16 +263,21 @@ export class QuantileSketch {
     s.lo = r.float64('min');
     s.hi = r.float64('max');
     s.valueSum = r.float64('sum'); // may be ±Infinity or NaN: float sums of huge values overflow
-    if (!Number.isFinite(s.lo) || !Number.isFinite(s.hi) || s.lo > s.hi) r.fail(`min ${s.lo} and max ${s.hi} are not a finite range`);
+    if (!Number.isFinite(s.lo) || !Number.isFinite(s.hi) || s.lo > s.hi)
+      r.fail(`min ${s.lo} and max ${s.hi} are not a finite range`);
     s.zeroCount = r.uvarint('zero count');
     let seen = s.zeroCount;
-    for (const [store, name] of [[s.positive, 'positive'], [s.negative, 'negative']] as const) {
+    for (const [store, name] of [
+      [s.positive, 'positive'],
+      [s.negative, 'negative'],
+    ] as const) {
       const n = r.uvarint(`${name} bucket count`);
       let index = 0;
       for (let k = 0; k < n; k++) {
         const next = index + r.zigzag(`${name} bucket ${k} index`);
         if (k > 0 && next <= index) r.fail(`${name} bucket ${k} index ${next} is not above the previous ${index}`);
-        if (next < MIN_INDEX || next > MAX_INDEX) r.fail(`${name} bucket ${k} index ${next} is outside [${MIN_INDEX}, ${MAX_INDEX}]`);
+        if (next < MIN_INDEX || next > MAX_INDEX)
+          r.fail(`${name} bucket ${k} index ${next} is outside [${MIN_INDEX}, ${MAX_INDEX}]`);
         const count = r.uvarint(`${name} bucket ${k} count`);
         if (count === 0) r.fail(`${name} bucket ${k} has count 0`);
         store.add(next, count);

@@ -39,8 +39,20 @@ export type CompareOp = '=' | '!=' | '<' | '<=' | '>' | '>=';
 export type FilterNode =
   | { readonly kind: 'and' | 'or'; readonly operands: readonly FilterNode[]; readonly position: number }
   | { readonly kind: 'not'; readonly operand: FilterNode; readonly position: number }
-  | { readonly kind: 'compare'; readonly field: FieldRef; readonly op: CompareOp; readonly value: FilterLiteral; readonly position: number }
-  | { readonly kind: 'in'; readonly field: FieldRef; readonly negated: boolean; readonly values: readonly FilterLiteral[]; readonly position: number }
+  | {
+      readonly kind: 'compare';
+      readonly field: FieldRef;
+      readonly op: CompareOp;
+      readonly value: FilterLiteral;
+      readonly position: number;
+    }
+  | {
+      readonly kind: 'in';
+      readonly field: FieldRef;
+      readonly negated: boolean;
+      readonly values: readonly FilterLiteral[];
+      readonly position: number;
+    }
   | { readonly kind: 'contains'; readonly field: FieldRef; readonly value: FilterLiteral; readonly position: number }
   | { readonly kind: 'is_null'; readonly field: FieldRef; readonly negated: boolean; readonly position: number };
 
@@ -49,7 +61,17 @@ declare const checked: unique symbol;
 export type CheckedFilterNode = FilterNode & { readonly [checked]: true };
 
 /** Words with a meaning in the language; a field of that name is written in double quotes. */
-export const FILTER_KEYWORDS: ReadonlySet<string> = new Set(['and', 'or', 'not', 'in', 'contains', 'is', 'null', 'true', 'false']);
+export const FILTER_KEYWORDS: ReadonlySet<string> = new Set([
+  'and',
+  'or',
+  'not',
+  'in',
+  'contains',
+  'is',
+  'null',
+  'true',
+  'false',
+]);
 
 /** Bounds on one expression: its text, its nesting of parentheses and `not`, one `in` list. */
 export const FILTER_LIMITS = { maxLength: 4096, maxDepth: 32, maxInValues: 1000 } as const;
@@ -82,6 +104,7 @@ export class FilterCheckError extends FilterError {
 
 /** The field's type once checked; compiling an unchecked tree is a programming error, not a 400. */
 export function checkedType(field: FieldRef): FilterFieldType {
-  if (field.type === undefined) throw new Error(`filter field '${field.name}' was not checked: call checkFilter before compiling`);
+  if (field.type === undefined)
+    throw new Error(`filter field '${field.name}' was not checked: call checkFilter before compiling`);
   return field.type;
 }

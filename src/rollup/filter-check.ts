@@ -36,7 +36,11 @@ export function checkFilter(node: FilterNode, fields: ReadonlyArray<FilterField>
 
 function resolve(ref: FieldRef, byName: ReadonlyMap<string, FilterField>): void {
   const field = byName.get(ref.name);
-  if (!field) throw new FilterCheckError(`unknown field '${ref.name}' (${knownFields(ref.name, [...byName.keys()])})`, ref.position);
+  if (!field)
+    throw new FilterCheckError(
+      `unknown field '${ref.name}' (${knownFields(ref.name, [...byName.keys()])})`,
+      ref.position,
+    );
   ref.type = field.type;
   if (field.type === 'array' && field.items !== undefined) ref.items = field.items;
   else delete ref.items;
@@ -51,7 +55,10 @@ function checkPredicate(n: Exclude<FilterNode, { kind: 'and' | 'or' | 'not' }>):
     case 'compare':
       if (type === 'array') throw arrayNeedsContains(field);
       if (type === 'boolean' && n.op !== '=' && n.op !== '!=') {
-        throw new FilterCheckError(`'${n.op}' cannot order the boolean field '${field.name}': use = or !=`, field.position);
+        throw new FilterCheckError(
+          `'${n.op}' cannot order the boolean field '${field.name}': use = or !=`,
+          field.position,
+        );
       }
       checkLiteral(field, type, n.value, n.op);
       return;
@@ -63,19 +70,28 @@ function checkPredicate(n: Exclude<FilterNode, { kind: 'and' | 'or' | 'not' }>):
       if (n.value.value === null) throw nullComparison(field, 'contains', n.value);
       if (type === 'string') {
         if (typeof n.value.value !== 'string') {
-          throw new FilterCheckError(`'contains' on the string field '${field.name}' takes a quoted string, not ${shown(n.value)}`, n.value.position);
+          throw new FilterCheckError(
+            `'contains' on the string field '${field.name}' takes a quoted string, not ${shown(n.value)}`,
+            n.value.position,
+          );
         }
         return;
       }
       if (type === 'array') {
         const want = field.items;
         if (want !== undefined && typeof n.value.value !== want) {
-          throw new FilterCheckError(`the array field '${field.name}' holds ${want}s, so 'contains' takes ${article(want)}, not ${shown(n.value)}`, n.value.position);
+          throw new FilterCheckError(
+            `the array field '${field.name}' holds ${want}s, so 'contains' takes ${article(want)}, not ${shown(n.value)}`,
+            n.value.position,
+          );
         }
         return;
       }
       if (type === 'null') return;
-      throw new FilterCheckError(`'contains' needs a string or array field; '${field.name}' is ${article(type)}`, field.position);
+      throw new FilterCheckError(
+        `'contains' needs a string or array field; '${field.name}' is ${article(type)}`,
+        field.position,
+      );
   }
 }
 
@@ -93,16 +109,25 @@ function checkLiteral(field: FieldRef, type: FilterFieldType, lit: FilterLiteral
   }
   if (typeof lit.value !== type) {
     const hint = type === 'string' ? ` (quote it: '${String(lit.value)}')` : '';
-    throw new FilterCheckError(`the ${type} field '${field.name}' compares with ${article(type)}, not ${shown(lit)}${hint}`, lit.position);
+    throw new FilterCheckError(
+      `the ${type} field '${field.name}' compares with ${article(type)}, not ${shown(lit)}${hint}`,
+      lit.position,
+    );
   }
 }
 
 function nullComparison(field: FieldRef, op: string, lit: FilterLiteral): FilterCheckError {
-  return new FilterCheckError(`'${op} null' never matches: test for null with '${field.name} is null' or 'is not null'`, lit.position);
+  return new FilterCheckError(
+    `'${op} null' never matches: test for null with '${field.name} is null' or 'is not null'`,
+    lit.position,
+  );
 }
 
 function arrayNeedsContains(field: FieldRef): FilterCheckError {
-  return new FilterCheckError(`'${field.name}' is an array: test for an element with '${field.name} contains <value>'`, field.position);
+  return new FilterCheckError(
+    `'${field.name}' is an array: test for an element with '${field.name} contains <value>'`,
+    field.position,
+  );
 }
 
 function article(type: FilterFieldType): string {

@@ -35,7 +35,7 @@ type Token =
 const IDENT = /[\p{L}_][\p{L}\p{Nd}_.]*/uy;
 const IDENT_CHAR = /[\p{L}\p{Nd}_.]/u;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
-const OPERATORS = "=, !=, <>, <, <=, >, >=, in, not in, contains, is null or is not null";
+const OPERATORS = '=, !=, <>, <, <=, >, >=, in, not in, contains, is null or is not null';
 
 /**
  * Parses a filter expression. Blank text is no filter (null). Throws `FilterSyntaxError` with the
@@ -43,14 +43,18 @@ const OPERATORS = "=, !=, <>, <, <=, >, >=, in, not in, contains, is null or is 
  */
 export function parseFilter(text: string): FilterNode | null {
   if (text.length > FILTER_LIMITS.maxLength) {
-    throw new FilterSyntaxError(`the filter is longer than ${FILTER_LIMITS.maxLength} characters`, FILTER_LIMITS.maxLength);
+    throw new FilterSyntaxError(
+      `the filter is longer than ${FILTER_LIMITS.maxLength} characters`,
+      FILTER_LIMITS.maxLength,
+    );
   }
   const p = new Parser(text);
   if (p.peek().kind === 'eof') return null;
   const node = p.orExpr();
   const t = p.peek();
   if (t.kind === ')') throw new FilterSyntaxError(`unexpected ')' with no '(' to close`, t.pos);
-  if (t.kind !== 'eof') throw new FilterSyntaxError(`expected 'and', 'or' or the end of the filter, found ${describe(t)}`, t.pos);
+  if (t.kind !== 'eof')
+    throw new FilterSyntaxError(`expected 'and', 'or' or the end of the filter, found ${describe(t)}`, t.pos);
   return node;
 }
 
@@ -114,7 +118,10 @@ class Parser {
       const inner = this.orExpr();
       const close = this.peek();
       if (close.kind !== ')') {
-        throw new FilterSyntaxError(`expected ')' to close the '(' opened at ${t.pos}, found ${describe(close)}`, close.pos);
+        throw new FilterSyntaxError(
+          `expected ')' to close the '(' opened at ${t.pos}, found ${describe(close)}`,
+          close.pos,
+        );
       }
       this.take();
       this.depth--;
@@ -125,7 +132,10 @@ class Parser {
 
   private enter(pos: number): void {
     if (++this.depth > FILTER_LIMITS.maxDepth) {
-      throw new FilterSyntaxError(`the filter nests parentheses and 'not' deeper than ${FILTER_LIMITS.maxDepth} levels`, pos);
+      throw new FilterSyntaxError(
+        `the filter nests parentheses and 'not' deeper than ${FILTER_LIMITS.maxDepth} levels`,
+        pos,
+      );
     }
   }
 
@@ -138,7 +148,8 @@ class Parser {
     if (this.isWord(t, 'contains')) return { kind: 'contains', field, value: this.literal(), position };
     if (this.isWord(t, 'not')) {
       const n = this.take();
-      if (!this.isWord(n, 'in')) throw new FilterSyntaxError(`expected 'in' after '${t.text}', found ${describe(n)}`, n.pos);
+      if (!this.isWord(n, 'in'))
+        throw new FilterSyntaxError(`expected 'in' after '${t.text}', found ${describe(n)}`, n.pos);
       return { kind: 'in', field, negated: true, values: this.list(), position };
     }
     if (this.isWord(t, 'is')) {
@@ -147,11 +158,17 @@ class Parser {
       const after = negated ? `'${t.text} ${n.text}'` : `'${t.text}'`;
       if (negated) n = this.take();
       if (!this.isWord(n, 'null')) {
-        throw new FilterSyntaxError(`expected ${negated ? "'null'" : "'null' or 'not null'"} after ${after}, found ${describe(n)}`, n.pos);
+        throw new FilterSyntaxError(
+          `expected ${negated ? "'null'" : "'null' or 'not null'"} after ${after}, found ${describe(n)}`,
+          n.pos,
+        );
       }
       return { kind: 'is_null', field, negated, position };
     }
-    throw new FilterSyntaxError(`expected an operator (${OPERATORS}) after field '${field.name}', found ${describe(t)}`, t.pos);
+    throw new FilterSyntaxError(
+      `expected an operator (${OPERATORS}) after field '${field.name}', found ${describe(t)}`,
+      t.pos,
+    );
   }
 
   private field(): FieldRef {
@@ -166,7 +183,8 @@ class Parser {
     }
     let hint = '';
     if (t.kind === 'word') hint = ` ('${t.text}' is a keyword: write a field of that name as "${t.text}")`;
-    else if (t.kind === 'string' || t.kind === 'number') hint = ' (a comparison starts with the field name, e.g. status = 200)';
+    else if (t.kind === 'string' || t.kind === 'number')
+      hint = ' (a comparison starts with the field name, e.g. status = 200)';
     throw new FilterSyntaxError(`expected a field name${this.after()}, found ${describe(t)}${hint}`, t.pos);
   }
 
@@ -174,9 +192,10 @@ class Parser {
     const after = this.after();
     const t = this.take();
     if (t.kind === 'string' || t.kind === 'number') return { value: t.value, position: t.pos };
-    if (t.kind === 'word' && (t.lower === 'true' || t.lower === 'false')) return { value: t.lower === 'true', position: t.pos };
+    if (t.kind === 'word' && (t.lower === 'true' || t.lower === 'false'))
+      return { value: t.lower === 'true', position: t.pos };
     if (t.kind === 'word' && t.lower === 'null') return { value: null, position: t.pos };
-    const hint = t.kind === 'qident' ? ' (strings take single quotes: \'text\'; double quotes name a field)' : '';
+    const hint = t.kind === 'qident' ? " (strings take single quotes: 'text'; double quotes name a field)" : '';
     throw new FilterSyntaxError(`expected a value${after}, found ${describe(t)}${hint}`, t.pos);
   }
 
@@ -193,7 +212,8 @@ class Parser {
       values.push(value);
       const t = this.take();
       if (t.kind === ')') return values;
-      if (t.kind !== ',') throw new FilterSyntaxError(`expected ',' or ')' in the 'in' list, found ${describe(t)}`, t.pos);
+      if (t.kind !== ',')
+        throw new FilterSyntaxError(`expected ',' or ')' in the 'in' list, found ${describe(t)}`, t.pos);
     }
   }
 
@@ -238,7 +258,10 @@ class Parser {
       const m = NUMBER.exec(s);
       const end = m ? i + m[0].length : i;
       if (!m || (end < s.length && IDENT_CHAR.test(s[end]!))) {
-        throw new FilterSyntaxError(`invalid number '${s.slice(i, end + 1)}' (numbers are written as in JSON: 12, -3.5, 1e6)`, pos);
+        throw new FilterSyntaxError(
+          `invalid number '${s.slice(i, end + 1)}' (numbers are written as in JSON: 12, -3.5, 1e6)`,
+          pos,
+        );
       }
       const value = Number(m[0]);
       if (!Number.isFinite(value)) throw new FilterSyntaxError(`number ${m[0]} is out of range`, pos);
@@ -248,7 +271,9 @@ class Parser {
     const m = IDENT.exec(s);
     if (m) return tok({ kind: 'word', pos, text: m[0], lower: m[0].toLowerCase() }, i + m[0].length);
     const ch = String.fromCodePoint(s.codePointAt(i)!);
-    const shown = /[\p{L}\p{N}\p{P}\p{S}]/u.test(ch) ? `'${ch}'` : `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
+    const shown = /[\p{L}\p{N}\p{P}\p{S}]/u.test(ch)
+      ? `'${ch}'`
+      : `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`;
     const hint = ch === '`' ? ' (write a field name with spaces or symbols in double quotes: "my field")' : '';
     throw new FilterSyntaxError(`unexpected character ${shown}${hint}`, pos);
   }

@@ -1,4 +1,11 @@
-import { checkedType, type CheckedFilterNode, type CompareOp, type FieldRef, type FilterLiteral, type FilterNode } from './filter-ast.js';
+import {
+  checkedType,
+  type CheckedFilterNode,
+  type CompareOp,
+  type FieldRef,
+  type FilterLiteral,
+  type FilterNode,
+} from './filter-ast.js';
 import { compareStrings, isoToEpochMs, readValue } from './filter-values.js';
 
 /**

@@ -1,4 +1,10 @@
-import { checkedType, type CheckedFilterNode, type FieldRef, type FilterLiteral, type FilterNode } from './filter-ast.js';
+import {
+  checkedType,
+  type CheckedFilterNode,
+  type FieldRef,
+  type FilterLiteral,
+  type FilterNode,
+} from './filter-ast.js';
 import { isoToEpochMs } from './filter-values.js';
 
 /** A DuckDB WHERE fragment and the values of its `?` placeholders, in order. */

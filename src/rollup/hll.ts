@@ -151,7 +151,7 @@ export class DistinctSketch {
     let z = M * tau(1 - histogram[MAX_RHO]! / M);
     for (let k = Q; k >= 1; k--) z = 0.5 * (z + histogram[k]!);
     z += M * sigma(histogram[0]! / M);
-    return M / (2 * Math.LN2 * z) * M;
+    return (M / (2 * Math.LN2 * z)) * M;
   }
 
   /**
@@ -225,7 +225,8 @@ export class DistinctSketch {
         const rho = entry % 64;
         index += (entry - rho) / 64;
         if (rho === 0 || rho > MAX_RHO) r.fail(`register ${k} value ${rho} is outside [1, ${MAX_RHO}]`);
-        if (index >= M || entry < 64) r.fail(`register ${k} index ${index} is not above the previous one or past ${M - 1}`);
+        if (index >= M || entry < 64)
+          r.fail(`register ${k} index ${index} is not above the previous one or past ${M - 1}`);
         s.registers![index] = rho;
       }
     } else if (form === EXACT) {

@@ -52,7 +52,11 @@ export class LateDataFiles {
   /** View id → its late-data watermark: the latest event time its metrics counted live, never past the commit's now. */
   private readonly watermarks: Database<number, string>;
 
-  constructor(store: Store, private readonly clock: Clock, views: ViewCatalog) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+    views: ViewCatalog,
+  ) {
     this.files = new ScopedTable(store, 'late_data_files', 'late_data_file_project');
     this.watermarks = store.db<number, string>('view_event_watermark');
     views.addDependants({
@@ -136,7 +140,14 @@ export class LateDataFiles {
           if (t.late === null) continue;
           const file = result.views.find((o) => o.viewId === t.viewId);
           const files = file?.status === 'ok' && file.file ? [file.file.path] : [];
-          this.stageNew(project, { viewId: t.viewId, count: t.late.count, minTs: t.late.minTs, maxTs: t.late.maxTs, exclusionBelow: t.late.exclusionBelow, files });
+          this.stageNew(project, {
+            viewId: t.viewId,
+            count: t.late.count,
+            minTs: t.late.minTs,
+            maxTs: t.late.maxTs,
+            exclusionBelow: t.late.exclusionBelow,
+            files,
+          });
         }
         return null;
       },

@@ -21,7 +21,18 @@ import type { RollupStore } from './rollup-store.js';
  * once every metric has it.
  */
 export class LateRefolder extends BackgroundPass {
-  constructor(private readonly d: { late: LateDataFiles; metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger; merged: () => void }) {
+  constructor(
+    private readonly d: {
+      late: LateDataFiles;
+      metrics: MetricCatalog;
+      views: ViewCatalog;
+      db: RollupStore;
+      pending: PendingPartials;
+      clock: Clock;
+      log: Logger;
+      merged: () => void;
+    },
+  ) {
     super(d.log, 'late data re-backfill');
   }
 
@@ -48,7 +59,9 @@ export class LateRefolder extends BackgroundPass {
           const manifest = manifests.get(file);
           // Gone with a retention purge, or counted whole by this revision's backfill.
           if (!manifest || liveFrom === null || manifest.first_seq < liveFrom || backfilled.has(file)) continue;
-          await countViewFile(this.d, m, join(views.viewDir(view), file), `late:${f.id}:${file}`, { eventBefore: below });
+          await countViewFile(this.d, m, join(views.viewDir(view), file), `late:${f.id}:${file}`, {
+            eventBefore: below,
+          });
         }
       }
     }

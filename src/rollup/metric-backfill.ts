@@ -21,7 +21,13 @@ import { readViewFileColumns } from './view-file-columns.js';
  * The backfill and the late-data re-backfill count files through this. Answers the partial rows
  * merged (0: none, or the file was counted already).
  */
-export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; clock: Clock }, m: MetricRecord, path: string, markId: string, bounds: { eventBefore?: number } = {}): Promise<number> {
+export async function countViewFile(
+  d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; clock: Clock },
+  m: MetricRecord,
+  path: string,
+  markId: string,
+  bounds: { eventBefore?: number } = {},
+): Promise<number> {
   const view = d.views.store.byId(m.view_id);
   if (!view) return 0;
   const task = { ...metricTaskOf(m, view.output_schema), ...bounds };
@@ -36,7 +42,13 @@ export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCata
   const folded = await d.metrics.store.store.transaction(() => {
     const cur = d.metrics.store.byId(m.id);
     if (!cur || cur.definition_revision !== m.definition_revision) return new Set<number>();
-    return stageSeenSeries(d.metrics.store, cur, built.series, d.clock.now(), new SeriesBudget(d.metrics.store, d.metrics.seriesLimits)).folded;
+    return stageSeenSeries(
+      d.metrics.store,
+      cur,
+      built.series,
+      d.clock.now(),
+      new SeriesBudget(d.metrics.store, d.metrics.seriesLimits),
+    ).folded;
   });
   const partials = foldPartials(built, folded);
   return (await d.db.mergeBackfillFile(m.id, m.definition_revision, markId, partials)) ? partials.partials.length : 0;
@@ -44,9 +56,18 @@ export async function countViewFile(d: { metrics: MetricCatalog; views: ViewCata
 
 /** Whether a view and the views it reads have written all the history they will backfill. */
 function viewHistoryComplete(views: ViewCatalog, view: ViewRecord): boolean {
-  for (let v: ViewRecord | undefined = view; v; v = v.parent_view_id === null ? undefined : views.store.byId(v.parent_view_id)) {
+  for (
+    let v: ViewRecord | undefined = view;
+    v;
+    v = v.parent_view_id === null ? undefined : views.store.byId(v.parent_view_id)
+  ) {
     if (v.join_status === 'backfilling') return false;
-    if (views.store.transformsOf(v.id).some((t) => t.status === 'active' && (t.backfill_status === 'pending' || t.backfill_status === 'running'))) return false;
+    if (
+      views.store
+        .transformsOf(v.id)
+        .some((t) => t.status === 'active' && (t.backfill_status === 'pending' || t.backfill_status === 'running'))
+    )
+      return false;
   }
   return true;
 }
@@ -70,7 +91,17 @@ export class MetricBackfiller extends BackgroundPass {
   private readonly remaining = new Map<string, [number, number]>();
 
   /** `merged`: a file's partials are in DuckDB (the compactor folds them into the tiers). */
-  constructor(private readonly d: { metrics: MetricCatalog; views: ViewCatalog; db: RollupStore; pending: PendingPartials; clock: Clock; log: Logger; merged: () => void }) {
+  constructor(
+    private readonly d: {
+      metrics: MetricCatalog;
+      views: ViewCatalog;
+      db: RollupStore;
+      pending: PendingPartials;
+      clock: Clock;
+      log: Logger;
+      merged: () => void;
+    },
+  ) {
     super(d.log, 'metric backfill');
   }
 
@@ -78,7 +109,11 @@ export class MetricBackfiller extends BackgroundPass {
   start(): void {
     const timer = setInterval(() => this.kick(), RESCAN_MS);
     timer.unref();
-    this.onStop(this.d.metrics.onChange(() => this.kick()), this.d.views.onChange(() => this.kick()), () => clearInterval(timer));
+    this.onStop(
+      this.d.metrics.onChange(() => this.kick()),
+      this.d.views.onChange(() => this.kick()),
+      () => clearInterval(timer),
+    );
     this.kick();
   }
 
@@ -125,23 +160,41 @@ export class MetricBackfiller extends BackgroundPass {
     const now = () => iso(this.d.clock.now());
     let m: MetricRecord | undefined = start;
     if (start.status === 'initializing') {
-      m = await this.patch(start, () => ({ status: 'backfilling', backfill_started_at: now(), backfill_completed_at: null, ...progress(due.length, due.length - todo.length), error_message: null }));
+      m = await this.patch(start, () => ({
+        status: 'backfilling',
+        backfill_started_at: now(),
+        backfill_completed_at: null,
+        ...progress(due.length, due.length - todo.length),
+        error_message: null,
+      }));
     }
     await loadHasher();
     while (m && todo.length > 0 && !this.stopped) {
-      const order = m.backfill_strategy === 'oldest_first' ? (a: ViewFileManifest, b: ViewFileManifest) => a.min_ts - b.min_ts : (a: ViewFileManifest, b: ViewFileManifest) => b.max_ts - a.max_ts;
+      const order =
+        m.backfill_strategy === 'oldest_first'
+          ? (a: ViewFileManifest, b: ViewFileManifest) => a.min_ts - b.min_ts
+          : (a: ViewFileManifest, b: ViewFileManifest) => b.max_ts - a.max_ts;
       const file = todo.sort(order)[0]!;
       const merged = await countViewFile(this.d, m, join(this.d.views.viewDir(view), file.id), file.id);
       this.d.merged();
       ({ due, done } = await this.plan(m));
       todo = due.filter((f) => !done.has(f.id));
       this.note(m, todo);
-      m = await this.patch(m, (cur) => ({ ...progress(due.length, due.length - todo.length), ...compactBehind(cur, merged) }), false);
+      m = await this.patch(
+        m,
+        (cur) => ({ ...progress(due.length, due.length - todo.length), ...compactBehind(cur, merged) }),
+        false,
+      );
       if (m && (m.definition_revision !== revision || m.status === 'cancelled')) return;
     }
     // The view's own history still arriving (its backfill, a join catching up) is more of the
     // metric's: it stays backfilling until that is in too (the rescan takes the new files).
-    if (m && todo.length === 0 && viewHistoryComplete(this.d.views, view)) await this.patch(m, (cur) => ({ status: 'active', ...progress(due.length, due.length), backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now() }));
+    if (m && todo.length === 0 && viewHistoryComplete(this.d.views, view))
+      await this.patch(m, (cur) => ({
+        status: 'active',
+        ...progress(due.length, due.length),
+        backfill_completed_at: cur.status === 'active' ? cur.backfill_completed_at : now(),
+      }));
   }
 
   private note(m: MetricRecord, left: readonly ViewFileManifest[]): void {
@@ -153,7 +206,11 @@ export class MetricBackfiller extends BackgroundPass {
    * way stops at its next file, and never moves a cancelled metric on); answers it as it is now
    * (undefined: gone).
    */
-  private async patch(m: MetricRecord, fn: (cur: MetricRecord) => Partial<MetricRecord>, notify = true): Promise<MetricRecord | undefined> {
+  private async patch(
+    m: MetricRecord,
+    fn: (cur: MetricRecord) => Partial<MetricRecord>,
+    notify = true,
+  ): Promise<MetricRecord | undefined> {
     const mine = (cur: MetricRecord) => cur.definition_revision === m.definition_revision && cur.status !== 'cancelled';
     const cur = this.d.metrics.store.byId(m.id);
     if (!cur || !mine(cur)) return cur;
@@ -172,6 +229,13 @@ function compactBehind(cur: MetricRecord, rows: number): Partial<MetricRecord> {
   return { compact_total_count: total, compact_percent: Math.floor((cur.compact_completed_count / total) * 100) };
 }
 
-function progress(total: number, completed: number): Pick<MetricRecord, 'backfill_total_count' | 'backfill_completed_count' | 'backfill_percent'> {
-  return { backfill_total_count: total, backfill_completed_count: completed, backfill_percent: total === 0 ? 100 : Math.floor((100 * completed) / total) };
+function progress(
+  total: number,
+  completed: number,
+): Pick<MetricRecord, 'backfill_total_count' | 'backfill_completed_count' | 'backfill_percent'> {
+  return {
+    backfill_total_count: total,
+    backfill_completed_count: completed,
+    backfill_percent: total === 0 ? 100 : Math.floor((100 * completed) / total),
+  };
 }

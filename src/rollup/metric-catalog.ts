@@ -8,7 +8,15 @@ import { DELETION_RETENTION_MS, nextUpdatedAt } from '../catalog/timestamps.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import type { ViewRecord } from '../transform/view-records.js';
 import { checkMetricDefinition } from './metric-definition.js';
-import { METRIC_DEFAULTS, progressSeeds, REBUILD_FIELDS, type MetricRecord, type MetricSeriesRecord, type MetricSettings, type MetricStatus } from './metric-records.js';
+import {
+  METRIC_DEFAULTS,
+  progressSeeds,
+  REBUILD_FIELDS,
+  type MetricRecord,
+  type MetricSeriesRecord,
+  type MetricSettings,
+  type MetricStatus,
+} from './metric-records.js';
 import { MetricStore } from './metric-store.js';
 import { DEFAULT_SERIES_LIMITS, type SeriesLimits } from './series-limit.js';
 
@@ -38,7 +46,13 @@ export class MetricCatalog {
   private readonly listeners = new Set<(metricId: string) => void>();
 
   /** `seriesLimits`: the default `series_limit` of new metrics and the project's limit (series-limit.ts). */
-  constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly views: ViewCatalog, readonly seriesLimits: SeriesLimits = DEFAULT_SERIES_LIMITS) {
+  constructor(
+    store: Store,
+    readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly views: ViewCatalog,
+    readonly seriesLimits: SeriesLimits = DEFAULT_SERIES_LIMITS,
+  ) {
     this.store = new MetricStore(store);
     views.addDependants({
       blocking: (view) => this.liveOfView(view).map((m) => ({ id: m.id, description: `metric ${m.id} ("${m.name}")` })),
@@ -126,7 +140,10 @@ export class MetricCatalog {
       const cur = this.store.get(projectId, id);
       if (!cur) throw notFound(`Metric ${id}`);
       if (cur.deleted_at && change.deleted_at !== null) {
-        throw new ApiError('conflict', `Metric ${id} is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`);
+        throw new ApiError(
+          'conflict',
+          `Metric ${id} is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`,
+        );
       }
       const { deleted_at: restore, ...settings } = change;
       const next: MetricRecord = { ...cur, ...settings, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
@@ -135,14 +152,22 @@ export class MetricCatalog {
       const view = this.views.get(projectId, next.view_id);
       if (!view || this.views.destroying.has(next.view_id) || view.deleted_at) {
         if (change.view_id !== undefined) this.liveView(projectId, next.view_id); // 404 naming body.view_id
-        throw new ApiError('conflict', `Metric ${id} aggregates view ${next.view_id}, which is ${view ? 'scheduled for deletion' : 'gone'}; restore the view first`);
+        throw new ApiError(
+          'conflict',
+          `Metric ${id} aggregates view ${next.view_id}, which is ${view ? 'scheduled for deletion' : 'gone'}; restore the view first`,
+        );
       }
       assertValid(checkMetricDefinition(next, view));
       // A restored metric was `cancelled`: the batches committed meanwhile were not counted, so its
       // history is rebuilt from the view's files (exact, like any rebuild).
       const rebuild = restoring || REBUILD_FIELDS.some((f) => JSON.stringify(next[f]) !== JSON.stringify(cur[f]));
       if (rebuild) {
-        Object.assign(next, progressSeeds(), { status: startStatus(view), error_message: null, definition_revision: cur.definition_revision + 1, series_limit_reached_at: null });
+        Object.assign(next, progressSeeds(), {
+          status: startStatus(view),
+          error_message: null,
+          definition_revision: cur.definition_revision + 1,
+          series_limit_reached_at: null,
+        });
       }
       this.store.stageMetric(next);
       return next;
@@ -161,7 +186,11 @@ export class MetricCatalog {
       const cur = this.store.get(metric.project_id, metric.id);
       if (!cur) throw notFound(`Metric ${metric.id}`);
       const view = this.views.get(cur.project_id, cur.view_id);
-      if (!view || view.deleted_at) throw new ApiError('conflict', `Metric ${cur.id} aggregates view ${cur.view_id}, which is ${view ? 'scheduled for deletion' : 'gone'}; restore the view first`);
+      if (!view || view.deleted_at)
+        throw new ApiError(
+          'conflict',
+          `Metric ${cur.id} aggregates view ${cur.view_id}, which is ${view ? 'scheduled for deletion' : 'gone'}; restore the view first`,
+        );
       const out: MetricRecord = {
         ...cur,
         ...progressSeeds(),
@@ -190,7 +219,13 @@ export class MetricCatalog {
       const cur = this.store.get(metric.project_id, metric.id);
       if (!cur) throw notFound(`Metric ${metric.id}`);
       if (cur.deleted_at) return cur;
-      const out: MetricRecord = { ...cur, deleted_at: iso(this.clock.now()), status: 'cancelled', error_message: null, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
+      const out: MetricRecord = {
+        ...cur,
+        deleted_at: iso(this.clock.now()),
+        status: 'cancelled',
+        error_message: null,
+        updated_at: nextUpdatedAt(this.clock, cur.updated_at),
+      };
       this.store.stageMetric(out);
       return out;
     });
@@ -229,11 +264,21 @@ export class MetricCatalog {
    * Apply `patch` to a metric in its own transaction (for the rollups: status, progress). Listeners
    * hear of it unless `notify` is false.
    */
-  async patchMetric(metricId: string, patch: (cur: MetricRecord) => Partial<MetricRecord>, opts: { notify?: boolean } = {}): Promise<MetricRecord | undefined> {
+  async patchMetric(
+    metricId: string,
+    patch: (cur: MetricRecord) => Partial<MetricRecord>,
+    opts: { notify?: boolean } = {},
+  ): Promise<MetricRecord | undefined> {
     const next = await this.store.store.transaction(() => {
       const cur = this.store.byId(metricId);
       if (!cur) return undefined;
-      const out: MetricRecord = { ...cur, ...patch(cur), id: cur.id, project_id: cur.project_id, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
+      const out: MetricRecord = {
+        ...cur,
+        ...patch(cur),
+        id: cur.id,
+        project_id: cur.project_id,
+        updated_at: nextUpdatedAt(this.clock, cur.updated_at),
+      };
       this.store.stageMetric(out);
       return out;
     });
@@ -258,12 +303,18 @@ export class MetricCatalog {
   private liveView(projectId: string, viewId: string): ViewRecord {
     const v = this.views.get(projectId, viewId);
     if (!v || this.views.destroying.has(viewId)) {
-      throw new ApiError('not_found', `View ${viewId} not found in project ${projectId}`, { details: [{ field: 'body.view_id', message: 'is not a view of this project' }] });
+      throw new ApiError('not_found', `View ${viewId} not found in project ${projectId}`, {
+        details: [{ field: 'body.view_id', message: 'is not a view of this project' }],
+      });
     }
     if (v.deleted_at) {
-      throw new ApiError('not_found', `View ${viewId} is scheduled for deletion; restore it with POST /v1/projects/${projectId}/views/${viewId} {"deleted_at": null}`, {
-        details: [{ field: 'body.view_id', message: 'is scheduled for deletion' }],
-      });
+      throw new ApiError(
+        'not_found',
+        `View ${viewId} is scheduled for deletion; restore it with POST /v1/projects/${projectId}/views/${viewId} {"deleted_at": null}`,
+        {
+          details: [{ field: 'body.view_id', message: 'is scheduled for deletion' }],
+        },
+      );
     }
     return v;
   }
@@ -276,7 +327,9 @@ export class MetricCatalog {
     const view = this.views.byId(viewId);
     if (!view) return;
     const want = startStatus(view);
-    const moving = this.liveOfView(view).filter((m) => m.status !== want && (m.status === 'initializing' || m.status === 'waiting_for_transforms'));
+    const moving = this.liveOfView(view).filter(
+      (m) => m.status !== want && (m.status === 'initializing' || m.status === 'waiting_for_transforms'),
+    );
     if (moving.length === 0) return;
     const from: MetricStatus = want === 'initializing' ? 'waiting_for_transforms' : 'initializing';
     void this.store.store
@@ -298,7 +351,11 @@ export class MetricCatalog {
 /** 400 listing every problem of a definition (no-op when there is none). */
 function assertValid(issues: FieldIssue[]): void {
   if (issues.length === 0) return;
-  throw new ApiError('request_validation_failed', `Invalid metric: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`, { details: issues });
+  throw new ApiError(
+    'request_validation_failed',
+    `Invalid metric: ${issues.map((i) => `${i.field} ${i.message}`).join('; ')}`,
+    { details: issues },
+  );
 }
 
 /** A new or rebuilt metric starts `initializing`, or `waiting_for_transforms` while its view produces nothing. */

@@ -28,14 +28,25 @@ export interface MetricsConsumerContext {
  */
 export const metricsConsumer = {
   name: METRICS_CONSUMER,
-  attach({ services: s }: MetricsConsumerContext, tasks: readonly ViewTask[], collectionId: string): ReadonlyMap<string, MetricsViewTask> {
+  attach(
+    { services: s }: MetricsConsumerContext,
+    tasks: readonly ViewTask[],
+    collectionId: string,
+  ): ReadonlyMap<string, MetricsViewTask> {
     return metricTasksByView(tasks, s.views, s.metrics, (viewId) => {
       const project = s.projects.byId(s.views.store.byId(viewId)?.project_id ?? '');
-      return project ? s.lateData.lateBefore(viewId, project.late_data_window_minutes, s.spool.oldestReceivedAt(collectionId)) : undefined;
+      return project
+        ? s.lateData.lateBefore(viewId, project.late_data_window_minutes, s.spool.oldestReceivedAt(collectionId))
+        : undefined;
     });
   },
   prepare: loadHasher,
-  consume: (view: ViewTask, task: MetricsViewTask, ts: Float64Array, columns: readonly OutputColumn[]): ViewMetricsOutput => viewMetricsStage({ viewId: view.viewId, ...task }, ts, columns),
+  consume: (
+    view: ViewTask,
+    task: MetricsViewTask,
+    ts: Float64Array,
+    columns: readonly OutputColumn[],
+  ): ViewMetricsOutput => viewMetricsStage({ viewId: view.viewId, ...task }, ts, columns),
   participants: ({ services: s, rollups }: MetricsConsumerContext) => [
     rollups.participant(),
     s.lateData.participant((viewId) => {

@@ -5,7 +5,14 @@
  */
 
 /** Spec: MetricStatus. `waiting_for_transforms`: the view has no transform producing records yet. */
-export const METRIC_STATUSES = ['initializing', 'waiting_for_transforms', 'backfilling', 'active', 'error', 'cancelled'] as const;
+export const METRIC_STATUSES = [
+  'initializing',
+  'waiting_for_transforms',
+  'backfilling',
+  'active',
+  'error',
+  'cancelled',
+] as const;
 export type MetricStatus = (typeof METRIC_STATUSES)[number];
 
 export const NULL_HANDLINGS = ['skip', 'count_as_zero'] as const;
@@ -15,7 +22,18 @@ export const BACKFILL_STRATEGIES = ['newest_first', 'oldest_first'] as const;
 export const CHART_FAMILIES = ['cartesian', 'radial', 'geographic', 'temporal', 'hierarchical'] as const;
 export type ChartFamily = (typeof CHART_FAMILIES)[number];
 
-export const CHART_TYPES = ['line', 'area', 'bar', 'pie', 'scatter', 'radar', 'stat', 'gauge', 'calendar', 'uptime'] as const;
+export const CHART_TYPES = [
+  'line',
+  'area',
+  'bar',
+  'pie',
+  'scatter',
+  'radar',
+  'stat',
+  'gauge',
+  'calendar',
+  'uptime',
+] as const;
 export type ChartType = (typeof CHART_TYPES)[number];
 
 /**
@@ -39,21 +57,70 @@ export const CHART_FAMILY_OF: Readonly<Record<ChartType, ChartFamily>> = {
 export const CHART_COLOR_MODES = ['by_series', 'by_intensity', 'by_value'] as const;
 export const CHART_COLORS = ['blue', 'red', 'amber', 'green', 'teal', 'purple', 'pink'] as const;
 export const CHART_CURVES = ['linear', 'step', 'smooth'] as const;
-export const FORECAST_HORIZONS = ['next_7_days', 'next_30_days', 'next_90_days', 'end_of_quarter', 'end_of_year', 'next_year'] as const;
+export const FORECAST_HORIZONS = [
+  'next_7_days',
+  'next_30_days',
+  'next_90_days',
+  'end_of_quarter',
+  'end_of_year',
+  'next_year',
+] as const;
 export const FORECAST_MODELS = ['auto', 'linear', 'exponential', 'logarithmic', 'logistic', 'sinusoidal'] as const;
 
 /** Spec: MetricChartValue. */
-export const CHART_VALUES = ['count', 'average', 'sum', 'min', 'max', 'last', 'cumulative_sum', 'cumulative_count', 'p50', 'p95', 'p99', 'count_unique'] as const;
+export const CHART_VALUES = [
+  'count',
+  'average',
+  'sum',
+  'min',
+  'max',
+  'last',
+  'cumulative_sum',
+  'cumulative_count',
+  'p50',
+  'p95',
+  'p99',
+  'count_unique',
+] as const;
 export type ChartValue = (typeof CHART_VALUES)[number];
 
 /** Chart values computed from `value_field` (it must be set, and numeric). */
-export const VALUE_FIELD_CHART_VALUES: ReadonlySet<ChartValue> = new Set(['average', 'sum', 'min', 'max', 'last', 'cumulative_sum', 'p50', 'p95', 'p99']);
+export const VALUE_FIELD_CHART_VALUES: ReadonlySet<ChartValue> = new Set([
+  'average',
+  'sum',
+  'min',
+  'max',
+  'last',
+  'cumulative_sum',
+  'p50',
+  'p95',
+  'p99',
+]);
 
 /** Spec: AnalyticsTimeRange. */
 export const TIME_RANGES = [
-  'last_hour', 'last_6_hours', 'today', 'last_24_hours', 'yesterday', 'this_week', 'last_week', 'this_month', 'last_month',
-  'this_quarter', 'last_quarter', 'this_year', 'last_year', 'last_7_days', 'last_30_days', 'last_90_days', 'last_365_days',
-  'all_time', 'custom', 'next_7_days', 'next_30_days', 'next_90_days',
+  'last_hour',
+  'last_6_hours',
+  'today',
+  'last_24_hours',
+  'yesterday',
+  'this_week',
+  'last_week',
+  'this_month',
+  'last_month',
+  'this_quarter',
+  'last_quarter',
+  'this_year',
+  'last_year',
+  'last_7_days',
+  'last_30_days',
+  'last_90_days',
+  'last_365_days',
+  'all_time',
+  'custom',
+  'next_7_days',
+  'next_30_days',
+  'next_90_days',
 ] as const;
 
 /** Spec: ChartInterval (setting). */
@@ -162,10 +229,25 @@ export interface MetricRecord {
 /** The settable definition and display fields of a metric (create and update bodies). */
 export type MetricSettings = Omit<
   MetricRecord,
-  | 'id' | 'team_id' | 'project_id' | 'deleted_at' | 'status' | 'created_at' | 'updated_at' | 'definition_revision'
-  | 'backfill_percent' | 'backfill_total_count' | 'backfill_completed_count' | 'backfill_completed_at' | 'backfill_started_at'
-  | 'compact_percent' | 'compact_total_count' | 'compact_completed_count' | 'compact_started_at'
-  | 'series_count' | 'series_limit_reached_at'
+  | 'id'
+  | 'team_id'
+  | 'project_id'
+  | 'deleted_at'
+  | 'status'
+  | 'created_at'
+  | 'updated_at'
+  | 'definition_revision'
+  | 'backfill_percent'
+  | 'backfill_total_count'
+  | 'backfill_completed_count'
+  | 'backfill_completed_at'
+  | 'backfill_started_at'
+  | 'compact_percent'
+  | 'compact_total_count'
+  | 'compact_completed_count'
+  | 'compact_started_at'
+  | 'series_count'
+  | 'series_limit_reached_at'
 >;
 
 /** Defaults of every optional setting (the spec shows none; ours, docs/metrics.md). */
@@ -203,7 +285,14 @@ export const METRIC_DEFAULTS: Omit<MetricSettings, 'name' | 'view_id'> = {
 };
 
 /** Fields whose change invalidates stored history: the metric is rebuilt (status back to initializing). */
-export const REBUILD_FIELDS = ['view_id', 'group_by', 'filters', 'timestamp_field', 'value_field', 'unique_field'] as const satisfies ReadonlyArray<keyof MetricRecord>;
+export const REBUILD_FIELDS = [
+  'view_id',
+  'group_by',
+  'filters',
+  'timestamp_field',
+  'value_field',
+  'unique_field',
+] as const satisfies ReadonlyArray<keyof MetricRecord>;
 
 /**
  * Progress fields as a run not yet planned has them (spec: `backfill_total_count` "seeded as 1 before
@@ -211,7 +300,15 @@ export const REBUILD_FIELDS = ['view_id', 'group_by', 'filters', 'timestamp_fiel
  */
 export function progressSeeds(): Pick<
   MetricRecord,
-  'backfill_percent' | 'backfill_total_count' | 'backfill_completed_count' | 'backfill_completed_at' | 'backfill_started_at' | 'compact_percent' | 'compact_total_count' | 'compact_completed_count' | 'compact_started_at'
+  | 'backfill_percent'
+  | 'backfill_total_count'
+  | 'backfill_completed_count'
+  | 'backfill_completed_at'
+  | 'backfill_started_at'
+  | 'compact_percent'
+  | 'compact_total_count'
+  | 'compact_completed_count'
+  | 'compact_started_at'
 > {
   return {
     backfill_percent: 0,

@@ -9,14 +9,24 @@ import { SharedSeriesKeys, sharedSignatures } from './series-keys.js';
  * exception through the batch. Call `loadHasher()` before. Metrics with the same `group_by` share
  * the series keys of the batch's rows (series-keys.ts): the group columns are read once for them.
  */
-export function metricPartialsStage(tasks: readonly MetricTask[], ts: ArrayLike<number>, columns: readonly OutputColumn[]): MetricOutcome[] {
+export function metricPartialsStage(
+  tasks: readonly MetricTask[],
+  ts: ArrayLike<number>,
+  columns: readonly OutputColumn[],
+): MetricOutcome[] {
   const shared = sharedSignatures(tasks.map((t) => t.groupBy));
-  const keys = shared.size === 0 ? null : new SharedSeriesKeys(new Map(columns.map((c) => [c.name, c])), ts.length, shared);
+  const keys =
+    shared.size === 0 ? null : new SharedSeriesKeys(new Map(columns.map((c) => [c.name, c])), ts.length, shared);
   return tasks.map((task): MetricOutcome => {
     try {
       return { status: 'ok', partials: buildPartials(task, ts, columns, keys) };
     } catch (err) {
-      return { status: 'failed', metricId: task.metricId, revision: task.revision, message: (err as Error)?.message ?? String(err) };
+      return {
+        status: 'failed',
+        metricId: task.metricId,
+        revision: task.revision,
+        message: (err as Error)?.message ?? String(err),
+      };
     }
   });
 }
@@ -54,7 +64,11 @@ export function metricsOutputs(result: { outputs?: Record<string, unknown[]> }):
 }
 
 /** The metrics of one view over its batch output, late events left out; with the view's event times. */
-export function viewMetricsStage(v: { viewId: string } & MetricsViewTask, ts: Float64Array, columns: readonly OutputColumn[]): ViewMetricsOutput {
+export function viewMetricsStage(
+  v: { viewId: string } & MetricsViewTask,
+  ts: Float64Array,
+  columns: readonly OutputColumn[],
+): ViewMetricsOutput {
   const tasks = v.metrics;
   const from = v.lateBefore;
   let maxTs = -Infinity;
@@ -69,6 +83,17 @@ export function viewMetricsStage(v: { viewId: string } & MetricsViewTask, ts: Fl
       if (t > lateMax) lateMax = t;
     }
   }
-  const outcomes = metricPartialsStage(from === undefined ? tasks : tasks.map((t) => ({ ...t, eventFrom: from })), ts, columns);
-  return { outcomes, times: { viewId: v.viewId, maxTs, late: count > 0 ? { count, minTs: lateMin, maxTs: lateMax, exclusionBelow: from! } : null } };
+  const outcomes = metricPartialsStage(
+    from === undefined ? tasks : tasks.map((t) => ({ ...t, eventFrom: from })),
+    ts,
+    columns,
+  );
+  return {
+    outcomes,
+    times: {
+      viewId: v.viewId,
+      maxTs,
+      late: count > 0 ? { count, minTs: lateMin, maxTs: lateMax, exclusionBelow: from! } : null,
+    },
+  };
 }

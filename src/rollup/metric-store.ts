@@ -16,7 +16,10 @@ export class MetricStore {
   /** The registry in memory, kept current by the series writes of this store once they commit. */
   readonly seriesCache: SeriesCache;
 
-  constructor(readonly store: Store, opts: { cachedSeries?: number } = {}) {
+  constructor(
+    readonly store: Store,
+    opts: { cachedSeries?: number } = {},
+  ) {
     this.metrics = new ScopedTable(store, 'metrics', 'metric_project');
     this.series = new Table(store, 'metric_series');
     this.seriesHash = new Index(store, 'metric_series_hash');
@@ -57,7 +60,10 @@ export class MetricStore {
 
   stageMetric(metric: MetricRecord): void {
     void this.metrics.put(metric.project_id, metric);
-    this.store.afterCommit(() => this.seriesCache.revised(metric.id, metric.definition_revision), () => this.seriesCache.drop(metric.id));
+    this.store.afterCommit(
+      () => this.seriesCache.revised(metric.id, metric.definition_revision),
+      () => this.seriesCache.drop(metric.id),
+    );
   }
 
   /** The series of `metricId` with this hash, if registered. */
@@ -69,7 +75,10 @@ export class MetricStore {
   stageSeries(series: MetricSeriesRecord): void {
     void this.series.put(series.metric_id, series);
     void this.seriesHash.put(`${series.metric_id}\u0000${series.hash}`, series.id);
-    this.store.afterCommit(() => this.seriesCache.committed(series), () => this.seriesCache.drop(series.metric_id));
+    this.store.afterCommit(
+      () => this.seriesCache.committed(series),
+      () => this.seriesCache.drop(series.metric_id),
+    );
   }
 
   /** Stage the removal of a metric with its series. */

@@ -20,7 +20,12 @@ export interface MetricSource {
  * scheduled for deletion is cancelled, and rebuilt if restored), and the view's late-data boundary
  * from `lateBefore` (late-data.ts). Views without such metrics are not in the map.
  */
-export function metricTasksByView(tasks: readonly ViewTask[], views: ViewSource, metrics: MetricSource, lateBefore: (viewId: string) => number | undefined = () => undefined): Map<string, MetricsViewTask> {
+export function metricTasksByView(
+  tasks: readonly ViewTask[],
+  views: ViewSource,
+  metrics: MetricSource,
+  lateBefore: (viewId: string) => number | undefined = () => undefined,
+): Map<string, MetricsViewTask> {
   const out = new Map<string, MetricsViewTask>();
   if (tasks.length === 0) return out;
   const project = views.store.byId(tasks[0]!.viewId)?.project_id;
@@ -31,7 +36,10 @@ export function metricTasksByView(tasks: readonly ViewTask[], views: ViewSource,
     const ms = all.filter((m) => m.view_id === t.viewId);
     if (ms.length === 0) continue;
     const late = lateBefore(t.viewId);
-    out.set(t.viewId, { metrics: ms.map((m) => metricTaskOf(m, t.outputSchema)), ...(late === undefined ? {} : { lateBefore: late }) });
+    out.set(t.viewId, {
+      metrics: ms.map((m) => metricTaskOf(m, t.outputSchema)),
+      ...(late === undefined ? {} : { lateBefore: late }),
+    });
   }
   return out;
 }

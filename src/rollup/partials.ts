@@ -25,19 +25,36 @@ import { keyPart, type SharedSeriesKeys } from './series-keys.js';
  * `null_handling: count_as_zero` is applied when they are read (its zeros are count − value count),
  * so either handling can be asked of the same rows. A null unique value is not a distinct value.
  */
-export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: readonly OutputColumn[], keys: SharedSeriesKeys | null = null): MetricPartials {
+export function buildPartials(
+  task: MetricTask,
+  ts: ArrayLike<number>,
+  columns: readonly OutputColumn[],
+  keys: SharedSeriesKeys | null = null,
+): MetricPartials {
   const byName = new Map(columns.map((c) => [c.name, c]));
   const col = (name: string, role: string): OutputColumn => {
     const c = byName.get(name);
-    if (!c) throw new ApiError('server_error', `metric ${task.metricId}: its ${role} "${name}" is not a column of the view's output`);
+    if (!c)
+      throw new ApiError(
+        'server_error',
+        `metric ${task.metricId}: its ${role} "${name}" is not a column of the view's output`,
+      );
     return c;
   };
   const n = ts.length;
-  const times: ArrayLike<number | null> = task.timestampField === EVENT_TIME_FIELD ? ts : (col(task.timestampField, 'timestamp field').values as (number | null)[]);
+  const times: ArrayLike<number | null> =
+    task.timestampField === EVENT_TIME_FIELD
+      ? ts
+      : (col(task.timestampField, 'timestamp field').values as (number | null)[]);
   const values = task.valueField === null ? null : (col(task.valueField, 'value field').values as (number | null)[]);
-  const uniques = task.uniqueField === null ? null : (col(task.uniqueField, 'unique field').values as (string | number | boolean | null)[]);
+  const uniques =
+    task.uniqueField === null
+      ? null
+      : (col(task.uniqueField, 'unique field').values as (string | number | boolean | null)[]);
   const groups = task.groupBy.map((g) => col(g, 'group_by field').values as unknown[]);
-  const display = Object.entries(task.displayFields ?? {}).map(([g, f]) => [g, col(f, 'display field').values as unknown[]] as const);
+  const display = Object.entries(task.displayFields ?? {}).map(
+    ([g, f]) => [g, col(f, 'display field').values as unknown[]] as const,
+  );
   const keep = filterOf(task, byName);
   const shape: StateShape = { values: values !== null, distinct: uniques !== null };
 
@@ -80,8 +97,15 @@ export function buildPartials(task: MetricTask, ts: ArrayLike<number>, columns: 
 
   const seen: SeenSeries[] = [];
   const partials: MinutePartial[] = [];
-  const emit = (acc: SeriesAcc, hash: string, dimensions: Record<string, unknown>, labels: Record<string, unknown> | null) => {
-    const index = seen.push({ hash, dimensions, display: labels, last: acc.last, lastAt: acc.last === null ? null : acc.lastAt }) - 1;
+  const emit = (
+    acc: SeriesAcc,
+    hash: string,
+    dimensions: Record<string, unknown>,
+    labels: Record<string, unknown> | null,
+  ) => {
+    const index =
+      seen.push({ hash, dimensions, display: labels, last: acc.last, lastAt: acc.last === null ? null : acc.lastAt }) -
+      1;
     for (const [minute, state] of acc.minutes) partials.push({ series: index, minute, state: encodeState(state) });
   };
   if (kept > 0) emit(total, TOTAL_SERIES, {}, null);
@@ -111,7 +135,10 @@ class SeriesAcc {
   latestRow: number;
   private latestAt = -Infinity;
 
-  constructor(private readonly shape: StateShape, readonly firstRow: number) {
+  constructor(
+    private readonly shape: StateShape,
+    readonly firstRow: number,
+  ) {
     this.latestRow = firstRow;
   }
 
@@ -160,7 +187,8 @@ function filterOf(task: MetricTask, byName: Map<string, OutputColumn>): ((row: n
     if (!c) return (_row: number) => undefined;
     const vals = c.values as unknown[];
     // Array columns hold JSON text; the predicate's `contains` wants the array.
-    if (c.type === 'array') return (row: number) => (record[name] = vals[row] === null ? null : (JSON.parse(vals[row] as string) as unknown));
+    if (c.type === 'array')
+      return (row: number) => (record[name] = vals[row] === null ? null : (JSON.parse(vals[row] as string) as unknown));
     return (row: number) => (record[name] = vals[row]);
   });
   return (row) => {
@@ -172,7 +200,8 @@ function filterOf(task: MetricTask, byName: Map<string, OutputColumn>): ((row: n
 /** Every view field the metric reads (a backfill reads only these columns of a file). */
 export function fieldsOfTask(task: MetricTask): Set<string> {
   const names = new Set<string>([...task.groupBy, ...Object.values(task.displayFields ?? {})]);
-  for (const f of [task.timestampField, task.valueField, task.uniqueField]) if (f !== null && f !== EVENT_TIME_FIELD) names.add(f);
+  for (const f of [task.timestampField, task.valueField, task.uniqueField])
+    if (f !== null && f !== EVENT_TIME_FIELD) names.add(f);
   const node = prepareFilter(task.filters, task.fields);
   if (node !== null) collectFields(node, names);
   return names;

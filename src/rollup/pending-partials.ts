@@ -80,7 +80,9 @@ export class PendingPartials {
 
   /** Drop the live marks of every revision of `metricId` but `keep` (null: all). */
   async dropLive(metricId: string, keep: number | null): Promise<void> {
-    const doomed = [...this.live.getKeys({ start: [metricId, 0], end: [metricId, Number.MAX_SAFE_INTEGER] })].filter((k) => k[1] !== keep);
+    const doomed = [...this.live.getKeys({ start: [metricId, 0], end: [metricId, Number.MAX_SAFE_INTEGER] })].filter(
+      (k) => k[1] !== keep,
+    );
     for (const k of doomed) await this.live.remove(k);
   }
 

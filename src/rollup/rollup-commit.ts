@@ -26,7 +26,12 @@ export interface RollupStaged {
  * left, or for a metric gone or in error, are dropped. Once durable,
  * `merge(key)` carries the entry into DuckDB (rollups.ts).
  */
-export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: PendingPartials; clock: Clock; merge: (key: number) => void }): CommitParticipant<RollupStaged | null> {
+export function rollupCommitParticipant(d: {
+  metrics: MetricCatalog;
+  pending: PendingPartials;
+  clock: Clock;
+  merge: (key: number) => void;
+}): CommitParticipant<RollupStaged | null> {
   return {
     name: 'rollups',
     stage({ lease, result }) {
@@ -38,12 +43,18 @@ export function rollupCommitParticipant(d: { metrics: MetricCatalog; pending: Pe
       const failed: string[] = [];
       const budget = new SeriesBudget(store, d.metrics.seriesLimits);
       for (const o of outcomes) {
-        const [id, revision] = o.status === 'ok' ? [o.partials.metricId, o.partials.revision] : [o.metricId, o.revision];
+        const [id, revision] =
+          o.status === 'ok' ? [o.partials.metricId, o.partials.revision] : [o.metricId, o.revision];
         const m = store.byId(id);
         if (!m || m.definition_revision !== revision || !feedsLive(m)) continue;
         if (o.status === 'failed') {
           const message = `building the rollups of the batch of spool entries ${lease.firstSeq}–${lease.lastSeq} failed: ${o.message}`;
-          store.stageMetric({ ...m, status: 'error', error_message: message, updated_at: nextUpdatedAt(d.clock, m.updated_at) });
+          store.stageMetric({
+            ...m,
+            status: 'error',
+            error_message: message,
+            updated_at: nextUpdatedAt(d.clock, m.updated_at),
+          });
           failed.push(id);
           continue;
         }

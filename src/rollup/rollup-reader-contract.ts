@@ -32,7 +32,11 @@ export interface RollupReader {
    * (`from <= start < to` in each span's tier) or in partials not folded yet within them: which
    * series an answer could show, without reading their rows.
    */
-  seriesWithData(q: { metricId: string; revision: number; spans: ReadonlyArray<{ tier: Tier; from: number; to: number }> }): Promise<string[]>;
+  seriesWithData(q: {
+    metricId: string;
+    revision: number;
+    spans: ReadonlyArray<{ tier: Tier; from: number; to: number }>;
+  }): Promise<string[]>;
   /**
    * Everything of this metric before this time (epoch ms, a minute boundary) is final in every
    * tier; later buckets are provisional. null: no statement can be made (nothing stored yet).

@@ -1,6 +1,23 @@
-import { BIGINT, BOOLEAN, INTEGER, LIST, listValue, VARCHAR, type DuckDBDataChunk, type DuckDBMaterializedResult, type DuckDBValue } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BOOLEAN,
+  INTEGER,
+  LIST,
+  listValue,
+  VARCHAR,
+  type DuckDBDataChunk,
+  type DuckDBMaterializedResult,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { decodeState, emptyState, figuresOf, mergeState, type BucketState, type StateFigures } from './bucket-state.js';
-import { COLUMN_FIGURES, TIER_MS, TOTAL_SERIES, type StoredBucket, type StoredColumns, type Tier } from './rollup-types.js';
+import {
+  COLUMN_FIGURES,
+  TIER_MS,
+  TOTAL_SERIES,
+  type StoredBucket,
+  type StoredColumns,
+  type Tier,
+} from './rollup-types.js';
 import type { RollupReader, RollupReadQuery } from './rollup-reader-contract.js';
 import { allocColumns, columnsOfBuckets } from './stored-columns.js';
 import { duck, tierTable, type RollupStore } from './rollup-store.js';
@@ -29,13 +46,17 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
     async read(q) {
       const r = await readRaw(store, q);
       if (r === null) return [];
-      return r.rows.partials === 0 ? compactedBuckets(r.rows, r.names, q.sketches) : mergedInOrder(r.rows, r.names, q.sketches);
+      return r.rows.partials === 0
+        ? compactedBuckets(r.rows, r.names, q.sketches)
+        : mergedInOrder(r.rows, r.names, q.sketches);
     },
 
     async readColumns(q) {
       const r = await readRaw(store, q);
       if (r === null) return allocColumns(0, [], q.sketches);
-      return r.rows.partials === 0 ? compactedColumns(r.rows, r.names, q.sketches, r.wanted) : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches));
+      return r.rows.partials === 0
+        ? compactedColumns(r.rows, r.names, q.sketches, r.wanted)
+        : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches));
     },
 
     async seriesWithData(q) {
@@ -45,17 +66,26 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       for (const s of q.spans) {
         params.push(BigInt(Math.floor(s.from)), BigInt(Math.ceil(s.to)));
         const [a, b] = [params.length - 1, params.length];
-        parts.push(`SELECT DISTINCT series FROM ${tierTable(s.tier)} WHERE metric_id = $1 AND revision = $2 AND start >= $${a} AND start < $${b} AND count > 0`);
+        parts.push(
+          `SELECT DISTINCT series FROM ${tierTable(s.tier)} WHERE metric_id = $1 AND revision = $2 AND start >= $${a} AND start < $${b} AND count > 0`,
+        );
         // A partial holds at least one record (a batch registers only series it saw).
-        if (s.tier === 'minute') parts.push(`SELECT DISTINCT series FROM rollup_partials WHERE metric_id = $1 AND revision = $2 AND minute >= $${a} AND minute < $${b}`);
+        if (s.tier === 'minute')
+          parts.push(
+            `SELECT DISTINCT series FROM rollup_partials WHERE metric_id = $1 AND revision = $2 AND minute >= $${a} AND minute < $${b}`,
+          );
       }
       // Partials of a coarser span: their minute may sit anywhere inside the span's buckets.
       const lo = Math.min(...q.spans.map((s) => s.from));
       const hi = Math.max(...q.spans.map((s) => s.to));
       params.push(BigInt(Math.floor(lo)), BigInt(Math.ceil(hi)));
-      parts.push(`SELECT DISTINCT series FROM rollup_partials WHERE metric_id = $1 AND revision = $2 AND minute >= $${params.length - 1} AND minute < $${params.length}`);
+      parts.push(
+        `SELECT DISTINCT series FROM rollup_partials WHERE metric_id = $1 AND revision = $2 AND minute >= $${params.length - 1} AND minute < $${params.length}`,
+      );
       const types = [VARCHAR, INTEGER, ...params.slice(2).map(() => BIGINT)];
-      const r = await duck('list series with data', () => store.reader.runAndReadAll(parts.join(' UNION '), params, types));
+      const r = await duck('list series with data', () =>
+        store.reader.runAndReadAll(parts.join(' UNION '), params, types),
+      );
       const col = r.getColumns()[0] ?? [];
       return col.map(String);
     },
@@ -63,18 +93,32 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
 }
 
 /** The statement of `read`: canonical rows and the partials not folded yet, column-wise; null when no series is asked. */
-async function readRaw(store: RollupStore, q: RollupReadQuery): Promise<{ rows: Rows; names: string[]; wanted: boolean[] } | null> {
+async function readRaw(
+  store: RollupStore,
+  q: RollupReadQuery,
+): Promise<{ rows: Rows; names: string[]; wanted: boolean[] } | null> {
   // Sorted names: index order is series order, so rows come out grouped as the contract wants.
   const names = q.series === null ? await realSeries(store, q) : [...new Set(q.series)].sort();
   if (names.length === 0) return null;
   const bucket = bucketSql(q.tier, 'minute');
   // Fewer columns: a 24 h by-minute read of count and sum took ~2 ms less in DuckDB with 4 than with 12.
   const wanted = COLUMN_FIGURES.map((f) => q.figures === undefined || q.figures.has(f));
-  const params: DuckDBValue[] = [q.metricId, q.revision, BigInt(Math.floor(q.from)), BigInt(Math.ceil(q.to)), BigInt(Math.ceil(q.to) + LONGEST_BUCKET_MS), q.sketches, listValue(names)];
+  const params: DuckDBValue[] = [
+    q.metricId,
+    q.revision,
+    BigInt(Math.floor(q.from)),
+    BigInt(Math.ceil(q.to)),
+    BigInt(Math.ceil(q.to) + LONGEST_BUCKET_MS),
+    q.sketches,
+    listValue(names),
+  ];
   const types = [VARCHAR, INTEGER, BIGINT, BIGINT, BIGINT, BOOLEAN, LIST(VARCHAR)];
   // A few names: matched in the list itself (cheaper than a join); many: a hash join on them.
   const few = names.length <= FEW_NAMES;
-  const match = (t: string) => (few ? { from: '', where: `AND list_contains($7, ${t}.series)`, si: `list_position($7, ${t}.series) - 1` } : { from: `JOIN n ON n.series = ${t}.series`, where: '', si: 'n.si' });
+  const match = (t: string) =>
+    few
+      ? { from: '', where: `AND list_contains($7, ${t}.series)`, si: `list_position($7, ${t}.series) - 1` }
+      : { from: `JOIN n ON n.series = ${t}.series`, where: '', si: 'n.si' };
   const [mc, mp] = [match('c'), match('r')];
   const sql = `WITH n AS (SELECT unnest($7) AS series, unnest(range(len($7))) AS si),
     p AS (
@@ -86,7 +130,9 @@ async function readRaw(store: RollupStore, q: RollupReadQuery): Promise<{ rows: 
     FROM ${tierTable(q.tier)} c ${mc.from} LEFT JOIN pk ON pk.si = ${mc.si} AND pk.start = c.start
     WHERE c.metric_id = $1 AND c.revision = $2 AND c.start >= $3 AND c.start < $4 ${mc.where}
     UNION ALL
-    SELECT 1, si::DOUBLE, CAST(start AS DOUBLE), ${NUMBERS.slice(1).map(() => 'NULL').join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
+    SELECT 1, si::DOUBLE, CAST(start AS DOUBLE), ${NUMBERS.slice(1)
+      .map(() => 'NULL')
+      .join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
   const result = await duck('read rollups', () => store.reader.run(sql, params, types));
   return { rows: readRows(result, wanted, q.sketches), names, wanted };
 }
@@ -95,8 +141,16 @@ async function readRaw(store: RollupStore, q: RollupReadQuery): Promise<{ rows: 
 async function realSeries(store: RollupStore, q: RollupReadQuery): Promise<string[]> {
   const sql = `SELECT DISTINCT series FROM ${tierTable(q.tier)} WHERE metric_id = $1 AND revision = $2 AND start >= $3 AND start < $4 AND series <> '${TOTAL_SERIES}'
     UNION SELECT DISTINCT series FROM rollup_partials WHERE metric_id = $1 AND revision = $2 AND minute >= $3 AND minute < $5 AND series <> '${TOTAL_SERIES}'`;
-  const params: DuckDBValue[] = [q.metricId, q.revision, BigInt(Math.floor(q.from)), BigInt(Math.ceil(q.to)), BigInt(Math.ceil(q.to) + LONGEST_BUCKET_MS)];
-  const r = await duck('list series', () => store.reader.runAndReadAll(sql, params, [VARCHAR, INTEGER, BIGINT, BIGINT, BIGINT]));
+  const params: DuckDBValue[] = [
+    q.metricId,
+    q.revision,
+    BigInt(Math.floor(q.from)),
+    BigInt(Math.ceil(q.to)),
+    BigInt(Math.ceil(q.to) + LONGEST_BUCKET_MS),
+  ];
+  const r = await duck('list series', () =>
+    store.reader.runAndReadAll(sql, params, [VARCHAR, INTEGER, BIGINT, BIGINT, BIGINT]),
+  );
   return (r.getColumns()[0] ?? []).map(String).sort();
 }
 
@@ -122,7 +176,9 @@ function readRows(result: DuckDBMaterializedResult, wanted: readonly boolean[], 
   }
   // Figures not read share one array of NaN.
   let none: Float64Array | null = null;
-  const doubles = Array.from({ length: 2 + NUMBERS.length }, (_, k) => (k < 2 || wanted[k - 2] ? new Float64Array(length) : (none ??= new Float64Array(length).fill(NaN))));
+  const doubles = Array.from({ length: 2 + NUMBERS.length }, (_, k) =>
+    k < 2 || wanted[k - 2] ? new Float64Array(length) : (none ??= new Float64Array(length).fill(NaN)),
+  );
   const blobs = new Array<Uint8Array | null>(length);
   let at = 0;
   for (const chunk of chunks) {
@@ -162,7 +218,20 @@ function readDoubles(chunk: DuckDBDataChunk, column: number, n: number, out: Flo
 
 /** Everything compacted (the usual case): one stored row per bucket, nothing to merge, in (series, start) order. */
 function compactedBuckets(rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] {
-  const [start, count, valueCount, sum, min, max, last, lastAt, p50, p95, p99, distinct] = rows.numbers as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array, Float64Array];
+  const [start, count, valueCount, sum, min, max, last, lastAt, p50, p95, p99, distinct] = rows.numbers as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
   const order = seriesThenStartOrder(rows.si, start, rows.length, names.length);
   const out = new Array<StoredBucket>(rows.length);
   for (let j = 0; j < rows.length; j++) {
@@ -190,7 +259,12 @@ function compactedBuckets(rows: Rows, names: readonly string[], sketches: boolea
 }
 
 /** `compactedBuckets` column-wise: the rows gathered into (series, start) order. */
-function compactedColumns(rows: Rows, names: readonly string[], sketches: boolean, wanted: readonly boolean[]): StoredColumns {
+function compactedColumns(
+  rows: Rows,
+  names: readonly string[],
+  sketches: boolean,
+  wanted: readonly boolean[],
+): StoredColumns {
   const order = seriesThenStartOrder(rows.si, rows.numbers[0]!, rows.length, names.length);
   const c = allocColumns(rows.length, names, sketches, wanted);
   COLUMN_FIGURES.forEach((f, k) => {
@@ -233,7 +307,10 @@ function seriesThenStartOrder(si: Float64Array, start: Float64Array, length: num
 
 /** Canonical rows with partials merged into them (or standing alone), by (series, start). */
 function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] {
-  const out = new Map<string, { si: number; start: number; figures: StateFigures | null; state: BucketState | null; merged: boolean }>();
+  const out = new Map<
+    string,
+    { si: number; start: number; figures: StateFigures | null; state: BucketState | null; merged: boolean }
+  >();
   for (let i = 0; i < rows.length; i++) {
     const si = rows.si[i]!;
     const start = rows.numbers[0]![i]!;
@@ -252,15 +329,36 @@ function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean):
     }
   }
   const buckets: StoredBucket[] = [];
-  for (const b of out.values()) buckets.push(storedBucket(b.merged ? figuresOf(b.state!) : b.figures!, names[b.si]!, b.start, sketches ? b.state : null));
+  for (const b of out.values())
+    buckets.push(
+      storedBucket(b.merged ? figuresOf(b.state!) : b.figures!, names[b.si]!, b.start, sketches ? b.state : null),
+    );
   return buckets;
 }
 
-const mergedInOrder = (rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] => mergedBuckets(rows, names, sketches).sort((a, b) => (a.series < b.series ? -1 : a.series > b.series ? 1 : a.start - b.start));
+const mergedInOrder = (rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] =>
+  mergedBuckets(rows, names, sketches).sort((a, b) =>
+    a.series < b.series ? -1 : a.series > b.series ? 1 : a.start - b.start,
+  );
 
 /** Every field written out: an object spread here cost ~5 µs a row (V8), most of a 24 h read. */
 function storedBucket(f: StateFigures, series: string, start: number, state: BucketState | null): StoredBucket {
-  return { count: f.count, value_count: f.value_count, sum: f.sum, min: f.min, max: f.max, last: f.last, last_at: f.last_at, p50: f.p50, p95: f.p95, p99: f.p99, distinct: f.distinct, series, start, state };
+  return {
+    count: f.count,
+    value_count: f.value_count,
+    sum: f.sum,
+    min: f.min,
+    max: f.max,
+    last: f.last,
+    last_at: f.last_at,
+    p50: f.p50,
+    p95: f.p95,
+    p99: f.p99,
+    distinct: f.distinct,
+    series,
+    start,
+    state,
+  };
 }
 
 /** `into` (the canonical state) with `partials` merged after it: canonical first, as the compactor merges. */
@@ -270,7 +368,20 @@ function mergeInto(into: BucketState, partials: BucketState): BucketState {
 }
 
 /** Stored figure columns after `series`, in this order (`start` first): COLUMN_FIGURES' order, `distinct` stored as `distinct_count`. */
-const NUMBERS = ['start', 'count', 'value_count', 'sum', 'min', 'max', 'last', 'last_at', 'p50', 'p95', 'p99', 'distinct_count'] as const;
+const NUMBERS = [
+  'start',
+  'count',
+  'value_count',
+  'sum',
+  'min',
+  'max',
+  'last',
+  'last_at',
+  'p50',
+  'p95',
+  'p99',
+  'distinct_count',
+] as const;
 
 const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
 
@@ -296,4 +407,3 @@ function bucketSql(tier: Tier, col: string): string {
   const w = TIER_MS[tier];
   return `(${col} - ((${col} % ${w}) + ${w}) % ${w})`;
 }
-

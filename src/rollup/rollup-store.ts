@@ -1,5 +1,16 @@
 import { join } from 'node:path';
-import { BIGINT, BLOB, blobValue, DuckDBInstance, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBValue } from '@duckdb/node-api';
+import {
+  BIGINT,
+  BLOB,
+  blobValue,
+  DuckDBInstance,
+  INTEGER,
+  LIST,
+  listValue,
+  VARCHAR,
+  type DuckDBConnection,
+  type DuckDBValue,
+} from '@duckdb/node-api';
 import { ApiError } from '../errors.js';
 import { TIERS, type Tier } from './rollup-types.js';
 import type { MetricPartials } from './rollup-types.js';
@@ -25,7 +36,10 @@ import { duckdbQuerySeconds } from '../self-metrics/registry.js';
  * Reads use their own connection and see committed snapshots.
  */
 export class RollupStore {
-  private readonly chains = { exclusive: Promise.resolve() as Promise<unknown>, appending: Promise.resolve() as Promise<unknown> };
+  private readonly chains = {
+    exclusive: Promise.resolve() as Promise<unknown>,
+    appending: Promise.resolve() as Promise<unknown>,
+  };
   private closed = false;
   /** Told after every commit that adds or drops rows (compaction aside: it changes no figure). */
   listener: RollupWriteListener | null = null;
@@ -40,7 +54,12 @@ export class RollupStore {
   static async open(dataDir: string): Promise<RollupStore> {
     return duck('open the rollups database', async () => {
       const instance = await DuckDBInstance.create(join(dataDir, 'rollups.duckdb'), { threads: '2' });
-      const store = new RollupStore(instance, await instance.connect(), await instance.connect(), await instance.connect());
+      const store = new RollupStore(
+        instance,
+        await instance.connect(),
+        await instance.connect(),
+        await instance.connect(),
+      );
       await store.writer.run(SCHEMA);
       return store;
     });
@@ -82,19 +101,38 @@ export class RollupStore {
    * nothing. `replay` false: every batch was committed by this process and merged by nobody yet, so
    * the marks are not looked up (a live merge's lag). Answers how many were merged.
    */
-  async mergeBatches(batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>, replay = true): Promise<number> {
+  async mergeBatches(
+    batches: ReadonlyArray<{ batch: number; metrics: readonly MetricPartials[] }>,
+    replay = true,
+  ): Promise<number> {
     let added: readonly MetricPartials[] = [];
     try {
       return await this.transaction(
         'merge batches of partials',
         async (conn) => {
           const keys = batches.map((b) => BigInt(b.batch));
-          const seen = replay ? new Set((await conn.runAndReadAll('SELECT batch FROM rollup_applied WHERE list_contains($1, batch)', [listValue(keys)], [LIST(BIGINT)])).getRows().map((r) => Number(r[0]))) : new Set<number>();
+          const seen = replay
+            ? new Set(
+                (
+                  await conn.runAndReadAll(
+                    'SELECT batch FROM rollup_applied WHERE list_contains($1, batch)',
+                    [listValue(keys)],
+                    [LIST(BIGINT)],
+                  )
+                )
+                  .getRows()
+                  .map((r) => Number(r[0])),
+              )
+            : new Set<number>();
           const fresh = batches.filter((b) => !seen.has(b.batch));
           if (fresh.length === 0) return 0;
           added = fresh.flatMap((b) => b.metrics);
           await insertPartials(conn, added);
-          await conn.run('INSERT INTO rollup_applied SELECT unnest($1)', [listValue(fresh.map((b) => BigInt(b.batch)))], [LIST(BIGINT)]);
+          await conn.run(
+            'INSERT INTO rollup_applied SELECT unnest($1)',
+            [listValue(fresh.map((b) => BigInt(b.batch)))],
+            [LIST(BIGINT)],
+          );
           return fresh.length;
         },
         'appending',
@@ -106,17 +144,29 @@ export class RollupStore {
   }
 
   /** Merge one backfilled view file's partials with its mark; false when it was done already. */
-  async mergeBackfillFile(metricId: string, revision: number, fileId: string, partials: MetricPartials): Promise<boolean> {
+  async mergeBackfillFile(
+    metricId: string,
+    revision: number,
+    fileId: string,
+    partials: MetricPartials,
+  ): Promise<boolean> {
     let added = false;
     try {
-      return await this.transaction('merge a backfilled file', async (conn) => {
-        const seen = await conn.runAndReadAll('SELECT 1 FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2 AND file_id = $3', [metricId, revision, fileId]);
-        if (seen.currentRowCount > 0) return false;
-        added = true;
-        await insertPartials(conn, [partials]);
-        await conn.run('INSERT INTO rollup_backfilled VALUES ($1, $2, $3)', [metricId, revision, fileId]);
-        return true;
-      }, 'appending');
+      return await this.transaction(
+        'merge a backfilled file',
+        async (conn) => {
+          const seen = await conn.runAndReadAll(
+            'SELECT 1 FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2 AND file_id = $3',
+            [metricId, revision, fileId],
+          );
+          if (seen.currentRowCount > 0) return false;
+          added = true;
+          await insertPartials(conn, [partials]);
+          await conn.run('INSERT INTO rollup_backfilled VALUES ($1, $2, $3)', [metricId, revision, fileId]);
+          return true;
+        },
+        'appending',
+      );
     } finally {
       if (added) this.reportAdded([partials]);
     }
@@ -134,13 +184,20 @@ export class RollupStore {
 
   /** Partial rows not folded yet, per metric (compaction progress). */
   async partialsByMetric(): Promise<Map<string, number>> {
-    const r = await duck('count partials', () => this.reader.runAndReadAll('SELECT metric_id, count(*)::DOUBLE FROM rollup_partials GROUP BY metric_id'));
+    const r = await duck('count partials', () =>
+      this.reader.runAndReadAll('SELECT metric_id, count(*)::DOUBLE FROM rollup_partials GROUP BY metric_id'),
+    );
     return new Map(r.getRows().map((row) => [String(row[0]), Number(row[1])]));
   }
 
   /** The view files already backfilled for this metric revision. */
   async backfilledFiles(metricId: string, revision: number): Promise<Set<string>> {
-    const r = await duck('read backfill marks', () => this.reader.runAndReadAll('SELECT file_id FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2', [metricId, revision]));
+    const r = await duck('read backfill marks', () =>
+      this.reader.runAndReadAll('SELECT file_id FROM rollup_backfilled WHERE metric_id = $1 AND revision = $2', [
+        metricId,
+        revision,
+      ]),
+    );
     return new Set(r.getRows().map((row) => String(row[0])));
   }
 
@@ -151,7 +208,11 @@ export class RollupStore {
    */
   pruneApplied(pending: () => readonly number[]): Promise<void> {
     return this.exclusive('prune applied marks', async (conn) => {
-      await conn.run('DELETE FROM rollup_applied WHERE NOT list_contains($1, batch)', [listValue(pending().map((k) => BigInt(k)))], [LIST(BIGINT)]);
+      await conn.run(
+        'DELETE FROM rollup_applied WHERE NOT list_contains($1, batch)',
+        [listValue(pending().map((k) => BigInt(k)))],
+        [LIST(BIGINT)],
+      );
     });
   }
 
@@ -161,7 +222,8 @@ export class RollupStore {
       await this.transaction('drop old rollup rows', async (conn) => {
         const cond = 'metric_id = $1 AND revision IS DISTINCT FROM $2';
         const params: DuckDBValue[] = [metricId, keep];
-        for (const t of ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)]) await conn.run(`DELETE FROM ${t} WHERE ${cond}`, params, [VARCHAR, INTEGER]);
+        for (const t of ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)])
+          await conn.run(`DELETE FROM ${t} WHERE ${cond}`, params, [VARCHAR, INTEGER]);
       });
     } finally {
       this.listener?.dropped(metricId);
@@ -170,7 +232,9 @@ export class RollupStore {
 
   /** (metric, revision) pairs that have rows (start-up: drop what metrics no longer need). */
   async storedRevisions(): Promise<Array<{ metricId: string; revision: number }>> {
-    const sql = ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)].map((t) => `SELECT DISTINCT metric_id, revision FROM ${t}`).join(' UNION ');
+    const sql = ['rollup_partials', 'rollup_backfilled', ...TIERS.map(tierTable)]
+      .map((t) => `SELECT DISTINCT metric_id, revision FROM ${t}`)
+      .join(' UNION ');
     const r = await duck('list stored revisions', () => this.reader.runAndReadAll(sql));
     return r.getRows().map((row) => ({ metricId: String(row[0]), revision: Number(row[1]) }));
   }
@@ -247,7 +311,9 @@ export async function duck<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+    });
   } finally {
     end();
   }

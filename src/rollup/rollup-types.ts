@@ -85,7 +85,20 @@ export interface StoredBucket extends StateFigures {
 }
 
 /** The figures of StoredBucket a StoredColumns holds, one Float64Array each. */
-export const COLUMN_FIGURES = ['start', 'count', 'value_count', 'sum', 'min', 'max', 'last', 'last_at', 'p50', 'p95', 'p99', 'distinct'] as const;
+export const COLUMN_FIGURES = [
+  'start',
+  'count',
+  'value_count',
+  'sum',
+  'min',
+  'max',
+  'last',
+  'last_at',
+  'p50',
+  'p95',
+  'p99',
+  'distinct',
+] as const;
 export type ColumnFigure = (typeof COLUMN_FIGURES)[number];
 
 /**

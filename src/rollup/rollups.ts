@@ -60,11 +60,22 @@ export class Rollups implements RollupReader {
   /** Revision each metric's stored rows are known to be of (older ones get dropped). */
   private readonly revisions = new Map<string, number>();
 
-  private constructor(private readonly d: RollupDeps, readonly db: RollupStore) {
+  private constructor(
+    private readonly d: RollupDeps,
+    readonly db: RollupStore,
+  ) {
     this.pending = new PendingPartials(d.store);
     db.listener = { added: (id, from) => this.sealed.written(id, from), dropped: (id) => this.sealed.changed(id) };
     this.reader = rollupReader(db, (id) => this.completeThrough(id));
-    this.backfill = new MetricBackfiller({ metrics: d.metrics, views: d.views, db, pending: this.pending, clock: d.clock, log: d.log, merged: () => this.requestCompaction() });
+    this.backfill = new MetricBackfiller({
+      metrics: d.metrics,
+      views: d.views,
+      db,
+      pending: this.pending,
+      clock: d.clock,
+      log: d.log,
+      merged: () => this.requestCompaction(),
+    });
     this.compaction = new RerunJob(() => this.compactOnce(), d.log, 'rollup compaction');
   }
 
@@ -86,7 +97,12 @@ export class Rollups implements RollupReader {
 
   /** The commit participant (after views). */
   participant(): CommitParticipant {
-    return rollupCommitParticipant({ metrics: this.d.metrics, pending: this.pending, clock: this.d.clock, merge: (key) => this.merge(key) }) as CommitParticipant;
+    return rollupCommitParticipant({
+      metrics: this.d.metrics,
+      pending: this.pending,
+      clock: this.d.clock,
+      merge: (key) => this.merge(key),
+    }) as CommitParticipant;
   }
 
   /** Replay what a crash left pending, drop rows no metric needs, start the backfiller. */
@@ -107,7 +123,9 @@ export class Rollups implements RollupReader {
       if (m && this.revisions.get(id) === m.definition_revision) return;
       if (m) this.revisions.set(id, m.definition_revision);
       else this.revisions.delete(id);
-      void this.dropOld(id).catch((err: unknown) => this.d.log.error({ err, metric_id: id }, 'dropping old rollup rows failed; retried at the next start'));
+      void this.dropOld(id).catch((err: unknown) =>
+        this.d.log.error({ err, metric_id: id }, 'dropping old rollup rows failed; retried at the next start'),
+      );
     });
     this.backfill.start();
     this.requestCompaction();
@@ -142,7 +160,11 @@ export class Rollups implements RollupReader {
           const entry = this.pending.get(batch);
           return entry ? [{ batch, metrics: entry.metrics }] : [];
         });
-        if (entries.length > 0) await this.db.mergeBatches(entries, keys.some((k) => this.replays.has(k)));
+        if (entries.length > 0)
+          await this.db.mergeBatches(
+            entries,
+            keys.some((k) => this.replays.has(k)),
+          );
         for (const key of keys) {
           this.queue.delete(key);
           this.replays.delete(key);
@@ -150,7 +172,12 @@ export class Rollups implements RollupReader {
         // The next merge does not wait for these deletes: until one lands, its entry stays in LMDB
         // with its applied mark kept (pruneApplied), so a crash meanwhile replays it to nothing.
         const removed = Promise.all(keys.map((key) => this.pending.remove(key)));
-        this.removing = Promise.all([this.removing, removed]).catch((err: unknown) => this.d.log.error({ err, batches: keys }, 'removing merged rollup entries from LMDB failed; the next start replays them to nothing'));
+        this.removing = Promise.all([this.removing, removed]).catch((err: unknown) =>
+          this.d.log.error(
+            { err, batches: keys },
+            'removing merged rollup entries from LMDB failed; the next start replays them to nothing',
+          ),
+        );
         this.requestCompaction();
       } catch (err) {
         if (this.stopped) return;
@@ -189,7 +216,11 @@ export class Rollups implements RollupReader {
   }
 
   private async compactStep(): Promise<void> {
-    const { folded, more } = await compactPartials(this.db, (id) => this.d.metrics.byId(id)?.definition_revision ?? null, this.d.compactRows || undefined);
+    const { folded, more } = await compactPartials(
+      this.db,
+      (id) => this.d.metrics.byId(id)?.definition_revision ?? null,
+      this.d.compactRows || undefined,
+    );
     // A backlog is folded a bounded step at a time (memory), one pass after another.
     if (more) this.compaction.request();
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
@@ -198,7 +229,8 @@ export class Rollups implements RollupReader {
     const waiting = await this.db.partialsByMetric();
     const rows = new Map<string, number>();
     for (const f of folded.values()) {
-      if (this.d.metrics.byId(f.metricId)?.definition_revision === f.revision) rows.set(f.metricId, (rows.get(f.metricId) ?? 0) + f.rows);
+      if (this.d.metrics.byId(f.metricId)?.definition_revision === f.revision)
+        rows.set(f.metricId, (rows.get(f.metricId) ?? 0) + f.rows);
     }
     const at = new Date(this.d.clock.now()).toISOString();
     for (const { value: m } of this.d.metrics.store.metrics.all()) {
@@ -212,7 +244,12 @@ export class Rollups implements RollupReader {
           if (cur.definition_revision !== revision) return {};
           const done = cur.compact_completed_count + n;
           const total = done + left;
-          return { compact_started_at: cur.compact_started_at ?? at, compact_total_count: total, compact_completed_count: done, compact_percent: left === 0 ? 100 : Math.floor((done / total) * 100) };
+          return {
+            compact_started_at: cur.compact_started_at ?? at,
+            compact_total_count: total,
+            compact_completed_count: done,
+            compact_percent: left === 0 ? 100 : Math.floor((done / total) * 100),
+          };
         },
         { notify: false },
       );

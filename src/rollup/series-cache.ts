@@ -33,7 +33,10 @@ export class MetricSeriesView implements SeriesLookup {
   /** Each listing order as last sorted, how many registered entries it holds, and the version it was sorted at. */
   private readonly orders = new Map<SeriesListField, { entries: Entry[]; known: number; version: number }>();
 
-  constructor(readonly revision: number, records: readonly MetricSeriesRecord[]) {
+  constructor(
+    readonly revision: number,
+    records: readonly MetricSeriesRecord[],
+  ) {
     for (const r of records) this.put(r);
   }
 
@@ -50,7 +53,9 @@ export class MetricSeriesView implements SeriesLookup {
   }
 
   pinned(): readonly MetricSeriesRecord[] {
-    this.pinOrder ??= [...this.pins.values()].sort((a, b) => a.pinned_at!.localeCompare(b.pinned_at!) || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0));
+    this.pinOrder ??= [...this.pins.values()].sort(
+      (a, b) => a.pinned_at!.localeCompare(b.pinned_at!) || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0),
+    );
     return this.pinOrder;
   }
 
@@ -96,7 +101,8 @@ export class MetricSeriesView implements SeriesLookup {
 }
 
 const byId = (a: MetricSeriesRecord, b: MetricSeriesRecord): number => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
-const byFirstSeen = (a: MetricSeriesRecord, b: MetricSeriesRecord): number => (a.first_seen_at < b.first_seen_at ? -1 : a.first_seen_at > b.first_seen_at ? 1 : byId(a, b));
+const byFirstSeen = (a: MetricSeriesRecord, b: MetricSeriesRecord): number =>
+  a.first_seen_at < b.first_seen_at ? -1 : a.first_seen_at > b.first_seen_at ? 1 : byId(a, b);
 /** Null (no value yet) first, as the listing's value comparison orders it. */
 const byLastValue = (a: MetricSeriesRecord, b: MetricSeriesRecord): number => {
   if (a.last_value === b.last_value) return byId(a, b);
@@ -123,7 +129,10 @@ export class SeriesCache {
   private readonly views = new Map<string, MetricSeriesView>();
   private held = 0;
 
-  constructor(private readonly load: (metricId: string) => MetricSeriesRecord[], private readonly limit = DEFAULT_CACHED_SERIES) {}
+  constructor(
+    private readonly load: (metricId: string) => MetricSeriesRecord[],
+    private readonly limit = DEFAULT_CACHED_SERIES,
+  ) {}
 
   /** The series of a metric at `revision` (a view loaded under another revision is loaded again). */
   of(metricId: string, revision: number): MetricSeriesView {

@@ -20,7 +20,13 @@ export interface SeenOutcome {
  * partials under `__other__` (foldPartials) in the same transaction, so the decision and the rows
  * it shapes commit together. The metric's `series_count` and `series_limit_reached_at` follow.
  */
-export function stageSeenSeries(store: MetricStore, metric: MetricRecord, seen: readonly SeenSeries[], now: number, budget: SeriesBudget): SeenOutcome {
+export function stageSeenSeries(
+  store: MetricStore,
+  metric: MetricRecord,
+  seen: readonly SeenSeries[],
+  now: number,
+  budget: SeriesBudget,
+): SeenOutcome {
   const metricId = metric.id;
   const count = seriesCountOf(store, metric);
   const metricRoom = seriesLimitOf(metric, budget.limits) - count;
@@ -74,6 +80,8 @@ export function stageSeenSeries(store: MetricStore, metric: MetricRecord, seen: 
 /** The display values joined (", "), null without display fields. */
 function labelOf(display: Record<string, unknown> | null): string | null {
   if (display === null) return null;
-  const parts = Object.values(display).filter((v) => v !== null && v !== undefined).map(String);
+  const parts = Object.values(display)
+    .filter((v) => v !== null && v !== undefined)
+    .map(String);
   return parts.length ? parts.join(', ') : null;
 }

@@ -68,7 +68,10 @@ export class ByteReader {
   private pos = 0;
   private readonly view: DataView;
 
-  constructor(private readonly bytes: Uint8Array, private readonly what: string) {
+  constructor(
+    private readonly bytes: Uint8Array,
+    private readonly what: string,
+  ) {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
@@ -124,6 +127,7 @@ export class ByteReader {
 
   /** Trailing bytes mean the blob is not what we think it is: refuse rather than ignore them. */
   end(): void {
-    if (this.pos !== this.bytes.length) this.fail(`${this.bytes.length - this.pos} trailing byte(s) at offset ${this.pos}`);
+    if (this.pos !== this.bytes.length)
+      this.fail(`${this.bytes.length - this.pos} trailing byte(s) at offset ${this.pos}`);
   }
 }

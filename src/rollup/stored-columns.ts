@@ -6,8 +6,18 @@ import type { RollupReader, RollupReadQuery } from './rollup-reader-contract.js'
  * figures not wanted share one array of NaN, never to be written (a 24 h by-minute read of two
  * values would otherwise allocate and zero nine arrays of 14,400 numbers for nothing).
  */
-export function allocColumns(length: number, names: readonly string[], sketches: boolean, wanted?: readonly boolean[]): StoredColumns {
-  const c = { length, names, si: new Int32Array(length), states: sketches ? new Array(length).fill(null) : null } as StoredColumns;
+export function allocColumns(
+  length: number,
+  names: readonly string[],
+  sketches: boolean,
+  wanted?: readonly boolean[],
+): StoredColumns {
+  const c = {
+    length,
+    names,
+    si: new Int32Array(length),
+    states: sketches ? new Array(length).fill(null) : null,
+  } as StoredColumns;
   let none: Float64Array | null = null;
   COLUMN_FIGURES.forEach((f, k) => {
     if (wanted && !wanted[k]) c[f] = none ??= new Float64Array(length).fill(NaN);
@@ -20,7 +30,11 @@ export function allocColumns(length: number, names: readonly string[], sketches:
 export function columnsOfBuckets(rows: readonly StoredBucket[]): StoredColumns {
   const names = [...new Set(rows.map((r) => r.series))];
   const index = new Map(names.map((n, i) => [n, i]));
-  const c = allocColumns(rows.length, names, rows.some((r) => r.state !== null));
+  const c = allocColumns(
+    rows.length,
+    names,
+    rows.some((r) => r.state !== null),
+  );
   rows.forEach((r, i) => {
     c.si[i] = index.get(r.series)!;
     for (const f of COLUMN_FIGURES) c[f][i] = r[f] ?? NaN;
@@ -41,7 +55,11 @@ export function concatColumns(parts: readonly StoredColumns[]): StoredColumns {
   const index = new Map<string, number>();
   const maps = parts.map((p) => p.names.map((n) => index.get(n) ?? (index.set(n, names.length), names.push(n) - 1)));
   const length = parts.reduce((n, p) => n + p.length, 0);
-  const c = allocColumns(length, names, parts.some((p) => p.states !== null));
+  const c = allocColumns(
+    length,
+    names,
+    parts.some((p) => p.states !== null),
+  );
   let at = 0;
   parts.forEach((p, k) => {
     for (const f of COLUMN_FIGURES) c[f].set(p[f], at);

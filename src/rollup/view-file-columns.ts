@@ -9,8 +9,14 @@ import { duck, type RollupStore } from './rollup-store.js';
  * text). A field the file does not have (it predates the field) reads as all null. Names are
  * quoted identifiers from the view's schema; the path is a bound parameter.
  */
-export async function readViewFileColumns(store: RollupStore, path: string, fields: readonly OutputField[]): Promise<{ ts: Float64Array; columns: OutputColumn[] }> {
-  const schema = await duck('read a view file schema', () => store.reader.runAndReadAll('SELECT name FROM parquet_schema($1)', [path], [VARCHAR]));
+export async function readViewFileColumns(
+  store: RollupStore,
+  path: string,
+  fields: readonly OutputField[],
+): Promise<{ ts: Float64Array; columns: OutputColumn[] }> {
+  const schema = await duck('read a view file schema', () =>
+    store.reader.runAndReadAll('SELECT name FROM parquet_schema($1)', [path], [VARCHAR]),
+  );
   const present = new Set(schema.getRows().map((r) => String(r[0])));
   const select = fields.map((f) => {
     if (!present.has(f.name)) return 'NULL';
@@ -24,6 +30,13 @@ export async function readViewFileColumns(store: RollupStore, path: string, fiel
   const reader = await duck('read a view file', () => store.reader.runAndReadAll(sql, [path], [VARCHAR]));
   const cols = reader.getColumnsJS() as unknown[][];
   const ts = Float64Array.from((cols[0] ?? []) as number[]);
-  const columns = fields.map((f, i) => ({ name: f.name, type: f.type, values: (cols[i + 1] ?? new Array(ts.length).fill(null)) as never }) as OutputColumn);
+  const columns = fields.map(
+    (f, i) =>
+      ({
+        name: f.name,
+        type: f.type,
+        values: (cols[i + 1] ?? new Array(ts.length).fill(null)) as never,
+      }) as OutputColumn,
+  );
   return { ts, columns };
 }

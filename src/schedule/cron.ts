@@ -36,16 +36,23 @@ function parse(expr: string): Cron {
 /** Whether `expr` is a cron a user may schedule with; the message says what to fix. */
 export function validateUserCron(expr: unknown): CronCheck {
   if (typeof expr !== 'string') return { ok: false, message: 'cron expression must be a string' };
-  if (expr.length < 1 || expr.length > CRON_MAX_LENGTH) return { ok: false, message: `cron expression must be 1 to ${CRON_MAX_LENGTH} characters` };
+  if (expr.length < 1 || expr.length > CRON_MAX_LENGTH)
+    return { ok: false, message: `cron expression must be 1 to ${CRON_MAX_LENGTH} characters` };
   const text = expr.trim();
   if (text.startsWith('@')) {
     if (!NICKNAMES.has(text.toLowerCase())) {
-      return { ok: false, message: `unsupported cron nickname "${text}"; use five fields (minute hour day-of-month month day-of-week) or one of ${[...NICKNAMES].join(', ')}` };
+      return {
+        ok: false,
+        message: `unsupported cron nickname "${text}"; use five fields (minute hour day-of-month month day-of-week) or one of ${[...NICKNAMES].join(', ')}`,
+      };
     }
   } else {
     const fields = text.split(/\s+/).filter((f) => f.length > 0);
     if (fields.length !== 5) {
-      return { ok: false, message: `cron expression must have exactly five fields (minute hour day-of-month month day-of-week, UTC), got ${fields.length}` };
+      return {
+        ok: false,
+        message: `cron expression must have exactly five fields (minute hour day-of-month month day-of-week, UTC), got ${fields.length}`,
+      };
     }
   }
   let c: Cron;

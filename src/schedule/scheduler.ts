@@ -52,7 +52,8 @@ interface Job {
   gone: boolean;
 }
 
-const scheduleKey = (s: Schedule): string => ('cron' in s ? `cron:${s.cron}` : 'everyMs' in s ? `every:${s.everyMs}` : 'kick');
+const scheduleKey = (s: Schedule): string =>
+  'cron' in s ? `cron:${s.cron}` : 'everyMs' in s ? `every:${s.everyMs}` : 'kick';
 
 /**
  * One scheduler for every periodic or kicked job of the node, driven by the injected Clock: one timer
@@ -161,7 +162,11 @@ export class JobScheduler implements Scheduler {
       new Promise<boolean>((r) => (timeout = setTimeout(() => r(true), this.stopTimeoutMs))),
     ]);
     clearTimeout(timeout);
-    if (timedOut) this.log.warn({ jobs: jobs.filter((j) => j.running).map((j) => j.def.name) }, 'scheduler stop: runs still in flight after the timeout');
+    if (timedOut)
+      this.log.warn(
+        { jobs: jobs.filter((j) => j.running).map((j) => j.def.name) },
+        'scheduler stop: runs still in flight after the timeout',
+      );
     for (const job of jobs.reverse()) await this.stopJob(job);
     await Promise.all(jobs.map((j) => j.write));
     this.jobs.clear();
@@ -205,7 +210,8 @@ export class JobScheduler implements Scheduler {
           return;
         }
         at = latest;
-      } else if (job.running) return; // a period job runs again once the current run ends
+      } else if (job.running)
+        return; // a period job runs again once the current run ends
       else job.nextAt = 'everyMs' in job.schedule ? now + job.schedule.everyMs : null;
     } else {
       if (job.running) return; // the kick runs after the run in flight
@@ -244,7 +250,12 @@ export class JobScheduler implements Scheduler {
 
   /** Queue a write of the job's slot after its earlier ones; resolves false (logged) when it failed. */
   private persist(job: Job): Promise<boolean> {
-    const record: StoredSlot = { schedule: scheduleKey(job.schedule), next_at: job.nextAt, last_at: job.lastAt, missed: job.missed };
+    const record: StoredSlot = {
+      schedule: scheduleKey(job.schedule),
+      next_at: job.nextAt,
+      last_at: job.lastAt,
+      missed: job.missed,
+    };
     const written = job.write
       .then(() => this.slots!.put(job.def.name, record))
       .then(
@@ -345,5 +356,6 @@ function checkSchedule(name: string, s: Schedule): void {
   if ('cron' in s) {
     const check = validateUserCron(s.cron);
     if (!check.ok) throw new Error(`job ${name}: ${check.message}`);
-  } else if ('everyMs' in s && !(Number.isFinite(s.everyMs) && s.everyMs > 0)) throw new Error(`job ${name}: everyMs must be a positive number`);
+  } else if ('everyMs' in s && !(Number.isFinite(s.everyMs) && s.everyMs > 0))
+    throw new Error(`job ${name}: everyMs must be a positive number`);
 }

@@ -140,7 +140,11 @@ export class SchemaBook {
    */
   handSettles = 0;
 
-  constructor(readonly owner: BookOwner, versions: Iterable<SchemaVersionRecord> = [], shapes: Iterable<ShapeRecord> = []) {
+  constructor(
+    readonly owner: BookOwner,
+    versions: Iterable<SchemaVersionRecord> = [],
+    shapes: Iterable<ShapeRecord> = [],
+  ) {
     for (const v of versions) this.putVersion(v);
     for (const s of shapes) this.putShape(s);
   }
@@ -187,7 +191,12 @@ export class SchemaBook {
    * opens a candidate if the pools have room, else stays unclassified. Then each version seen moves
    * state (versions.ts `sighted`), and overdue candidates go stale.
    */
-  planBatch(sightings: readonly Sighting[], nowMs: number, settings: BookSettings, newVersionId: () => string): BatchPlan {
+  planBatch(
+    sightings: readonly Sighting[],
+    nowMs: number,
+    settings: BookSettings,
+    newVersionId: () => string,
+  ): BatchPlan {
     const draftV = new Map<string, SchemaVersionRecord>();
     const draftS = new Map<string, ShapeRecord>();
     const aliases: Array<[number, string]> = [];
@@ -271,9 +280,14 @@ export class SchemaBook {
         const v = this.current(rec.version_id);
         if (v && v.id !== rec.version_id) rec = { ...rec, version_id: v.id };
       }
-      rec = { ...rec, rows: rec.rows + s.rows, last_seen_at: s.lastMs > Date.parse(rec.last_seen_at) ? iso(s.lastMs) : rec.last_seen_at };
+      rec = {
+        ...rec,
+        rows: rec.rows + s.rows,
+        last_seen_at: s.lastMs > Date.parse(rec.last_seen_at) ? iso(s.lastMs) : rec.last_seen_at,
+      };
       draftS.set(hash, rec);
-      if (!this.aliases.has(s.key) && this.aliases.size + aliases.length < settings.schema_alias_pool) aliases.push([s.key, hash]);
+      if (!this.aliases.has(s.key) && this.aliases.size + aliases.length < settings.schema_alias_pool)
+        aliases.push([s.key, hash]);
       assign.set(s.key, { versionId: rec.version_id, shapeHash: hash });
       if (rec.version_id) {
         const acc = perVersion.get(rec.version_id);
@@ -300,11 +314,24 @@ export class SchemaBook {
     }
     const settledBefore = new Set<string>();
     for (const id of draftV.keys()) if (this.versions.get(id)?.state === 'settled') settledBefore.add(id);
-    return { assign, versions: [...draftV.values()], shapes: [...draftS.values()], aliases, overflow, settledBefore, handSettles: this.handSettles };
+    return {
+      assign,
+      versions: [...draftV.values()],
+      shapes: [...draftS.values()],
+      aliases,
+      overflow,
+      settledBefore,
+      handSettles: this.handSettles,
+    };
   }
 
   /** The best version `shape` belongs to under the collection's matching rules, if any. */
-  private match(shape: Shape, settings: BookSettings, getV: (id: string) => SchemaVersionRecord | undefined, opened: OpenedVersions): SchemaVersionRecord | undefined {
+  private match(
+    shape: Shape,
+    settings: BookSettings,
+    getV: (id: string) => SchemaVersionRecord | undefined,
+    opened: OpenedVersions,
+  ): SchemaVersionRecord | undefined {
     const exact = this.bySignature.get(shape.hash);
     if (exact) {
       const v = this.current(exact);
@@ -363,7 +390,10 @@ export class SchemaBook {
   putVersion(v: SchemaVersionRecord): void {
     const old = this.versions.get(v.id);
     // Settled never goes back, even if a stale copy is applied after a hand settle.
-    const merged = old && stateRank(old.state) === 2 && v.state !== 'settled' ? { ...v, state: old.state, settled_at: old.settled_at, settled_by: old.settled_by, stale_at: null } : v;
+    const merged =
+      old && stateRank(old.state) === 2 && v.state !== 'settled'
+        ? { ...v, state: old.state, settled_at: old.settled_at, settled_by: old.settled_by, stale_at: null }
+        : v;
     this.versions.set(v.id, merged);
     if (merged.merged_into === null) this.bySignature.set(merged.signature_hash, merged.id);
     else if (this.bySignature.get(merged.signature_hash) === merged.id) this.bySignature.delete(merged.signature_hash);
@@ -415,7 +445,11 @@ function indexEntries(byEntry: Map<string, string[]>, v: SchemaVersionRecord): v
  * keys no version has — keys invented per record — meets none instead of every version. A shape of
  * nulls only may join any (`all`).
  */
-function candidatesIn(byEntry: ReadonlyMap<string, readonly string[]>, shape: Shape, all: () => readonly string[]): readonly string[] {
+function candidatesIn(
+  byEntry: ReadonlyMap<string, readonly string[]>,
+  shape: Shape,
+  all: () => readonly string[],
+): readonly string[] {
   let fewest: readonly string[] | null = null;
   for (const e of shape.entries) {
     if (e.type === 'null') continue;
@@ -443,7 +477,12 @@ function entrySetsOf(v: Pick<SchemaVersionRecord, 'entry_keys'>): { keys: Set<st
  * null where the version has the path with another type. With optional keys manual, the shape must
  * also carry every path of the version, except paths below one it has as null.
  */
-export function joins(shape: Shape, v: Pick<SchemaVersionRecord, 'entry_keys'>, nullsAuto: boolean, subsetAuto: boolean): boolean {
+export function joins(
+  shape: Shape,
+  v: Pick<SchemaVersionRecord, 'entry_keys'>,
+  nullsAuto: boolean,
+  subsetAuto: boolean,
+): boolean {
   const { keys, paths } = entrySetsOf(v);
   const nullPaths: string[] = [];
   const covered = new Set<string>();

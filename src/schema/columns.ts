@@ -1,4 +1,21 @@
-import { Bool, Dictionary, Field, Float64, Int32, Int64, makeData, makeVector, RecordBatch, Schema, Struct, Table, TimestampMillisecond, Utf8, vectorFromArray, type Vector } from 'apache-arrow';
+import {
+  Bool,
+  Dictionary,
+  Field,
+  Float64,
+  Int32,
+  Int64,
+  makeData,
+  makeVector,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  TimestampMillisecond,
+  Utf8,
+  vectorFromArray,
+  type Vector,
+} from 'apache-arrow';
 
 /**
  * Arrow column builders over typed arrays. Collection files are built column by column from these,
@@ -36,7 +53,9 @@ export class Int64Column {
   }
 
   timestampVector(): Vector {
-    return makeVector(makeData({ type: new TimestampMillisecond('UTC'), length: this.n, data: this.data.subarray(0, this.n) }));
+    return makeVector(
+      makeData({ type: new TimestampMillisecond('UTC'), length: this.n, data: this.data.subarray(0, this.n) }),
+    );
   }
 }
 
@@ -113,7 +132,15 @@ export class Float64Column {
     this.n++;
   }
   vector(): Vector {
-    return makeVector(makeData({ type: new Float64(), length: this.n, data: this.data.subarray(0, this.n), nullBitmap: this.valid.of(this.n), nullCount: this.valid.nulls }));
+    return makeVector(
+      makeData({
+        type: new Float64(),
+        length: this.n,
+        data: this.data.subarray(0, this.n),
+        nullBitmap: this.valid.of(this.n),
+        nullCount: this.valid.nulls,
+      }),
+    );
   }
 }
 
@@ -144,7 +171,15 @@ export class BoolColumn {
     this.n++;
   }
   vector(): Vector {
-    return makeVector(makeData({ type: new Bool(), length: this.n, data: this.data.subarray(0, (this.n + 7) >> 3), nullBitmap: this.valid.of(this.n), nullCount: this.valid.nulls }));
+    return makeVector(
+      makeData({
+        type: new Bool(),
+        length: this.n,
+        data: this.data.subarray(0, (this.n + 7) >> 3),
+        nullBitmap: this.valid.of(this.n),
+        nullCount: this.valid.nulls,
+      }),
+    );
   }
 }
 
@@ -161,7 +196,8 @@ export class Utf8Column {
   constructor(rows: number, byteHint = rows * 16, storage?: Buffer) {
     this.cap = Math.max(1, rows);
     this.offsets = new Int32Array(this.cap + 1);
-    this.bytes = storage !== undefined && storage.length >= byteHint ? storage : Buffer.allocUnsafe(Math.max(64, byteHint));
+    this.bytes =
+      storage !== undefined && storage.length >= byteHint ? storage : Buffer.allocUnsafe(Math.max(64, byteHint));
     this.valid = new Validity(this.cap);
   }
 
@@ -354,7 +390,14 @@ export class DictColumn {
   vector(): Vector {
     const dictionary = vectorFromArray(this.values, new Utf8());
     return makeVector(
-      makeData({ type: new Dictionary(new Utf8(), new Int32(), this.id), length: this.n, data: this.indices.subarray(0, this.n), nullBitmap: this.valid.bits, nullCount: this.valid.nulls, dictionary }),
+      makeData({
+        type: new Dictionary(new Utf8(), new Int32(), this.id),
+        length: this.n,
+        data: this.indices.subarray(0, this.n),
+        nullBitmap: this.valid.bits,
+        nullCount: this.valid.nulls,
+        dictionary,
+      }),
     );
   }
 }

@@ -64,7 +64,10 @@ export interface ViewRowQuery {
 const quote = (s: string) => `'${s.replace(/'/g, "''")}'`;
 
 export class FileReader {
-  private constructor(private readonly conn: DuckDBConnection, private readonly instance: DuckDBInstance) {}
+  private constructor(
+    private readonly conn: DuckDBConnection,
+    private readonly instance: DuckDBInstance,
+  ) {}
 
   static async open(): Promise<FileReader> {
     return guard('open', async () => {
@@ -78,13 +81,16 @@ export class FileReader {
     if (q.paths.length === 0) return [];
     const where: string[] = [];
     const byVersion: string[] = [];
-    if (q.versionIds) byVersion.push(q.versionIds.length ? `_sluice_version IN (${q.versionIds.map(quote).join(',')})` : 'false');
-    if (q.shapeHashes && q.shapeHashes.length) byVersion.push(`_sluice_shape IN (${q.shapeHashes.map(quote).join(',')})`);
+    if (q.versionIds)
+      byVersion.push(q.versionIds.length ? `_sluice_version IN (${q.versionIds.map(quote).join(',')})` : 'false');
+    if (q.shapeHashes && q.shapeHashes.length)
+      byVersion.push(`_sluice_shape IN (${q.shapeHashes.map(quote).join(',')})`);
     if (byVersion.length) where.push(`(${byVersion.join(' OR ')})`);
     if (q.startMs !== undefined) where.push(`epoch_ms(_sluice_ts) >= ${Math.floor(q.startMs)}`);
     if (q.endMs !== undefined) where.push(`epoch_ms(_sluice_ts) < ${Math.floor(q.endMs)}`);
     const tuple = '(epoch_ms(_sluice_ts), _sluice_seq, _sluice_row)';
-    const pos = (p: { ts: number; seq: number; row: number }) => `(${Math.floor(p.ts)}, ${Math.floor(p.seq)}, ${Math.floor(p.row)})`;
+    const pos = (p: { ts: number; seq: number; row: number }) =>
+      `(${Math.floor(p.ts)}, ${Math.floor(p.seq)}, ${Math.floor(p.row)})`;
     const desc = q.sort === 'desc';
     // Going backwards reverses the scan, then the page is put back in order.
     const backwards = q.before !== undefined;
@@ -97,7 +103,13 @@ export class FileReader {
       (where.length ? ` WHERE ${where.join(' AND ')}` : '') +
       ` ORDER BY ts ${dir}, _sluice_seq ${dir}, _sluice_row ${dir} LIMIT ${Math.floor(q.limit)}`;
     const rows = await guard('read collection files', async () => (await this.conn.runAndReadAll(sql)).getRows());
-    const out = rows.map((r) => ({ doc: String(r[0]), tsMs: Number(r[1]), seq: Number(r[2]), row: Number(r[3]), versionId: r[4] === null ? null : String(r[4]) }));
+    const out = rows.map((r) => ({
+      doc: String(r[0]),
+      tsMs: Number(r[1]),
+      seq: Number(r[2]),
+      row: Number(r[3]),
+      versionId: r[4] === null ? null : String(r[4]),
+    }));
     return backwards ? out.reverse() : out;
   }
 
@@ -115,7 +127,9 @@ export class FileReader {
     const dir = q.desc ? 'DESC' : 'ASC';
     if (q.after) {
       const a = q.after;
-      where.push(`(epoch_ms(__ts), __seq, __row, __file) ${q.desc ? '<' : '>'} (${bind(Math.floor(a.ts))}, ${bind(Math.floor(a.seq))}, ${bind(Math.floor(a.row))}, ${bind(a.path)})`);
+      where.push(
+        `(epoch_ms(__ts), __seq, __row, __file) ${q.desc ? '<' : '>'} (${bind(Math.floor(a.ts))}, ${bind(Math.floor(a.seq))}, ${bind(Math.floor(a.row))}, ${bind(a.path)})`,
+      );
     }
     const sql =
       `SELECT epoch_ms(__ts) AS __ts_ms, * FROM read_parquet($1, filename = '__file', union_by_name = true)` +
@@ -172,7 +186,9 @@ async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
     return await fn();
   } catch (err) {
     if (err instanceof ApiError) throw err;
-    throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    throw new ApiError('server_error', `DuckDB failed to ${what}: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+    });
   } finally {
     end();
   }

@@ -58,7 +58,10 @@ export function removeCollectionFiles(dir: string, log: Logger, collectionId: st
   } catch (err) {
     // A fenced-off batch still writing: its commit aborts and removes its files; the start-up
     // sweep removes whatever is left.
-    log.warn({ err, collection_id: collectionId }, 'files of a destroyed collection were still being written; left for the sweep');
+    log.warn(
+      { err, collection_id: collectionId },
+      'files of a destroyed collection were still being written; left for the sweep',
+    );
   }
 }
 

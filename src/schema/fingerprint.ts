@@ -1,6 +1,19 @@
 import { fmix32, hashHex, hashKey, hashStringA, hashStringB, mixA, mixB } from './hash.js';
 import { compileRules, ruleKeyOf, type CompiledRules, type FingerprintRules } from './rules.js';
-import { compareEntries, renderPath, TYPE_NAMES, T_ARRAY, T_BOOLEAN, T_NULL, T_NUMBER, T_OBJECT, T_STRING, type Segment, type Shape, type ShapeEntry } from './shape.js';
+import {
+  compareEntries,
+  renderPath,
+  TYPE_NAMES,
+  T_ARRAY,
+  T_BOOLEAN,
+  T_NULL,
+  T_NUMBER,
+  T_OBJECT,
+  T_STRING,
+  type Segment,
+  type Shape,
+  type ShapeEntry,
+} from './shape.js';
 
 /** Keys longer than this take part in identity by their first MAX_KEY_CHARS characters plus `…`. */
 export const MAX_KEY_CHARS = 256;
@@ -148,10 +161,18 @@ export class Fingerprinter {
     const entries: ShapeEntry[] = [];
     for (let i = 0; i < this.collectNodes.length; i++) {
       const node = this.collectNodes[i]!;
-      entries.push({ path: renderPath(node.segments), segments: node.segments.slice(), type: TYPE_NAMES[this.collectTags[i]!]! });
+      entries.push({
+        path: renderPath(node.segments),
+        segments: node.segments.slice(),
+        type: TYPE_NAMES[this.collectTags[i]!]!,
+      });
     }
     entries.sort(compareEntries);
-    return { hash: hashHex(this.last.a, this.last.b), signature: entries.map((e) => `${e.path}:${e.type}`).join(','), entries };
+    return {
+      hash: hashHex(this.last.a, this.last.b),
+      signature: entries.map((e) => `${e.path}:${e.type}`).join(','),
+      entries,
+    };
   }
 
   private walkObject(obj: Record<string, unknown>, node: PathNode): void {
@@ -261,7 +282,16 @@ export class Fingerprinter {
     // Under an opaque path a child is visited only on the way to a tracked path; a tracked path
     // itself takes part fully unless it is itself opaque.
     const opaque = parent.onlyKeys !== null ? r.opaque.has(ruleKey) || !r.tracked.has(ruleKey) : r.opaque.has(ruleKey);
-    const node = new PathNode([...parent.segments, key], ruleKey, parent.depth + 1, mixA(parent.a, hashStringA(key)), mixB(parent.b, hashStringB(key)), opaque, true, r);
+    const node = new PathNode(
+      [...parent.segments, key],
+      ruleKey,
+      parent.depth + 1,
+      mixA(parent.a, hashStringA(key)),
+      mixB(parent.b, hashStringB(key)),
+      opaque,
+      true,
+      r,
+    );
     if (this.nodeCount < MAX_PATH_NODES) {
       if (children === null) parent.children = children = new Map();
       children.set(key, node);
@@ -275,7 +305,16 @@ export class Fingerprinter {
     // Elements share their array's rule path ("a path naming an array covers its elements"); the
     // elements of an opaque array do not record their own types, only tracked children.
     const opaque = parent.onlyKeys !== null;
-    const node = new PathNode([...parent.segments, null], parent.ruleKey, parent.depth + 1, mixA(parent.a, ELEMENT_A), mixB(parent.b, ELEMENT_B), opaque, !opaque, this.rules);
+    const node = new PathNode(
+      [...parent.segments, null],
+      parent.ruleKey,
+      parent.depth + 1,
+      mixA(parent.a, ELEMENT_A),
+      mixB(parent.b, ELEMENT_B),
+      opaque,
+      !opaque,
+      this.rules,
+    );
     if (this.nodeCount < MAX_PATH_NODES) {
       parent.element = node;
       this.nodeCount++;

@@ -1,7 +1,28 @@
-import { DataType, Message, tableToIPC, Vector, type Data, type RecordBatch, type Schema, type Table } from 'apache-arrow';
-import { DictionaryBatch as IpcDictionaryBatch, RecordBatch as IpcRecordBatch } from 'apache-arrow/ipc/metadata/message';
+import {
+  DataType,
+  Message,
+  tableToIPC,
+  Vector,
+  type Data,
+  type RecordBatch,
+  type Schema,
+  type Table,
+} from 'apache-arrow';
+import {
+  DictionaryBatch as IpcDictionaryBatch,
+  RecordBatch as IpcRecordBatch,
+} from 'apache-arrow/ipc/metadata/message';
 import { VectorAssembler } from 'apache-arrow/visitor/vectorassembler';
-import { Compression, EnabledStatistics, Encoding, Table as WasmTable, WriterPropertiesBuilder, WriterVersion, writeParquet, type WriterProperties } from 'parquet-wasm/node';
+import {
+  Compression,
+  EnabledStatistics,
+  Encoding,
+  Table as WasmTable,
+  WriterPropertiesBuilder,
+  WriterVersion,
+  writeParquet,
+  type WriterProperties,
+} from 'parquet-wasm/node';
 import { ApiError } from '../errors.js';
 
 /**
@@ -11,7 +32,15 @@ import { ApiError } from '../errors.js';
  */
 
 /** Envelope columns: string ones keep their min/max (typed string fields do not). */
-const ENVELOPE_COLUMNS = ['_sluice_seq', '_sluice_row', '_sluice_received_at', '_sluice_ts', '_sluice_version', '_sluice_shape', '_sluice_doc'];
+const ENVELOPE_COLUMNS = [
+  '_sluice_seq',
+  '_sluice_row',
+  '_sluice_received_at',
+  '_sluice_ts',
+  '_sluice_version',
+  '_sluice_shape',
+  '_sluice_doc',
+];
 
 function writerProperties(table: Table): WriterProperties {
   // Built per file: writeParquet takes ownership of the properties (a reused one silently falls
@@ -46,7 +75,8 @@ function writerProperties(table: Table): WriterProperties {
   // String fields keep delta: PLAIN halves their encode time but made whole files ~60% larger.
   b = b.setColumnEncoding('_sluice_version', Encoding.PLAIN).setColumnEncoding('_sluice_shape', Encoding.PLAIN);
   for (const f of table.schema.fields) {
-    if (DataType.isUtf8(f.type) && !ENVELOPE_COLUMNS.includes(f.name)) b = b.setColumnStatisticsEnabled(f.name, EnabledStatistics.None);
+    if (DataType.isUtf8(f.type) && !ENVELOPE_COLUMNS.includes(f.name))
+      b = b.setColumnStatisticsEnabled(f.name, EnabledStatistics.None);
   }
   return b.build();
 }
@@ -88,13 +118,15 @@ function framed(message: Uint8Array): Uint8Array {
 /** What identifies a schema's message: each field's name, type (dictionary ids included) and nullability. */
 function schemaKey(schema: Schema): string {
   let key = '';
-  for (const f of schema.fields) key += `${f.name}\u0000${String(f.type)}${DataType.isDictionary(f.type) ? `#${f.type.id}` : ''}\u0000${f.nullable ? 1 : 0}\u0001`;
+  for (const f of schema.fields)
+    key += `${f.name}\u0000${String(f.type)}${DataType.isDictionary(f.type) ? `#${f.type.id}` : ''}\u0000${f.nullable ? 1 : 0}\u0001`;
   return key;
 }
 
 function schemaMessage(schema: Schema): Uint8Array {
   // Metadata is not in the key: a schema carrying any is encoded every time (ours carry none).
-  if (schema.metadata.size > 0 || schema.fields.some((f) => f.metadata.size > 0)) return framed(Message.encode(Message.from(schema)));
+  if (schema.metadata.size > 0 || schema.fields.some((f) => f.metadata.size > 0))
+    return framed(Message.encode(Message.from(schema)));
   const key = schemaKey(schema);
   let bytes = ipc.schemas.get(key);
   if (bytes === undefined) {
@@ -124,7 +156,14 @@ function assembledPart(assembled: VectorAssembler, length: number, dictionaryId:
   const { byteLength, nodes, bufferRegions, buffers, variadicBufferCounts } = assembled;
   const batch = new IpcRecordBatch(length, nodes, bufferRegions, null, variadicBufferCounts);
   const header = dictionaryId === null ? batch : new IpcDictionaryBatch(batch, dictionaryId, false);
-  return { message: framed(Message.encode(Message.from(header, byteLength))), length, dictionaryId, nodes: [], buffers, bodyLength: byteLength };
+  return {
+    message: framed(Message.encode(Message.from(header, byteLength))),
+    length,
+    dictionaryId,
+    nodes: [],
+    buffers,
+    bodyLength: byteLength,
+  };
 }
 
 const NO_BYTES = new Uint8Array(0);
@@ -142,7 +181,11 @@ function addFlatColumn(data: Data, nodes: number[], buffers: ArrayBufferView[]):
   if (offset !== 0 || length > 0x7fffffff) return false;
   const isDictionary = DataType.isDictionary(type);
   const valueType = isDictionary ? type.indices : type;
-  const flat = DataType.isInt(valueType) || DataType.isFloat(valueType) || DataType.isTimestamp(valueType) || DataType.isDate(valueType);
+  const flat =
+    DataType.isInt(valueType) ||
+    DataType.isFloat(valueType) ||
+    DataType.isTimestamp(valueType) ||
+    DataType.isDate(valueType);
   if (!flat && !DataType.isBool(type) && !DataType.isUtf8(type)) return false;
   const nullCount = data.nullCount;
   let validity: Uint8Array = NO_BYTES;
@@ -163,7 +206,11 @@ function addFlatColumn(data: Data, nodes: number[], buffers: ArrayBufferView[]):
     const offsets: unknown = data.valueOffsets;
     const values: unknown = data.values;
     if (!(offsets instanceof Int32Array) || !(values instanceof Uint8Array) || offsets[0] !== 0) return false;
-    buffers.push(validity, offsets.subarray(0, length + 1), values.subarray(0, Math.min(offsets[length]!, values.byteLength)));
+    buffers.push(
+      validity,
+      offsets.subarray(0, length + 1),
+      values.subarray(0, Math.min(offsets[length]!, values.byteLength)),
+    );
   }
   nodes.push(length, nullCount);
   return true;
@@ -174,11 +221,25 @@ function flatParts(batch: RecordBatch): BatchPart[] | null {
   const parts: BatchPart[] = [];
   for (const [id, dictionary] of batch.dictionaries) {
     if (dictionary.data.length !== 1) return null;
-    const part: BatchPart = { message: null, length: dictionary.length, dictionaryId: id, nodes: [], buffers: [], bodyLength: 0 };
+    const part: BatchPart = {
+      message: null,
+      length: dictionary.length,
+      dictionaryId: id,
+      nodes: [],
+      buffers: [],
+      bodyLength: 0,
+    };
     if (!addFlatColumn(dictionary.data[0]!, part.nodes, part.buffers)) return null;
     parts.push(part);
   }
-  const part: BatchPart = { message: null, length: batch.numRows, dictionaryId: null, nodes: [], buffers: [], bodyLength: 0 };
+  const part: BatchPart = {
+    message: null,
+    length: batch.numRows,
+    dictionaryId: null,
+    nodes: [],
+    buffers: [],
+    bodyLength: 0,
+  };
   for (const child of batch.data.children) if (!addFlatColumn(child, part.nodes, part.buffers)) return null;
   parts.push(part);
   for (const p of parts) for (const b of p.buffers) p.bodyLength += (b.byteLength + 7) & ~7;
@@ -261,7 +322,8 @@ export function streamOf(table: Table): Uint8Array {
   if (parts === null) {
     parts = [];
     for (const [id, dictionary] of batch.dictionaries) {
-      for (const chunk of dictionary.data) parts.push(assembledPart(VectorAssembler.assemble(new Vector([chunk])), chunk.length, id));
+      for (const chunk of dictionary.data)
+        parts.push(assembledPart(VectorAssembler.assemble(new Vector([chunk])), chunk.length, id));
     }
     parts.push(assembledPart(VectorAssembler.assemble(batch), batch.numRows, null));
   }
@@ -277,7 +339,12 @@ export function streamOf(table: Table): Uint8Array {
   return writeStream(ipc.scratch, schema, parts, ipc.view);
 }
 
-function writeStream(out: Uint8Array, schema: Uint8Array, parts: BatchPart[], view = new DataView(out.buffer, out.byteOffset, out.byteLength)): Uint8Array {
+function writeStream(
+  out: Uint8Array,
+  schema: Uint8Array,
+  parts: BatchPart[],
+  view = new DataView(out.buffer, out.byteOffset, out.byteLength),
+): Uint8Array {
   out.set(schema, 0);
   let at = schema.byteLength;
   for (const p of parts) {
@@ -294,7 +361,8 @@ function writeStream(out: Uint8Array, schema: Uint8Array, parts: BatchPart[], vi
       out.fill(0, at + b.byteLength, padded);
       at = padded;
     }
-    if (at !== bodyEnd) throw new Error(`Arrow IPC body of ${at - (bodyEnd - p.bodyLength)} bytes, its message says ${p.bodyLength}`);
+    if (at !== bodyEnd)
+      throw new Error(`Arrow IPC body of ${at - (bodyEnd - p.bodyLength)} bytes, its message says ${p.bodyLength}`);
   }
   // End of stream: continuation, zero length.
   out.fill(0xff, at, at + 4);
@@ -309,6 +377,8 @@ export function encodeParquet(table: Table): Uint8Array {
     // writeParquet consumes the wasm table.
     return writeParquet(wasm, writerProperties(table));
   } catch (err) {
-    throw new ApiError('server_error', `writing a collection file failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+    throw new ApiError('server_error', `writing a collection file failed: ${(err as Error)?.message ?? String(err)}`, {
+      cause: err,
+    });
   }
 }

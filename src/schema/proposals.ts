@@ -79,7 +79,11 @@ function pathStats(shapes: readonly DetectorShape[]): Map<string, PathStats> {
  * Proposals for `shapes` under `rules`. `readsInside(path)` says whether a bound mapping reads
  * inside the path (no views yet: always false).
  */
-export function detectProposals(shapes: readonly DetectorShape[], rules: FingerprintRules, readsInside: (path: string[]) => boolean = () => false): SchemaProposal[] {
+export function detectProposals(
+  shapes: readonly DetectorShape[],
+  rules: FingerprintRules,
+  readsInside: (path: string[]) => boolean = () => false,
+): SchemaProposal[] {
   const stats = pathStats(shapes);
   const opaque = new Set(rules.opaquePaths.map(ruleKeyOf));
   const found: Array<{ path: string[]; tracked: string[]; content: number }> = [];
@@ -94,7 +98,8 @@ export function detectProposals(shapes: readonly DetectorShape[], rules: Fingerp
       if (invented) content++;
       else if (c.shapes.size === s.shapes.size && c.types.size === 1) tracked.push(key);
     }
-    if (content >= MIN_CONTENT_CHILDREN && content * 2 >= s.children.size) found.push({ path: s.path, tracked: tracked.sort(), content });
+    if (content >= MIN_CONTENT_CHILDREN && content * 2 >= s.children.size)
+      found.push({ path: s.path, tracked: tracked.sort(), content });
   }
   return found.map((f) => {
     const applied: FingerprintRules = {

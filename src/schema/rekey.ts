@@ -51,7 +51,13 @@ function place(root: Record<string, unknown>, segments: readonly Segment[], type
       const obj = container as Record<string, unknown>;
       // Own properties only, defined rather than assigned: keys such as `constructor` or
       // `__proto__` are data like any other (assigning `__proto__` would set the prototype).
-      if (!Object.hasOwn(obj, seg)) Object.defineProperty(obj, seg, { value: VALUE_OF[wantType]!(), enumerable: true, writable: true, configurable: true });
+      if (!Object.hasOwn(obj, seg))
+        Object.defineProperty(obj, seg, {
+          value: VALUE_OF[wantType]!(),
+          enumerable: true,
+          writable: true,
+          configurable: true,
+        });
       container = obj[seg];
     }
   }
@@ -73,7 +79,10 @@ export function reshape(fp: Fingerprinter, s: Pick<ShapeRecord, 'entries' | 'sam
 }
 
 /** Distinct shapes the stored shapes collapse to under `rules` (`shapes.after` of a report). */
-export function countShapesUnder(rules: FingerprintRules, shapes: Iterable<Pick<ShapeRecord, 'entries' | 'sample'>>): number {
+export function countShapesUnder(
+  rules: FingerprintRules,
+  shapes: Iterable<Pick<ShapeRecord, 'entries' | 'sample'>>,
+): number {
   const fp = new Fingerprinter(rules);
   const seen = new Set<string>();
   for (const s of shapes) seen.add(reshape(fp, s).hash);
@@ -94,7 +103,12 @@ export interface RekeyResult {
  * one (the survivor: settled first, then the oldest), summing rows, and the others are kept as
  * `merged_into` the survivor so files and links naming them still resolve.
  */
-export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionRecord[], shapes: readonly ShapeRecord[], nowMs: number): RekeyResult {
+export function rekey(
+  rules: FingerprintRules,
+  versions: readonly SchemaVersionRecord[],
+  shapes: readonly ShapeRecord[],
+  nowMs: number,
+): RekeyResult {
   const fp = new Fingerprinter(rules);
   const now = iso(nowMs);
   const live = versions.filter((v) => v.merged_into === null);
@@ -122,7 +136,10 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
       fields: fieldsOf(shape.entries),
       entry_keys: shape.entries.map((e) => e.path + '\u0001' + e.type),
       first_seen_at: members.map((m) => m.first_seen_at).sort()[0]!,
-      last_seen_at: members.map((m) => m.last_seen_at).sort().at(-1)!,
+      last_seen_at: members
+        .map((m) => m.last_seen_at)
+        .sort()
+        .at(-1)!,
       row_count: members.reduce((n, m) => n + m.row_count, 0),
       shape_count: members.reduce((n, m) => n + m.shape_count, 0),
       updated_at: now,
@@ -135,7 +152,13 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
     }
   }
   for (const v of versions) {
-    if (!out.has(v.id)) out.set(v.id, v.merged_into !== null && survivorOf.has(v.merged_into) ? { ...v, merged_into: survivorOf.get(v.merged_into)! } : v);
+    if (!out.has(v.id))
+      out.set(
+        v.id,
+        v.merged_into !== null && survivorOf.has(v.merged_into)
+          ? { ...v, merged_into: survivorOf.get(v.merged_into)! }
+          : v,
+      );
   }
   // Shapes: re-described, coinciding ones summed; an unclassified shape landing on a version's
   // signature joins it. Each new record remembers the ids its members had (`former_ids`): files
@@ -146,7 +169,10 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
   const membersOf = new Map<string, ShapeRecord[]>();
   for (const s of shapes) {
     const shape = reshape(fp, s);
-    const versionId = s.version_id !== null ? (survivorOf.get(byId.get(s.version_id)?.merged_into ?? s.version_id) ?? s.version_id) : (survivorBySig.get(shape.hash) ?? null);
+    const versionId =
+      s.version_id !== null
+        ? (survivorOf.get(byId.get(s.version_id)?.merged_into ?? s.version_id) ?? s.version_id)
+        : (survivorBySig.get(shape.hash) ?? null);
     const prev = newShapes.get(shape.hash);
     const group = membersOf.get(shape.hash);
     if (group) group.push(s);
@@ -160,7 +186,14 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
         last_seen_at: prev.last_seen_at > s.last_seen_at ? prev.last_seen_at : s.last_seen_at,
         sample: prev.sample ?? s.sample,
       });
-    } else newShapes.set(shape.hash, { ...s, id: shape.hash, signature: shape.signature, entries: shape.entries, version_id: versionId });
+    } else
+      newShapes.set(shape.hash, {
+        ...s,
+        id: shape.hash,
+        signature: shape.signature,
+        entries: shape.entries,
+        version_id: versionId,
+      });
   }
   const rowsLinked = new Map<string, number>();
   for (const [hash, members] of membersOf) {
@@ -172,7 +205,8 @@ export function rekey(rules: FingerprintRules, versions: readonly SchemaVersionR
     }
     // Rows stored without a version under the members; linked (and counted) when the record now has one.
     const unlinked = members.reduce((n, m) => n + (m.version_id === null ? (m.unclassified_rows ?? m.rows) : 0), 0);
-    if (rec.version_id !== null && unlinked > 0) rowsLinked.set(rec.version_id, (rowsLinked.get(rec.version_id) ?? 0) + unlinked);
+    if (rec.version_id !== null && unlinked > 0)
+      rowsLinked.set(rec.version_id, (rowsLinked.get(rec.version_id) ?? 0) + unlinked);
     newShapes.set(hash, { ...rec, former_ids: [...former], unclassified_rows: rec.version_id === null ? unlinked : 0 });
   }
   for (const [id, rows] of rowsLinked) {

@@ -29,7 +29,13 @@ export interface RetentionBooks {
  * settled (by hand or by a batch) just before is seen, a file another purge removed is skipped.
  * Batches planned before the purge cannot commit (they run again on the book reloaded after it).
  */
-export async function purgeUnclassified(db: SchemaStore, c: CollectionRecord, nowMs: number, dir: string, books: RetentionBooks): Promise<FileManifest[]> {
+export async function purgeUnclassified(
+  db: SchemaStore,
+  c: CollectionRecord,
+  nowMs: number,
+  dir: string,
+  books: RetentionBooks,
+): Promise<FileManifest[]> {
   const days = c.schema_unclassified_retention_days;
   if (days === null) return [];
   const cutoff = nowMs - days * 86_400_000;
@@ -55,7 +61,12 @@ export async function purgeUnclassified(db: SchemaStore, c: CollectionRecord, no
 }
 
 /** Inside the purge transaction: subtract the removed files' rows from what is committed. */
-function uncount(db: SchemaStore, collectionId: string, removed: readonly FileManifest[], committed: CommittedSchema): void {
+function uncount(
+  db: SchemaStore,
+  collectionId: string,
+  removed: readonly FileManifest[],
+  committed: CommittedSchema,
+): void {
   const versions = new Map<string, SchemaVersionRecord>();
   const shapes = new Map<string, ShapeRecord>();
   const takeRows = (versionId: string, n: number) => {
@@ -84,7 +95,13 @@ function uncount(db: SchemaStore, collectionId: string, removed: readonly FileMa
   for (const s of shapes.values()) void db.shapes.put(collectionId, s);
   const meta = db.meta.get(collectionId);
   if (overflow > 0 && meta?.unclassified_overflow) {
-    void db.meta.put(collectionId, { ...meta, unclassified_overflow: { ...meta.unclassified_overflow, rows: Math.max(0, meta.unclassified_overflow.rows - overflow) } });
+    void db.meta.put(collectionId, {
+      ...meta,
+      unclassified_overflow: {
+        ...meta.unclassified_overflow,
+        rows: Math.max(0, meta.unclassified_overflow.rows - overflow),
+      },
+    });
   }
 }
 
@@ -100,7 +117,8 @@ class CommittedSchema {
   /** The version rows of `id` count in now (a re-key may have merged it), preferring `pending` updates. */
   version(id: string, pending?: ReadonlyMap<string, SchemaVersionRecord>): SchemaVersionRecord | undefined {
     let v = pending?.get(id) ?? this.db.versions.get(this.collectionId, id);
-    for (let hops = 0; v?.merged_into && hops < 64; hops++) v = pending?.get(v.merged_into) ?? this.db.versions.get(this.collectionId, v.merged_into);
+    for (let hops = 0; v?.merged_into && hops < 64; hops++)
+      v = pending?.get(v.merged_into) ?? this.db.versions.get(this.collectionId, v.merged_into);
     return v;
   }
 
@@ -124,7 +142,8 @@ class CommittedSchema {
   withoutSettledVersion(m: FileManifest): boolean {
     if (m.kind === 'version') return !this.settled(m.version_id!);
     // A file of an earlier release does not say which versions it mixes: kept.
-    if (m.kind === 'mixed') return m.counts !== undefined && !Object.keys(m.counts.versions).some((id) => this.settled(id));
+    if (m.kind === 'mixed')
+      return m.counts !== undefined && !Object.keys(m.counts.versions).some((id) => this.settled(id));
     if (m.kind === 'unclassified') {
       const linked = this.shape(m.shape_hash!)?.version_id;
       return !linked || !this.settled(linked);

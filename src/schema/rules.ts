@@ -10,7 +10,9 @@ export interface FingerprintRules {
 /** Spec range of schema_max_depth; a deeper value cannot come from the API but is clamped anyway. */
 export const MAX_DEPTH_LIMIT = 10;
 
-export function rulesOf(settings: Pick<SchemaSettings, 'schema_opaque_paths' | 'schema_tracked_paths' | 'schema_max_depth'>): FingerprintRules {
+export function rulesOf(
+  settings: Pick<SchemaSettings, 'schema_opaque_paths' | 'schema_tracked_paths' | 'schema_max_depth'>,
+): FingerprintRules {
   return {
     opaquePaths: settings.schema_opaque_paths,
     trackedPaths: settings.schema_tracked_paths,

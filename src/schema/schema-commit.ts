@@ -21,7 +21,13 @@ export function schemaCommitParticipant(schema: SchemaService): CommitParticipan
     name: 'schema',
     stage({ collection, plan, result, lease, book }) {
       const versions = [...plan.versions];
-      const manifests = schema.stageCommit(collection, plan, result.files, { first: lease.firstSeq, last: lease.lastSeq }, book);
+      const manifests = schema.stageCommit(
+        collection,
+        plan,
+        result.files,
+        { first: lease.firstSeq, last: lease.lastSeq },
+        book,
+      );
       const adjusted = plan.versions.some((v, i) => v !== versions[i]);
       return { manifests, adjusted };
     },

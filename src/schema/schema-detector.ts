@@ -15,7 +15,10 @@ const REPORTS_CACHED = 4;
  * not per request or per detector run.
  */
 export class SchemaDetector {
-  private readonly cache = new Map<string, { stamp: string; reports: Map<string, SchemaReport>; counts: Map<string, number> }>();
+  private readonly cache = new Map<
+    string,
+    { stamp: string; reports: Map<string, SchemaReport>; counts: Map<string, number> }
+  >();
 
   /**
    * The report of `c` from its current `book`, under `rules` (absent: the collection's). The cost
@@ -28,7 +31,13 @@ export class SchemaDetector {
     const key = rulesKey(rules ?? current);
     let report = cache.reports.get(key);
     if (!report) {
-      report = buildReport({ collectionId: c.id, current, rules: rules ?? current, shapes: [...book.shapes.values()], overflow: book.overflow });
+      report = buildReport({
+        collectionId: c.id,
+        current,
+        rules: rules ?? current,
+        shapes: [...book.shapes.values()],
+        overflow: book.overflow,
+      });
       if (cache.reports.size >= REPORTS_CACHED) cache.reports.delete(cache.reports.keys().next().value!);
       cache.reports.set(key, report);
     }
@@ -54,10 +63,14 @@ export class SchemaDetector {
   }
 
   /** The collection's cache, emptied when the book changed since it was filled. */
-  private cacheFor(collectionId: string, book: SchemaBook): { reports: Map<string, SchemaReport>; counts: Map<string, number> } {
+  private cacheFor(
+    collectionId: string,
+    book: SchemaBook,
+  ): { reports: Map<string, SchemaReport>; counts: Map<string, number> } {
     const stamp = `${book.generation}:${book.revision}`;
     let cache = this.cache.get(collectionId);
-    if (!cache || cache.stamp !== stamp) this.cache.set(collectionId, (cache = { stamp, reports: new Map(), counts: new Map() }));
+    if (!cache || cache.stamp !== stamp)
+      this.cache.set(collectionId, (cache = { stamp, reports: new Map(), counts: new Map() }));
     return cache;
   }
 }

@@ -77,7 +77,8 @@ export class SchemaService {
       this.statsOf(scope).docBytes += value.doc_bytes;
       if (value.last_seq > this.highestFileSeq) this.highestFileSeq = value.last_seq;
     }
-    for (const { scope, value } of this.db.versions.all()) if (value.merged_into === null) this.statsOf(scope).schemaCount++;
+    for (const { scope, value } of this.db.versions.all())
+      if (value.merged_into === null) this.statsOf(scope).schemaCount++;
   }
 
   /** The highest spool sequence number any committed file was written from (at start-up). */
@@ -173,7 +174,11 @@ export class SchemaService {
    * shapes inside its own write transaction, so every batch committed before it is included and
    * none commits in between (later ones fail the generation check in `stageCommit`).
    */
-  private async rekey(c: CollectionRecord, owner: ConstructorParameters<typeof SchemaBook>[0], key: string): Promise<SchemaBook> {
+  private async rekey(
+    c: CollectionRecord,
+    owner: ConstructorParameters<typeof SchemaBook>[0],
+    key: string,
+  ): Promise<SchemaBook> {
     const rules = rulesOf(c);
     const now = this.clock.now();
     const out = await this.db.store.transaction(() => {
@@ -192,7 +197,13 @@ export class SchemaService {
    * Stage a batch's outputs in the caller's transaction (the spool's completion): versions,
    * shapes and file manifests. Call `applyCommitted` once the transaction is durable.
    */
-  stageCommit(c: CollectionRecord, plan: BatchPlan, files: readonly WrittenFile[], seq: { first: number; last: number }, book: SchemaBook): FileManifest[] {
+  stageCommit(
+    c: CollectionRecord,
+    plan: BatchPlan,
+    files: readonly WrittenFile[],
+    seq: { first: number; last: number },
+    book: SchemaBook,
+  ): FileManifest[] {
     // Checked inside the transaction: a re-key cannot slip between this check and the writes.
     if (book.generation !== this.generation(c.id)) throw new StaleBatchError(c.id);
     const now = new Date(this.clock.now()).toISOString();
@@ -215,13 +226,22 @@ export class SchemaService {
       const known = noHandSettleSince && plan.settledBefore !== undefined;
       let stored = known ? undefined : this.db.versions.get(c.id, v.id);
       const storedSettled = known ? false : stored?.state === 'settled';
-      let next = stored && storedSettled && v.state !== 'settled' ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null } : v;
+      let next =
+        stored && storedSettled && v.state !== 'settled'
+          ? { ...v, state: stored.state, settled_at: stored.settled_at, settled_by: stored.settled_by, stale_at: null }
+          : v;
       if (next.state === 'settled' && !storedSettled) {
         settled ??= this.settledCount(c.id);
         if (settled >= c.schema_identity_limit) {
           if (known) stored = this.db.versions.get(c.id, v.id);
           // No room any more: it stays what it was (a new version stays a candidate).
-          next = { ...next, state: stored?.state ?? 'candidate', settled_at: null, settled_by: null, stale_at: stored?.stale_at ?? null };
+          next = {
+            ...next,
+            state: stored?.state ?? 'candidate',
+            settled_at: null,
+            settled_by: null,
+            stale_at: stored?.stale_at ?? null,
+          };
           plan.versions[i] = next;
         } else settled++;
       }
@@ -231,7 +251,11 @@ export class SchemaService {
     for (const s of plan.shapes) void this.db.shapes.put(c.id, s);
     if (plan.overflow.rows > 0) {
       const meta = this.db.meta.get(c.id);
-      if (meta) void this.db.meta.put(c.id, { ...meta, unclassified_overflow: addOverflow(meta.unclassified_overflow ?? { rows: 0, shapes_min: 0 }, plan.overflow) });
+      if (meta)
+        void this.db.meta.put(c.id, {
+          ...meta,
+          unclassified_overflow: addOverflow(meta.unclassified_overflow ?? { rows: 0, shapes_min: 0 }, plan.overflow),
+        });
     }
     const manifests = files.map((f) => ({
       id: f.path,
@@ -262,7 +286,13 @@ export class SchemaService {
    * plan would commit that). A commit that changed the plan reloads the book instead
    * (schema-commit.ts).
    */
-  applyCommitted(c: CollectionRecord, plan: BatchPlan, manifests: readonly FileManifest[], book: SchemaBook, appliedAhead = false): void {
+  applyCommitted(
+    c: CollectionRecord,
+    plan: BatchPlan,
+    manifests: readonly FileManifest[],
+    book: SchemaBook,
+    appliedAhead = false,
+  ): void {
     const st = this.statsOf(c.id);
     for (const m of manifests) st.docBytes += m.doc_bytes;
     // A book replaced since the commit was built from LMDB, which already holds this batch.
@@ -315,7 +345,8 @@ export class SchemaService {
     const book = await this.book(c);
     const now = this.clock.now();
     const found = book.versions.get(id);
-    if (!found || found.merged_into !== null) throw new ApiError('not_found', `Schema version ${id} not found in collection ${c.id}`);
+    if (!found || found.merged_into !== null)
+      throw new ApiError('not_found', `Schema version ${id} not found in collection ${c.id}`);
     const counts = this.handSettlesOf(c.id);
     let staged = false;
     try {
@@ -325,8 +356,12 @@ export class SchemaService {
         const settled = this.settledCount(c.id);
         const out = settleByHand(v, now, settled, c);
         if (!out.ok) {
-          if (out.reason === 'already_settled') throw new ApiError('request_no_update', `Schema version ${id} is already settled`);
-          throw new ApiError('conflict', `The collection already has ${settled} settled versions (schema_identity_limit ${c.schema_identity_limit}); raise the limit to settle more`);
+          if (out.reason === 'already_settled')
+            throw new ApiError('request_no_update', `Schema version ${id} is already settled`);
+          throw new ApiError(
+            'conflict',
+            `The collection already has ${settled} settled versions (schema_identity_limit ${c.schema_identity_limit}); raise the limit to settle more`,
+          );
         }
         // Counted before the put reaches LMDB: a batch committing after it reads versions back.
         if (!staged) counts.started++;
@@ -382,7 +417,10 @@ export class SchemaService {
 
   /** Remove files no committed manifest names (file-sweep.ts): run at start, before the pipeline. */
   sweepOrphans(): number {
-    return sweepOrphans(join(this.dataDir, 'files'), (collectionId) => new Set(this.db.files.list(collectionId).map((m) => m.id)));
+    return sweepOrphans(
+      join(this.dataDir, 'files'),
+      (collectionId) => new Set(this.db.files.list(collectionId).map((m) => m.id)),
+    );
   }
 
   /** Remove everything of a destroyed collection: files, versions, shapes, manifests. */

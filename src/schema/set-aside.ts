@@ -23,7 +23,11 @@ export class SetAside {
    * leaves the spool exactly when its copy is stored).
    */
   stage(entry: Omit<UnprocessableEntry, 'id' | 'set_aside_at'>): void {
-    void this.table.put(entry.collection_id, { ...entry, id: String(entry.seq), set_aside_at: new Date(this.clock.now()).toISOString() });
+    void this.table.put(entry.collection_id, {
+      ...entry,
+      id: String(entry.seq),
+      set_aside_at: new Date(this.clock.now()).toISOString(),
+    });
   }
 
   /**
@@ -34,12 +38,23 @@ export class SetAside {
   async retry(e: UnprocessableEntry, spool: Spool): Promise<number> {
     // Claimed synchronously: a second retry arriving before the first one's commit finds it taken.
     const claim = `${e.collection_id}:${e.id}`;
-    if (this.retrying.has(claim) || !this.table.get(e.collection_id, e.id)) throw notFound(`Set-aside entry ${e.seq} of collection ${e.collection_id}`);
+    if (this.retrying.has(claim) || !this.table.get(e.collection_id, e.id))
+      throw notFound(`Set-aside entry ${e.seq} of collection ${e.collection_id}`);
     this.retrying.add(claim);
     try {
-      return await spool.append({ collection_id: e.collection_id, project_id: e.project_id, received_at: e.received_at, records: e.records, format: e.format, body: e.body }, () => {
-        void this.table.remove(e.collection_id, e.id);
-      });
+      return await spool.append(
+        {
+          collection_id: e.collection_id,
+          project_id: e.project_id,
+          received_at: e.received_at,
+          records: e.records,
+          format: e.format,
+          body: e.body,
+        },
+        () => {
+          void this.table.remove(e.collection_id, e.id);
+        },
+      );
     } finally {
       this.retrying.delete(claim);
     }

@@ -53,7 +53,10 @@ export interface SchemaVersionRecord {
   updated_at: string;
 }
 
-type Limits = Pick<SchemaSettings, 'schema_recurrence_gap_ms' | 'schema_bulk_rows' | 'schema_stale_after_ms' | 'schema_identity_limit'>;
+type Limits = Pick<
+  SchemaSettings,
+  'schema_recurrence_gap_ms' | 'schema_bulk_rows' | 'schema_stale_after_ms' | 'schema_identity_limit'
+>;
 
 /** Fields of a shape, one per path, types joined with `|` in the canonical type order. */
 export function fieldsOf(entries: readonly ShapeEntry[]): VersionField[] {
@@ -67,7 +70,16 @@ export function fieldsOf(entries: readonly ShapeEntry[]): VersionField[] {
 }
 
 /** A new candidate version opened by `shape`, first seen at `firstMs`. */
-export function openVersion(args: { id: string; teamId: string; projectId: string; collectionId: string; number: number; shape: Shape; firstMs: number; nowMs: number }): SchemaVersionRecord {
+export function openVersion(args: {
+  id: string;
+  teamId: string;
+  projectId: string;
+  collectionId: string;
+  number: number;
+  shape: Shape;
+  firstMs: number;
+  nowMs: number;
+}): SchemaVersionRecord {
   const now = iso(args.nowMs);
   const first = iso(args.firstMs);
   return {
@@ -101,7 +113,11 @@ export function openVersion(args: { id: string; teamId: string; projectId: strin
  * (0 disables); a stale version seen again becomes a candidate. Settling needs room under
  * `schema_identity_limit` (`settledCount` is the collection's current count). Returns a new record.
  */
-export function sighted(v: SchemaVersionRecord, s: { rows: number; lastMs: number; nowMs: number; settledCount: number }, limits: Limits): SchemaVersionRecord {
+export function sighted(
+  v: SchemaVersionRecord,
+  s: { rows: number; lastMs: number; nowMs: number; settledCount: number },
+  limits: Limits,
+): SchemaVersionRecord {
   const next: SchemaVersionRecord = { ...v, row_count: v.row_count + s.rows, updated_at: iso(s.nowMs) };
   if (s.lastMs > Date.parse(v.last_seen_at)) next.last_seen_at = iso(s.lastMs);
   if (v.state === 'settled') return next;
@@ -124,7 +140,11 @@ export function sighted(v: SchemaVersionRecord, s: { rows: number; lastMs: numbe
  * The state a version is in at `nowMs`: a candidate not seen within `schema_stale_after_ms` is
  * stale even before the sweep persists it (so reads never show an overdue candidate).
  */
-export function effectiveState(v: SchemaVersionRecord, nowMs: number, limits: Pick<Limits, 'schema_stale_after_ms'>): VersionState {
+export function effectiveState(
+  v: SchemaVersionRecord,
+  nowMs: number,
+  limits: Pick<Limits, 'schema_stale_after_ms'>,
+): VersionState {
   if (v.state === 'candidate' && nowMs - Date.parse(v.last_seen_at) >= limits.schema_stale_after_ms) return 'stale';
   return v.state;
 }
@@ -133,26 +153,51 @@ export function effectiveState(v: SchemaVersionRecord, nowMs: number, limits: Pi
  * The version as a reader sees it at `nowMs`: a candidate past `schema_stale_after_ms` reads as
  * stale, with the `stale_at` it went stale at, before the next batch stores that.
  */
-export function asReadAt(v: SchemaVersionRecord, nowMs: number, limits: Pick<Limits, 'schema_stale_after_ms'>): SchemaVersionRecord {
+export function asReadAt(
+  v: SchemaVersionRecord,
+  nowMs: number,
+  limits: Pick<Limits, 'schema_stale_after_ms'>,
+): SchemaVersionRecord {
   if (effectiveState(v, nowMs, limits) !== 'stale' || v.state === 'stale') return v;
   return { ...v, state: 'stale', stale_at: iso(Date.parse(v.last_seen_at) + limits.schema_stale_after_ms) };
 }
 
 /** The candidate gone stale at `nowMs`, or null when it is not due. */
-export function staleIfDue(v: SchemaVersionRecord, nowMs: number, limits: Pick<Limits, 'schema_stale_after_ms'>): SchemaVersionRecord | null {
+export function staleIfDue(
+  v: SchemaVersionRecord,
+  nowMs: number,
+  limits: Pick<Limits, 'schema_stale_after_ms'>,
+): SchemaVersionRecord | null {
   if (effectiveState(v, nowMs, limits) !== 'stale' || v.state === 'stale') return null;
   const at = Date.parse(v.last_seen_at) + limits.schema_stale_after_ms;
   return { ...v, state: 'stale', stale_at: iso(at), updated_at: iso(nowMs) };
 }
 
 /** Outcome of settling by hand. */
-export type SettleOutcome = { ok: true; version: SchemaVersionRecord } | { ok: false; reason: 'already_settled' | 'identity_limit' };
+export type SettleOutcome =
+  | { ok: true; version: SchemaVersionRecord }
+  | { ok: false; reason: 'already_settled' | 'identity_limit' };
 
 /** Settle by hand (POST .../schemas/:id {state: 'settled'}); a settled version is left as is. */
-export function settleByHand(v: SchemaVersionRecord, nowMs: number, settledCount: number, limits: Pick<Limits, 'schema_identity_limit'>): SettleOutcome {
+export function settleByHand(
+  v: SchemaVersionRecord,
+  nowMs: number,
+  settledCount: number,
+  limits: Pick<Limits, 'schema_identity_limit'>,
+): SettleOutcome {
   if (v.state === 'settled') return { ok: false, reason: 'already_settled' };
   if (settledCount >= limits.schema_identity_limit) return { ok: false, reason: 'identity_limit' };
-  return { ok: true, version: { ...v, state: 'settled', settled_at: iso(nowMs), settled_by: 'hand', stale_at: null, updated_at: iso(nowMs) } };
+  return {
+    ok: true,
+    version: {
+      ...v,
+      state: 'settled',
+      settled_at: iso(nowMs),
+      settled_by: 'hand',
+      stale_at: null,
+      updated_at: iso(nowMs),
+    },
+  };
 }
 
 /** Rank for merging concurrent or re-keyed copies: settled never goes back. */

@@ -95,14 +95,46 @@ export const pullRuns = new client.Counter({
 });
 
 // ── State sampled at scrape time (bindServerGauges) ──────────────────────────
-export const spoolRecords = new client.Gauge({ name: 'sluice_spool_records', help: 'Records durable in the spool awaiting the pipeline (leased ones included)', registers: [registry] });
-export const spoolBytes = new client.Gauge({ name: 'sluice_spool_bytes', help: 'Bytes the spooled bodies take in LMDB (pages of the spool body database)', registers: [registry] });
-export const spoolProcessingRecords = new client.Gauge({ name: 'sluice_spool_processing_records', help: 'Spooled records leased by the pipeline right now', registers: [registry] });
-export const pipelineLag = new client.Gauge({ name: 'sluice_pipeline_lag_seconds', help: 'Age of the oldest entry still in the spool (0 when the spool is empty)', registers: [registry] });
-export const workerUtilization = new client.Gauge({ name: 'sluice_worker_utilization_ratio', help: 'Share of pipeline worker threads running a batch right now (0 to 1)', registers: [registry] });
-export const workerThreads = new client.Gauge({ name: 'sluice_worker_threads', help: 'Pipeline worker threads', registers: [registry] });
-export const rollupMergeBacklog = new client.Gauge({ name: 'sluice_rollup_merge_backlog_batches', help: 'Committed batches whose metric partials still wait to be merged into DuckDB', registers: [registry] });
-export const compactionBacklog = new client.Gauge({ name: 'sluice_rollup_compaction_backlog_rows', help: 'Partial rollup rows not yet compacted into tiers, summed over live metrics', registers: [registry] });
+export const spoolRecords = new client.Gauge({
+  name: 'sluice_spool_records',
+  help: 'Records durable in the spool awaiting the pipeline (leased ones included)',
+  registers: [registry],
+});
+export const spoolBytes = new client.Gauge({
+  name: 'sluice_spool_bytes',
+  help: 'Bytes the spooled bodies take in LMDB (pages of the spool body database)',
+  registers: [registry],
+});
+export const spoolProcessingRecords = new client.Gauge({
+  name: 'sluice_spool_processing_records',
+  help: 'Spooled records leased by the pipeline right now',
+  registers: [registry],
+});
+export const pipelineLag = new client.Gauge({
+  name: 'sluice_pipeline_lag_seconds',
+  help: 'Age of the oldest entry still in the spool (0 when the spool is empty)',
+  registers: [registry],
+});
+export const workerUtilization = new client.Gauge({
+  name: 'sluice_worker_utilization_ratio',
+  help: 'Share of pipeline worker threads running a batch right now (0 to 1)',
+  registers: [registry],
+});
+export const workerThreads = new client.Gauge({
+  name: 'sluice_worker_threads',
+  help: 'Pipeline worker threads',
+  registers: [registry],
+});
+export const rollupMergeBacklog = new client.Gauge({
+  name: 'sluice_rollup_merge_backlog_batches',
+  help: 'Committed batches whose metric partials still wait to be merged into DuckDB',
+  registers: [registry],
+});
+export const compactionBacklog = new client.Gauge({
+  name: 'sluice_rollup_compaction_backlog_rows',
+  help: 'Partial rollup rows not yet compacted into tiers, summed over live metrics',
+  registers: [registry],
+});
 
 // Event-loop delay, GC pauses, heap and RSS: prom-client's standard Node.js and process metrics
 // (nodejs_eventloop_lag_seconds, nodejs_gc_duration_seconds, nodejs_heap_size_used_bytes,
@@ -110,4 +142,5 @@ export const compactionBacklog = new client.Gauge({ name: 'sluice_rollup_compact
 client.collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
 // prom-client's `nodejs_active_*_total` are gauges with a counter's suffix, which `promtool check
 // metrics` refuses; the same counts stay available per kind (`nodejs_active_handles{type}` …).
-for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) registry.removeSingleMetric(name);
+for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
+  registry.removeSingleMetric(name);

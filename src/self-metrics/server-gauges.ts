@@ -1,4 +1,13 @@
-import { compactionBacklog, pipelineLag, rollupMergeBacklog, spoolBytes, spoolProcessingRecords, spoolRecords, workerThreads, workerUtilization } from './registry.js';
+import {
+  compactionBacklog,
+  pipelineLag,
+  rollupMergeBacklog,
+  spoolBytes,
+  spoolProcessingRecords,
+  spoolRecords,
+  workerThreads,
+  workerUtilization,
+} from './registry.js';
 
 /** What the state gauges read, as plain functions (the server builds them from its services). */
 export interface GaugeSources {

@@ -21,7 +21,9 @@ export type IndexValue = [records: number, projectId: string, receivedAt: number
  */
 export function openSpoolIndex(store: Store): Database<IndexValue, [string, number]> {
   // lmdb's own msgpack decoder, for values of earlier releases (msgpackr is lmdb's, not ours).
-  const legacy = (openPlain<unknown, Key>(store, 'spool_meta') as unknown as { decoder: { decode(b: Uint8Array): unknown } }).decoder;
+  const legacy = (
+    openPlain<unknown, Key>(store, 'spool_meta') as unknown as { decoder: { decode(b: Uint8Array): unknown } }
+  ).decoder;
   const encoder = {
     encode: encodeIndexValue,
     decode: (bytes: Uint8Array, size?: unknown): IndexValue => {
@@ -120,7 +122,12 @@ export function decodeIndexValue(bytes: Uint8Array, end: number): IndexValue {
   const n = view.readUInt16LE(22);
   if (format === undefined || HEADER + n > end) throw new Error('spool index value is corrupt');
   const bytesField = view.readDoubleLE(14);
-  const value: IndexValue = [view.readUInt32LE(2), view.toString('utf8', HEADER, HEADER + n), view.readDoubleLE(6), format];
+  const value: IndexValue = [
+    view.readUInt32LE(2),
+    view.toString('utf8', HEADER, HEADER + n),
+    view.readDoubleLE(6),
+    format,
+  ];
   if (bytesField >= 0) value.push(bytesField);
   return value;
 }

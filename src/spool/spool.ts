@@ -153,12 +153,16 @@ export class Spool {
    * later, in append order, together with the other appends of the same transaction.
    */
   appendThen(input: SpoolInput, stageWithin: (() => void) | undefined, done: AppendDone): void {
-    if (this.dropped.has(input.collection_id)) return done(new ApiError('source_deleted', `Collection ${input.collection_id} is deleted`), 0);
+    if (this.dropped.has(input.collection_id))
+      return done(new ApiError('source_deleted', `Collection ${input.collection_id} is deleted`), 0);
     const seq = this.nextSeq++;
     let written: Promise<unknown>;
     try {
       written = this.entries.put(seq, input.body);
-      this.index.put([input.collection_id, seq], [input.records, input.project_id, input.received_at, input.format, input.body.byteLength]);
+      this.index.put(
+        [input.collection_id, seq],
+        [input.records, input.project_id, input.received_at, input.format, input.body.byteLength],
+      );
       stageWithin?.();
     } catch (err) {
       return done(err, 0);
@@ -237,7 +241,12 @@ export class Spool {
    * back must give back every later one of the collection before leasing it again. `limitOf`
    * narrows one collection's batches (the pipeline isolates a batch that keeps failing).
    */
-  lease(maxRecords: number, limitOf?: (collectionId: string) => number | undefined, aheadOf?: (collectionId: string) => number, maxBytes = Infinity): SpoolLease | null {
+  lease(
+    maxRecords: number,
+    limitOf?: (collectionId: string) => number | undefined,
+    aheadOf?: (collectionId: string) => number,
+    maxBytes = Infinity,
+  ): SpoolLease | null {
     // Each collection at most once per call: a re-added (sent to the back) entry is visited again by
     // a live Map iteration, so walk a bounded number of steps.
     let budget = this.queues.size;
@@ -246,7 +255,12 @@ export class Spool {
       if (q.entries === 0 || q.leases.length >= (aheadOf?.(collectionId) ?? 1)) continue;
       const leased = q.leases.reduce((n, l) => n + l.entries.length, 0);
       if (leased >= q.entries) continue;
-      const lease = this.leaseFrom(collectionId, q, Math.min(maxRecords, limitOf?.(collectionId) ?? maxRecords), maxBytes);
+      const lease = this.leaseFrom(
+        collectionId,
+        q,
+        Math.min(maxRecords, limitOf?.(collectionId) ?? maxRecords),
+        maxBytes,
+      );
       // Take turns: the collection just served goes to the back.
       this.queues.delete(collectionId);
       if (!lease) {
@@ -279,7 +293,10 @@ export class Spool {
   private recount(collectionId: string, q: CollectionQueue): void {
     let records = 0;
     let entries = 0;
-    for (const { key, value } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+    for (const { key, value } of this.index.getRange({
+      start: [collectionId, 0],
+      end: [collectionId, Number.MAX_SAFE_INTEGER],
+    })) {
       if (this.entries.doesExist(key[1])) {
         records += value[0];
         entries++;
@@ -299,13 +316,27 @@ export class Spool {
    * fresh allocations and two copies per byte on the main thread (~2–4 µs per nested record).
    * `trustIndex` false: every size is measured on its body (an index that disagreed with one).
    */
-  private leaseFrom(collectionId: string, q: CollectionQueue, maxRecords: number, maxBytes: number, trustIndex = true): SpoolLease | null {
+  private leaseFrom(
+    collectionId: string,
+    q: CollectionQueue,
+    maxRecords: number,
+    maxBytes: number,
+    trustIndex = true,
+  ): SpoolLease | null {
     const picked: Array<{ key: [string, number]; value: IndexValue; size: number }> = [];
     let records = 0;
     let bytes = 0;
     const after = q.leases.length > 0 ? q.leases[q.leases.length - 1]!.lastSeq + 1 : 0;
-    for (const { key, value } of this.index.getRange({ start: [collectionId, after], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
-      const size = trustIndex && value[4] !== undefined ? (this.entries.doesExist(key[1]) ? value[4] : undefined) : this.entries.getBinaryFast(key[1])?.length;
+    for (const { key, value } of this.index.getRange({
+      start: [collectionId, after],
+      end: [collectionId, Number.MAX_SAFE_INTEGER],
+    })) {
+      const size =
+        trustIndex && value[4] !== undefined
+          ? this.entries.doesExist(key[1])
+            ? value[4]
+            : undefined
+          : this.entries.getBinaryFast(key[1])?.length;
       if (size === undefined) continue;
       picked.push({ key, value, size });
       records += value[0];
@@ -319,9 +350,18 @@ export class Spool {
     for (const { key, value, size } of picked) {
       // Read in the same snapshot as the index (one synchronous turn): the body is there, as long as the index says.
       const b = this.entries.getBinaryFast(key[1]);
-      if (!b || b.length !== size) return trustIndex ? this.leaseFrom(collectionId, q, maxRecords, maxBytes, false) : null;
+      if (!b || b.length !== size)
+        return trustIndex ? this.leaseFrom(collectionId, q, maxRecords, maxBytes, false) : null;
       bodies.set(b.subarray(0, size), at);
-      entries.push({ collection_id: key[0], project_id: value[1], received_at: value[2], records: value[0], format: value[3], body: bodies.subarray(at, at + size), seq: key[1] });
+      entries.push({
+        collection_id: key[0],
+        project_id: value[1],
+        received_at: value[2],
+        records: value[0],
+        format: value[3],
+        body: bodies.subarray(at, at + size),
+        seq: key[1],
+      });
       at += size;
     }
     const lease: SpoolLease = {
@@ -350,7 +390,8 @@ export class Spool {
     await this.store.transaction(() => {
       // Checked inside the transaction (they are serialised): once a drop has begun, no batch of
       // the collection commits outputs any more.
-      if (this.dropped.has(lease.collectionId)) throw new ApiError('source_deleted', `Collection ${lease.collectionId} is being deleted`);
+      if (this.dropped.has(lease.collectionId))
+        throw new ApiError('source_deleted', `Collection ${lease.collectionId} is being deleted`);
       stageWithin?.();
       for (const e of lease.entries) {
         this.entries.remove(e.seq);
@@ -393,7 +434,10 @@ export class Spool {
     const q = this.queues.get(collectionId);
     await this.store.transaction(() => {
       let highest = 0;
-      for (const key of this.index.getKeys({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER] })) {
+      for (const key of this.index.getKeys({
+        start: [collectionId, 0],
+        end: [collectionId, Number.MAX_SAFE_INTEGER],
+      })) {
         this.entries.remove(key[1]);
         this.index.remove(key);
         highest = Math.max(highest, key[1]);
@@ -443,7 +487,12 @@ export class Spool {
 
   /** Receive time (epoch ms) of the oldest entry of a collection still in the spool, leased included; null when none. */
   oldestReceivedAt(collectionId: string): number | null {
-    for (const { value } of this.index.getRange({ start: [collectionId, 0], end: [collectionId, Number.MAX_SAFE_INTEGER], limit: 1 })) return value[2];
+    for (const { value } of this.index.getRange({
+      start: [collectionId, 0],
+      end: [collectionId, Number.MAX_SAFE_INTEGER],
+      limit: 1,
+    }))
+      return value[2];
     return null;
   }
 
@@ -460,7 +509,12 @@ export class Spool {
 
   /** Bytes the spooled bodies take in LMDB: the pages of `spool_body` (mdb_stat, no scan; self-metrics). */
   storedBytes(): number {
-    const s = this.entries.getStats() as { pageSize?: number; treeBranchPageCount?: number; treeLeafPageCount?: number; overflowPages?: number };
+    const s = this.entries.getStats() as {
+      pageSize?: number;
+      treeBranchPageCount?: number;
+      treeLeafPageCount?: number;
+      overflowPages?: number;
+    };
     return ((s.treeBranchPageCount ?? 0) + (s.treeLeafPageCount ?? 0) + (s.overflowPages ?? 0)) * (s.pageSize ?? 4096);
   }
 
@@ -499,7 +553,15 @@ export class Spool {
   private entryOf(key: [string, number], meta: IndexValue): LeasedEntry | undefined {
     const body = this.entries.get(key[1]);
     if (!body) return undefined;
-    return { collection_id: key[0], project_id: meta[1], received_at: meta[2], records: meta[0], format: meta[3], body, seq: key[1] };
+    return {
+      collection_id: key[0],
+      project_id: meta[1],
+      received_at: meta[2],
+      records: meta[0],
+      format: meta[3],
+      body,
+      seq: key[1],
+    };
   }
 
   private queue(collectionId: string, projectId: string): CollectionQueue {
@@ -523,12 +585,15 @@ export class Spool {
 
 const HIGHEST_DELETED = 'highest_deleted';
 
-
 /**
  * Move entries of the first spool layout (`spool`: seq → msgpack SpoolEntry; `spool_by_collection`)
  * into the current one, in one transaction, so an upgrade keeps every acknowledged record.
  */
-function migrateLegacySpool(store: Store, bodies: Database<Uint8Array, number>, index: Database<IndexValue, [string, number]>): void {
+function migrateLegacySpool(
+  store: Store,
+  bodies: Database<Uint8Array, number>,
+  index: Database<IndexValue, [string, number]>,
+): void {
   const legacy = openPlain<SpoolEntry, number>(store, 'spool');
   const legacyIndex = openPlain<unknown, [string, number]>(store, 'spool_by_collection');
   if (legacy.getKeysCount({ limit: 1 }) === 0 && legacyIndex.getKeysCount({ limit: 1 }) === 0) return;

@@ -118,6 +118,10 @@ function storeError(what: string, err: unknown): unknown {
  * record structures (the environment default) a put costs about half as much on the hot path.
  */
 export function openPlain<V, K extends Key>(store: Store, name: string): Database<V, K> {
-  const options: DatabaseOptions & { name: string; useRecords: boolean } = { name, encoding: 'msgpack', useRecords: false };
+  const options: DatabaseOptions & { name: string; useRecords: boolean } = {
+    name,
+    encoding: 'msgpack',
+    useRecords: false,
+  };
   return store.root.openDB<V, K>(options);
 }

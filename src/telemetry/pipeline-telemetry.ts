@@ -91,7 +91,10 @@ export class PipelineTelemetry {
   /** When this node started observing (minutes before it have no samples from this run). */
   readonly startedAt: number;
 
-  constructor(store: Store, private readonly clock: Clock) {
+  constructor(
+    store: Store,
+    private readonly clock: Clock,
+  ) {
     this.db = store.db<MinuteCounters, [string, number]>('pipeline_telemetry');
     this.startedAt = clock.now();
   }
@@ -100,7 +103,11 @@ export class PipelineTelemetry {
   start(spool: Spool, scheduler: Scheduler): void {
     this.spool = spool;
     this.unsubscribe = spool.onDrained((projectId, records) => this.recordDrained(projectId, records));
-    this.tickJob = scheduler.register({ name: 'telemetry-tick', schedule: { everyMs: TICK_MS }, run: () => this.tick() });
+    this.tickJob = scheduler.register({
+      name: 'telemetry-tick',
+      schedule: { everyMs: TICK_MS },
+      run: () => this.tick(),
+    });
   }
 
   recordAccepted(projectId: string, records: number): void {
@@ -128,9 +135,11 @@ export class PipelineTelemetry {
   /** Every stored minute of a project in [startMs, endMs), oldest first, live minutes included. */
   range(projectId: string, startMs: number, endMs: number): Map<number, MinuteCounters> {
     const out = new Map<number, MinuteCounters>();
-    for (const { key, value } of this.db.getRange({ start: [projectId, startMs], end: [projectId, endMs] })) out.set(key[1], value);
+    for (const { key, value } of this.db.getRange({ start: [projectId, startMs], end: [projectId, endMs] }))
+      out.set(key[1], value);
     for (const entry of this.live.values()) {
-      if (entry.projectId === projectId && entry.minute >= startMs && entry.minute < endMs) out.set(entry.minute, entry.counters);
+      if (entry.projectId === projectId && entry.minute >= startMs && entry.minute < endMs)
+        out.set(entry.minute, entry.counters);
     }
     return out;
   }
@@ -196,7 +205,17 @@ export class PipelineTelemetry {
 }
 
 export function emptyCounters(): MinuteCounters {
-  return { accepted_records: 0, accepted_requests: 0, throughput_records: 0, errors: 0, error_counts: {}, pending_sum: 0, pending_max: 0, processing_sum: 0, samples: 0 };
+  return {
+    accepted_records: 0,
+    accepted_requests: 0,
+    throughput_records: 0,
+    errors: 0,
+    error_counts: {},
+    pending_sum: 0,
+    pending_max: 0,
+    processing_sum: 0,
+    samples: 0,
+  };
 }
 
 export function minuteOf(ms: number): number {

@@ -16,7 +16,12 @@ import type { ViewOutcome } from './view-stage.js';
  * view files are the backfill's of views of views it did not run — while no live batch has run
  * them (`live_from_seq` unset).
  */
-export function stageReopenForBatch(views: ViewCatalog, collectionId: string, ran: readonly ViewOutcome[], now: string): string[] {
+export function stageReopenForBatch(
+  views: ViewCatalog,
+  collectionId: string,
+  ran: readonly ViewOutcome[],
+  now: string,
+): string[] {
   const inBatch = new Set(ran.map((o) => o.viewId));
   const wroteFile = new Set(ran.filter((o) => o.status === 'ok' && o.file !== null).map((o) => o.viewId));
   const reopened: string[] = [];
@@ -42,11 +47,21 @@ export function stageReopenReaders(views: ViewCatalog, viewId: string, now: stri
   return reopened;
 }
 
-function stageReopen(views: ViewCatalog, v: ViewRecord, now: string, when: (t: ViewTransformRecord) => boolean): boolean {
+function stageReopen(
+  views: ViewCatalog,
+  v: ViewRecord,
+  now: string,
+  when: (t: ViewTransformRecord) => boolean,
+): boolean {
   let any = false;
   for (const t of views.store.transformsOf(v.id)) {
     if (t.status !== 'active' || t.transform_script === null || t.backfill_status !== 'completed' || !when(t)) continue;
-    void views.store.transforms.put(v.id, { ...t, backfill_status: 'running', backfill_completed_at: null, updated_at: now });
+    void views.store.transforms.put(v.id, {
+      ...t,
+      backfill_status: 'running',
+      backfill_completed_at: null,
+      updated_at: now,
+    });
     any = true;
   }
   return any;

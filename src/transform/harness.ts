@@ -71,7 +71,14 @@ export const PROGRESS_SLOTS = 3;
 export const PROGRESS_IDLE = -1;
 
 /** What a failed run reports. */
-export type FailureReason = 'syntax' | 'no_transform_function' | 'threw' | 'bad_output' | 'timeout' | 'memory' | 'output_too_large';
+export type FailureReason =
+  | 'syntax'
+  | 'no_transform_function'
+  | 'threw'
+  | 'bad_output'
+  | 'timeout'
+  | 'memory'
+  | 'output_too_large';
 
 export interface TransformFailure {
   status: 'failed';
@@ -135,7 +142,10 @@ export interface VersionColumn {
  * or the distinct values with each record's index — not one string per record to serialise,
  * parse and keep (`BatchInput.schemaVersion` takes either form, or one value per record).
  */
-export function versionColumn(sv: SchemaVersions): { values: string | null | ReadonlyArray<string | null>; index: Int32Array | null } {
+export function versionColumn(sv: SchemaVersions): {
+  values: string | null | ReadonlyArray<string | null>;
+  index: Int32Array | null;
+} {
   if (sv === null || typeof sv === 'string') return { values: sv, index: null };
   if (!Array.isArray(sv)) return sv as VersionColumn;
   const list = sv as ReadonlyArray<string | null>;

@@ -2,7 +2,18 @@ import ivm from 'isolated-vm';
 import { recordsTextOf } from './records-text.js';
 import type { OutputFieldType } from './output-schema.js';
 import type { TemplateRecords } from './record-slots.js';
-import { MAX_ERROR_MESSAGE_CHARS, PROGRESS_IDLE, PROGRESS_SERIALIZING, PROGRESS_SLOTS, SCRIPT_FILENAME, scriptLocation, versionColumn, type SchemaVersions, type RawAnswer, type TransformFailure } from './harness.js';
+import {
+  MAX_ERROR_MESSAGE_CHARS,
+  PROGRESS_IDLE,
+  PROGRESS_SERIALIZING,
+  PROGRESS_SLOTS,
+  SCRIPT_FILENAME,
+  scriptLocation,
+  versionColumn,
+  type SchemaVersions,
+  type RawAnswer,
+  type TransformFailure,
+} from './harness.js';
 import { HARNESS_SOURCE } from './harness/program-source.js';
 
 /**
@@ -59,7 +70,10 @@ export interface BatchInput {
   templates?: TemplateRecords;
 }
 
-type IvmFailure = { kind: 'timeout'; message: string } | { kind: 'memory'; message: string } | { kind: 'error'; error: unknown };
+type IvmFailure =
+  | { kind: 'timeout'; message: string }
+  | { kind: 'memory'; message: string }
+  | { kind: 'error'; error: unknown };
 
 export class TransformIsolate {
   private readonly isolate: ivm.Isolate;
@@ -76,7 +90,9 @@ export class TransformIsolate {
     this.harness = this.isolate.compileScriptSync(HARNESS_SOURCE, { filename: 'sluice-harness.js' });
     // A script's `const transform = …` is a lexical global, not a property of globalThis: a
     // second script in the same context sees both kinds.
-    this.lookup = this.isolate.compileScriptSync(`typeof transform === 'function' ? transform : undefined`, { filename: 'sluice-lookup.js' });
+    this.lookup = this.isolate.compileScriptSync(`typeof transform === 'function' ? transform : undefined`, {
+      filename: 'sluice-lookup.js',
+    });
     const sab = new SharedArrayBuffer(4 * PROGRESS_SLOTS);
     this.progress = new Int32Array(sab);
     this.progressCopy = new ivm.ExternalCopy(sab);
@@ -126,21 +142,43 @@ export class TransformIsolate {
         compiled.runSync(context, { timeout: timeoutMs });
       } catch (err) {
         const f = this.classify(err);
-        if (f.kind === 'timeout') return loadFailure('timeout', `the script's top-level code did not finish within ${timeoutMs} ms`);
-        if (f.kind === 'memory') return loadFailure('memory', `the script's top-level code ran out of memory (limit ${this.memoryLimitMb} MB)`);
+        if (f.kind === 'timeout')
+          return loadFailure('timeout', `the script's top-level code did not finish within ${timeoutMs} ms`);
+        if (f.kind === 'memory')
+          return loadFailure(
+            'memory',
+            `the script's top-level code ran out of memory (limit ${this.memoryLimitMb} MB)`,
+          );
         const text = errorText(f.error);
         const at = scriptLocation(stackOf(f.error));
-        return { status: 'failed', reason: 'threw', message: `the script threw while loading: ${text}${at ? ` (line ${at.line}, column ${at.column})` : ''}`, line: at?.line ?? null, column: at?.column ?? null };
+        return {
+          status: 'failed',
+          reason: 'threw',
+          message: `the script threw while loading: ${text}${at ? ` (line ${at.line}, column ${at.column})` : ''}`,
+          line: at?.line ?? null,
+          column: at?.column ?? null,
+        };
       }
       fn = this.lookup.runSync(context, { reference: true, timeout: timeoutMs }) as ivm.Reference<unknown>;
-      if (fn.typeof !== 'function') return loadFailure('no_transform_function', 'the script does not define a function named transform (declare `function transform(record, ctx) { … }`)');
-      const run = install.applySync(undefined, [fn.derefInto(), this.progressCopy.copyInto(), maxOutputChars], { result: { reference: true } }) as LoadedScript['run'];
+      if (fn.typeof !== 'function')
+        return loadFailure(
+          'no_transform_function',
+          'the script does not define a function named transform (declare `function transform(record, ctx) { … }`)',
+        );
+      const run = install.applySync(undefined, [fn.derefInto(), this.progressCopy.copyInto(), maxOutputChars], {
+        result: { reference: true },
+      }) as LoadedScript['run'];
       handedOut = true;
       return { status: 'loaded', script, context, run, shapes: new Set() };
     } catch (err) {
       const f = this.classify(err);
       if (f.kind === 'error') throw err;
-      return loadFailure(f.kind, f.kind === 'timeout' ? `loading the script did not finish within ${timeoutMs} ms` : `loading the script ran out of memory (limit ${this.memoryLimitMb} MB)`);
+      return loadFailure(
+        f.kind,
+        f.kind === 'timeout'
+          ? `loading the script did not finish within ${timeoutMs} ms`
+          : `loading the script ran out of memory (limit ${this.memoryLimitMb} MB)`,
+      );
     } finally {
       install?.release();
       fn?.release();
@@ -156,14 +194,24 @@ export class TransformIsolate {
    * hold half-done state of the script: the caller drops it. After `memory` the isolate is
    * disposed: the caller builds a new one.
    */
-  call(loaded: LoadedScript, batch: BatchInput, viewId: string, timeoutMs: number, fields: readonly string[] = [], types: readonly OutputFieldType[] = []): RawAnswer | TransformFailure {
+  call(
+    loaded: LoadedScript,
+    batch: BatchInput,
+    viewId: string,
+    timeoutMs: number,
+    fields: readonly string[] = [],
+    types: readonly OutputFieldType[] = [],
+  ): RawAnswer | TransformFailure {
     const n = batch.receivedAt.length;
-    if (batch.timestamp.length !== n) throw new Error(`transform sandbox: receivedAt has ${n} entries, timestamp ${batch.timestamp.length}`);
+    if (batch.timestamp.length !== n)
+      throw new Error(`transform sandbox: receivedAt has ${n} entries, timestamp ${batch.timestamp.length}`);
     const versions = versionColumn(batch.schemaVersion);
-    if (versions.index !== null && versions.index.length !== n) throw new Error(`transform sandbox: schemaVersion has ${versions.index.length} entries for ${n} records`);
+    if (versions.index !== null && versions.index.length !== n)
+      throw new Error(`transform sandbox: schemaVersion has ${versions.index.length} entries for ${n} records`);
     const text = recordsTextOf(batch.recordsText);
     const tpl = batch.templates;
-    if (tpl !== undefined && tpl.ids.length !== n) throw new Error(`transform sandbox: template ids have ${tpl.ids.length} entries for ${n} records`);
+    if (tpl !== undefined && tpl.ids.length !== n)
+      throw new Error(`transform sandbox: template ids have ${tpl.ids.length} entries for ${n} records`);
     // The shapes this context has not compiled yet go with the call.
     const fresh: Array<[number, string]> = [];
     for (const id of tpl?.used ?? []) {
@@ -205,12 +253,32 @@ export class TransformIsolate {
         where = `on record ${at}`;
         recordIndex = at;
       } else if (at === PROGRESS_SERIALIZING) {
-        where = first === last ? `while converting the output of record ${first} to JSON` : `while converting the outputs of records ${first}–${last} to JSON`;
+        where =
+          first === last
+            ? `while converting the output of record ${first} to JSON`
+            : `while converting the outputs of records ${first}–${last} to JSON`;
         recordIndex = first === last ? first : null;
       }
-      if (f.kind === 'timeout') return { status: 'failed', reason: 'timeout', recordIndex, message: `transform timed out ${where}: the batch did not finish within ${timeoutMs} ms` };
-      if (f.kind === 'memory') return { status: 'failed', reason: 'memory', recordIndex, message: `transform ran out of memory ${where} (limit ${this.memoryLimitMb} MB)` };
-      return { status: 'failed', reason: 'threw', recordIndex, message: `transform failed ${where}: ${errorText(f.error)}` };
+      if (f.kind === 'timeout')
+        return {
+          status: 'failed',
+          reason: 'timeout',
+          recordIndex,
+          message: `transform timed out ${where}: the batch did not finish within ${timeoutMs} ms`,
+        };
+      if (f.kind === 'memory')
+        return {
+          status: 'failed',
+          reason: 'memory',
+          recordIndex,
+          message: `transform ran out of memory ${where} (limit ${this.memoryLimitMb} MB)`,
+        };
+      return {
+        status: 'failed',
+        reason: 'threw',
+        recordIndex,
+        message: `transform failed ${where}: ${errorText(f.error)}`,
+      };
     }
     // Compiled by a call that answered (a failed call's context may be dropped: they are sent again).
     if (!(typeof answer === 'string' && answer.charCodeAt(0) === 0x78)) for (const [id] of fresh) loaded.shapes.add(id);

@@ -22,7 +22,13 @@ export interface LookupCursor {
 
 /** Files of a view in the order they were committed (then by sequence and id: a stable order). */
 export function committedOrder(files: readonly ViewFileManifest[]): ViewFileManifest[] {
-  return [...files].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.first_seq - b.first_seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)));
+  return [...files].sort((a, b) =>
+    a.created_at < b.created_at
+      ? -1
+      : a.created_at > b.created_at
+        ? 1
+        : a.first_seq - b.first_seq || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
+  );
 }
 
 /**
@@ -39,14 +45,22 @@ export class JoinLookups {
    * Index what the lookups committed since `cursor` last looked; `generation(viewId)` moves on
    * whenever a view commits files, so an unchanged lookup costs nothing.
    */
-  async catchUp(view: ViewRecord, cursor: LookupCursor, generation: (viewId: string) => number): Promise<LookupsResult> {
+  async catchUp(
+    view: ViewRecord,
+    cursor: LookupCursor,
+    generation: (viewId: string) => number,
+  ): Promise<LookupsResult> {
     for (const clause of clauseOrder(view.joins)) {
       const gen = generation(clause.lookup_view_id);
       if (cursor.seen.get(clause.alias) === gen) continue;
       try {
         await this.indexClause(view, clause, cursor);
       } catch (err) {
-        return { ok: false, alias: clause.alias, message: `indexing lookup view ${clause.lookup_view_id} (alias ${clause.alias}) failed: ${(err as Error)?.message ?? String(err)}` };
+        return {
+          ok: false,
+          alias: clause.alias,
+          message: `indexing lookup view ${clause.lookup_view_id} (alias ${clause.alias}) failed: ${(err as Error)?.message ?? String(err)}`,
+        };
       }
       cursor.seen.set(clause.alias, gen);
     }
@@ -70,7 +84,13 @@ export class JoinLookups {
       for (const r of rows) {
         const key = joinKey(r.values[clause.lookup_field], keyType);
         if (key === null) continue;
-        const entry: LookupEntry = { ts: r.ts, seq: r.seq, row: r.row, file: f.id, record: outputRow(lookup.output_schema, r.values) };
+        const entry: LookupEntry = {
+          ts: r.ts,
+          seq: r.seq,
+          row: r.row,
+          file: f.id,
+          record: outputRow(lookup.output_schema, r.values),
+        };
         const cur = best.get(key);
         if (!cur || isLater(entry, cur)) best.set(key, entry);
       }
@@ -94,15 +114,31 @@ export class JoinLookups {
     }
   }
 
-  private progressOf(view: ViewRecord, files: readonly ViewFileManifest[], done: ReadonlySet<string>): Pick<LookupProgress, 'status' | 'file_count' | 'files_done'> {
+  private progressOf(
+    view: ViewRecord,
+    files: readonly ViewFileManifest[],
+    done: ReadonlySet<string>,
+  ): Pick<LookupProgress, 'status' | 'file_count' | 'files_done'> {
     const cutoff = view.join_backfill_cutoff_at;
     const caughtUp = files.every((f) => done.has(f.id) || (cutoff !== null && f.created_at >= cutoff));
-    return { status: caughtUp ? 'completed' : 'running', file_count: files.length, files_done: files.filter((f) => done.has(f.id)).length };
+    return {
+      status: caughtUp ? 'completed' : 'running',
+      file_count: files.length,
+      files_done: files.filter((f) => done.has(f.id)).length,
+    };
   }
 
-  private stageProgress(view: ViewRecord, alias: string, files: readonly ViewFileManifest[], done: ReadonlySet<string>): void {
+  private stageProgress(
+    view: ViewRecord,
+    alias: string,
+    files: readonly ViewFileManifest[],
+    done: ReadonlySet<string>,
+  ): void {
     const now = new Date(this.d.clock.now()).toISOString();
     const p: LookupProgress = { ...this.progressOf(view, files, done), error: null, updated_at: now };
-    this.d.views.stagePatch(view.id, (v) => ({ join_lookup_progress: { ...(v.join_lookup_progress ?? {}), [alias]: p }, join_updated_at: now }));
+    this.d.views.stagePatch(view.id, (v) => ({
+      join_lookup_progress: { ...(v.join_lookup_progress ?? {}), [alias]: p },
+      join_updated_at: now,
+    }));
   }
 }

@@ -88,18 +88,36 @@ export class JoinProcessor extends BackgroundPass {
       const base = this.d.views.store.byId(view.join_base_view_id ?? '');
       if (!base) return; // a base gone takes its join views with it (view-catalog.ts destroyTree)
       let st = this.follows.get(id);
-      if (!st) this.follows.set(id, (st = { cursor: { seen: new Map(), done: new Map() }, baseDone: this.d.views.store.joins.doneFiles(id, BASE_SCOPE), baseSeen: -1, transformAt: '' }));
+      if (!st)
+        this.follows.set(
+          id,
+          (st = {
+            cursor: { seen: new Map(), done: new Map() },
+            baseDone: this.d.views.store.joins.doneFiles(id, BASE_SCOPE),
+            baseSeen: -1,
+            transformAt: '',
+          }),
+        );
       const { cursor, baseDone: done } = st;
       // Nothing committed since the last look and nothing changed: an idle pass costs no listing.
       const settled = view.join_status === 'live' && view.status === 'active' && st.transformAt === t.updated_at;
-      if (settled && st.baseSeen === generation(base.id) && view.joins.every((c) => cursor.seen.get(c.alias) === generation(c.lookup_view_id))) return;
+      if (
+        settled &&
+        st.baseSeen === generation(base.id) &&
+        view.joins.every((c) => cursor.seen.get(c.alias) === generation(c.lookup_view_id))
+      )
+        return;
       const baseGen = generation(base.id);
       const files = committedOrder(this.d.views.store.filesOf(base.id));
       const cutoff = view.join_backfill_cutoff_at;
       const beforeCutoff = files.filter((f) => cutoff === null || f.created_at < cutoff).length;
       const todo = files.filter((f) => !done.has(f.id));
       if (view.join_status === 'error') {
-        await this.state.resume(view, t, files.every((f) => done.has(f.id) || (cutoff !== null && f.created_at >= cutoff)));
+        await this.state.resume(
+          view,
+          t,
+          files.every((f) => done.has(f.id) || (cutoff !== null && f.created_at >= cutoff)),
+        );
         continue;
       }
       if (todo.length === 0) {
@@ -113,10 +131,21 @@ export class JoinProcessor extends BackgroundPass {
       for (const f of todo) {
         const cur = this.liveJoin(id);
         const ct = cur && this.d.views.store.transforms.get(id, t.id);
-        if (!cur || !ct || this.stopped || ct.status === 'error' || ct.backfill_status === 'pending' || ct.script_hash !== t.script_hash || cur.join_status === 'error') break;
+        if (
+          !cur ||
+          !ct ||
+          this.stopped ||
+          ct.status === 'error' ||
+          ct.backfill_status === 'pending' ||
+          ct.script_hash !== t.script_hash ||
+          cur.join_status === 'error'
+        )
+          break;
         const indexed = await this.lookups.catchUp(cur, cursor, generation);
         if (!indexed.ok) return this.state.fail(cur, ct, indexed.message, indexed.alias);
-        const joined = await this.joinFile(cur, ct, base, f, beforeCutoff).catch((err: unknown) => ({ failed: `joining base file ${f.id} failed: ${(err as Error)?.message ?? String(err)}` }));
+        const joined = await this.joinFile(cur, ct, base, f, beforeCutoff).catch((err: unknown) => ({
+          failed: `joining base file ${f.id} failed: ${(err as Error)?.message ?? String(err)}`,
+        }));
         if (joined === true) done.add(f.id);
         else if (joined !== false) return this.state.fail(cur, ct, joined.failed, null);
       }
@@ -124,16 +153,44 @@ export class JoinProcessor extends BackgroundPass {
   }
 
   /** Join one base file and commit its output; answers whether it committed, or why joining failed. */
-  private async joinFile(view: ViewRecord, t: ViewTransformRecord, base: ViewRecord, f: ViewFileManifest, beforeCutoff: number): Promise<{ failed: string } | boolean> {
+  private async joinFile(
+    view: ViewRecord,
+    t: ViewTransformRecord,
+    base: ViewRecord,
+    f: ViewFileManifest,
+    beforeCutoff: number,
+  ): Promise<{ failed: string } | boolean> {
     const { views } = this.d;
     const rows = await readViewFile(await this.d.schema.fileReader(), join(views.viewDir(base), f.id), f.rows);
     const sides = this.sides(view, base);
-    const joined = joinRows(rows, base.output_schema, sides, (alias, key) => views.store.joins.lookup(view.id, alias, key));
+    const joined = joinRows(rows, base.output_schema, sides, (alias, key) =>
+      views.store.joins.lookup(view.id, alias, key),
+    );
     const script = t.transform_script;
-    const schema = view.output_schema.length > 0 || script !== null ? view.output_schema : passThroughSchema(base.output_schema, sides);
-    const task: ViewTask = { viewId: view.id, parentViewId: null, transformId: t.id, scriptHash: t.script_hash ?? 'pass-through', script: script ?? '', outputSchema: schema, dir: views.viewDir(view) };
-    const run: RunScript = script === null ? passThroughRun(base.output_schema, sides) : (batch, v) => (this.scripts ??= new TransformProcess()).run({ ...batch, ...v });
-    const [o] = await transformViewsStage({ base: viewRowsInput(joined.rows, [], joined.records), views: [task], firstSeq: f.first_seq, fileName: derivedFileName('j', f), run });
+    const schema =
+      view.output_schema.length > 0 || script !== null
+        ? view.output_schema
+        : passThroughSchema(base.output_schema, sides);
+    const task: ViewTask = {
+      viewId: view.id,
+      parentViewId: null,
+      transformId: t.id,
+      scriptHash: t.script_hash ?? 'pass-through',
+      script: script ?? '',
+      outputSchema: schema,
+      dir: views.viewDir(view),
+    };
+    const run: RunScript =
+      script === null
+        ? passThroughRun(base.output_schema, sides)
+        : (batch, v) => (this.scripts ??= new TransformProcess()).run({ ...batch, ...v });
+    const [o] = await transformViewsStage({
+      base: viewRowsInput(joined.rows, [], joined.records),
+      views: [task],
+      firstSeq: f.first_seq,
+      fileName: derivedFileName('j', f),
+      run,
+    });
     if (o!.status === 'failed') return { failed: `joining base file ${f.id} failed: ${o!.message}` };
     const out = o!;
     const now = new Date(this.d.clock.now()).toISOString();
@@ -143,23 +200,52 @@ export class JoinProcessor extends BackgroundPass {
     await views.store.store.transaction(() => {
       const cur = views.store.byId(view.id);
       const ct = views.store.transforms.get(view.id, t.id);
-      if (!cur || cur.deleted_at !== null || views.destroying.has(view.id) || !ct || ct.script_hash !== t.script_hash || ct.backfill_status === 'pending' || ct.status === 'error') return;
+      if (
+        !cur ||
+        cur.deleted_at !== null ||
+        views.destroying.has(view.id) ||
+        !ct ||
+        ct.script_hash !== t.script_hash ||
+        ct.backfill_status === 'pending' ||
+        ct.status === 'error'
+      )
+        return;
       if (cur.join_status === 'error' || views.store.joins.isDone(view.id, BASE_SCOPE, f.id)) return;
       if (out.file) {
-        void views.store.files.put(view.id, { id: out.file.path, view_id: view.id, first_seq: f.first_seq, last_seq: f.last_seq, rows: out.file.rows, bytes: out.file.bytes, min_ts: out.file.minTs, max_ts: out.file.maxTs, created_at: now, origin: 'join' });
+        void views.store.files.put(view.id, {
+          id: out.file.path,
+          view_id: view.id,
+          first_seq: f.first_seq,
+          last_seq: f.last_seq,
+          rows: out.file.rows,
+          bytes: out.file.bytes,
+          min_ts: out.file.minTs,
+          max_ts: out.file.maxTs,
+          created_at: now,
+          origin: 'join',
+        });
         reopened = stageReopenReaders(views, view.id, now);
       }
       views.store.joins.stageDone(view.id, BASE_SCOPE, f.id);
       const failures = { ...(ct.coercion_failures ?? {}) };
       for (const [k, n] of Object.entries(out.counts.failed)) failures[k] = (failures[k] ?? 0) + n;
       const filesDone = (cur.join_base_files_done ?? 0) + (isBackfill ? 1 : 0);
-      void views.store.transforms.put(view.id, { ...ct, coercion_failures: failures, ...(ct.backfill_status === 'running' ? { backfill_file_count: beforeCutoff, backfill_files_done: filesDone } : {}), updated_at: now });
+      void views.store.transforms.put(view.id, {
+        ...ct,
+        coercion_failures: failures,
+        ...(ct.backfill_status === 'running'
+          ? { backfill_file_count: beforeCutoff, backfill_files_done: filesDone }
+          : {}),
+        updated_at: now,
+      });
       const outputSchema = out.inferredSchema ?? (script === null ? schema : null);
       views.stagePatch(view.id, (v) => ({
         status: 'active',
         join_base_file_count: beforeCutoff,
         join_base_files_done: filesDone,
-        ...(v.output_schema.length === 0 && outputSchema && outputSchema.length > 0 ? { output_schema: outputSchema } : {}),
+        ...(v.output_schema.length === 0 && outputSchema && outputSchema.length > 0
+          ? { output_schema: outputSchema }
+          : {}),
         join_updated_at: now,
       }));
       committed = true;
@@ -175,7 +261,10 @@ export class JoinProcessor extends BackgroundPass {
   private sides(view: ViewRecord, base: ViewRecord): JoinSide[] {
     return clauseOrder(view.joins).map((clause) => ({
       clause,
-      baseField: base.output_schema.find((f) => f.name === clause.base_field) ?? { name: clause.base_field, type: 'string' },
+      baseField: base.output_schema.find((f) => f.name === clause.base_field) ?? {
+        name: clause.base_field,
+        type: 'string',
+      },
       lookupFields: this.d.views.store.byId(clause.lookup_view_id)?.output_schema ?? [],
     }));
   }
@@ -203,5 +292,7 @@ interface FollowState {
  */
 function servingTransform(ts: readonly ViewTransformRecord[]): ViewTransformRecord | undefined {
   const usable = ts.filter((t) => t.status !== 'disabled');
-  return usable.find((t) => t.transform_script !== null && (t.status === 'active' || t.status === 'queued')) ?? usable[0];
+  return (
+    usable.find((t) => t.transform_script !== null && (t.status === 'active' || t.status === 'queued')) ?? usable[0]
+  );
 }

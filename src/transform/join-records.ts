@@ -22,7 +22,10 @@ export interface JoinSide {
 
 /** Clauses in the order they run: ascending `priority`, ties in the order given. */
 export function clauseOrder(joins: readonly ViewJoinClause[]): ViewJoinClause[] {
-  return joins.map((c, i) => ({ c, i })).sort((a, b) => a.c.priority - b.c.priority || a.i - b.i).map(({ c }) => c);
+  return joins
+    .map((c, i) => ({ c, i }))
+    .sort((a, b) => a.c.priority - b.c.priority || a.i - b.i)
+    .map(({ c }) => c);
 }
 
 /**
@@ -71,7 +74,11 @@ export function passThroughSchema(baseFields: readonly OutputField[], sides: rea
 }
 
 /** A joined record flattened to the pass-through schema's names. */
-export function flattenJoined(rec: Readonly<Record<string, unknown>>, baseFields: readonly OutputField[], sides: readonly JoinSide[]): Record<string, unknown> {
+export function flattenJoined(
+  rec: Readonly<Record<string, unknown>>,
+  baseFields: readonly OutputField[],
+  sides: readonly JoinSide[],
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of baseFields) out[f.name] = rec[f.name] ?? null;
   for (const { clause, lookupFields } of sides) {

@@ -32,7 +32,18 @@ export class JoinState {
       const joined = files.length > 0 || views.store.joins.doneFiles(view.id, BASE_SCOPE).size > 0;
       // A rebackfill is also the way out of an error.
       const status = cur.status === 'error' ? 'active' : cur.status;
-      void views.store.transforms.put(view.id, { ...cur, status, error_message: status === cur.status ? cur.error_message : null, backfill_status: 'running', backfill_started_at: at, backfill_completed_at: null, backfill_file_count: 0, backfill_files_done: 0, backfill_error: null, updated_at: at });
+      void views.store.transforms.put(view.id, {
+        ...cur,
+        status,
+        error_message: status === cur.status ? cur.error_message : null,
+        backfill_status: 'running',
+        backfill_started_at: at,
+        backfill_completed_at: null,
+        backfill_file_count: 0,
+        backfill_files_done: 0,
+        backfill_error: null,
+        updated_at: at,
+      });
       for (const f of files) void views.store.files.remove(view.id, f.id);
       if (joined) views.store.joins.stageClearBase(view.id);
       views.stagePatch(view.id, (v) => ({
@@ -40,7 +51,14 @@ export class JoinState {
         error_message: null,
         join_error_message: null,
         join_status: joined || v.join_status === 'error' ? 'backfilling' : v.join_status,
-        ...(joined ? { join_backfill_cutoff_at: at, join_live_started_at: null, join_base_file_count: 0, join_base_files_done: 0 } : {}),
+        ...(joined
+          ? {
+              join_backfill_cutoff_at: at,
+              join_live_started_at: null,
+              join_base_file_count: 0,
+              join_base_files_done: 0,
+            }
+          : {}),
         join_updated_at: at,
       }));
       return files.map((f) => f.id);
@@ -56,13 +74,21 @@ export class JoinState {
     const at = this.now();
     await views.store.store.transaction(() => {
       const cur = views.store.transforms.get(view.id, t.id);
-      if (cur && cur.backfill_status === 'failed') void views.store.transforms.put(view.id, { ...cur, backfill_status: 'running', backfill_error: null, updated_at: at });
+      if (cur && cur.backfill_status === 'failed')
+        void views.store.transforms.put(view.id, {
+          ...cur,
+          backfill_status: 'running',
+          backfill_error: null,
+          updated_at: at,
+        });
       views.stagePatch(view.id, (v) => ({
         status: 'active',
         error_message: null,
         join_status: allBeforeCutoffDone ? 'live' : 'backfilling',
         join_error_message: null,
-        join_lookup_progress: mapProgress(v, (p) => (p.status === 'failed' ? { ...p, status: 'running', error: null, updated_at: at } : p)),
+        join_lookup_progress: mapProgress(v, (p) =>
+          p.status === 'failed' ? { ...p, status: 'running', error: null, updated_at: at } : p,
+        ),
         join_updated_at: at,
       }));
     });
@@ -79,7 +105,15 @@ export class JoinState {
     const at = this.now();
     await views.store.store.transaction(() => {
       const cur = views.store.transforms.get(view.id, t.id);
-      if (cur && cur.backfill_status === 'running') void views.store.transforms.put(view.id, { ...cur, backfill_status: 'completed', backfill_completed_at: at, backfill_file_count: beforeCutoff, backfill_files_done: beforeCutoff, updated_at: at });
+      if (cur && cur.backfill_status === 'running')
+        void views.store.transforms.put(view.id, {
+          ...cur,
+          backfill_status: 'completed',
+          backfill_completed_at: at,
+          backfill_file_count: beforeCutoff,
+          backfill_files_done: beforeCutoff,
+          updated_at: at,
+        });
       views.stagePatch(view.id, (v) => ({
         status: 'active',
         join_status: 'live',
@@ -100,14 +134,22 @@ export class JoinState {
       const cur = views.store.transforms.get(view.id, t.id);
       if (cur) {
         const backfilling = cur.backfill_status === 'running' || cur.backfill_status === 'pending';
-        void views.store.transforms.put(view.id, { ...cur, status: 'error', error_message: message, ...(backfilling ? { backfill_status: 'failed' as const, backfill_error: message } : {}), updated_at: at });
+        void views.store.transforms.put(view.id, {
+          ...cur,
+          status: 'error',
+          error_message: message,
+          ...(backfilling ? { backfill_status: 'failed' as const, backfill_error: message } : {}),
+          updated_at: at,
+        });
       }
       views.stagePatch(view.id, (v) => ({
         status: 'error',
         error_message: message,
         join_status: 'error',
         join_error_message: message,
-        join_lookup_progress: mapProgress(v, (p, a) => (a === alias ? { ...p, status: 'failed', error: message, updated_at: at } : p)),
+        join_lookup_progress: mapProgress(v, (p, a) =>
+          a === alias ? { ...p, status: 'failed', error: message, updated_at: at } : p,
+        ),
         join_updated_at: at,
       }));
     });
@@ -115,7 +157,10 @@ export class JoinState {
   }
 }
 
-function mapProgress(v: ViewRecord, fn: (p: LookupProgress, alias: string) => LookupProgress): Record<string, LookupProgress> | null {
+function mapProgress(
+  v: ViewRecord,
+  fn: (p: LookupProgress, alias: string) => LookupProgress,
+): Record<string, LookupProgress> | null {
   if (!v.join_lookup_progress) return null;
   return Object.fromEntries(Object.entries(v.join_lookup_progress).map(([a, p]) => [a, fn(p, a)]));
 }

@@ -1,7 +1,24 @@
 import type { Segment } from '../schema/shape.js';
 import { hintBindings } from './hint-lines.js';
-import type { BindingHow, CandidateReport, FieldBinding, MappingInput, MappingResult, OutputField, QuestionReason } from './mapping-types.js';
-import { absentFieldOf, matchStrength, nameMatcher, sharedWords, sourceFieldOf, STRENGTHS, typeFits, type SourceField } from './path-match.js';
+import type {
+  BindingHow,
+  CandidateReport,
+  FieldBinding,
+  MappingInput,
+  MappingResult,
+  OutputField,
+  QuestionReason,
+} from './mapping-types.js';
+import {
+  absentFieldOf,
+  matchStrength,
+  nameMatcher,
+  sharedWords,
+  sourceFieldOf,
+  STRENGTHS,
+  typeFits,
+  type SourceField,
+} from './path-match.js';
 import { proposeFields } from './propose-schema.js';
 import { scriptHash, writeTransformScript, type ScriptField } from './script-writer.js';
 import { parseSourcePath, segmentsKey, type SourcePath } from './source-path.js';
@@ -39,7 +56,12 @@ export function generateMapping(input: MappingInput): MappingResult {
       // allow_drops covers a field nothing can feed, never a guess between two paths.
       if (policy.allow_drops && r.problem.reason !== 'ambiguous') {
         bindings[field.name] = { paths: [], how: 'dropped' };
-        scriptFields.push({ name: field.name, type: field.type, paths: [], note: `nothing in schema version ${version.number} feeds it; null (allow_drops)` });
+        scriptFields.push({
+          name: field.name,
+          type: field.type,
+          paths: [],
+          note: `nothing in schema version ${version.number} feeds it; null (allow_drops)`,
+        });
       } else ask ??= { field, problem: r.problem };
       return;
     }
@@ -70,7 +92,14 @@ export function generateMapping(input: MappingInput): MappingResult {
     };
   }
   const script = writeTransformScript({ versionId: version.id, versionNumber: version.number, fields: scriptFields });
-  return { kind: 'script', script, hash: scriptHash(script), outputSchema, bindings, candidates: [{ transform_id: null, verdict: 'script', reason: null, ...report }] };
+  return {
+    kind: 'script',
+    script,
+    hash: scriptHash(script),
+    outputSchema,
+    bindings,
+    candidates: [{ transform_id: null, verdict: 'script', reason: null, ...report }],
+  };
 }
 
 /** A path named for a field outside name matching. */
@@ -107,16 +136,26 @@ function context(input: MappingInput, outputSchema: readonly OutputField[]): Con
     const p = parseSourcePath(text);
     if (p !== null && !nullable.has(p.key)) nullable.set(p.key, p);
   }
-  const groups = input.policy.fallback_groups.map((g) => g.map(parseSourcePath).filter((p): p is SourcePath => p !== null)).filter((g) => g.length > 0);
-  const hinted = hintBindings(input.hint, outputSchema.map((f) => f.name));
+  const groups = input.policy.fallback_groups
+    .map((g) => g.map(parseSourcePath).filter((p): p is SourcePath => p !== null))
+    .filter((g) => g.length > 0);
+  const hinted = hintBindings(
+    input.hint,
+    outputSchema.map((f) => f.name),
+  );
   const bound = input.policy.output_bindings;
   const explicit = new Map<string, Explicit[]>();
   for (const f of outputSchema) {
-    const own = Object.prototype.hasOwnProperty.call(bound, f.name) ? (bound[f.name] ?? []) : [];
-    const list: Explicit[] = [...own.map((text) => ({ text, how: 'binding' as const })), ...(hinted.get(f.name) ?? []).map((text) => ({ text, how: 'hint' as const }))];
+    const own = Object.hasOwn(bound, f.name) ? (bound[f.name] ?? []) : [];
+    const list: Explicit[] = [
+      ...own.map((text) => ({ text, how: 'binding' as const })),
+      ...(hinted.get(f.name) ?? []).map((text) => ({ text, how: 'hint' as const })),
+    ];
     if (list.length > 0) explicit.set(f.name, list);
   }
-  const pool = [...fields, ...[...nullable.values()].filter((p) => !byKey.has(p.key)).map(absentFieldOf)].filter(readable);
+  const pool = [...fields, ...[...nullable.values()].filter((p) => !byKey.has(p.key)).map(absentFieldOf)].filter(
+    readable,
+  );
   return { fields, byKey, nullable, groups, pool, explicit, versionNumber: input.version.number };
 }
 
@@ -144,7 +183,11 @@ type Resolution = (Found | { problem: Problem }) & { unknown: string[]; incompat
 
 const MAX_OFFERED = 20;
 
-const WHY: Record<Explicit['how'], string> = { binding: 'output_bindings', hint: 'hint line', origin: 'the path this proposed field was made from' };
+const WHY: Record<Explicit['how'], string> = {
+  binding: 'output_bindings',
+  hint: 'hint line',
+  origin: 'the path this proposed field was made from',
+};
 
 function resolveField(field: OutputField, origin: Segment[] | null, ctx: Context): Resolution {
   const unknown: string[] = [];
@@ -156,15 +199,42 @@ function resolveField(field: OutputField, origin: Segment[] | null, ctx: Context
   const done = (primary: SourceField, how: BindingHow, why: string): Resolution => {
     const sources = withGroup(primary, field, ctx, unfit);
     const grouped = sources.length > 1;
-    const note = grouped ? `${why}; read with its fallback group: ${sources.map((s) => s.text).join(' ?? ')}` : `${primary.text} (${why})`;
-    return { sources, how: grouped ? 'fallback' : how, primary: primary.key, note, tolerated: [], unknown, incompatible };
+    const note = grouped
+      ? `${why}; read with its fallback group: ${sources.map((s) => s.text).join(' ?? ')}`
+      : `${primary.text} (${why})`;
+    return {
+      sources,
+      how: grouped ? 'fallback' : how,
+      primary: primary.key,
+      note,
+      tolerated: [],
+      unknown,
+      incompatible,
+    };
   };
-  if (field.type === 'null') return { sources: [], how: 'dropped', primary: null, note: 'always null (output type null)', tolerated: [], unknown, incompatible };
+  if (field.type === 'null')
+    return {
+      sources: [],
+      how: 'dropped',
+      primary: null,
+      note: 'always null (output type null)',
+      tolerated: [],
+      unknown,
+      incompatible,
+    };
 
   // 1. Explicit candidates — policy bindings, hint lines, the path a proposed field came from:
   // the first the version has, of a fitting type, wins.
-  const listed: Array<Explicit & { path: SourcePath | null }> = (ctx.explicit.get(field.name) ?? []).map((c) => ({ ...c, path: parseSourcePath(c.text) }));
-  if (origin !== null) listed.push({ text: '', how: 'origin', path: ctx.fields.find((s) => segmentsKey(s.segments) === segmentsKey(origin)) ?? null });
+  const listed: Array<Explicit & { path: SourcePath | null }> = (ctx.explicit.get(field.name) ?? []).map((c) => ({
+    ...c,
+    path: parseSourcePath(c.text),
+  }));
+  if (origin !== null)
+    listed.push({
+      text: '',
+      how: 'origin',
+      path: ctx.fields.find((s) => segmentsKey(s.segments) === segmentsKey(origin)) ?? null,
+    });
   if (listed.length > 0) {
     const missing: Array<{ path: SourcePath; how: Explicit['how'] }> = [];
     for (const c of listed) {
@@ -181,10 +251,13 @@ function resolveField(field: OutputField, origin: Segment[] | null, ctx: Context
         return done(s, c.how === 'origin' ? 'exact' : c.how, WHY[c.how]);
       }
     }
-    const others = (m: { path: SourcePath }) => missing.filter((x) => x !== m).forEach((x) => add(unknown, x.path.text));
+    const others = (m: { path: SourcePath }) =>
+      missing.filter((x) => x !== m).forEach((x) => add(unknown, x.path.text));
     // None present: fallback-group paths stand in; else a nullable input is read (null for now).
     for (const m of missing) {
-      const subs = (groupOf(m.path, ctx) ?? []).map((p) => ctx.byKey.get(p.key)).filter((s): s is SourceField => s !== undefined && fits(s));
+      const subs = (groupOf(m.path, ctx) ?? [])
+        .map((p) => ctx.byKey.get(p.key))
+        .filter((s): s is SourceField => s !== undefined && fits(s));
       if (subs.length > 0) {
         const note = `${m.path.text} (${WHY[m.how]}) is not in schema version ${ctx.versionNumber}; its fallback group reads ${subs.map((s) => s.text).join(' ?? ')}`;
         others(m);
@@ -202,7 +275,12 @@ function resolveField(field: OutputField, origin: Segment[] | null, ctx: Context
     const problem: Problem =
       incompatible.length > 0
         ? { reason: 'incompatible', offered: suggestions(field, ctx), involved: incompatible.map(typed), bound: true }
-        : { reason: 'no_source', offered: suggestions(field, ctx), involved: unknown.map((text) => ({ text, type: 'absent' })), bound: true };
+        : {
+            reason: 'no_source',
+            offered: suggestions(field, ctx),
+            involved: unknown.map((text) => ({ text, type: 'absent' })),
+            bound: true,
+          };
     return { problem, unknown, incompatible };
   }
 
@@ -227,12 +305,34 @@ function resolveField(field: OutputField, origin: Segment[] | null, ctx: Context
       const first = sharedGroup(fitting, ctx);
       if (first !== null) return done(first, strength, `${strength} name match`);
       const tied = fitting.slice(0, MAX_OFFERED);
-      return { problem: { reason: 'ambiguous', offered: tied.filter((s) => s.present), involved: tied.map(typed), bound: false }, unknown, incompatible };
+      return {
+        problem: {
+          reason: 'ambiguous',
+          offered: tied.filter((s) => s.present),
+          involved: tied.map(typed),
+          bound: false,
+        },
+        unknown,
+        incompatible,
+      };
     }
     // The best name match cannot feed the field: ask rather than fall back to a weaker match.
-    return { problem: { reason: 'incompatible', offered: suggestions(field, ctx), involved: hits.slice(0, MAX_OFFERED).map(typed), bound: false }, unknown, incompatible };
+    return {
+      problem: {
+        reason: 'incompatible',
+        offered: suggestions(field, ctx),
+        involved: hits.slice(0, MAX_OFFERED).map(typed),
+        bound: false,
+      },
+      unknown,
+      incompatible,
+    };
   }
-  return { problem: { reason: 'no_source', offered: suggestions(field, ctx), involved: [], bound: false }, unknown, incompatible };
+  return {
+    problem: { reason: 'no_source', offered: suggestions(field, ctx), involved: [], bound: false },
+    unknown,
+    incompatible,
+  };
 }
 
 function typed(s: SourceField): { text: string; type: string } {
@@ -257,7 +357,12 @@ function sharedGroup(tied: SourceField[], ctx: Context): SourceField | null {
 }
 
 /** `primary` and, when it is in a fallback group, the group's other usable paths, in group order. */
-function withGroup(primary: SourceField, field: OutputField, ctx: Context, unfit: (s: SourceField) => void): SourceField[] {
+function withGroup(
+  primary: SourceField,
+  field: OutputField,
+  ctx: Context,
+  unfit: (s: SourceField) => void,
+): SourceField[] {
   const g = groupOf(primary, ctx);
   if (g === null) return [primary];
   const sources: SourceField[] = [];
@@ -291,8 +396,12 @@ function hintName(name: string): string {
 
 function questionText(field: OutputField, p: Problem, versionNumber: number): string {
   const label = `output field ${JSON.stringify(field.name)} (${field.type})`;
-  const list = (xs: Array<{ text: string; type: string }>) => xs.map((x) => (x.type === 'absent' ? x.text : `${x.text} (${x.type})`)).join(', ');
-  const candidates = p.offered.length > 0 ? ` Candidates: ${list(p.offered.map(typed))}.` : ' No path of the version has a type that fits it.';
+  const list = (xs: Array<{ text: string; type: string }>) =>
+    xs.map((x) => (x.type === 'absent' ? x.text : `${x.text} (${x.type})`)).join(', ');
+  const candidates =
+    p.offered.length > 0
+      ? ` Candidates: ${list(p.offered.map(typed))}.`
+      : ' No path of the version has a type that fits it.';
   const example = p.offered[0]?.text ?? (p.reason === 'ambiguous' ? p.involved[0]!.text : '$.path');
   const answer = `Answer with a mapping policy output_binding or a hint line "${hintName(field.name)}: ${example}"`;
   const drops = 'or set allow_drops to leave the field null.';
@@ -302,7 +411,9 @@ function questionText(field: OutputField, p: Problem, versionNumber: number): st
     case 'incompatible':
       return `${capital(label)} ${p.bound ? 'is bound to' : 'matches'} ${list(p.involved)} in schema version ${versionNumber}, of a type that cannot feed it.${candidates} ${answer}, ${drops}`;
     case 'no_source': {
-      const head = p.bound ? `${capital(label)} is bound to ${list(p.involved)}, which schema version ${versionNumber} lacks.` : `No path of schema version ${versionNumber} matches ${label}.`;
+      const head = p.bound
+        ? `${capital(label)} is bound to ${list(p.involved)}, which schema version ${versionNumber} lacks.`
+        : `No path of schema version ${versionNumber} matches ${label}.`;
       return `${head}${candidates} ${answer}, list the path in nullable_inputs to read it as null until records carry it, ${drops}`;
     }
   }
@@ -317,5 +428,13 @@ function add(list: string[], item: string): void {
 }
 
 function emptyReport(): Omit<CandidateReport, 'transform_id' | 'verdict' | 'reason'> {
-  return { exact_paths: [], present_null_paths: [], absent_paths: [], incompatible_paths: [], substitution_paths: [], unknown_paths: [], bindings: {} };
+  return {
+    exact_paths: [],
+    present_null_paths: [],
+    absent_paths: [],
+    incompatible_paths: [],
+    substitution_paths: [],
+    unknown_paths: [],
+    bindings: {},
+  };
 }

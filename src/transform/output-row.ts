@@ -32,7 +32,10 @@ export function shapeValue(field: OutputField, value: unknown): unknown {
 }
 
 /** A stored row (column name → stored value) as an output row; keys not in `fields` are left out. */
-export function outputRow(fields: readonly OutputField[], stored: Readonly<Record<string, unknown>>): Record<string, unknown> {
+export function outputRow(
+  fields: readonly OutputField[],
+  stored: Readonly<Record<string, unknown>>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const f of fields) out[f.name] = shapeValue(f, stored[f.name]);
   return out;

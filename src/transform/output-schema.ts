@@ -19,8 +19,23 @@ export interface OutputField {
  * filtered by name. Compared case-insensitively (column names are, in DuckDB).
  */
 export const RESERVED_OUTPUT_NAMES: ReadonlySet<string> = new Set([
-  'limit', 'cursor', 'after', 'before', 'sort', 'order_by', 'start_at', 'end_at', 'interval', 'timezone',
-  'series', 'max_series', 'time_range', 'page_id', 'normalize', 'coverage_mode', 'forecast_at',
+  'limit',
+  'cursor',
+  'after',
+  'before',
+  'sort',
+  'order_by',
+  'start_at',
+  'end_at',
+  'interval',
+  'timezone',
+  'series',
+  'max_series',
+  'time_range',
+  'page_id',
+  'normalize',
+  'coverage_mode',
+  'forecast_at',
 ]);
 /** Sluice's own columns start with this. */
 export const RESERVED_OUTPUT_PREFIX = '__';
@@ -42,10 +57,13 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 /** Why `name` cannot be a field name, or null when it can (uniqueness aside). */
 export function fieldNameProblem(name: string): string | null {
   if (name.length === 0) return 'must not be empty';
-  if (name.length > MAX_FIELD_NAME_CHARS) return `must be at most ${MAX_FIELD_NAME_CHARS} characters (it has ${name.length})`;
+  if (name.length > MAX_FIELD_NAME_CHARS)
+    return `must be at most ${MAX_FIELD_NAME_CHARS} characters (it has ${name.length})`;
   if (CONTROL.test(name)) return 'must not contain control characters';
-  if (name.startsWith(RESERVED_OUTPUT_PREFIX)) return `must not start with "${RESERVED_OUTPUT_PREFIX}" (reserved for Sluice's own columns)`;
-  if (RESERVED_OUTPUT_NAMES.has(name.toLowerCase())) return `"${name}" is reserved: it is a query parameter of view queries`;
+  if (name.startsWith(RESERVED_OUTPUT_PREFIX))
+    return `must not start with "${RESERVED_OUTPUT_PREFIX}" (reserved for Sluice's own columns)`;
+  if (RESERVED_OUTPUT_NAMES.has(name.toLowerCase()))
+    return `"${name}" is reserved: it is a query parameter of view queries`;
   return null;
 }
 
@@ -58,7 +76,12 @@ export function validateOutputSchema(fields: readonly unknown[]): FieldProblem[]
   const seen = new Map<string, number>();
   fields.forEach((f, index) => {
     if (index >= MAX_OUTPUT_FIELDS) {
-      if (index === MAX_OUTPUT_FIELDS) problems.push({ index, key: null, message: `at most ${MAX_OUTPUT_FIELDS} fields are allowed (there are ${fields.length})` });
+      if (index === MAX_OUTPUT_FIELDS)
+        problems.push({
+          index,
+          key: null,
+          message: `at most ${MAX_OUTPUT_FIELDS} fields are allowed (there are ${fields.length})`,
+        });
       return;
     }
     if (f === null || typeof f !== 'object' || Array.isArray(f)) {
@@ -72,17 +95,29 @@ export function validateOutputSchema(fields: readonly unknown[]): FieldProblem[]
       if (p !== null) problems.push({ index, key: 'name', message: p });
       else {
         const first = seen.get(name.toLowerCase());
-        if (first !== undefined) problems.push({ index, key: 'name', message: `duplicates the name of field ${first} (names are compared case-insensitively)` });
+        if (first !== undefined)
+          problems.push({
+            index,
+            key: 'name',
+            message: `duplicates the name of field ${first} (names are compared case-insensitively)`,
+          });
         else seen.set(name.toLowerCase(), index);
       }
     }
-    if (typeof type !== 'string' || !TYPES.has(type)) problems.push({ index, key: 'type', message: `must be one of ${OUTPUT_FIELD_TYPES.join(', ')}` });
+    if (typeof type !== 'string' || !TYPES.has(type))
+      problems.push({ index, key: 'type', message: `must be one of ${OUTPUT_FIELD_TYPES.join(', ')}` });
     if (description !== undefined) {
       if (typeof description !== 'string') problems.push({ index, key: 'description', message: 'must be a string' });
-      else if (description.length > MAX_FIELD_DESCRIPTION_CHARS) problems.push({ index, key: 'description', message: `must be at most ${MAX_FIELD_DESCRIPTION_CHARS} characters (it has ${description.length})` });
+      else if (description.length > MAX_FIELD_DESCRIPTION_CHARS)
+        problems.push({
+          index,
+          key: 'description',
+          message: `must be at most ${MAX_FIELD_DESCRIPTION_CHARS} characters (it has ${description.length})`,
+        });
     }
     for (const k of Object.keys(f)) {
-      if (k !== 'name' && k !== 'type' && k !== 'description') problems.push({ index, key: null, message: `unknown property "${k}"` });
+      if (k !== 'name' && k !== 'type' && k !== 'description')
+        problems.push({ index, key: null, message: `unknown property "${k}"` });
     }
   });
   return problems;
@@ -120,7 +155,10 @@ export interface CoercionCounts {
  * `counts.coerced` counts the values stored after a conversion (every date and array value, and
  * e.g. a number into a string column).
  */
-export function coerceOutputs(rows: readonly unknown[], schema: readonly OutputField[]): { columns: OutputColumn[]; counts: CoercionCounts } {
+export function coerceOutputs(
+  rows: readonly unknown[],
+  schema: readonly OutputField[],
+): { columns: OutputColumn[]; counts: CoercionCounts } {
   const raw = rowsToColumns(rows, schema);
   return coerceColumns(raw.columns, raw.extra, schema);
 }
@@ -131,9 +169,14 @@ export function coerceOutputs(rows: readonly unknown[], schema: readonly OutputF
  * sandbox answers in when the view declares its fields (harness.ts); rows are turned into it when
  * they came as objects.
  */
-export function rowsToColumns(rows: readonly unknown[], schema: readonly OutputField[]): { columns: unknown[][]; extra: Record<string, number> } {
+export function rowsToColumns(
+  rows: readonly unknown[],
+  schema: readonly OutputField[],
+): { columns: unknown[][]; extra: Record<string, number> } {
   const n = rows.length;
-  const objs = rows.map((row) => (row !== null && typeof row === 'object' && !Array.isArray(row) ? (row as Record<string, unknown>) : null));
+  const objs = rows.map((row) =>
+    row !== null && typeof row === 'object' && !Array.isArray(row) ? (row as Record<string, unknown>) : null,
+  );
   const columns = schema.map(({ name }) => {
     // `toString`, `constructor`…: a plain object inherits them; only own keys are values.
     const inherited = name in Object.prototype;
@@ -160,7 +203,12 @@ export function rowsToColumns(rows: readonly unknown[], schema: readonly OutputF
  * `coerceOutputs`; `extra` becomes `counts.extra`. `inPlace`: the coerced values are written over
  * the raw ones (the caller's own arrays; no second array per column).
  */
-export function coerceColumns(raw: readonly (readonly unknown[])[], extra: Record<string, number>, schema: readonly OutputField[], inPlace = false): { columns: OutputColumn[]; counts: CoercionCounts } {
+export function coerceColumns(
+  raw: readonly (readonly unknown[])[],
+  extra: Record<string, number>,
+  schema: readonly OutputField[],
+  inPlace = false,
+): { columns: OutputColumn[]; counts: CoercionCounts } {
   const failed: Record<string, number> = {};
   let coerced = 0;
   // Column at a time: one type per loop keeps the loops monomorphic.
@@ -170,7 +218,9 @@ export function coerceColumns(raw: readonly (readonly unknown[])[], extra: Recor
     const native = NATIVE[type];
     const input = raw[k]!;
     const n = input.length;
-    const values = inPlace ? (input as (string | number | boolean | null)[]) : new Array<string | number | boolean | null>(n);
+    const values = inPlace
+      ? (input as (string | number | boolean | null)[])
+      : new Array<string | number | boolean | null>(n);
     let bad = 0;
     for (let r = 0; r < n; r++) {
       const v = input[r];
@@ -197,13 +247,27 @@ const FAILED = Symbol('failed');
 type Coerce = (v: unknown) => string | number | boolean | typeof FAILED;
 
 /** The JS type a column's values have without conversion ('' = always converted). */
-const NATIVE: Record<OutputFieldType, string> = { string: 'string', number: 'number', boolean: 'boolean', date: '', array: '', null: '' };
+const NATIVE: Record<OutputFieldType, string> = {
+  string: 'string',
+  number: 'number',
+  boolean: 'boolean',
+  date: '',
+  array: '',
+  null: '',
+};
 
 // JSON number syntax, nothing else ("0x10", " 1", "1_000", "Infinity", "" are not numbers here).
 const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 const COERCE: Record<OutputFieldType, Coerce> = {
-  string: (v) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : typeof v === 'object' && v !== null ? JSON.stringify(v) : FAILED),
+  string: (v) =>
+    typeof v === 'string'
+      ? v
+      : typeof v === 'number' || typeof v === 'boolean'
+        ? String(v)
+        : typeof v === 'object' && v !== null
+          ? JSON.stringify(v)
+          : FAILED,
   number: (v) => {
     if (typeof v === 'number') return Number.isFinite(v) ? v : FAILED;
     if (typeof v === 'string' && JSON_NUMBER.test(v)) {
@@ -212,9 +276,17 @@ const COERCE: Record<OutputFieldType, Coerce> = {
     }
     return FAILED;
   },
-  boolean: (v) => (typeof v === 'boolean' ? v : v === 'true' || v === 1 ? true : v === 'false' || v === 0 ? false : FAILED),
+  boolean: (v) =>
+    typeof v === 'boolean' ? v : v === 'true' || v === 1 ? true : v === 'false' || v === 0 ? false : FAILED,
   date: (v) => {
-    const ms = typeof v === 'number' ? (Number.isFinite(v) && Math.abs(v) <= 8.64e15 ? v : null) : typeof v === 'string' ? parseIsoDate(v) : null;
+    const ms =
+      typeof v === 'number'
+        ? Number.isFinite(v) && Math.abs(v) <= 8.64e15
+          ? v
+          : null
+        : typeof v === 'string'
+          ? parseIsoDate(v)
+          : null;
     return ms === null ? FAILED : ms;
   },
   array: (v) => (Array.isArray(v) ? JSON.stringify(v) : FAILED),
@@ -228,7 +300,8 @@ export function coerceValue(v: unknown, type: OutputFieldType): string | number 
 }
 
 // ISO 8601 / RFC 3339: date, or date + time with optional fraction and offset (T, t or a space).
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
+const ISO_DATE =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 /**
  * Epoch ms of an ISO-8601 date or date-time, null when `s` is not one (or names an impossible
@@ -243,13 +316,18 @@ export function parseIsoDate(s: string): number | null {
   const m = ISO_DATE.exec(s);
   if (m === null) return null;
   const [, y, mo, d, h, mi, sec, frac, zone] = m;
-  const year = Number(y), month = Number(mo), day = Number(d);
-  const hour = h === undefined ? 0 : Number(h), minute = mi === undefined ? 0 : Number(mi), second = sec === undefined ? 0 : Number(sec);
+  const year = Number(y),
+    month = Number(mo),
+    day = Number(d);
+  const hour = h === undefined ? 0 : Number(h),
+    minute = mi === undefined ? 0 : Number(mi),
+    second = sec === undefined ? 0 : Number(sec);
   if (hour > 23 || minute > 59 || second > 59) return null;
   let offsetMin = 0;
   if (zone !== undefined && zone !== 'Z' && zone !== 'z') {
     const digits = zone.slice(1).replace(':', '');
-    const oh = Number(digits.slice(0, 2)), om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
+    const oh = Number(digits.slice(0, 2)),
+      om = digits.length > 2 ? Number(digits.slice(2, 4)) : 0;
     if (oh > 23 || om > 59) return null;
     offsetMin = (zone[0] === '-' ? -1 : 1) * (oh * 60 + om);
   }
@@ -270,7 +348,16 @@ const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
  * read digit by digit; null when `s` is not exactly that form (the general parser decides then).
  */
 function canonicalIsoDate(s: string): number | null {
-  if (s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || s.charCodeAt(19) !== 46 || s.charCodeAt(23) !== 90) return null;
+  if (
+    s.charCodeAt(4) !== 45 ||
+    s.charCodeAt(7) !== 45 ||
+    s.charCodeAt(10) !== 84 ||
+    s.charCodeAt(13) !== 58 ||
+    s.charCodeAt(16) !== 58 ||
+    s.charCodeAt(19) !== 46 ||
+    s.charCodeAt(23) !== 90
+  )
+    return null;
   const num = (from: number, to: number): number => {
     let v = 0;
     for (let i = from; i < to; i++) {
@@ -280,17 +367,38 @@ function canonicalIsoDate(s: string): number | null {
     }
     return v;
   };
-  const year = num(0, 4), month = num(5, 7), day = num(8, 10), hour = num(11, 13), minute = num(14, 16), second = num(17, 19), ms = num(20, 23);
+  const year = num(0, 4),
+    month = num(5, 7),
+    day = num(8, 10),
+    hour = num(11, 13),
+    minute = num(14, 16),
+    second = num(17, 19),
+    ms = num(20, 23);
   // Years below 100 go the general way (Date.UTC would map them to 1900–1999).
-  if (year < 100 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || ms < 0) return null;
-  const leap = month === 2 && (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0));
+  if (
+    year < 100 ||
+    month < 1 ||
+    month > 12 ||
+    day < 1 ||
+    hour < 0 ||
+    hour > 23 ||
+    minute < 0 ||
+    minute > 59 ||
+    second < 0 ||
+    second > 59 ||
+    ms < 0
+  )
+    return null;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
   if (day > DAYS_IN_MONTH[month - 1]! + (leap ? 1 : 0)) return null;
   return Date.UTC(year, month - 1, day, hour, minute, second, ms);
 }
 
 /** An ISO-8601 date-time (date AND time) string: what inference reads as a date. */
 function isIsoDateTime(s: string): boolean {
-  return s.length >= 16 && s.length <= 40 && (s[10] === 'T' || s[10] === 't' || s[10] === ' ') && parseIsoDate(s) !== null;
+  return (
+    s.length >= 16 && s.length <= 40 && (s[10] === 'T' || s[10] === 't' || s[10] === ' ') && parseIsoDate(s) !== null
+  );
 }
 
 /**
@@ -317,7 +425,18 @@ export function inferOutputSchema(rows: readonly unknown[], maxRows = 100): Outp
         seen.set(k, s);
       }
       if (v === null || v === undefined) continue;
-      const kind: Seen['kind'] = typeof v === 'string' ? 'string' : typeof v === 'number' ? 'number' : typeof v === 'boolean' ? 'boolean' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : 'string';
+      const kind: Seen['kind'] =
+        typeof v === 'string'
+          ? 'string'
+          : typeof v === 'number'
+            ? 'number'
+            : typeof v === 'boolean'
+              ? 'boolean'
+              : Array.isArray(v)
+                ? 'array'
+                : typeof v === 'object'
+                  ? 'object'
+                  : 'string';
       if (kind === 'string' && s.dates && !isIsoDateTime(v as string)) s.dates = false;
       if (s.kind === null) s.kind = kind;
       else if (s.kind !== kind) s.mixed = true;

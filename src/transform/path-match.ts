@@ -41,7 +41,14 @@ export function sourceFieldOf(f: VersionField): SourceField | null {
 
 /** A nullable input this version lacks: read anyway (null now), of no known type. */
 export function absentFieldOf(p: SourcePath): SourceField {
-  return { ...p, type: 'absent', types: [], mapped: p.segments.includes(null), present: false, ...normalized(p.segments) };
+  return {
+    ...p,
+    type: 'absent',
+    types: [],
+    mapped: p.segments.includes(null),
+    present: false,
+    ...normalized(p.segments),
+  };
 }
 
 function normalized(segments: readonly Segment[]): { normKeys: string[]; normJoined: string } {
@@ -96,7 +103,13 @@ export interface NameMatcher {
 export function nameMatcher(name: string): NameMatcher {
   const p = parseSourcePath(name);
   const segments = p?.segments ?? [name];
-  return { name, segments, key: JSON.stringify(segments), normKeys: keysOf(segments).map(normalizeName), norm: normalizeName(name) };
+  return {
+    name,
+    segments,
+    key: JSON.stringify(segments),
+    normKeys: keysOf(segments).map(normalizeName),
+    norm: normalizeName(name),
+  };
 }
 
 /** The strength at which `m` names `f`, or null. */
@@ -104,7 +117,8 @@ export function matchStrength(m: NameMatcher, f: SourceField): MatchStrength | n
   if (f.key === m.key || (f.segments.length === 1 && f.segments[0] === m.name)) return 'exact';
   if (m.norm === '') return null;
   const normKeys = f.normKeys;
-  if (normKeys.length === m.normKeys.length && normKeys.every((k, i) => k !== '' && k === m.normKeys[i])) return 'normalized';
+  if (normKeys.length === m.normKeys.length && normKeys.every((k, i) => k !== '' && k === m.normKeys[i]))
+    return 'normalized';
   if (normKeys[normKeys.length - 1] === m.norm || f.normJoined === m.norm) return 'leaf';
   return null;
 }

@@ -25,7 +25,10 @@ interface KeyRead {
 const ENCODER = new TextEncoder();
 
 function compile(tree: ReadTree): Projection {
-  return { whole: tree.whole, keys: [...tree.keys].map(([name, child]) => ({ name, bytes: ENCODER.encode(name), child: compile(child) })) };
+  return {
+    whole: tree.whole,
+    keys: [...tree.keys].map(([name, child]) => ({ name, bytes: ENCODER.encode(name), child: compile(child) })),
+  };
 }
 
 /** Scripts' projections by script hash (null: the whole record); bounded, cleared when full. */
@@ -63,7 +66,14 @@ let escaped = false;
  * Writes the record at `src[start, end)` projected by `p` into `into` at `at` and returns where it
  * ends. Never longer than the record (`{}`, `[]` and the separators replace at least as many bytes).
  */
-export function projectRecord(src: Uint8Array, start: number, end: number, p: Projection, into: Uint8Array, at: number): number {
+export function projectRecord(
+  src: Uint8Array,
+  start: number,
+  end: number,
+  p: Projection,
+  into: Uint8Array,
+  at: number,
+): number {
   out = into;
   dst = at;
   try {
@@ -134,7 +144,17 @@ function skipValue(s: Uint8Array, i: number): number {
   // A number, true, false or null: up to the next delimiter.
   for (;;) {
     const b = s[i];
-    if (b === 0x2c || b === 0x7d || b === 0x5d || b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09 || b === undefined) return i;
+    if (
+      b === 0x2c ||
+      b === 0x7d ||
+      b === 0x5d ||
+      b === 0x20 ||
+      b === 0x0a ||
+      b === 0x0d ||
+      b === 0x09 ||
+      b === undefined
+    )
+      return i;
     i++;
   }
 }

@@ -74,7 +74,6 @@ const SPARE_MAX_ENTRIES = 4 << 20;
 export type ShapeNode = number | null | { o: Array<[string, ShapeNode]> } | { a: ShapeNode[] };
 type Node = ShapeNode;
 
-
 /** Slot kind letter of the description. */
 const KIND_LETTER: Record<number, string> = { [K_STRING]: 's', [K_NUMBER]: 'n', [K_BOOLEAN]: 'b' };
 
@@ -105,7 +104,16 @@ function describe(t: Template, v: SlotValues, body: Buffer, s: number, e: number
   const leaf = (j: number | undefined, value: unknown): Node | undefined => {
     if (j === undefined || !(j >= 0 && j < n) || used[j] === 1) return undefined;
     const kind = t.kinds[j];
-    if (!(typeof value === 'string' ? kind === K_STRING : typeof value === 'number' ? kind === K_NUMBER : typeof value === 'boolean' ? kind === K_BOOLEAN : false)) return undefined;
+    if (
+      !(typeof value === 'string'
+        ? kind === K_STRING
+        : typeof value === 'number'
+          ? kind === K_NUMBER
+          : typeof value === 'boolean'
+            ? kind === K_BOOLEAN
+            : false)
+    )
+      return undefined;
     used[j] = 1;
     return j;
   };
@@ -152,7 +160,15 @@ function describe(t: Template, v: SlotValues, body: Buffer, s: number, e: number
   const strings: number[] = [];
   const scalars: number[] = [];
   for (let j = 0; j < n; j++) (t.kinds[j] === K_STRING ? strings : scalars).push(j);
-  const shape: RecordShape = { id: -1, desc, strings: Int32Array.from(strings), scalars: Int32Array.from(scalars), ints: 1 + 2 * strings.length, nums: scalars.length, seenBy: -1 };
+  const shape: RecordShape = {
+    id: -1,
+    desc,
+    strings: Int32Array.from(strings),
+    scalars: Int32Array.from(scalars),
+    ints: 1 + 2 * strings.length,
+    nums: scalars.length,
+    seenBy: -1,
+  };
   // A self-check: the record built back from its slot values must be the record.
   const ints = new Int32Array(shape.ints);
   const nums = new Float64Array(shape.nums);
@@ -188,7 +204,16 @@ export function addShape(desc: string, ints: number, nums: number): number | nul
 }
 
 /** Writes a matched record's slot values (`v`, record at `body[s, e)`) at `ints[o]` and `nums[f]`. */
-function put(shape: RecordShape, v: SlotValues, s: number, e: number, ints: Int32Array, o: number, nums: Float64Array, f: number): void {
+function put(
+  shape: RecordShape,
+  v: SlotValues,
+  s: number,
+  e: number,
+  ints: Int32Array,
+  o: number,
+  nums: Float64Array,
+  f: number,
+): void {
   const { starts, ends, escaped } = v;
   const strings = shape.strings;
   const scalars = shape.scalars;
@@ -207,7 +232,15 @@ function put(shape: RecordShape, v: SlotValues, s: number, e: number, ints: Int3
  * A record built from its shape's description and slot values the way the harness's factories
  * build it (here: the worker's self-check and the tests).
  */
-export function buildRecord(desc: string, text: string, p: number, ints: Int32Array, o: number, nums: Float64Array, f: number): unknown {
+export function buildRecord(
+  desc: string,
+  text: string,
+  p: number,
+  ints: Int32Array,
+  o: number,
+  nums: Float64Array,
+  f: number,
+): unknown {
   const { k: kinds, t: tree } = JSON.parse(desc) as { k: string; t: Node };
   const at: number[] = [];
   for (let j = 0, si = 1, fi = 0; j < kinds.length; j++) at.push(kinds[j] === 's' ? ((si += 2), si - 2) : fi++);
@@ -223,7 +256,8 @@ export function buildRecord(desc: string, text: string, p: number, ints: Int32Ar
     }
     if ('a' in node) return node.a.map(build);
     const out: Record<string, unknown> = {};
-    for (const [key, value] of node.o) Object.defineProperty(out, key, { value: build(value), writable: true, enumerable: true, configurable: true });
+    for (const [key, value] of node.o)
+      Object.defineProperty(out, key, { value: build(value), writable: true, enumerable: true, configurable: true });
     return out;
   };
   return build(tree);
@@ -272,7 +306,8 @@ export class SlotCapture {
 
   /** The batch is done with its values (every sandbox call over them answered): their buffers are kept for the next. */
   release(): void {
-    if (this.ints.length <= SPARE_MAX_ENTRIES && this.nums.length <= SPARE_MAX_ENTRIES) spare = { ints: this.ints, nums: this.nums };
+    if (this.ints.length <= SPARE_MAX_ENTRIES && this.nums.length <= SPARE_MAX_ENTRIES)
+      spare = { ints: this.ints, nums: this.nums };
     this.ints = new Int32Array(0);
     this.nums = new Float64Array(0);
   }
@@ -316,7 +351,13 @@ export class SlotCapture {
     const ids = this.ids.subarray(from, to);
     const used = this.usedIn(ids);
     if (used.length === 0) return undefined;
-    return { ids, ints: this.ints.subarray(this.intAt[from], this.intAt[to]), nums: this.nums.subarray(this.numAt[from], this.numAt[to]), used, shapes: this.descs };
+    return {
+      ids,
+      ints: this.ints.subarray(this.intAt[from], this.intAt[to]),
+      nums: this.nums.subarray(this.numAt[from], this.numAt[to]),
+      used,
+      shapes: this.descs,
+    };
   }
 
   /** Rows `rows` (ascending) as a call's templated records (undefined: none of them is). */

@@ -12,7 +12,13 @@
 import { readSync } from 'node:fs';
 import { TransformIsolate } from './isolate.js';
 import { recordsTextOf } from './records-text.js';
-import { TransformSandbox, type BatchInput, type RawAnswer, type TransformFailure, type ViewScript } from './sandbox.js';
+import {
+  TransformSandbox,
+  type BatchInput,
+  type RawAnswer,
+  type TransformFailure,
+  type ViewScript,
+} from './sandbox.js';
 import type { TemplateRecords } from './record-slots.js';
 
 /** What `--check` prints. */
@@ -20,7 +26,10 @@ export type ChildCheck = { ok: true } | { ok: false; message: string; line: numb
 
 export interface ChildRequest {
   /** `recordsText` as a string, or `stdinBytes`: that many bytes of UTF-8 to read from stdin. */
-  batch: Omit<BatchInput, 'recordsText' | 'templates'> & { recordsText: string | { stdinBytes: number }; templates?: SentTemplates };
+  batch: Omit<BatchInput, 'recordsText' | 'templates'> & {
+    recordsText: string | { stdinBytes: number };
+    templates?: SentTemplates;
+  };
   views: ViewScript[];
 }
 
@@ -99,7 +108,9 @@ if (process.argv[2] === '--check') {
     process.stdout.write(JSON.stringify(check(Buffer.concat(chunks).toString('utf8'), timeoutMs, memoryLimitMb)));
   });
 } else {
-  const sandbox = new TransformSandbox(JSON.parse(process.env.SLUICE_TRANSFORM_OPTIONS ?? '{}') as ConstructorParameters<typeof TransformSandbox>[0]);
+  const sandbox = new TransformSandbox(
+    JSON.parse(process.env.SLUICE_TRANSFORM_OPTIONS ?? '{}') as ConstructorParameters<typeof TransformSandbox>[0],
+  );
   const send = (m: ChildMessage) => process.send!(m);
   process.on('message', ({ batch: sent, views }: ChildRequest) => {
     const { recordsText: r, templates: t, ...rest } = sent;
@@ -108,10 +119,20 @@ if (process.argv[2] === '--check') {
     let templates: TemplateRecords | undefined;
     if (t) {
       for (const [id, desc] of t.shapes) shapes.set(id, desc);
-      templates = { ids: readArray(Int32Array, rest.receivedAt.length), ints: readArray(Int32Array, t.ints), nums: readArray(Float64Array, t.nums), used: t.used, shapes };
+      templates = {
+        ids: readArray(Int32Array, rest.receivedAt.length),
+        ints: readArray(Int32Array, t.ints),
+        nums: readArray(Float64Array, t.nums),
+        used: t.used,
+        shapes,
+      };
     }
     // Made into the sandbox's string once for all the views (the bytes' buffer is reused).
-    const batch: BatchInput = { ...rest, recordsText: bytes === null ? (r as string) : recordsTextOf(bytes), ...(templates ? { templates } : {}) };
+    const batch: BatchInput = {
+      ...rest,
+      recordsText: bytes === null ? (r as string) : recordsTextOf(bytes),
+      ...(templates ? { templates } : {}),
+    };
     views.forEach((view, k) => {
       send({ type: 'start', view: k });
       let reply: Extract<ChildMessage, { type: 'done' }>['reply'];

@@ -54,7 +54,19 @@ export class TransformProcess {
 
   /** Runs one view over one batch (see `TransformSandbox.run`). */
   async run(input: TransformInput, handedOver?: () => void): Promise<TransformOutcome> {
-    const [outcome] = await this.runViews(input, [{ viewId: input.viewId, scriptHash: input.scriptHash, script: input.script, ...(input.fields ? { fields: input.fields } : {}), ...(input.types ? { types: input.types } : {}) }], handedOver);
+    const [outcome] = await this.runViews(
+      input,
+      [
+        {
+          viewId: input.viewId,
+          scriptHash: input.scriptHash,
+          script: input.script,
+          ...(input.fields ? { fields: input.fields } : {}),
+          ...(input.types ? { types: input.types } : {}),
+        },
+      ],
+      handedOver,
+    );
     return outcome!;
   }
 
@@ -96,7 +108,11 @@ export class TransformProcess {
     }
   }
 
-  private async runNow(batch: BatchInput, views: readonly ViewScript[], handedOver: () => void): Promise<TransformOutcome[]> {
+  private async runNow(
+    batch: BatchInput,
+    views: readonly ViewScript[],
+    handedOver: () => void,
+  ): Promise<TransformOutcome[]> {
     if (this.closed) throw new Error('transform process: closed');
     const outcomes: TransformOutcome[] = [];
     let error: Error | null = null;
@@ -110,7 +126,11 @@ export class TransformProcess {
   }
 
   /** One child, as many views as it answers before it ends (at least one: the one it died on). */
-  private exchange(batch: BatchInput, views: readonly ViewScript[], handedOver: () => void): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
+  private exchange(
+    batch: BatchInput,
+    views: readonly ViewScript[],
+    handedOver: () => void,
+  ): Promise<{ outcomes: TransformOutcome[]; error: Error | null }> {
     const child = this.ensureChild();
     // Shapes this child has not been sent (a new child has none).
     const sentTemplates = batch.templates ? this.templatesFor(batch.templates) : undefined;
@@ -154,7 +174,12 @@ export class TransformProcess {
             outcomes.push(decodeRunResult(reply.answer, records, reply.fields));
           } catch (err) {
             error ??= err as Error;
-            outcomes.push({ status: 'failed', reason: 'bad_output', recordIndex: null, message: (err as Error).message });
+            outcomes.push({
+              status: 'failed',
+              reason: 'bad_output',
+              recordIndex: null,
+              message: (err as Error).message,
+            });
           }
         } else {
           outcomes.push(reply);
@@ -169,7 +194,12 @@ export class TransformProcess {
         if (running !== null || outcomes.length === 0) {
           outcomes.push(
             killedForTime
-              ? { status: 'failed', reason: 'timeout', recordIndex: null, message: `transform did not finish within ${limitMs} ms; its process was stopped` }
+              ? {
+                  status: 'failed',
+                  reason: 'timeout',
+                  recordIndex: null,
+                  message: `transform did not finish within ${limitMs} ms; its process was stopped`,
+                }
               : crashOutcome(code, signal, this.stderrTail),
           );
         }
@@ -183,7 +213,8 @@ export class TransformProcess {
       const { recordsText } = batch;
       // Distinct versions and an index: not one string per record through the serialiser.
       const v = versionColumn(batch.schemaVersion);
-      const schemaVersion = v.index === null ? batch.schemaVersion : { values: v.values as ReadonlyArray<string | null>, index: v.index };
+      const schemaVersion =
+        v.index === null ? batch.schemaVersion : { values: v.values as ReadonlyArray<string | null>, index: v.index };
       const bytes = typeof recordsText === 'string' ? null : recordsText;
       const request: ChildRequest = {
         batch: {
@@ -193,14 +224,22 @@ export class TransformProcess {
           timestamp: compact(batch.timestamp),
           ...(sentTemplates ? { templates: sentTemplates } : {}),
         },
-        views: views.map(({ viewId, scriptHash, script, fields, types }) => ({ viewId, scriptHash, script, ...(fields ? { fields } : {}), ...(types ? { types } : {}) })),
+        views: views.map(({ viewId, scriptHash, script, fields, types }) => ({
+          viewId,
+          scriptHash,
+          script,
+          ...(fields ? { fields } : {}),
+          ...(types ? { types } : {}),
+        })),
       };
       child.send(request);
       // The records' bytes, then the templated records' values, go down the child's stdin as they
       // are: no serialiser copy of them here or there (their buffers are kept as they are until the
       // child has read them, i.e. until it answers).
       const t = batch.templates;
-      const parts = [bytes, t?.ids, t?.ints, t?.nums].filter((a) => a !== null && a !== undefined && a.byteLength > 0).map((a) => new Uint8Array(a!.buffer, a!.byteOffset, a!.byteLength));
+      const parts = [bytes, t?.ids, t?.ints, t?.nums]
+        .filter((a) => a !== null && a !== undefined && a.byteLength > 0)
+        .map((a) => new Uint8Array(a!.buffer, a!.byteOffset, a!.byteLength));
       if (parts.length === 0) handedOver();
       parts.forEach((part, k) => child.stdin!.write(part, k === parts.length - 1 ? () => handedOver() : undefined));
     });
@@ -257,5 +296,10 @@ function crashOutcome(code: number | null, signal: NodeJS.Signals | null, stderr
   const how = signal !== null ? `was killed by ${signal}` : `exited with code ${code}`;
   const oom = /heap out of memory|CALL_AND_RETRY_LAST|is_heap_oom|invalid size error|Allocation failed/i.test(stderr);
   const why = oom ? 'V8 could not allocate memory for it (e.g. one huge array or string)' : 'V8 failed';
-  return { status: 'failed', reason: 'memory', recordIndex: null, message: `transform crashed its sandbox process, which ${how}: ${why}` };
+  return {
+    status: 'failed',
+    reason: 'memory',
+    recordIndex: null,
+    message: `transform crashed its sandbox process, which ${how}: ${why}`,
+  };
 }

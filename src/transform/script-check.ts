@@ -32,8 +32,14 @@ let compiler: TransformIsolate | null = null;
 export function checkScript(script: string): ScriptCheck {
   const early = precheck(script);
   if (early !== null) return early;
-  const r = spawnSync(process.execPath, childArgs(), { input: script, encoding: 'utf8', timeout: CHILD_LIMIT_MS, maxBuffer: 1 << 20 });
-  if (r.error !== undefined && (r.error as NodeJS.ErrnoException).code !== 'ETIMEDOUT') throw new Error(`checking the script: ${r.error.message}`, { cause: r.error });
+  const r = spawnSync(process.execPath, childArgs(), {
+    input: script,
+    encoding: 'utf8',
+    timeout: CHILD_LIMIT_MS,
+    maxBuffer: 1 << 20,
+  });
+  if (r.error !== undefined && (r.error as NodeJS.ErrnoException).code !== 'ETIMEDOUT')
+    throw new Error(`checking the script: ${r.error.message}`, { cause: r.error });
   return readChild(r.signal, r.status, r.stdout);
 }
 
@@ -42,13 +48,18 @@ export function checkScriptAsync(script: string): Promise<ScriptCheck> {
   const early = precheck(script);
   if (early !== null) return Promise.resolve(early);
   return new Promise((resolve, reject) => {
-    const child = execFile(process.execPath, childArgs(), { encoding: 'utf8', timeout: CHILD_LIMIT_MS, maxBuffer: 1 << 20 }, (err, stdout) => {
-      if (err !== null && child.signalCode === null && child.exitCode === null) {
-        reject(new Error(`checking the script: ${err.message}`, { cause: err }));
-        return;
-      }
-      resolve(readChild(child.signalCode, child.exitCode, stdout));
-    });
+    const child = execFile(
+      process.execPath,
+      childArgs(),
+      { encoding: 'utf8', timeout: CHILD_LIMIT_MS, maxBuffer: 1 << 20 },
+      (err, stdout) => {
+        if (err !== null && child.signalCode === null && child.exitCode === null) {
+          reject(new Error(`checking the script: ${err.message}`, { cause: err }));
+          return;
+        }
+        resolve(readChild(child.signalCode, child.exitCode, stdout));
+      },
+    );
     child.stdin!.end(script);
   });
 }
@@ -60,7 +71,9 @@ function childArgs(): string[] {
 /** Length, blank, syntax: answered without a process. */
 function precheck(script: string): ScriptCheck | null {
   if (script.length > MAX_SCRIPT_CHARS) {
-    return refuse(`the script is ${script.length.toLocaleString('en-US')} characters long; the limit is ${MAX_SCRIPT_CHARS.toLocaleString('en-US')}`);
+    return refuse(
+      `the script is ${script.length.toLocaleString('en-US')} characters long; the limit is ${MAX_SCRIPT_CHARS.toLocaleString('en-US')}`,
+    );
   }
   if (script.trim() === '') return refuse('the script is empty; define function transform(record, ctx) { … }');
   if (compiler === null || compiler.disposed) compiler = new TransformIsolate(CHECK_MEMORY_LIMIT_MB);
@@ -71,7 +84,11 @@ function precheck(script: string): ScriptCheck | null {
 function readChild(signal: NodeJS.Signals | null, status: number | null, stdout: string): ScriptCheck {
   if (signal !== null) {
     // Killed at the time limit, or aborted by V8: either way the script's top-level code did it.
-    return refuse(signal === 'SIGTERM' || signal === 'SIGKILL' ? `checking the script did not finish within ${CHILD_LIMIT_MS} ms` : `the script's top-level code crashed the checking process (${signal}): V8 could not allocate memory for it (e.g. one huge array or string)`);
+    return refuse(
+      signal === 'SIGTERM' || signal === 'SIGKILL'
+        ? `checking the script did not finish within ${CHILD_LIMIT_MS} ms`
+        : `the script's top-level code crashed the checking process (${signal}): V8 could not allocate memory for it (e.g. one huge array or string)`,
+    );
   }
   if (status !== 0) throw new Error(`checking the script: the checking process exited with code ${status}`);
   try {

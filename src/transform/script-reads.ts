@@ -50,7 +50,11 @@ export function recordReads(script: string): ReadTree | null {
   let program: Node;
   const comments: Array<[number, number]> = [];
   try {
-    program = parse(script, { ecmaVersion: 'latest', sourceType: 'script', onComment: (_block, _text, start, end) => comments.push([start, end]) }) as unknown as Node;
+    program = parse(script, {
+      ecmaVersion: 'latest',
+      sourceType: 'script',
+      onComment: (_block, _text, start, end) => comments.push([start, end]),
+    }) as unknown as Node;
   } catch {
     return null;
   }
@@ -61,14 +65,17 @@ export function recordReads(script: string): ReadTree | null {
   // Comments never run: the words are looked for in the rest (strings included, for `Function("…")`).
   const skipped = [...comments];
   for (const s of program.body as Node[]) {
-    if (s.type !== 'FunctionDeclaration' || script.slice(s.start as number, s.end as number) !== GET_HELPER_DECLARATION) continue;
+    if (s.type !== 'FunctionDeclaration' || script.slice(s.start as number, s.end as number) !== GET_HELPER_DECLARATION)
+      continue;
     readers.add((s.id as Node).name as string);
     skipped.push([s.start as number, s.end as number]);
   }
   let rest = script;
   for (const [start, end] of skipped) rest = rest.slice(0, start) + ' '.repeat(end - start) + rest.slice(end);
   if (OPAQUE_WORDS.test(rest)) return null;
-  const decls = (program.body as Node[]).filter((s) => s.type === 'FunctionDeclaration' && (s.id as Node).name === 'transform');
+  const decls = (program.body as Node[]).filter(
+    (s) => s.type === 'FunctionDeclaration' && (s.id as Node).name === 'transform',
+  );
   if (decls.length !== 1) return null;
   const fn = decls[0]!;
   const params = fn.params as Node[];
@@ -96,7 +103,8 @@ export function recordReads(script: string): ReadTree | null {
       }
     });
     // The function's own name and its record parameter are each bound once; `undefined` never.
-    if (bindings.get('transform') !== 1 || (name !== null && bindings.get(name) !== 1) || bindings.has('undefined')) return null;
+    if (bindings.get('transform') !== 1 || (name !== null && bindings.get(name) !== 1) || bindings.has('undefined'))
+      return null;
     for (const reader of readers) if (bindings.get(reader) !== 1) return null;
   } catch (err) {
     if (err === WHOLE) return null;
@@ -178,7 +186,12 @@ function isBinding(id: Node, parents: Node[]): boolean {
 
 /** True when `id` is assigned to (`x = …`, `x++`, a pattern target). */
 function isWritten(id: Node, parent: Node): boolean {
-  return (parent.type === 'AssignmentExpression' && parent.left === id) || parent.type === 'UpdateExpression' || parent.type.endsWith('Pattern') || parent.type === 'Property';
+  return (
+    (parent.type === 'AssignmentExpression' && parent.left === id) ||
+    parent.type === 'UpdateExpression' ||
+    parent.type.endsWith('Pattern') ||
+    parent.type === 'Property'
+  );
 }
 
 /** The key of a member read when it is static (`a.b`, `a['b']`, `a[0]`), else null. */
@@ -237,14 +250,24 @@ function readAt(root: ReadTree, id: Node, parents: Node[], readers: ReadonlySet<
     case 'TaggedTemplateExpression':
       // Called as a method: the object it is read from is `this`.
       if (parent.callee === node || parent.tag === node) return need(root, path.slice(0, -1), 'whole');
-      if (isPathRead(parent, node, readers)) return need(root, [...path, ...((parent.arguments as Node[])[1]!.elements as Node[]).map((e) => e.value as string)], 'whole');
+      if (isPathRead(parent, node, readers))
+        return need(
+          root,
+          [...path, ...((parent.arguments as Node[])[1]!.elements as Node[]).map((e) => e.value as string)],
+          'whole',
+        );
       return need(root, path, 'whole');
     case 'UnaryExpression':
-      if (parent.operator === 'typeof' || parent.operator === '!' || parent.operator === 'void') return need(root, path, 'tested');
+      if (parent.operator === 'typeof' || parent.operator === '!' || parent.operator === 'void')
+        return need(root, path, 'tested');
       if (parent.operator === 'delete') return need(root, path.slice(0, -1), 'tested');
       return need(root, path, 'whole');
     case 'BinaryExpression':
-      if (['==', '!=', '===', '!=='].includes(parent.operator as string) && isNullish((parent.left === node ? parent.right : parent.left) as Node)) return need(root, path, 'tested');
+      if (
+        ['==', '!=', '===', '!=='].includes(parent.operator as string) &&
+        isNullish((parent.left === node ? parent.right : parent.left) as Node)
+      )
+        return need(root, path, 'tested');
       return need(root, path, 'whole');
     case 'LogicalExpression':
       // `a && b` is `b` when `a` is truthy and `a` only when it is falsy (a primitive, given as sent).
@@ -266,7 +289,8 @@ function readAt(root: ReadTree, id: Node, parents: Node[], readers: ReadonlySet<
       if ((parent.left as Node).type === 'ObjectPattern') return readPattern(root, path, parent.left as Node);
       return need(root, path, 'whole');
     case 'VariableDeclarator':
-      if (parent.init === node && (parent.id as Node).type === 'ObjectPattern') return readPattern(root, path, parent.id as Node);
+      if (parent.init === node && (parent.id as Node).type === 'ObjectPattern')
+        return readPattern(root, path, parent.id as Node);
       return need(root, path, 'whole');
     case 'ExpressionStatement':
       // Evaluated and dropped: a getter could run, but only one the script installed (see OPAQUE_WORDS).
@@ -280,16 +304,29 @@ function readAt(root: ReadTree, id: Node, parents: Node[], readers: ReadonlySet<
 function isPathRead(call: Node, node: Node, readers: ReadonlySet<string>): boolean {
   const callee = call.callee as Node;
   const args = call.arguments as Node[];
-  if (callee.type !== 'Identifier' || !readers.has(callee.name as string) || args.length !== 2 || args[0] !== node) return false;
+  if (callee.type !== 'Identifier' || !readers.has(callee.name as string) || args.length !== 2 || args[0] !== node)
+    return false;
   const keys = args[1]!;
-  return keys.type === 'ArrayExpression' && (keys.elements as Array<Node | null>).every((e) => e !== null && e.type === 'Literal' && typeof e.value === 'string');
+  return (
+    keys.type === 'ArrayExpression' &&
+    (keys.elements as Array<Node | null>).every(
+      (e) => e !== null && e.type === 'Literal' && typeof e.value === 'string',
+    )
+  );
 }
 
 /** An object pattern destructuring the value at `path`. */
 function readPattern(root: ReadTree, path: readonly string[], pattern: Node): void {
   for (const prop of pattern.properties as Node[]) {
     if (prop.type !== 'Property') return need(root, path, 'whole'); // ...rest enumerates the object
-    const key = prop.computed === true ? ((prop.key as Node).type === 'Literal' ? String((prop.key as Node).value) : null) : (prop.key as Node).type === 'Identifier' ? ((prop.key as Node).name as string) : String((prop.key as Node).value);
+    const key =
+      prop.computed === true
+        ? (prop.key as Node).type === 'Literal'
+          ? String((prop.key as Node).value)
+          : null
+        : (prop.key as Node).type === 'Identifier'
+          ? ((prop.key as Node).name as string)
+          : String((prop.key as Node).value);
     if (key === null) return need(root, path, 'whole');
     let target = prop.value as Node;
     if (target.type === 'AssignmentPattern') target = target.left as Node;

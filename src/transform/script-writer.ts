@@ -90,13 +90,21 @@ function date(v) {
  */
 export const GET_HELPER_DECLARATION = HELPERS[0]![1].slice(HELPERS[0]![1].indexOf('function get('));
 
-const WRAP: Record<Exclude<OutputFieldType, 'null'>, string> = { string: 'str', number: 'num', boolean: 'bool', date: 'date', array: 'list' };
+const WRAP: Record<Exclude<OutputFieldType, 'null'>, string> = {
+  string: 'str',
+  number: 'num',
+  boolean: 'bool',
+  date: 'date',
+  array: 'list',
+};
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
 /** JSON string text, with the two line separators escaped too (so a string is always one line). */
 function jsString(s: string): string {
-  return JSON.stringify(s).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  return JSON.stringify(s)
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
 }
 
 /** Text safe inside a `//` comment: line breaks and control characters escaped. */

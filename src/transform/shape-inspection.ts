@@ -38,28 +38,90 @@ export interface ShapeInspection {
   candidates: CandidateReport[];
 }
 
-export function inspectShape(view: ViewRecord, d: ViewDeferralRecord, version: SchemaVersionRecord | null, transforms: readonly ViewTransformRecord[]): ShapeInspection {
+export function inspectShape(
+  view: ViewRecord,
+  d: ViewDeferralRecord,
+  version: SchemaVersionRecord | null,
+  transforms: readonly ViewTransformRecord[],
+): ShapeInspection {
   const signatures: Record<string, string | null> = {};
   for (const f of version?.fields ?? []) signatures[f.path] = f.type === 'null' ? null : f.type;
-  const base = { view_id: view.id, deferral_id: d.id, episode: d.episode, mapping_generation: d.hint_mapping_generation, version: d.schema_version, signatures };
-  const decided = (decision: MappingReuseDecision, candidates: CandidateReport[] = []): ShapeInspection => ({ ...base, decision, candidates });
+  const base = {
+    view_id: view.id,
+    deferral_id: d.id,
+    episode: d.episode,
+    mapping_generation: d.hint_mapping_generation,
+    version: d.schema_version,
+    signatures,
+  };
+  const decided = (decision: MappingReuseDecision, candidates: CandidateReport[] = []): ShapeInspection => ({
+    ...base,
+    decision,
+    candidates,
+  });
 
-  if (d.excluded_at !== null) return decided({ action: 'excluded', transform_id: null, script_hash: null, reason: d.exclusion_reason ?? 'excluded by a decision' });
-  if (d.resolved_at !== null) return decided({ action: 'served', transform_id: d.transform_id, script_hash: null, reason: `served by transform ${d.transform_id ?? '(unknown)'} since ${d.resolved_at}` });
+  if (d.excluded_at !== null)
+    return decided({
+      action: 'excluded',
+      transform_id: null,
+      script_hash: null,
+      reason: d.exclusion_reason ?? 'excluded by a decision',
+    });
+  if (d.resolved_at !== null)
+    return decided({
+      action: 'served',
+      transform_id: d.transform_id,
+      script_hash: null,
+      reason: `served by transform ${d.transform_id ?? '(unknown)'} since ${d.resolved_at}`,
+    });
   if (version === null || version.state !== 'settled') {
-    return decided({ action: 'wait', transform_id: null, script_hash: null, reason: version === null ? 'the shape has no schema version yet' : `schema version ${version.version} is ${version.state}: scripts are generated for settled versions` });
+    return decided({
+      action: 'wait',
+      transform_id: null,
+      script_hash: null,
+      reason:
+        version === null
+          ? 'the shape has no schema version yet'
+          : `schema version ${version.version} is ${version.state}: scripts are generated for settled versions`,
+    });
   }
   const schema = view.output_schema.length > 0 ? view.output_schema : proposeOutputSchema([version]);
-  if (schema.length === 0) return decided({ action: 'failed', transform_id: null, script_hash: null, reason: `schema version ${version.version} holds no scalar field to propose an output schema from; declare output_schema` });
+  if (schema.length === 0)
+    return decided({
+      action: 'failed',
+      transform_id: null,
+      script_hash: null,
+      reason: `schema version ${version.version} holds no scalar field to propose an output schema from; declare output_schema`,
+    });
   const result = mapVersion(view, schema, version);
   const withScript = transforms.filter((t) => t.transform_script !== null && t.status !== 'disabled');
   if (result.kind === 'question') {
     const candidates = result.candidates.map((c) => ({ ...c, transform_id: c.transform_id ?? d.transform_id }));
-    return decided({ action: 'ask', transform_id: d.transform_id, script_hash: null, reason: result.question }, candidates);
+    return decided(
+      { action: 'ask', transform_id: d.transform_id, script_hash: null, reason: result.question },
+      candidates,
+    );
   }
   const same = withScript.find((t) => t.script_hash === result.hash);
   const target = same ?? withScript[0] ?? null;
   const candidates = result.candidates.map((c) => ({ ...c, transform_id: c.transform_id ?? target?.id ?? null }));
-  if (same) return decided({ action: 'reuse', transform_id: same.id, script_hash: result.hash, reason: `transform ${same.id} already runs the script generated for schema version ${version.version}` }, candidates);
-  return decided({ action: 'generate', transform_id: target?.id ?? null, script_hash: result.hash, reason: `no transform runs the script generated for schema version ${version.version}; generation would write it` }, candidates);
+  if (same)
+    return decided(
+      {
+        action: 'reuse',
+        transform_id: same.id,
+        script_hash: result.hash,
+        reason: `transform ${same.id} already runs the script generated for schema version ${version.version}`,
+      },
+      candidates,
+    );
+  return decided(
+    {
+      action: 'generate',
+      transform_id: target?.id ?? null,
+      script_hash: result.hash,
+      reason: `no transform runs the script generated for schema version ${version.version}; generation would write it`,
+    },
+    candidates,
+  );
 }

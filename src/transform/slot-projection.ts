@@ -83,10 +83,18 @@ function makeCut(desc: string, p: Projection): Cut | null {
     else x++;
   }
   const renumber = (node: ShapeNode): ShapeNode =>
-    typeof node === 'number' ? index[node]! : node === null ? null : 'a' in node ? { a: node.a.map(renumber) } : { o: node.o.map(([key, child]) => [key, renumber(child)] as [string, ShapeNode]) };
+    typeof node === 'number'
+      ? index[node]!
+      : node === null
+        ? null
+        : 'a' in node
+          ? { a: node.a.map(renumber) }
+          : { o: node.o.map(([key, child]) => [key, renumber(child)] as [string, ShapeNode]) };
   const cutDesc = JSON.stringify({ k: k2, t: renumber(cutTree) });
   const id = addShape(cutDesc, 1 + 2 * strings.length, scalars.length);
-  return id === null ? null : { id, desc: cutDesc, strings: Int32Array.from(strings), scalars: Int32Array.from(scalars) };
+  return id === null
+    ? null
+    : { id, desc: cutDesc, strings: Int32Array.from(strings), scalars: Int32Array.from(scalars) };
 }
 
 /**
@@ -111,7 +119,8 @@ export class SlotProjection {
     this.ids = new Int32Array(t.ids.length);
     // The last call's value buffers when free and large enough: memory outside the JS heap, whose
     // growth starts the worker's collections, is not allocated anew per call.
-    const kept = spare !== null && spare.ints.length >= t.ints.length && spare.nums.length >= t.nums.length ? spare : null;
+    const kept =
+      spare !== null && spare.ints.length >= t.ints.length && spare.nums.length >= t.nums.length ? spare : null;
     if (kept !== null) spare = null;
     this.ints = kept?.ints ?? new Int32Array(t.ints.length);
     this.nums = kept?.nums ?? new Float64Array(t.nums.length);
@@ -119,7 +128,12 @@ export class SlotProjection {
 
   /** The call has answered: its value buffers are kept for the next call. */
   release(): void {
-    if (this.ints.length <= SPARE_MAX_ENTRIES && this.nums.length <= SPARE_MAX_ENTRIES && (spare === null || spare.ints.length < this.ints.length)) spare = { ints: this.ints, nums: this.nums };
+    if (
+      this.ints.length <= SPARE_MAX_ENTRIES &&
+      this.nums.length <= SPARE_MAX_ENTRIES &&
+      (spare === null || spare.ints.length < this.ints.length)
+    )
+      spare = { ints: this.ints, nums: this.nums };
   }
 
   /**
@@ -181,6 +195,12 @@ export class SlotProjection {
 
   /** The call's templated records, as written. */
   templates(): TemplateRecords {
-    return { ids: this.ids, ints: this.ints.subarray(0, this.ni), nums: this.nums.subarray(0, this.nf), used: [...this.used.keys()], shapes: this.used };
+    return {
+      ids: this.ids,
+      ints: this.ints.subarray(0, this.ni),
+      nums: this.nums.subarray(0, this.nf),
+      used: [...this.used.keys()],
+      shapes: this.used,
+    };
   }
 }

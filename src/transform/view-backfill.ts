@@ -44,7 +44,12 @@ export class ViewBackfiller extends BackgroundPass {
       if (this.stopped) return;
       if (view.view_mode === 'join') continue;
       for (const t of this.d.views.store.transformsOf(view.id)) {
-        if (t.status !== 'active' || t.transform_script === null || (t.backfill_status !== 'pending' && t.backfill_status !== 'running')) continue;
+        if (
+          t.status !== 'active' ||
+          t.transform_script === null ||
+          (t.backfill_status !== 'pending' && t.backfill_status !== 'running')
+        )
+          continue;
         const source = this.sourceOf(view);
         if (source) await this.backfill(view, t, source);
       }
@@ -62,11 +67,18 @@ export class ViewBackfiller extends BackgroundPass {
     const { views, clock } = this.d;
     let t = start;
     const now = () => new Date(clock.now()).toISOString();
-    if (t.backfill_status === 'pending') t = (await this.patch(view, t.id, () => ({ backfill_status: 'running', backfill_started_at: now(), backfill_error: null }))) ?? t;
+    if (t.backfill_status === 'pending')
+      t =
+        (await this.patch(view, t.id, () => ({
+          backfill_status: 'running',
+          backfill_started_at: now(),
+          backfill_error: null,
+        }))) ?? t;
     for (;;) {
       if (this.stopped) return;
       const cur = views.store.transforms.get(view.id, t.id);
-      if (!cur || cur.status !== 'active' || cur.backfill_status !== 'running' || cur.script_hash !== t.script_hash) return;
+      if (!cur || cur.status !== 'active' || cur.backfill_status !== 'running' || cur.script_hash !== t.script_hash)
+        return;
       const done = new Set(cur.backfill_done_files ?? []);
       const due = source.due(cur);
       const next = due.find((m) => !done.has(m.id));
@@ -79,35 +91,91 @@ export class ViewBackfiller extends BackgroundPass {
   }
 
   /** Transform one input file and commit its output with its place in the done list. */
-  private async file(view: ViewRecord, t: ViewTransformRecord, source: BackfillSource, m: BackfillFile, total: number): Promise<void> {
+  private async file(
+    view: ViewRecord,
+    t: ViewTransformRecord,
+    source: BackfillSource,
+    m: BackfillFile,
+    total: number,
+  ): Promise<void> {
     const { views, clock } = this.d;
     const input = await source.read(m);
-    const task: ViewTask = { viewId: view.id, parentViewId: null, transformId: t.id, scriptHash: t.script_hash!, script: t.transform_script!, outputSchema: views.store.byId(view.id)?.output_schema ?? view.output_schema, dir: views.viewDir(view) };
+    const task: ViewTask = {
+      viewId: view.id,
+      parentViewId: null,
+      transformId: t.id,
+      scriptHash: t.script_hash!,
+      script: t.transform_script!,
+      outputSchema: views.store.byId(view.id)?.output_schema ?? view.output_schema,
+      dir: views.viewDir(view),
+    };
     this.scripts ??= new TransformProcess();
     const scripts = this.scripts;
-    const [o] = await transformViewsStage({ base: input, views: [task], firstSeq: m.first_seq, fileName: derivedFileName('f', m), run: (batch, v) => scripts.run({ ...batch, ...v }) });
+    const [o] = await transformViewsStage({
+      base: input,
+      views: [task],
+      firstSeq: m.first_seq,
+      fileName: derivedFileName('f', m),
+      run: (batch, v) => scripts.run({ ...batch, ...v }),
+    });
     const now = new Date(clock.now()).toISOString();
     let committed = false;
     let reopened: string[] = [];
     await views.store.store.transaction(() => {
       const cur = views.store.transforms.get(view.id, t.id);
       const live = views.store.byId(view.id);
-      if (!cur || !live || live.deleted_at !== null || cur.script_hash !== t.script_hash || cur.backfill_status !== 'running') return;
+      if (
+        !cur ||
+        !live ||
+        live.deleted_at !== null ||
+        cur.script_hash !== t.script_hash ||
+        cur.backfill_status !== 'running'
+      )
+        return;
       if (o!.status === 'failed') {
         const message = `backfill of ${source.what} ${m.id} failed: ${o!.message}`;
-        void views.store.transforms.put(view.id, { ...cur, status: 'error', error_message: message, backfill_status: 'failed', backfill_error: message, updated_at: now });
+        void views.store.transforms.put(view.id, {
+          ...cur,
+          status: 'error',
+          error_message: message,
+          backfill_status: 'failed',
+          backfill_error: message,
+          updated_at: now,
+        });
         views.stagePatch(view.id, () => ({ status: 'error', error_message: message }));
         committed = true;
         return;
       }
       if (o!.file) {
-        void views.store.files.put(view.id, { id: o!.file.path, view_id: view.id, first_seq: m.first_seq, last_seq: m.last_seq, rows: o!.file.rows, bytes: o!.file.bytes, min_ts: o!.file.minTs, max_ts: o!.file.maxTs, created_at: now, origin: 'backfill' });
+        void views.store.files.put(view.id, {
+          id: o!.file.path,
+          view_id: view.id,
+          first_seq: m.first_seq,
+          last_seq: m.last_seq,
+          rows: o!.file.rows,
+          bytes: o!.file.bytes,
+          min_ts: o!.file.minTs,
+          max_ts: o!.file.maxTs,
+          created_at: now,
+          origin: 'backfill',
+        });
         reopened = stageReopenReaders(views, view.id, now);
       }
       const doneFiles = [...(cur.backfill_done_files ?? []), m.id];
-      void views.store.transforms.put(view.id, { ...cur, backfill_done_files: doneFiles, backfill_files_done: doneFiles.length, backfill_file_count: total, updated_at: now });
-      if (o!.inferredSchema && live.output_schema.length === 0 && o!.inferredSchema.length > 0) views.stagePatch(view.id, () => ({ output_schema: o!.inferredSchema! }));
-      views.stagePatch(view.id, () => ({ backfill_file_count: total, backfill_files_done: doneFiles.length, backfill_started_at: live.backfill_started_at ?? cur.backfill_started_at }));
+      void views.store.transforms.put(view.id, {
+        ...cur,
+        backfill_done_files: doneFiles,
+        backfill_files_done: doneFiles.length,
+        backfill_file_count: total,
+        updated_at: now,
+      });
+      if (o!.inferredSchema && live.output_schema.length === 0 && o!.inferredSchema.length > 0)
+        views.stagePatch(view.id, () => ({ output_schema: o!.inferredSchema! }));
+      views.stagePatch(view.id, () => ({
+        backfill_file_count: total,
+        backfill_files_done: doneFiles.length,
+        backfill_started_at: live.backfill_started_at ?? cur.backfill_started_at,
+      }));
       committed = true;
     });
     if (!committed) removeViewFiles(() => task.dir, [o!]);
@@ -129,26 +197,40 @@ export class ViewBackfiller extends BackgroundPass {
     const at = new Date(clock.now()).toISOString();
     const done = await views.store.store.transaction(() => {
       const cur = views.store.transforms.get(view.id, seen.id);
-      if (!cur || cur.status !== 'active' || cur.backfill_status !== 'running' || cur.script_hash !== seen.script_hash) return true;
+      if (!cur || cur.status !== 'active' || cur.backfill_status !== 'running' || cur.script_hash !== seen.script_hash)
+        return true;
       const finished = new Set(cur.backfill_done_files ?? []);
       const due = source.due(cur);
       if (due.some((m) => !finished.has(m.id))) return false;
-      void views.store.transforms.put(view.id, { ...cur, backfill_status: 'completed', backfill_completed_at: at, backfill_file_count: due.length, backfill_files_done: due.length, updated_at: at });
-      if (cur.backfill_started_at) views.stagePatch(view.id, (v) => ({ backfill_started_at: v.backfill_started_at ?? cur.backfill_started_at }));
+      void views.store.transforms.put(view.id, {
+        ...cur,
+        backfill_status: 'completed',
+        backfill_completed_at: at,
+        backfill_file_count: due.length,
+        backfill_files_done: due.length,
+        updated_at: at,
+      });
+      if (cur.backfill_started_at)
+        views.stagePatch(view.id, (v) => ({ backfill_started_at: v.backfill_started_at ?? cur.backfill_started_at }));
       return true;
     });
     views.store.reindex(view.id);
     return done;
   }
 
-  private async patch(view: ViewRecord, transformId: string, fn: (t: ViewTransformRecord) => Partial<ViewTransformRecord>): Promise<ViewTransformRecord | undefined> {
+  private async patch(
+    view: ViewRecord,
+    transformId: string,
+    fn: (t: ViewTransformRecord) => Partial<ViewTransformRecord>,
+  ): Promise<ViewTransformRecord | undefined> {
     const { views, clock } = this.d;
     const out = await views.store.store.transaction(() => {
       const cur = views.store.transforms.get(view.id, transformId);
       if (!cur) return undefined;
       const next = { ...cur, ...fn(cur), updated_at: new Date(clock.now()).toISOString() };
       void views.store.transforms.put(view.id, next);
-      if (next.backfill_started_at) views.stagePatch(view.id, (v) => ({ backfill_started_at: v.backfill_started_at ?? next.backfill_started_at }));
+      if (next.backfill_started_at)
+        views.stagePatch(view.id, (v) => ({ backfill_started_at: v.backfill_started_at ?? next.backfill_started_at }));
       return next;
     });
     views.store.reindex(view.id);

@@ -65,10 +65,22 @@ export class ViewCatalog {
   private readonly listeners = new Set<(viewId: string) => void>();
   private readonly fileListeners = new Set<(viewIds: readonly string[]) => void>();
 
-  constructor(store: Store, readonly clock: Clock, private readonly log: Logger, private readonly dataDir: string) {
+  constructor(
+    store: Store,
+    readonly clock: Clock,
+    private readonly log: Logger,
+    private readonly dataDir: string,
+  ) {
     this.store = new ViewStore(store);
     this.transforms = new ViewTransforms(this, this.store);
-    this.deletion = new ViewDeletion({ store: this.store, clock, log, viewDir: (v) => this.viewDir(v), notify: (ids) => this.notify(ids), liveDependants: (v) => this.liveDependants(v) });
+    this.deletion = new ViewDeletion({
+      store: this.store,
+      clock,
+      log,
+      viewDir: (v) => this.viewDir(v),
+      notify: (ids) => this.notify(ids),
+      liveDependants: (v) => this.liveDependants(v),
+    });
     this.destroying = this.deletion.destroying;
   }
 
@@ -135,7 +147,11 @@ export class ViewCatalog {
 
   /** Every live view (not scheduled for deletion, not being destroyed), inputs first. */
   liveViews(): ViewRecord[] {
-    return topologicalOrder([...this.store.views.all()].map((e) => e.value).filter((v) => v.deleted_at === null && !this.destroying.has(v.id)));
+    return topologicalOrder(
+      [...this.store.views.all()]
+        .map((e) => e.value)
+        .filter((v) => v.deleted_at === null && !this.destroying.has(v.id)),
+    );
   }
 
   /** Live views fed by a collection's batches, inputs first (parents before children). */
@@ -179,7 +195,13 @@ export class ViewCatalog {
         root = parent.root_collection_id;
       }
       const mode = input.transform_mode ?? 'auto';
-      const draft = newView(project, now, { name: input.name, root, mode, hint: input.hint ?? null, output: input.output_schema ?? [] });
+      const draft = newView(project, now, {
+        name: input.name,
+        root,
+        mode,
+        hint: input.hint ?? null,
+        output: input.output_schema ?? [],
+      });
       const transform = newTransform(draft.id, input.transform_script ?? null, now);
       const view: ViewRecord = {
         ...draft,
@@ -205,14 +227,25 @@ export class ViewCatalog {
       const now = iso(this.clock.now());
       const base = this.liveInput(project.id, input.base.id, 'body.base_view_id');
       input.joins.forEach((j, i) => this.liveInput(project.id, j.lookup_view_id, `body.joins[${i}].lookup_view_id`));
-      const draft = newView(project, now, { name: input.name, root: base.root_collection_id, mode: 'auto', hint: input.hint ?? null, output: input.output_schema ?? [] });
+      const draft = newView(project, now, {
+        name: input.name,
+        root: base.root_collection_id,
+        mode: 'auto',
+        hint: input.hint ?? null,
+        output: input.output_schema ?? [],
+      });
       const transform = newTransform(draft.id, input.transform_script ?? null, now);
       const view: ViewRecord = {
         ...draft,
         view_mode: 'join',
         join_base_view_id: base.id,
         join_status: 'backfilling',
-        join_lookup_progress: Object.fromEntries(input.joins.map((j) => [j.alias, { status: 'pending' as const, file_count: 0, files_done: 0, error: null, updated_at: now }])),
+        join_lookup_progress: Object.fromEntries(
+          input.joins.map((j) => [
+            j.alias,
+            { status: 'pending' as const, file_count: 0, files_done: 0, error: null, updated_at: now },
+          ]),
+        ),
         join_base_file_count: 0,
         join_base_files_done: 0,
         // Base files committed before it are the join's backfill (docs/views.md, "Join views").
@@ -236,7 +269,10 @@ export class ViewCatalog {
       const cur = this.store.get(projectId, id);
       if (!cur || this.destroying.has(id)) throw notFound(`View ${id}`);
       if (cur.deleted_at && change.deleted_at !== null) {
-        throw new ApiError('conflict', `View ${id} is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`);
+        throw new ApiError(
+          'conflict',
+          `View ${id} is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`,
+        );
       }
       const now = iso(this.clock.now());
       const next: ViewRecord = { ...cur, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
@@ -245,19 +281,31 @@ export class ViewCatalog {
         next.deleted_at = null;
       }
       if (change.name !== undefined) next.name = change.name;
-      if (change.output_schema !== undefined && JSON.stringify(change.output_schema) !== JSON.stringify(cur.output_schema)) {
+      if (
+        change.output_schema !== undefined &&
+        JSON.stringify(change.output_schema) !== JSON.stringify(cur.output_schema)
+      ) {
         const lock = this.outputSchemaLock(cur.id);
         if (lock) {
-          throw new ApiError('conflict', `The output schema of view ${id} can no longer change: ${lock}. Output schema changes are accepted only before a mapping or stored output exists; create a new view for another schema`, {
-            details: [{ field: 'body.output_schema', message: `can no longer change: ${lock}` }],
-          });
+          throw new ApiError(
+            'conflict',
+            `The output schema of view ${id} can no longer change: ${lock}. Output schema changes are accepted only before a mapping or stored output exists; create a new view for another schema`,
+            {
+              details: [{ field: 'body.output_schema', message: `can no longer change: ${lock}` }],
+            },
+          );
         }
         next.output_schema = change.output_schema;
       }
       if (change.mapping_policy !== undefined) Object.assign(next, policyFields(cur, change.mapping_policy));
       assertBindings(next);
       next.transform_mode = change.transform_mode ?? cur.transform_mode;
-      next.adopting_transform_id = adoptingTransform(cur, next.transform_mode, change.view_transform_id, this.store.transformsOf(cur.id));
+      next.adopting_transform_id = adoptingTransform(
+        cur,
+        next.transform_mode,
+        change.view_transform_id,
+        this.store.transformsOf(cur.id),
+      );
       if (change.hint !== undefined && change.hint !== cur.hint) {
         next.hint = change.hint;
         // Accepted mappings stay; undecided work (failed generation) is tried again with the new hint.
@@ -294,7 +342,13 @@ export class ViewCatalog {
   stagePatch(viewId: string, patch: (cur: ViewRecord) => Partial<ViewRecord>): ViewRecord | undefined {
     const cur = this.store.byId(viewId);
     if (!cur) return undefined;
-    const next: ViewRecord = { ...cur, ...patch(cur), id: cur.id, project_id: cur.project_id, updated_at: nextUpdatedAt(this.clock, cur.updated_at) };
+    const next: ViewRecord = {
+      ...cur,
+      ...patch(cur),
+      id: cur.id,
+      project_id: cur.project_id,
+      updated_at: nextUpdatedAt(this.clock, cur.updated_at),
+    };
     this.store.stageView(next);
     return next;
   }
@@ -303,7 +357,11 @@ export class ViewCatalog {
    * Apply `patch` to a view in its own transaction (for the pipeline: status, backfill progress,
    * join state). Listeners hear of it unless `notify` is false (the pipeline's own progress).
    */
-  async patchView(viewId: string, patch: (cur: ViewRecord) => Partial<ViewRecord>, opts: { notify?: boolean } = {}): Promise<ViewRecord | undefined> {
+  async patchView(
+    viewId: string,
+    patch: (cur: ViewRecord) => Partial<ViewRecord>,
+    opts: { notify?: boolean } = {},
+  ): Promise<ViewRecord | undefined> {
     const next = await this.store.store.transaction(() => this.stagePatch(viewId, patch));
     if (next && opts.notify !== false) this.notify([viewId]);
     else if (next) this.store.reindex(viewId);
@@ -314,10 +372,16 @@ export class ViewCatalog {
   private liveInput(projectId: string, id: string, field: string): ViewRecord {
     const v = this.store.get(projectId, id);
     if (!v || this.destroying.has(id)) {
-      throw new ApiError('not_found', `View ${id} not found in project ${projectId}`, { details: [{ field, message: 'is not a view of this project' }] });
+      throw new ApiError('not_found', `View ${id} not found in project ${projectId}`, {
+        details: [{ field, message: 'is not a view of this project' }],
+      });
     }
     if (v.deleted_at) {
-      throw new ApiError('not_found', `View ${id} is scheduled for deletion; restore it with POST /v1/projects/${projectId}/views/${id} {"deleted_at": null}`, { details: [{ field, message: 'is scheduled for deletion' }] });
+      throw new ApiError(
+        'not_found',
+        `View ${id} is scheduled for deletion; restore it with POST /v1/projects/${projectId}/views/${id} {"deleted_at": null}`,
+        { details: [{ field, message: 'is scheduled for deletion' }] },
+      );
     }
     return v;
   }
@@ -327,7 +391,10 @@ export class ViewCatalog {
     for (const id of inputsOf(view)) {
       const input = this.store.get(view.project_id, id);
       if (!input || input.deleted_at) {
-        throw new ApiError('conflict', `View ${view.id} reads view ${id}, which is ${input ? 'scheduled for deletion' : 'gone'}; restore ${id} first`);
+        throw new ApiError(
+          'conflict',
+          `View ${view.id} reads view ${id}, which is ${input ? 'scheduled for deletion' : 'gone'}; restore ${id} first`,
+        );
       }
     }
   }

@@ -12,7 +12,10 @@ import type { ViewFileManifest, ViewTransformRecord, ViewVersionRecord } from '.
  * committed with the batch — a file manifest for its output, or the error state of its transform
  * and view — in the spool's transaction. A view's failure never fails the batch.
  */
-export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitParticipant<{ gone: ViewOutcome[]; changed: string[]; reopened: string[]; wrote: string[] }> {
+export function viewCommitParticipant(
+  views: ViewCatalog,
+  clock: Clock,
+): CommitParticipant<{ gone: ViewOutcome[]; changed: string[]; reopened: string[]; wrote: string[] }> {
   return {
     name: 'views',
     stage({ collection, lease, result }) {
@@ -31,13 +34,30 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
         }
         if (o.status === 'ok') {
           if (o.file) {
-            const m: ViewFileManifest = { id: o.file.path, view_id: view.id, first_seq: lease.firstSeq, last_seq: lease.lastSeq, rows: o.file.rows, bytes: o.file.bytes, min_ts: o.file.minTs, max_ts: o.file.maxTs, created_at: now, origin: 'batch' };
+            const m: ViewFileManifest = {
+              id: o.file.path,
+              view_id: view.id,
+              first_seq: lease.firstSeq,
+              last_seq: lease.lastSeq,
+              rows: o.file.rows,
+              bytes: o.file.bytes,
+              min_ts: o.file.minTs,
+              max_ts: o.file.maxTs,
+              created_at: now,
+              origin: 'batch',
+            };
             void views.store.files.put(view.id, m);
             wrote.push(view.id);
           }
           const failures = { ...(transform.coercion_failures ?? {}) };
           for (const [k, n] of Object.entries(o.counts.failed)) failures[k] = (failures[k] ?? 0) + n;
-          void views.store.transforms.put(view.id, { ...transform, coercion_failures: failures, rows_written: (transform.rows_written ?? 0) + o.rows, live_from_seq: Math.min(transform.live_from_seq ?? Infinity, lease.firstSeq), updated_at: now });
+          void views.store.transforms.put(view.id, {
+            ...transform,
+            coercion_failures: failures,
+            rows_written: (transform.rows_written ?? 0) + o.rows,
+            live_from_seq: Math.min(transform.live_from_seq ?? Infinity, lease.firstSeq),
+            updated_at: now,
+          });
           if (o.inferredSchema && view.output_schema.length === 0 && o.inferredSchema.length > 0) {
             views.stagePatch(view.id, () => ({ output_schema: o.inferredSchema! }));
             changed.push(view.id);
@@ -45,14 +65,20 @@ export function viewCommitParticipant(views: ViewCatalog, clock: Clock): CommitP
           continue;
         }
         const message = `transform ${transform.id} failed on the batch of spool entries ${lease.firstSeq}–${lease.lastSeq}: ${o.message}`;
-        void views.store.transforms.put(view.id, { ...transform, status: 'error', error_message: message, updated_at: now });
+        void views.store.transforms.put(view.id, {
+          ...transform,
+          status: 'error',
+          error_message: message,
+          updated_at: now,
+        });
         views.stagePatch(view.id, () => ({ status: 'error', error_message: message }));
         changed.push(view.id);
       }
       return { gone, changed, reopened, wrote };
     },
     applyCommitted({ collection }, staged) {
-      if (staged.gone.length > 0) removeViewFiles((id) => views.viewDir({ project_id: collection.project_id, id }), staged.gone);
+      if (staged.gone.length > 0)
+        removeViewFiles((id) => views.viewDir({ project_id: collection.project_id, id }), staged.gone);
       for (const id of staged.changed) views.store.reindex(id);
       // The backfiller hears of it and takes the new file.
       if (staged.reopened.length > 0) views.notify(staged.reopened);
@@ -76,12 +102,23 @@ export function viewTasksFor(views: ViewCatalog, collectionId: string): ViewTask
     if (v.view_mode === 'join' || v.status === 'error') continue;
     if (v.parent_view_id !== null && !fed.has(v.parent_view_id)) continue;
     // A queued transform with a script keeps serving it until generation replaces it (docs/views.md, Transforms).
-    const ts = views.store.transformsOf(v.id).filter((t) => t.transform_script !== null && (t.status === 'active' || t.status === 'queued'));
+    const ts = views.store
+      .transformsOf(v.id)
+      .filter((t) => t.transform_script !== null && (t.status === 'active' || t.status === 'queued'));
     const t = ts.find((x) => x.id === v.adopting_transform_id) ?? ts[0];
     if (!t || t.transform_script === null || t.script_hash === null) continue;
     fed.add(v.id);
     const routes = scriptRoutes(views.store.versionsOf(v.id), ts, t.id);
-    tasks.push({ viewId: v.id, parentViewId: v.parent_view_id, transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, outputSchema: v.output_schema, dir: views.viewDir(v), ...(routes.length > 0 ? { routes } : {}) });
+    tasks.push({
+      viewId: v.id,
+      parentViewId: v.parent_view_id,
+      transformId: t.id,
+      scriptHash: t.script_hash,
+      script: t.transform_script,
+      outputSchema: v.output_schema,
+      dir: views.viewDir(v),
+      ...(routes.length > 0 ? { routes } : {}),
+    });
   }
   return tasks;
 }
@@ -91,14 +128,22 @@ export function viewTasksFor(views: ViewCatalog, collectionId: string): ViewTask
  * (a person assigned the shape to it): their records run that transform's script, while it has one
  * and serves.
  */
-function scriptRoutes(records: readonly ViewVersionRecord[], serving: readonly ViewTransformRecord[], defaultId: string): ScriptRoute[] {
+function scriptRoutes(
+  records: readonly ViewVersionRecord[],
+  serving: readonly ViewTransformRecord[],
+  defaultId: string,
+): ScriptRoute[] {
   const routes = new Map<string, ScriptRoute>();
   for (const r of records) {
     if (r.transform_id === defaultId) continue;
     const t = serving.find((x) => x.id === r.transform_id);
     if (!t || t.transform_script === null || t.script_hash === null) continue;
     let route = routes.get(t.id);
-    if (!route) routes.set(t.id, (route = { transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, versionIds: [] }));
+    if (!route)
+      routes.set(
+        t.id,
+        (route = { transformId: t.id, scriptHash: t.script_hash, script: t.transform_script, versionIds: [] }),
+      );
     route.versionIds.push(r.schema_version_id);
   }
   return [...routes.values()];

@@ -61,7 +61,11 @@ export class ViewDeletion {
       if (!cur) throw notFound(`View ${view.id}`);
       if (cur.deleted_at) return cur;
       this.assertNoLiveDependants(cur);
-      const out: ViewRecord = { ...cur, deleted_at: iso(clock.now()), updated_at: nextUpdatedAt(clock, cur.updated_at) };
+      const out: ViewRecord = {
+        ...cur,
+        deleted_at: iso(clock.now()),
+        updated_at: nextUpdatedAt(clock, cur.updated_at),
+      };
       store.stageView(out);
       return out;
     });
@@ -84,7 +88,9 @@ export class ViewDeletion {
 
   /** Destroy every view fed by a collection that is being destroyed, with all views reading them. */
   async destroyReading(collection: Pick<CollectionRecord, 'id' | 'project_id'>): Promise<void> {
-    await this.destroyTree(collection.project_id, (all) => all.filter((v) => v.root_collection_id === collection.id || v.collection_id === collection.id));
+    await this.destroyTree(collection.project_id, (all) =>
+      all.filter((v) => v.root_collection_id === collection.id || v.collection_id === collection.id),
+    );
   }
 
   /** Permanently remove views scheduled for deletion at least 7 days before `now`; answers their ids. */
@@ -144,13 +150,20 @@ export class ViewDeletion {
 
   private assertNoLiveDependants(view: ViewRecord): void {
     const deps = [
-      ...this.deps.liveDependants(view).map((d) => ({ id: d.id, description: `${d.view_mode === 'join' ? 'join view' : 'derived view'} ${d.id} ("${d.name}")` })),
+      ...this.deps.liveDependants(view).map((d) => ({
+        id: d.id,
+        description: `${d.view_mode === 'join' ? 'join view' : 'derived view'} ${d.id} ("${d.name}")`,
+      })),
       ...this.dependants.flatMap((d) => d.blocking(view)),
     ];
     if (deps.length === 0) return;
     const names = deps.map((d) => d.description).join(', ');
-    throw new ApiError('conflict', `View ${view.id} is used by ${names}; delete ${deps.length === 1 ? 'it' : 'them'} first`, {
-      details: deps.map((d) => ({ field: 'params.view_id', message: `is used by ${d.description}` })),
-    });
+    throw new ApiError(
+      'conflict',
+      `View ${view.id} is used by ${names}; delete ${deps.length === 1 ? 'it' : 'them'} first`,
+      {
+        details: deps.map((d) => ({ field: 'params.view_id', message: `is used by ${d.description}` })),
+      },
+    );
   }
 }

@@ -14,7 +14,11 @@ export interface MappingPolicyInput {
 }
 
 /** A new view record with every field at its initial value. */
-export function newView(project: ProjectRecord, now: string, f: { name: string; root: string; mode: TransformMode; hint: string | null; output: OutputField[] }): ViewRecord {
+export function newView(
+  project: ProjectRecord,
+  now: string,
+  f: { name: string; root: string; mode: TransformMode; hint: string | null; output: OutputField[] },
+): ViewRecord {
   return {
     id: newId('view'),
     team_id: project.team_id,
@@ -72,7 +76,11 @@ export function assertBindings(view: ViewRecord): void {
   if (view.output_schema.length === 0) return;
   const names = new Set(view.output_schema.map((f) => f.name));
   for (const key of Object.keys(view.mapping_policy_output_bindings)) {
-    if (!names.has(key)) throw invalidField(`body.mapping_policy.output_bindings.${key}`, `names no output field of the view (output_schema has: ${[...names].join(', ')})`);
+    if (!names.has(key))
+      throw invalidField(
+        `body.mapping_policy.output_bindings.${key}`,
+        `names no output field of the view (output_schema has: ${[...names].join(', ')})`,
+      );
   }
 }
 
@@ -83,16 +91,31 @@ export function assertBindings(view: ViewRecord): void {
  * than one distinct script; with one, that script's oldest transform; with none, the oldest
  * transform not disabled (it adopts once it has a script). Auto: none.
  */
-export function adoptingTransform(cur: ViewRecord, mode: TransformMode, named: string | undefined, transforms: readonly ViewTransformRecord[]): string | null {
-  const serving = transforms.filter((t) => t.transform_script !== null && t.status !== 'disabled').sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
+export function adoptingTransform(
+  cur: ViewRecord,
+  mode: TransformMode,
+  named: string | undefined,
+  transforms: readonly ViewTransformRecord[],
+): string | null {
+  const serving = transforms
+    .filter((t) => t.transform_script !== null && t.status !== 'disabled')
+    .sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0));
   if (named !== undefined) {
-    if (mode !== 'manual') throw invalidField('body.view_transform_id', 'is only accepted with transform_mode manual (it names the transform adopting waiting schema versions)');
+    if (mode !== 'manual')
+      throw invalidField(
+        'body.view_transform_id',
+        'is only accepted with transform_mode manual (it names the transform adopting waiting schema versions)',
+      );
     const t = transforms.find((x) => x.id === named);
     if (!t) throw invalidField('body.view_transform_id', `is not a transform of view ${cur.id}`);
     if (!serving.includes(t)) {
-      throw new ApiError('conflict', `Transform ${t.id} ${t.status === 'disabled' ? 'is disabled' : 'has no script yet'}; only a transform with a script can adopt waiting schema versions`, {
-        details: [{ field: 'body.view_transform_id', message: 'has no script or is disabled' }],
-      });
+      throw new ApiError(
+        'conflict',
+        `Transform ${t.id} ${t.status === 'disabled' ? 'is disabled' : 'has no script yet'}; only a transform with a script can adopt waiting schema versions`,
+        {
+          details: [{ field: 'body.view_transform_id', message: 'has no script or is disabled' }],
+        },
+      );
     }
     return t.id;
   }
@@ -102,7 +125,10 @@ export function adoptingTransform(cur: ViewRecord, mode: TransformMode, named: s
   for (const t of serving) if (!distinct.has(t.script_hash!)) distinct.set(t.script_hash!, t);
   if (distinct.size > 1) {
     const ids = [...distinct.values()].map((t) => t.id).join(', ');
-    throw invalidField('body.view_transform_id', `is required when switching to manual: the view runs ${distinct.size} distinct scripts (${ids}); name the transform that adopts schema versions still waiting`);
+    throw invalidField(
+      'body.view_transform_id',
+      `is required when switching to manual: the view runs ${distinct.size} distinct scripts (${ids}); name the transform that adopts schema versions still waiting`,
+    );
   }
   return [...distinct.values()][0]?.id ?? transforms.find((t) => t.status !== 'disabled')?.id ?? null;
 }

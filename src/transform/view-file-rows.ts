@@ -19,10 +19,20 @@ export function readViewFile(reader: FileReader, path: string, rows: number): Pr
  * Files keep neither receive times nor schema versions: `ctx.received_at` reads the event time and
  * `ctx.schema_version` is null.
  */
-export function viewRowsInput(rows: readonly ViewRow[], fields: readonly OutputField[], records?: readonly Record<string, unknown>[]): ViewInput {
+export function viewRowsInput(
+  rows: readonly ViewRow[],
+  fields: readonly OutputField[],
+  records?: readonly Record<string, unknown>[],
+): ViewInput {
   const n = rows.length;
   const texts = new Array<string>(n);
   for (let i = 0; i < n; i++) texts[i] = JSON.stringify(records ? records[i] : outputRow(fields, rows[i]!.values));
   const ts = Float64Array.from(rows, (r) => r.ts);
-  return { texts, ts, received: ts.slice(), seq: Float64Array.from(rows, (r) => r.seq), versions: new Array<string | null>(n).fill(null) };
+  return {
+    texts,
+    ts,
+    received: ts.slice(),
+    seq: Float64Array.from(rows, (r) => r.seq),
+    versions: new Array<string | null>(n).fill(null),
+  };
 }

@@ -1,6 +1,14 @@
 import { createHash } from 'node:crypto';
 import { makeData, makeVector, TimestampMillisecond, type Vector } from 'apache-arrow';
-import { BoolColumn, Float64Column, Int32Column, Int64Column, StringColumn, tableOf, writeInt64 } from '../schema/columns.js';
+import {
+  BoolColumn,
+  Float64Column,
+  Int32Column,
+  Int64Column,
+  StringColumn,
+  tableOf,
+  writeInt64,
+} from '../schema/columns.js';
 import { encodeParquet } from '../schema/parquet-writer.js';
 import type { OutputColumn } from './output-schema.js';
 
@@ -11,7 +19,11 @@ import type { OutputColumn } from './output-schema.js';
  * holding JSON text, null VARCHAR (always null). Built over typed arrays (schema/columns.ts), as
  * collection files are: building from value arrays was a large share of a view's cost.
  */
-export function viewFileBytes(ts: ArrayLike<number>, seq: ArrayLike<number>, columns: readonly OutputColumn[]): Uint8Array {
+export function viewFileBytes(
+  ts: ArrayLike<number>,
+  seq: ArrayLike<number>,
+  columns: readonly OutputColumn[],
+): Uint8Array {
   const n = ts.length;
   const tsCol = new Int64Column(n);
   const seqCol = new Int64Column(n);
@@ -21,7 +33,11 @@ export function viewFileBytes(ts: ArrayLike<number>, seq: ArrayLike<number>, col
     seqCol.push(seq[i]!);
     rowCol.push(i);
   }
-  const vectors: Record<string, Vector> = { __ts: tsCol.timestampVector(), __seq: seqCol.vector(), __row: rowCol.vector() };
+  const vectors: Record<string, Vector> = {
+    __ts: tsCol.timestampVector(),
+    __seq: seqCol.vector(),
+    __row: rowCol.vector(),
+  };
   for (const c of columns) vectors[c.name] = vectorOf(c, n);
   return encodeParquet(tableOf(vectors));
 }
@@ -64,7 +80,9 @@ function timestamps(values: readonly (number | null)[]): Vector {
     bits[i >> 3]! |= 1 << (i & 7);
     writeInt64(words, i, v);
   }
-  return makeVector(makeData({ type: new TimestampMillisecond('UTC'), length: n, data, nullBitmap: bits, nullCount: nulls }));
+  return makeVector(
+    makeData({ type: new TimestampMillisecond('UTC'), length: n, data, nullBitmap: bits, nullCount: nulls }),
+  );
 }
 
 /**

@@ -85,10 +85,21 @@ export class ViewGenerator {
 
   /** Collection views only: a view of a view or a join reads outputs, not collection schema versions. */
   private eligible(view: ViewRecord): boolean {
-    if (view.deleted_at !== null || view.view_mode !== 'collection' || view.collection_id === null || this.d.views.destroying.has(view.id)) return false;
+    if (
+      view.deleted_at !== null ||
+      view.view_mode !== 'collection' ||
+      view.collection_id === null ||
+      this.d.views.destroying.has(view.id)
+    )
+      return false;
     if (view.transform_mode === 'auto') return true;
     // Manual mode generates only when asked (POST .../generate or a decision).
-    return this.d.views.store.transformsOf(view.id).some((t) => t.status === 'queued' && t.generation_requested_at !== undefined) || this.d.views.store.deferralsOf(view.id).some((x) => x.resolved_at === null && x.next_action_at !== null);
+    return (
+      this.d.views.store
+        .transformsOf(view.id)
+        .some((t) => t.status === 'queued' && t.generation_requested_at !== undefined) ||
+      this.d.views.store.deferralsOf(view.id).some((x) => x.resolved_at === null && x.next_action_at !== null)
+    );
   }
 
   /** Plan against the committed state inside the write transaction, stage the plan, then notify. */
@@ -111,8 +122,14 @@ export class ViewGenerator {
       for (const t of plan.transforms) void store.transforms.put(viewId, t);
       for (const r of plan.records) void store.versions.put(viewId, r);
       for (const x of plan.deferrals) void store.deferrals.put(viewId, x);
-      const status = derivedStatus(view.status, store.transformsOf(viewId).map((t) => plan!.transforms.find((p) => p.id === t.id) ?? t));
-      views.stagePatch(viewId, () => ({ ...plan!.view, ...(status !== view.status ? { status, error_message: status === 'error' ? view.error_message : null } : {}) }));
+      const status = derivedStatus(
+        view.status,
+        store.transformsOf(viewId).map((t) => plan!.transforms.find((p) => p.id === t.id) ?? t),
+      );
+      views.stagePatch(viewId, () => ({
+        ...plan!.view,
+        ...(status !== view.status ? { status, error_message: status === 'error' ? view.error_message : null } : {}),
+      }));
     });
     const done = plan as GenerationPlan | null;
     if (done && !done.empty) {

@@ -212,7 +212,13 @@ export interface ViewVersionRecord {
 }
 
 /** Why a shape waits (spec: Waiting shape reasons); `served` once a transform covers it. */
-export const DEFERRAL_REASONS = ['collecting_samples', 'awaiting_script', 'generation_failed', 'catching_up', 'served'] as const;
+export const DEFERRAL_REASONS = [
+  'collecting_samples',
+  'awaiting_script',
+  'generation_failed',
+  'catching_up',
+  'served',
+] as const;
 export type DeferralReason = (typeof DEFERRAL_REASONS)[number];
 
 /** What a person decided about a waiting shape (POST .../deferrals/:id/decision). */

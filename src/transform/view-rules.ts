@@ -48,7 +48,8 @@ export function newTransform(viewId: string, script: string | null, now: string)
  * otherwise `initializing`, except that an `error` the pipeline recorded stays until one runs.
  */
 export function derivedStatus(current: ViewStatus, transforms: readonly ViewTransformRecord[]): ViewStatus {
-  if (transforms.some((t) => t.status === 'active' || (t.status === 'queued' && t.transform_script !== null))) return 'active';
+  if (transforms.some((t) => t.status === 'active' || (t.status === 'queued' && t.transform_script !== null)))
+    return 'active';
   return current === 'error' ? 'error' : 'initializing';
 }
 
@@ -87,7 +88,9 @@ export function withDependants(seeds: readonly ViewRecord[], all: readonly ViewR
  */
 export function topologicalOrder(views: readonly ViewRecord[]): ViewRecord[] {
   const byId = new Map(views.map((v) => [v.id, v]));
-  const stable = [...views].sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const stable = [...views].sort((a, b) =>
+    a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+  );
   const done = new Set<string>();
   const out: ViewRecord[] = [];
   const visiting = new Set<string>();

@@ -1,7 +1,14 @@
 import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DecodedRows } from '../records/decode.js';
-import { coerceColumns, inferOutputSchema, rowsToColumns, type CoercionCounts, type OutputColumn, type OutputField } from './output-schema.js';
+import {
+  coerceColumns,
+  inferOutputSchema,
+  rowsToColumns,
+  type CoercionCounts,
+  type OutputColumn,
+  type OutputField,
+} from './output-schema.js';
 import type { TransformOutcome, TransformFailureReason } from './sandbox.js';
 import type { BatchInput, ViewScript } from './sandbox.js';
 import { viewFileBytes } from './view-file.js';
@@ -61,20 +68,38 @@ export interface ViewWrittenFile {
 }
 
 export type ViewOutcome =
-  | { viewId: string; transformId: string; status: 'ok'; file: ViewWrittenFile | null; rows: number; counts: CoercionCounts; inferredSchema: OutputField[] | null }
-  | { viewId: string; transformId: string; status: 'failed'; reason: TransformFailureReason | 'parent_failed' | 'write_failed'; message: string; recordIndex: number | null };
+  | {
+      viewId: string;
+      transformId: string;
+      status: 'ok';
+      file: ViewWrittenFile | null;
+      rows: number;
+      counts: CoercionCounts;
+      inferredSchema: OutputField[] | null;
+    }
+  | {
+      viewId: string;
+      transformId: string;
+      status: 'failed';
+      reason: TransformFailureReason | 'parent_failed' | 'write_failed';
+      message: string;
+      recordIndex: number | null;
+    };
 
 /**
  * Records a view reads, column-wise. Their JSON is either `texts` (one string per record: a parent
  * view's outputs, records read back from files) or `bytes` (the batch's records as sent, which
  * the sandbox's input text is cut from directly: no string per record).
  */
-export type ViewInput = ({ texts: string[]; bytes?: undefined; slots?: undefined } | { bytes: RecordBytes; texts?: undefined; slots?: RecordSlots }) & {
+export type ViewInput = (
+  | { texts: string[]; bytes?: undefined; slots?: undefined }
+  | { bytes: RecordBytes; texts?: undefined; slots?: RecordSlots }
+) & {
   ts: Float64Array;
   received: Float64Array;
   seq: Float64Array;
   versions: (string | null)[];
-}
+};
 
 /**
  * Runs one view's script over one batch input (a `TransformProcess` or `TransformSandbox`).
@@ -82,7 +107,11 @@ export type ViewInput = ({ texts: string[]; bytes?: undefined; slots?: undefined
  * thread (a child process that has read it), so the caller can do other work meanwhile; a runner
  * that runs in this thread never calls it.
  */
-export type RunScript = (batch: BatchInput, view: ViewScript, handedOver?: () => void) => Promise<TransformOutcome> | TransformOutcome;
+export type RunScript = (
+  batch: BatchInput,
+  view: ViewScript,
+  handedOver?: () => void,
+) => Promise<TransformOutcome> | TransformOutcome;
 
 /** Characters of record text per sandbox call: the isolate parses them within its memory limit. */
 export const SANDBOX_CALL_CHARS = 16 * 1024 * 1024;
@@ -105,7 +134,11 @@ export interface RecordBytes {
 }
 
 /** The collection's records of a batch as a view input: each record's bytes as sent (no re-serialising). */
-export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) => string | null, slots?: RecordSlots): ViewInput {
+export function collectionInput(
+  rows: DecodedRows,
+  versionOfRow: (row: number) => string | null,
+  slots?: RecordSlots,
+): ViewInput {
   const n = rows.count;
   const received = new Float64Array(n);
   const seq = new Float64Array(n);
@@ -116,7 +149,14 @@ export function collectionInput(rows: DecodedRows, versionOfRow: (row: number) =
     seq[r] = rows.entries[e]!.seq;
     versions[r] = versionOfRow(r);
   }
-  return { bytes: { bodies: rows.bodies, entry: rows.entry, start: rows.start, end: rows.end }, ...(slots ? { slots } : {}), ts: rows.ts.slice(0, n), received, seq, versions };
+  return {
+    bytes: { bodies: rows.bodies, entry: rows.entry, start: rows.start, end: rows.end },
+    ...(slots ? { slots } : {}),
+    ts: rows.ts.slice(0, n),
+    received,
+    seq,
+    versions,
+  };
 }
 
 /** Upper bound of record `i`'s characters (its UTF-8 bytes, or its text's length). */
@@ -141,7 +181,13 @@ const SCRATCH_KEEP_BYTES = 32 << 20;
  * script reads: a parsed one's JSON (record-projection.ts), a templated one's shape, values and
  * text (slot-projection.ts).
  */
-function joinedText(input: ViewInput, from: number, to: number, projection: Projection | null, templates: TemplateRecords | undefined): { text: string | Uint8Array; templates: TemplateRecords | undefined; slots: SlotProjection | null } {
+function joinedText(
+  input: ViewInput,
+  from: number,
+  to: number,
+  projection: Projection | null,
+  templates: TemplateRecords | undefined,
+): { text: string | Uint8Array; templates: TemplateRecords | undefined; slots: SlotProjection | null } {
   const b = input.bytes;
   if (!b) return { text: input.texts.slice(from, to).join('\u001e'), templates, slots: null };
   let size = 0;
@@ -185,7 +231,14 @@ function joinedText(input: ViewInput, from: number, to: number, projection: Proj
  * sandbox breaks its contract, after removing the files it wrote for earlier views (the caller
  * has no outcomes to remove them by).
  */
-export async function transformViewsStage(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string; onOutput?: OnViewOutput }): Promise<ViewOutcome[]> {
+export async function transformViewsStage(args: {
+  base: ViewInput;
+  views: readonly ViewTask[];
+  firstSeq: number;
+  run: RunScript;
+  fileName?: string;
+  onOutput?: OnViewOutput;
+}): Promise<ViewOutcome[]> {
   const outcomes: ViewOutcome[] = [];
   try {
     return await transformEach(args, outcomes);
@@ -196,12 +249,29 @@ export async function transformViewsStage(args: { base: ViewInput; views: readon
   }
 }
 
-async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]; firstSeq: number; run: RunScript; fileName?: string; onOutput?: OnViewOutput }, outcomes: ViewOutcome[]): Promise<ViewOutcome[]> {
+async function transformEach(
+  args: {
+    base: ViewInput;
+    views: readonly ViewTask[];
+    firstSeq: number;
+    run: RunScript;
+    fileName?: string;
+    onOutput?: OnViewOutput;
+  },
+  outcomes: ViewOutcome[],
+): Promise<ViewOutcome[]> {
   const inputs = new Map<string, ViewInput>();
   for (const v of args.views) {
     const input = v.parentViewId === null ? args.base : inputs.get(v.parentViewId);
     if (!input) {
-      outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'failed', reason: 'parent_failed', message: `its parent view ${v.parentViewId} produced no output for this batch`, recordIndex: null });
+      outcomes.push({
+        viewId: v.viewId,
+        transformId: v.transformId,
+        status: 'failed',
+        reason: 'parent_failed',
+        message: `its parent view ${v.parentViewId} produced no output for this batch`,
+        recordIndex: null,
+      });
       continue;
     }
     const ran = await runRouted(input, v, args.run);
@@ -229,7 +299,14 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
       try {
         file = writeViewFile(v.dir, args.fileName ?? `b${args.firstSeq}.parquet`, viewFileBytes(ts, seq, columns), ts);
       } catch (err) {
-        outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'failed', reason: 'write_failed', message: `writing the view's file failed: ${(err as Error)?.message ?? String(err)}`, recordIndex: null });
+        outcomes.push({
+          viewId: v.viewId,
+          transformId: v.transformId,
+          status: 'failed',
+          reason: 'write_failed',
+          message: `writing the view's file failed: ${(err as Error)?.message ?? String(err)}`,
+          recordIndex: null,
+        });
         continue;
       }
     }
@@ -243,7 +320,15 @@ async function transformEach(args: { base: ViewInput; views: readonly ViewTask[]
       const versions = same ? input.versions : pick(input.versions, new Array<string | null>(m));
       inputs.set(v.viewId, { texts, ts, received, seq, versions });
     }
-    outcomes.push({ viewId: v.viewId, transformId: v.transformId, status: 'ok', file, rows: m, counts, inferredSchema: v.outputSchema.length > 0 ? null : schema });
+    outcomes.push({
+      viewId: v.viewId,
+      transformId: v.transformId,
+      status: 'ok',
+      file,
+      rows: m,
+      counts,
+      inferredSchema: v.outputSchema.length > 0 ? null : schema,
+    });
   }
   return outcomes;
 }
@@ -257,22 +342,31 @@ function isIdentity(sources: ArrayLike<number>, n: number): boolean {
 
 /** Remove the files `outcomes` wrote (their batch did not commit); `dirOf` names each view's directory. */
 export function removeViewFiles(dirOf: (viewId: string) => string, outcomes: readonly ViewOutcome[]): void {
-  for (const o of outcomes) if (o.status === 'ok' && o.file) rmSync(join(dirOf(o.viewId), o.file.path), { force: true });
+  for (const o of outcomes)
+    if (o.status === 'ok' && o.file) rmSync(join(dirOf(o.viewId), o.file.path), { force: true });
 }
 
 /**
  * A view's outputs of one batch: row objects when it declares no fields (the stage infers its
  * schema from them), else one raw value array per declared field (see harness.ts).
  */
-type Outputs = { rows: Record<string, unknown>[]; columns?: undefined } | { columns: unknown[][]; extra: Record<string, number>; rows?: undefined };
+type Outputs =
+  | { rows: Record<string, unknown>[]; columns?: undefined }
+  | { columns: unknown[][]; extra: Record<string, number>; rows?: undefined };
 
-type Ran = { status: 'ok'; out: Outputs; sources: ArrayLike<number> } | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
+type Ran =
+  | { status: 'ok'; out: Outputs; sources: ArrayLike<number> }
+  | { status: 'failed'; reason: TransformFailureReason; message: string; recordIndex: number | null };
 
 /**
  * The view's records through its scripts: each routed schema version's records through its route's
  * transform, the rest through the task's; outputs in record order. A failure names its transform.
  */
-async function runRouted(input: ViewInput, v: ViewTask, run: RunScript): Promise<Extract<Ran, { status: 'ok' }> | (Extract<Ran, { status: 'failed' }> & { transformId: string })> {
+async function runRouted(
+  input: ViewInput,
+  v: ViewTask,
+  run: RunScript,
+): Promise<Extract<Ran, { status: 'ok' }> | (Extract<Ran, { status: 'failed' }> & { transformId: string })> {
   const routes = v.routes ?? [];
   if (routes.length === 0) {
     const r = await runChunked(input, v, run);
@@ -288,10 +382,20 @@ async function runRouted(input: ViewInput, v: ViewTask, run: RunScript): Promise
     const rows = parts[k]!;
     if (rows.length === 0) continue;
     const script = k < routes.length ? routes[k]! : v;
-    const r = await runChunked(subsetInput(input, rows), { ...v, scriptHash: script.scriptHash, script: script.script }, run);
+    const r = await runChunked(
+      subsetInput(input, rows),
+      { ...v, scriptHash: script.scriptHash, script: script.script },
+      run,
+    );
     if (r.status === 'failed') {
       const recordIndex = r.recordIndex === null ? null : rows[r.recordIndex]!;
-      return { ...r, message: r.recordIndex === null ? r.message : r.message.replace(`record ${r.recordIndex}`, `record ${recordIndex}`), recordIndex, transformId: script.transformId };
+      return {
+        ...r,
+        message:
+          r.recordIndex === null ? r.message : r.message.replace(`record ${r.recordIndex}`, `record ${recordIndex}`),
+        recordIndex,
+        transformId: script.transformId,
+      };
     }
     outs.push(r.out);
     for (let j = 0; j < r.sources.length; j++) sources.push(rows[r.sources[j]!]!);
@@ -300,19 +404,40 @@ async function runRouted(input: ViewInput, v: ViewTask, run: RunScript): Promise
   const order = Array.from(sources, (_, j) => j).sort((a, b) => sources[a]! - sources[b]! || a - b);
   const all = concatOutputs(outs);
   const pick = <T>(a: readonly T[]) => order.map((j) => a[j]!);
-  return { status: 'ok', out: all.columns ? { columns: all.columns.map(pick), extra: all.extra } : { rows: pick(all.rows) }, sources: pick(sources) };
+  return {
+    status: 'ok',
+    out: all.columns ? { columns: all.columns.map(pick), extra: all.extra } : { rows: pick(all.rows) },
+    sources: pick(sources),
+  };
 }
 
 /** The records `rows` (ascending indexes) of `input`, as an input of their own. */
 function subsetInput(input: ViewInput, rows: readonly number[]): ViewInput {
   const pick = (a: Float64Array) => Float64Array.from(rows, (i) => a[i]!);
-  const common = { ts: pick(input.ts), received: pick(input.received), seq: pick(input.seq), versions: rows.map((i) => input.versions[i]!) };
+  const common = {
+    ts: pick(input.ts),
+    received: pick(input.received),
+    seq: pick(input.seq),
+    versions: rows.map((i) => input.versions[i]!),
+  };
   const b = input.bytes;
   if (!b) return { texts: rows.map((i) => input.texts[i]!), ...common };
   const all = input.slots;
   // The subset's record k is the input's rows[k].
-  const slots: RecordSlots | undefined = all && { range: (from, to) => all.pick(rows.slice(from, to)), pick: (list) => all.pick(list.map((k) => rows[k]!)) };
-  return { bytes: { bodies: b.bodies, entry: Int32Array.from(rows, (i) => b.entry[i]!), start: Int32Array.from(rows, (i) => b.start[i]!), end: Int32Array.from(rows, (i) => b.end[i]!) }, ...(slots ? { slots } : {}), ...common };
+  const slots: RecordSlots | undefined = all && {
+    range: (from, to) => all.pick(rows.slice(from, to)),
+    pick: (list) => all.pick(list.map((k) => rows[k]!)),
+  };
+  return {
+    bytes: {
+      bodies: b.bodies,
+      entry: Int32Array.from(rows, (i) => b.entry[i]!),
+      start: Int32Array.from(rows, (i) => b.start[i]!),
+      end: Int32Array.from(rows, (i) => b.end[i]!),
+    },
+    ...(slots ? { slots } : {}),
+    ...common,
+  };
 }
 
 /** One sandbox call per chunk of at most SANDBOX_CALL_CHARS; record indexes are the batch's. */
@@ -327,7 +452,13 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     let chars = 0;
     do chars += sizeOf(input, to++) + 1;
     while (to < n && chars + sizeOf(input, to) < SANDBOX_CALL_CHARS);
-    const { text, templates, slots } = joinedText(input, from, to, input.bytes ? projectionOf(v.scriptHash, v.script) : null, input.slots?.range(from, to));
+    const { text, templates, slots } = joinedText(
+      input,
+      from,
+      to,
+      input.bytes ? projectionOf(v.scriptHash, v.script) : null,
+      input.slots?.range(from, to),
+    );
     let out: TransformOutcome;
     try {
       out = await run(
@@ -338,7 +469,12 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
           timestamp: input.ts.subarray(from, to),
           ...(templates ? { templates } : {}),
         },
-        { viewId: v.viewId, scriptHash: v.scriptHash, script: v.script, ...(fields.length > 0 ? { fields, types } : {}) },
+        {
+          viewId: v.viewId,
+          scriptHash: v.scriptHash,
+          script: v.script,
+          ...(fields.length > 0 ? { fields, types } : {}),
+        },
       );
     } finally {
       if (text === scratchLent) scratchLent = null;
@@ -347,18 +483,36 @@ async function runChunked(input: ViewInput, v: ViewTask, run: RunScript): Promis
     if (out.status !== 'ok') {
       const recordIndex = out.recordIndex === null ? null : out.recordIndex + from;
       // The sandbox names the record by its index in the call; name it by the batch's.
-      const message = out.recordIndex === null ? out.message : out.message.replace(`record ${out.recordIndex}`, `record ${recordIndex}`);
+      const message =
+        out.recordIndex === null
+          ? out.message
+          : out.message.replace(`record ${out.recordIndex}`, `record ${recordIndex}`);
       return { status: 'failed', reason: out.reason, message, recordIndex };
     }
     // A runner may answer rows though fields were named (e.g. a join's pass-through).
-    outs.push(out.columns ? { columns: out.columns, extra: out.extra } : fields.length > 0 ? rowsToColumns(out.outputs, v.outputSchema) : { rows: out.outputs });
+    outs.push(
+      out.columns
+        ? { columns: out.columns, extra: out.extra }
+        : fields.length > 0
+          ? rowsToColumns(out.outputs, v.outputSchema)
+          : { rows: out.outputs },
+    );
     parts.push({ sources: out.sources, from });
     from = to;
   }
   if (parts.length === 1 && parts[0]!.from === 0) return { status: 'ok', out: outs[0]!, sources: parts[0]!.sources };
   const sources: number[] = [];
   for (const p of parts) for (let i = 0; i < p.sources.length; i++) sources.push(p.sources[i]! + p.from);
-  return { status: 'ok', out: outs.length === 0 ? (fields.length > 0 ? { columns: fields.map(() => []), extra: {} } : { rows: [] }) : concatOutputs(outs), sources };
+  return {
+    status: 'ok',
+    out:
+      outs.length === 0
+        ? fields.length > 0
+          ? { columns: fields.map(() => []), extra: {} }
+          : { rows: [] }
+        : concatOutputs(outs),
+    sources,
+  };
 }
 
 /** Outputs of several calls (all rows or all columns, one or more) as one. */

@@ -2,7 +2,13 @@ import type { Store } from '../store/db.js';
 import { Table } from '../store/table.js';
 import { ScopedTable } from '../store/scoped-table.js';
 import { JoinStore } from './join-store.js';
-import type { ViewDeferralRecord, ViewFileManifest, ViewRecord, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
+import type {
+  ViewDeferralRecord,
+  ViewFileManifest,
+  ViewRecord,
+  ViewTransformRecord,
+  ViewVersionRecord,
+} from './view-records.js';
 
 /**
  * LMDB storage of views. Views are kept under their project (the table's id index finds the project

@@ -2,10 +2,15 @@ import { iso } from '../clock.js';
 import { ApiError, invalidField, notFound } from '../errors.js';
 import { nextUpdatedAt } from '../catalog/timestamps.js';
 import type { Clock } from '../clock.js';
-import type { DeferralAction, ViewDeferralRecord, ViewRecord, ViewTransformRecord, ViewVersionRecord } from './view-records.js';
+import type {
+  DeferralAction,
+  ViewDeferralRecord,
+  ViewRecord,
+  ViewTransformRecord,
+  ViewVersionRecord,
+} from './view-records.js';
 import { derivedStatus, newTransform, NO_BACKFILL_PROGRESS, scriptHash } from './view-rules.js';
 import type { ViewStore } from './view-store.js';
-
 
 /** What the transforms need of the view catalog that owns them (the catalog is one; no import back to it). */
 export interface ViewTransformsHost {
@@ -34,7 +39,10 @@ export interface DeferralDecisionInput {
  * view is live, commit in one transaction with the view's derived status, then notify listeners.
  */
 export class ViewTransforms {
-  constructor(private readonly catalog: ViewTransformsHost, private readonly store: ViewStore) {}
+  constructor(
+    private readonly catalog: ViewTransformsHost,
+    private readonly store: ViewStore,
+  ) {}
 
   list(viewId: string): ViewTransformRecord[] {
     return this.store.transformsOf(viewId);
@@ -61,9 +69,15 @@ export class ViewTransforms {
   }
 
   /** Add a transform: with a script it serves and backfills at once; without, it is queued for generation. */
-  async create(view: ViewRecord, input: { transform_script?: string; max_read_depth?: number | null }): Promise<ViewTransformRecord> {
+  async create(
+    view: ViewRecord,
+    input: { transform_script?: string; max_read_depth?: number | null },
+  ): Promise<ViewTransformRecord> {
     return this.write(view, (now) => {
-      const t = { ...newTransform(view.id, input.transform_script ?? null, now), max_read_depth: input.max_read_depth ?? null };
+      const t = {
+        ...newTransform(view.id, input.transform_script ?? null, now),
+        max_read_depth: input.max_read_depth ?? null,
+      };
       void this.store.transforms.put(view.id, t);
       return t;
     });
@@ -90,7 +104,11 @@ export class ViewTransforms {
       if (change.status === 'disabled') next.status = 'disabled';
       if (change.status === 'active' && cur.status === 'disabled') {
         if (next.transform_script === null) {
-          throw new ApiError('conflict', `Transform ${id} has no script to run; send transform_script, or POST .../transforms/${id}/generate`, { details: [{ field: 'body.status', message: 'needs a script' }] });
+          throw new ApiError(
+            'conflict',
+            `Transform ${id} has no script to run; send transform_script, or POST .../transforms/${id}/generate`,
+            { details: [{ field: 'body.status', message: 'needs a script' }] },
+          );
         }
         next.status = 'active';
       }
@@ -108,11 +126,21 @@ export class ViewTransforms {
     await this.write(view, () => {
       this.require(view.id, id);
       const all = this.store.transformsOf(view.id);
-      if (all.length <= 1) throw new ApiError('conflict', `Transform ${id} is the only transform of view ${view.id}; a view keeps at least one (delete the view instead)`);
+      if (all.length <= 1)
+        throw new ApiError(
+          'conflict',
+          `Transform ${id} is the only transform of view ${view.id}; a view keeps at least one (delete the view instead)`,
+        );
       void this.store.transforms.remove(view.id, id);
-      for (const v of this.store.versionsOf(view.id)) if (v.transform_id === id) void this.store.versions.remove(view.id, v.id);
+      for (const v of this.store.versionsOf(view.id))
+        if (v.transform_id === id) void this.store.versions.remove(view.id, v.id);
       for (const d of this.store.deferralsOf(view.id)) {
-        if (d.transform_id === id) void this.store.deferrals.put(view.id, { ...d, transform_id: null, decision: d.decision?.transform_id === id ? null : d.decision });
+        if (d.transform_id === id)
+          void this.store.deferrals.put(view.id, {
+            ...d,
+            transform_id: null,
+            decision: d.decision?.transform_id === id ? null : d.decision,
+          });
       }
       const cur = this.store.byId(view.id);
       if (cur?.adopting_transform_id === id) {
@@ -131,8 +159,20 @@ export class ViewTransforms {
   async generate(view: ViewRecord, id: string): Promise<ViewTransformRecord> {
     return this.write(view, () => {
       const cur = this.require(view.id, id);
-      if (cur.status === 'disabled') throw new ApiError('conflict', `Transform ${id} is disabled; enable it with POST .../transforms/${id} {"status": "active"} (or send a script) first`);
-      const next: ViewTransformRecord = { ...cur, status: 'queued', error_message: null, tgl_retry_count: 0, evidence_notice: null, generation_requested_at: iso(this.catalog.clock.now()), updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at) };
+      if (cur.status === 'disabled')
+        throw new ApiError(
+          'conflict',
+          `Transform ${id} is disabled; enable it with POST .../transforms/${id} {"status": "active"} (or send a script) first`,
+        );
+      const next: ViewTransformRecord = {
+        ...cur,
+        status: 'queued',
+        error_message: null,
+        tgl_retry_count: 0,
+        evidence_notice: null,
+        generation_requested_at: iso(this.catalog.clock.now()),
+        updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at),
+      };
       void this.store.transforms.put(view.id, next);
       return next;
     });
@@ -142,9 +182,12 @@ export class ViewTransforms {
   async rebackfill(view: ViewRecord, id: string): Promise<ViewTransformRecord> {
     return this.write(view, () => {
       const cur = this.require(view.id, id);
-      if (cur.transform_script === null) throw new ApiError('conflict', `Transform ${id} has no script yet; there is nothing to backfill with`);
-      if (cur.status === 'disabled') throw new ApiError('conflict', `Transform ${id} is disabled; enable it before backfilling`);
-      if (cur.backfill_status === 'pending') throw new ApiError('request_no_update', `Transform ${id} already has a backfill waiting to start`);
+      if (cur.transform_script === null)
+        throw new ApiError('conflict', `Transform ${id} has no script yet; there is nothing to backfill with`);
+      if (cur.status === 'disabled')
+        throw new ApiError('conflict', `Transform ${id} is disabled; enable it before backfilling`);
+      if (cur.backfill_status === 'pending')
+        throw new ApiError('request_no_update', `Transform ${id} already has a backfill waiting to start`);
       const next: ViewTransformRecord = {
         ...cur,
         backfill_status: 'pending',
@@ -155,7 +198,8 @@ export class ViewTransforms {
         updated_at: nextUpdatedAt(this.catalog.clock, cur.updated_at),
       };
       void this.store.transforms.put(view.id, next);
-      for (const f of this.store.filesOf(view.id)) if (f.origin === 'backfill') void this.store.files.remove(view.id, f.id);
+      for (const f of this.store.filesOf(view.id))
+        if (f.origin === 'backfill') void this.store.files.remove(view.id, f.id);
       return next;
     });
   }
@@ -168,7 +212,15 @@ export class ViewTransforms {
     await this.write(view, (now) => {
       for (const t of this.store.transformsOf(view.id)) {
         if (t.status === 'disabled') continue;
-        void this.store.transforms.put(view.id, { ...t, status: 'queued', error_message: null, tgl_retry_count: 0, evidence_notice: null, generation_requested_at: now, updated_at: nextUpdatedAt(this.catalog.clock, t.updated_at) });
+        void this.store.transforms.put(view.id, {
+          ...t,
+          status: 'queued',
+          error_message: null,
+          tgl_retry_count: 0,
+          evidence_notice: null,
+          generation_requested_at: now,
+          updated_at: nextUpdatedAt(this.catalog.clock, t.updated_at),
+        });
       }
       this.stageRetryUndecided(view.id, now, { transforms: false });
       this.catalog.stagePatch(view.id, (cur) => ({ mapping_generation: cur.mapping_generation + 1 }));
@@ -182,15 +234,28 @@ export class ViewTransforms {
     return this.write(view, (now) => {
       const cur = this.store.deferrals.get(view.id, deferralId);
       if (!cur) throw notFound(`Waiting shape ${deferralId} of view ${view.id}`);
-      if (cur.resolved_at) throw new ApiError('conflict', `Waiting shape ${deferralId} no longer waits (resolved at ${cur.resolved_at}, reason ${cur.reason})`);
-      const decision = { action: input.action, transform_id: null as string | null, reason: null as string | null, decided_at: now };
+      if (cur.resolved_at)
+        throw new ApiError(
+          'conflict',
+          `Waiting shape ${deferralId} no longer waits (resolved at ${cur.resolved_at}, reason ${cur.reason})`,
+        );
+      const decision = {
+        action: input.action,
+        transform_id: null as string | null,
+        reason: null as string | null,
+        decided_at: now,
+      };
       const next: ViewDeferralRecord = { ...cur, decision, next_action_at: now };
       if (input.action === 'assign') {
         if (input.transform_id === undefined) throw invalidField('body.transform_id', 'is required with action assign');
         const t = this.store.transforms.get(view.id, input.transform_id);
         if (!t) throw invalidField('body.transform_id', `is not a transform of view ${view.id}`);
         if (t.transform_script === null || t.status === 'disabled') {
-          throw new ApiError('conflict', `Transform ${t.id} ${t.status === 'disabled' ? 'is disabled' : 'has no script yet'}; it cannot serve a waiting shape`, { details: [{ field: 'body.transform_id', message: 'cannot serve records' }] });
+          throw new ApiError(
+            'conflict',
+            `Transform ${t.id} ${t.status === 'disabled' ? 'is disabled' : 'has no script yet'}; it cannot serve a waiting shape`,
+            { details: [{ field: 'body.transform_id', message: 'cannot serve records' }] },
+          );
         }
         decision.transform_id = t.id;
         next.transform_id = t.id;
@@ -221,7 +286,13 @@ export class ViewTransforms {
     if (opts.transforms !== false) {
       for (const t of this.store.transformsOf(viewId)) {
         if (t.status !== 'error') continue;
-        void this.store.transforms.put(viewId, { ...t, status: 'queued', error_message: null, tgl_retry_count: 0, updated_at: nextUpdatedAt(this.catalog.clock, t.updated_at) });
+        void this.store.transforms.put(viewId, {
+          ...t,
+          status: 'queued',
+          error_message: null,
+          tgl_retry_count: 0,
+          updated_at: nextUpdatedAt(this.catalog.clock, t.updated_at),
+        });
       }
     }
     for (const d of this.store.deferralsOf(viewId)) {
@@ -244,10 +315,18 @@ export class ViewTransforms {
     const out = await this.store.store.transaction(() => {
       const cur = this.store.byId(view.id);
       if (!cur || this.catalog.destroying.has(view.id)) throw notFound(`View ${view.id}`);
-      if (cur.deleted_at) throw new ApiError('conflict', `View ${view.id} is scheduled for deletion; restore it with {"deleted_at": null} before changing it`);
+      if (cur.deleted_at)
+        throw new ApiError(
+          'conflict',
+          `View ${view.id} is scheduled for deletion; restore it with {"deleted_at": null} before changing it`,
+        );
       const result = fn(iso(this.catalog.clock.now()));
       const status = derivedStatus(cur.status, this.store.transformsOf(view.id));
-      if (status !== cur.status) this.catalog.stagePatch(view.id, () => ({ status, error_message: status === 'error' ? cur.error_message : null }));
+      if (status !== cur.status)
+        this.catalog.stagePatch(view.id, () => ({
+          status,
+          error_message: status === 'error' ? cur.error_message : null,
+        }));
       return result;
     });
     this.catalog.notify([view.id]);

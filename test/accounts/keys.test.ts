@@ -4,7 +4,18 @@ import { TestServer, BOOTSTRAP_KEY } from '../helpers/server.js';
 import { ManualClock } from '../../src/clock.js';
 import { assertError, createKey, eventually, signIn } from './helpers.js';
 
-const KEY_FIELDS = ['created_at', 'id', 'last4', 'last_used_at', 'name', 'object', 'scopes', 'team_id', 'updated_at', 'updated_by'];
+const KEY_FIELDS = [
+  'created_at',
+  'id',
+  'last4',
+  'last_used_at',
+  'name',
+  'object',
+  'scopes',
+  'team_id',
+  'updated_at',
+  'updated_by',
+];
 
 test('API keys: create, get, list, update and delete, with every Key field', async (t) => {
   const srv = await TestServer.start();
@@ -13,7 +24,12 @@ test('API keys: create, get, list, update and delete, with every Key field', asy
   assert.equal(boot.last4, BOOTSTRAP_KEY.slice(-4));
 
   // Duplicate actions are rejected by the schema.
-  assertError(await srv.post('/v1/keys', { name: 'CI key', scopes: { projects: ['write', 'read', 'read'] } }), 400, 'request_validation_failed', 'body.scopes.projects');
+  assertError(
+    await srv.post('/v1/keys', { name: 'CI key', scopes: { projects: ['write', 'read', 'read'] } }),
+    400,
+    'request_validation_failed',
+    'body.scopes.projects',
+  );
   const r = await srv.post('/v1/keys', { name: 'CI key', scopes: { projects: ['write', 'read'] } });
   assert.equal(r.status, 201);
   const key = r.body.data;
@@ -37,7 +53,11 @@ test('API keys: create, get, list, update and delete, with every Key field', asy
 
   // Update by a session: updated_by becomes the user id.
   const session = await signIn(srv);
-  const renamed = await srv.post(`/v1/keys/${key.id}`, { name: 'CI key 2', scopes: { projects: ['read'] } }, { token: session });
+  const renamed = await srv.post(
+    `/v1/keys/${key.id}`,
+    { name: 'CI key 2', scopes: { projects: ['read'] } },
+    { token: session },
+  );
   assert.equal(renamed.status, 200);
   assert.equal(renamed.body.data.name, 'CI key 2');
   assert.deepEqual(renamed.body.data.scopes, { projects: ['read'] });
@@ -62,13 +82,23 @@ test('API keys: list order and pagination', async (t) => {
     await createKey(srv, {}, { name });
   }
   const byDefault = await srv.get('/v1/keys');
-  assert.deepEqual(byDefault.body.data.map((k: any) => k.name), ['charlie', 'alpha', 'bravo', 'Bootstrap key'], 'created_at desc');
+  assert.deepEqual(
+    byDefault.body.data.map((k: any) => k.name),
+    ['charlie', 'alpha', 'bravo', 'Bootstrap key'],
+    'created_at desc',
+  );
   const byName = await srv.get('/v1/keys?order_by=name&sort=asc');
-  assert.deepEqual(byName.body.data.map((k: any) => k.name), ['alpha', 'Bootstrap key', 'bravo', 'charlie']);
+  assert.deepEqual(
+    byName.body.data.map((k: any) => k.name),
+    ['alpha', 'Bootstrap key', 'bravo', 'charlie'],
+  );
   const p1 = await srv.get('/v1/keys?order_by=name&sort=asc&limit=2');
   assert.equal(p1.body.data.length, 2);
   const p2 = await srv.get(`/v1/keys?order_by=name&sort=asc&limit=2&after=${p1.body.pagination!.next_cursor}`);
-  assert.deepEqual(p2.body.data.map((k: any) => k.name), ['bravo', 'charlie']);
+  assert.deepEqual(
+    p2.body.data.map((k: any) => k.name),
+    ['bravo', 'charlie'],
+  );
   assert.equal(p2.body.pagination!.next_cursor, null);
   assertError(await srv.get('/v1/keys?order_by=last4'), 400, 'request_validation_failed', 'query.order_by');
   assertError(await srv.get('/v1/keys?limit=201'), 400, 'request_validation_failed', 'query.limit');
@@ -82,10 +112,30 @@ test('API keys: validation edges', async (t) => {
   assert.equal((await srv.post('/v1/keys', { name: 'x'.repeat(60) })).status, 201);
   assertError(await srv.post('/v1/keys', { name: 'x'.repeat(61) }), 400, 'request_validation_failed', 'body.name');
   assertError(await srv.post('/v1/keys', {}), 400, 'request_validation_failed', 'body.name');
-  assertError(await srv.post('/v1/keys', { name: 'ok', colour: 'red' }), 400, 'request_validation_failed', 'body.colour');
-  assertError(await srv.post('/v1/keys', { name: 'ok', scopes: { everything: ['read'] } }), 400, 'request_validation_failed', 'body.scopes');
-  assertError(await srv.post('/v1/keys', { name: 'ok', scopes: { projects: ['admin'] } }), 400, 'request_validation_failed', 'body.scopes.projects[0]');
-  assertError(await srv.post('/v1/keys', { name: 'ok', scopes: ['projects:read'] }), 400, 'request_validation_failed', 'body.scopes');
+  assertError(
+    await srv.post('/v1/keys', { name: 'ok', colour: 'red' }),
+    400,
+    'request_validation_failed',
+    'body.colour',
+  );
+  assertError(
+    await srv.post('/v1/keys', { name: 'ok', scopes: { everything: ['read'] } }),
+    400,
+    'request_validation_failed',
+    'body.scopes',
+  );
+  assertError(
+    await srv.post('/v1/keys', { name: 'ok', scopes: { projects: ['admin'] } }),
+    400,
+    'request_validation_failed',
+    'body.scopes.projects[0]',
+  );
+  assertError(
+    await srv.post('/v1/keys', { name: 'ok', scopes: ['projects:read'] }),
+    400,
+    'request_validation_failed',
+    'body.scopes',
+  );
   assertError(await srv.get('/v1/keys/nope'), 404, 'not_found');
   assertError(await srv.get('/v1/keys/team_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
   assertError(await srv.get('/v1/keys/key_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
@@ -101,7 +151,11 @@ test('API keys: a caller grants only scopes it holds, on create and update', asy
   t.after(() => srv.stop());
   const limited = await createKey(srv, { projects: ['read'], keys: ['read', 'write'] });
 
-  const tooMuch = await srv.post('/v1/keys', { name: 'escalate', scopes: { projects: ['read', 'write'] } }, { token: limited.secret });
+  const tooMuch = await srv.post(
+    '/v1/keys',
+    { name: 'escalate', scopes: { projects: ['read', 'write'] } },
+    { token: limited.secret },
+  );
   const err = assertError(tooMuch, 403, 'forbidden');
   assert.match(err.message, /projects:write/);
   assert.deepEqual(err.details.missing_scopes, ['projects:write']);
@@ -112,12 +166,28 @@ test('API keys: a caller grants only scopes it holds, on create and update', asy
 
   const defaulted = await srv.post('/v1/keys', { name: 'same as me' }, { token: limited.secret });
   assert.equal(defaulted.status, 201);
-  assert.deepEqual(defaulted.body.data.scopes, { keys: ['read', 'write'], projects: ['read'] }, 'omitted scopes default to the caller');
+  assert.deepEqual(
+    defaulted.body.data.scopes,
+    { keys: ['read', 'write'], projects: ['read'] },
+    'omitted scopes default to the caller',
+  );
 
-  assertError(await srv.post(`/v1/keys/${ok.body.data.id}`, { scopes: { projects: ['read', 'delete'] } }, { token: limited.secret }), 403, 'forbidden');
+  assertError(
+    await srv.post(
+      `/v1/keys/${ok.body.data.id}`,
+      { scopes: { projects: ['read', 'delete'] } },
+      { token: limited.secret },
+    ),
+    403,
+    'forbidden',
+  );
   // Narrowing (and keeping scopes the key already has) is not granting.
   const all = await createKey(srv, { projects: ['read', 'write', 'delete'] });
-  const narrowed = await srv.post(`/v1/keys/${all.id}`, { scopes: { projects: ['read', 'write'] } }, { token: limited.secret });
+  const narrowed = await srv.post(
+    `/v1/keys/${all.id}`,
+    { scopes: { projects: ['read', 'write'] } },
+    { token: limited.secret },
+  );
   assert.equal(narrowed.status, 200);
   assert.deepEqual(narrowed.body.data.scopes, { projects: ['read', 'write'] });
 });
@@ -126,7 +196,11 @@ test('401 missing vs invalid credentials, 403 missing scope', async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
   assertError(await srv.get('/v1/keys', { token: null }), 401, 'auth_missing_credentials');
-  assertError(await srv.get('/v1/keys', { token: null, headers: { authorization: 'Basic abc' } }), 401, 'auth_missing_credentials');
+  assertError(
+    await srv.get('/v1/keys', { token: null, headers: { authorization: 'Basic abc' } }),
+    401,
+    'auth_missing_credentials',
+  );
   assertError(await srv.get('/v1/keys', { token: 'slk_not_a_real_key' }), 401, 'auth_invalid_credentials');
   assertError(await srv.get('/v1/keys', { token: 'sls_not_a_real_session' }), 401, 'auth_invalid_credentials');
   const reader = await createKey(srv, { projects: ['read'] });

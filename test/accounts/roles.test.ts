@@ -3,7 +3,18 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { assertError, createKey } from './helpers.js';
 
-const ROLE_FIELDS = ['object', 'id', 'team_id', 'name', 'description', 'scopes', 'builtin', 'members_count', 'created_at', 'updated_at'];
+const ROLE_FIELDS = [
+  'object',
+  'id',
+  'team_id',
+  'name',
+  'description',
+  'scopes',
+  'builtin',
+  'members_count',
+  'created_at',
+  'updated_at',
+];
 
 test('roles: built-ins listed; create, get, update, delete a custom role', async (t) => {
   const srv = await TestServer.start();
@@ -11,11 +22,21 @@ test('roles: built-ins listed; create, get, update, delete a custom role', async
   const teamId = srv.sluice.bootstrap!.team_id;
   const list = await srv.get('/v1/roles');
   assert.equal(list.status, 200);
-  assert.deepEqual(list.body.data.map((r: any) => [r.name, r.builtin, r.members_count]), [['Member', 'member', 0], ['Owner', 'owner', 1]]);
+  assert.deepEqual(
+    list.body.data.map((r: any) => [r.name, r.builtin, r.members_count]),
+    [
+      ['Member', 'member', 0],
+      ['Owner', 'owner', 1],
+    ],
+  );
   assert.deepEqual(Object.keys(list.body.data[0]), ROLE_FIELDS);
   const [member, owner] = list.body.data;
 
-  const created = await srv.post('/v1/roles', { name: 'Analyst', description: 'Reads dashboards', scopes: { metrics: ['read'], projects: ['read'] } });
+  const created = await srv.post('/v1/roles', {
+    name: 'Analyst',
+    description: 'Reads dashboards',
+    scopes: { metrics: ['read'], projects: ['read'] },
+  });
   assert.equal(created.status, 201);
   const role = created.body.data;
   assert.match(role.id, /^rol_[0-9a-z]{20}$/);
@@ -25,7 +46,11 @@ test('roles: built-ins listed; create, get, update, delete a custom role', async
   assert.deepEqual(role.scopes, { projects: ['read'], metrics: ['read'] });
   assert.equal((await srv.get(`/v1/roles/${role.id}`)).body.data.name, 'Analyst');
 
-  const updated = await srv.post(`/v1/roles/${role.id}`, { name: 'Analysts', description: null, scopes: { metrics: ['read', 'write'] } });
+  const updated = await srv.post(`/v1/roles/${role.id}`, {
+    name: 'Analysts',
+    description: null,
+    scopes: { metrics: ['read', 'write'] },
+  });
   assert.equal(updated.status, 200);
   assert.equal(updated.body.data.name, 'Analysts');
   assert.equal(updated.body.data.description, null);
@@ -40,7 +65,10 @@ test('roles: built-ins listed; create, get, update, delete a custom role', async
   assert.equal(invite.status, 201);
   assert.equal(invite.body.data.role_name, 'Analysts');
   assertError(await srv.delete(`/v1/roles/${role.id}`), 409, 'conflict');
-  assert.equal((await srv.post(`/v1/teams/${teamId}/users/${invite.body.data.id}`, { role_id: member.id })).status, 200);
+  assert.equal(
+    (await srv.post(`/v1/teams/${teamId}/users/${invite.body.data.id}`, { role_id: member.id })).status,
+    200,
+  );
   const del = await srv.delete(`/v1/roles/${role.id}`);
   assert.equal(del.status, 200);
   assert.equal(del.body.data, null);
@@ -54,10 +82,25 @@ test('roles: validation edges', async (t) => {
   assertError(await srv.post('/v1/roles', { name: '', scopes: {} }), 400, 'request_validation_failed', 'body.name');
   assert.equal((await srv.post('/v1/roles', { name: 'a', scopes: {} })).status, 201, 'one character is enough');
   assert.equal((await srv.post('/v1/roles', { name: 'r'.repeat(60), scopes: {} })).status, 201);
-  assertError(await srv.post('/v1/roles', { name: 'r'.repeat(61), scopes: {} }), 400, 'request_validation_failed', 'body.name');
+  assertError(
+    await srv.post('/v1/roles', { name: 'r'.repeat(61), scopes: {} }),
+    400,
+    'request_validation_failed',
+    'body.name',
+  );
   assertError(await srv.post('/v1/roles', { name: 'No scopes' }), 400, 'request_validation_failed', 'body.scopes');
-  assertError(await srv.post('/v1/roles', { name: 'x', scopes: {}, colour: 'red' }), 400, 'request_validation_failed', 'body.colour');
-  assertError(await srv.post('/v1/roles', { name: 'x', scopes: {}, description: 'd'.repeat(501) }), 400, 'request_validation_failed', 'body.description');
+  assertError(
+    await srv.post('/v1/roles', { name: 'x', scopes: {}, colour: 'red' }),
+    400,
+    'request_validation_failed',
+    'body.colour',
+  );
+  assertError(
+    await srv.post('/v1/roles', { name: 'x', scopes: {}, description: 'd'.repeat(501) }),
+    400,
+    'request_validation_failed',
+    'body.description',
+  );
   assertError(await srv.post('/v1/roles', { name: 'OWNER', scopes: {} }), 409, 'conflict');
   assertError(await srv.post('/v1/roles', { name: 'A', scopes: {} }), 409, 'conflict');
   assertError(await srv.get('/v1/roles/usr_aaaaaaaaaaaaaaaaaaaa'), 404, 'not_found');
@@ -70,11 +113,23 @@ test('roles: a caller cannot put scopes it lacks into a role; roles:* scopes are
   const srv = await TestServer.start();
   t.after(() => srv.stop());
   const limited = await createKey(srv, { roles: ['read', 'write'], projects: ['read'] });
-  const denied = assertError(await srv.post('/v1/roles', { name: 'Writer', scopes: { projects: ['read', 'write'] } }, { token: limited.secret }), 403, 'forbidden');
+  const denied = assertError(
+    await srv.post('/v1/roles', { name: 'Writer', scopes: { projects: ['read', 'write'] } }, { token: limited.secret }),
+    403,
+    'forbidden',
+  );
   assert.deepEqual(denied.details.missing_scopes, ['projects:write']);
   const ok = await srv.post('/v1/roles', { name: 'Reader', scopes: { projects: ['read'] } }, { token: limited.secret });
   assert.equal(ok.status, 201);
-  assertError(await srv.post(`/v1/roles/${ok.body.data.id}`, { scopes: { projects: ['read', 'delete'] } }, { token: limited.secret }), 403, 'forbidden');
+  assertError(
+    await srv.post(
+      `/v1/roles/${ok.body.data.id}`,
+      { scopes: { projects: ['read', 'delete'] } },
+      { token: limited.secret },
+    ),
+    403,
+    'forbidden',
+  );
   assertError(await srv.delete(`/v1/roles/${ok.body.data.id}`, { token: limited.secret }), 403, 'forbidden');
   const none = await createKey(srv, { projects: ['read'] });
   assertError(await srv.get('/v1/roles', { token: none.secret }), 403, 'forbidden');

@@ -27,14 +27,27 @@ test('a team scheduled for deletion stops its keys and sessions; only its Owners
   assert.equal((await srv.delete(`/v1/teams/${teamT}`, { token: session })).status, 200);
 
   // Every use of the team's API keys answers 403 with a code that says why.
-  for (const [method, path] of [['GET', '/v1/projects'], ['POST', '/v1/projects'], ['GET', `/v1/teams/${teamT}`], ['GET', '/v1/keys']] as const) {
+  for (const [method, path] of [
+    ['GET', '/v1/projects'],
+    ['POST', '/v1/projects'],
+    ['GET', `/v1/teams/${teamT}`],
+    ['GET', '/v1/keys'],
+  ] as const) {
     const r = await srv.call(method, path, method === 'POST' ? { body: { name: 'x' } } : {});
     const err = assertError(r, 403, 'team_scheduled_for_deletion');
     assert.match(err.message, /scheduled for deletion/);
   }
   // A session acting in the team (X-Team-Id) is refused the same way, Owner or not.
-  assertError(await srv.get('/v1/projects', { token: session, headers: { 'x-team-id': teamT } }), 403, 'team_scheduled_for_deletion');
-  assertError(await srv.get('/v1/projects', { token: member.token, headers: { 'x-team-id': teamT } }), 403, 'team_scheduled_for_deletion');
+  assertError(
+    await srv.get('/v1/projects', { token: session, headers: { 'x-team-id': teamT } }),
+    403,
+    'team_scheduled_for_deletion',
+  );
+  assertError(
+    await srv.get('/v1/projects', { token: member.token, headers: { 'x-team-id': teamT } }),
+    403,
+    'team_scheduled_for_deletion',
+  );
   // Without X-Team-Id a session defaults to the user's first team that is not scheduled for deletion.
   const inB = await srv.get('/v1/projects', { token: session });
   assert.equal(inB.status, 200, JSON.stringify(inB.body));
@@ -45,19 +58,33 @@ test('a team scheduled for deletion stops its keys and sessions; only its Owners
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.ok(r.body.data.deleted_at);
   }
-  assert.deepEqual((await srv.get('/v1/teams?deleted_at=not:null', { token: session })).body.data.map((x: any) => x.id), [teamT]);
+  assert.deepEqual(
+    (await srv.get('/v1/teams?deleted_at=not:null', { token: session })).body.data.map((x: any) => x.id),
+    [teamT],
+  );
   // A member who is not Owner does not see it at all.
-  assertError(await srv.get(`/v1/teams/${teamT}`, { token: member.token, headers: { 'x-team-id': teamT } }), 404, 'not_found');
+  assertError(
+    await srv.get(`/v1/teams/${teamT}`, { token: member.token, headers: { 'x-team-id': teamT } }),
+    404,
+    'not_found',
+  );
 
   // Changing a scheduled team other than restoring it is a conflict.
   assertError(await srv.post(`/v1/teams/${teamT}`, { name: 'Renamed' }, { token: session }), 409, 'conflict');
   // Restoring brings every credential back.
-  const restored = await srv.post(`/v1/teams/${teamT}`, { deleted_at: null }, { token: session, headers: { 'x-team-id': teamT } });
+  const restored = await srv.post(
+    `/v1/teams/${teamT}`,
+    { deleted_at: null },
+    { token: session, headers: { 'x-team-id': teamT } },
+  );
   assert.equal(restored.status, 200, JSON.stringify(restored.body));
   assert.equal(restored.body.data.deleted_at, null);
   const back = await srv.get('/v1/projects');
   assert.equal(back.status, 200);
-  assert.deepEqual(back.body.data.map((p: any) => p.id), [project.body.data.id]);
+  assert.deepEqual(
+    back.body.data.map((p: any) => p.id),
+    [project.body.data.id],
+  );
   assert.equal((await srv.get('/v1/projects', { token: member.token, headers: { 'x-team-id': teamT } })).status, 200);
 });
 
@@ -72,7 +99,9 @@ test('a team scheduled for deletion is removed after 30 days with everything ben
   const project = (await srv.post('/v1/projects', { name: 'Doomed' })).body.data;
   const source = (await srv.post(`/v1/projects/${project.id}/sources`, { name: 'web' })).body.data;
   const ingestKey = (await srv.post(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys`)).body.data;
-  const collection = (await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: source.id })).body.data;
+  const collection = (
+    await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: source.id })
+  ).body.data;
   const destroyed: string[] = [];
   s.collectionDestroyers.push(async (c) => void destroyed.push(c.id));
 
@@ -101,7 +130,10 @@ test('a team scheduled for deletion is removed after 30 days with everything ben
   const owner = await signIn(srv);
   assertError(await srv.get(`/v1/teams/${teamT}`, { token: owner }), 404, 'not_found');
   assert.deepEqual((await srv.get('/v1/teams?deleted_at=not:null', { token: owner })).body.data, []);
-  assert.deepEqual((await srv.get('/v1/teams', { token: owner })).body.data.map((x: any) => x.id), [teamB]);
+  assert.deepEqual(
+    (await srv.get('/v1/teams', { token: owner })).body.data.map((x: any) => x.id),
+    [teamB],
+  );
   const memberToken = await signIn(srv, 'member@example.com', 'member-password');
   const memberTeams = await srv.get(`/v1/users/${member.userId}/teams`, { token: memberToken });
   assert.equal(memberTeams.status, 200, JSON.stringify(memberTeams.body));
@@ -117,10 +149,21 @@ test('a restricted team: a key may still delete itself, and team deletion checks
   await srv.sluice.services.accounts.updateTeam(teamT, () => ({ status: 'restricted' }));
 
   assertError(await srv.delete(`/v1/keys/${other.id}`), 403, 'team_restricted');
-  assert.equal((await srv.delete(`/v1/keys/${self.id}`, { token: self.secret })).status, 200, 'logout works while restricted');
+  assert.equal(
+    (await srv.delete(`/v1/keys/${self.id}`, { token: self.secret })).status,
+    200,
+    'logout works while restricted',
+  );
   assertError(await srv.get('/v1/keys', { token: self.secret }), 401, 'auth_invalid_credentials');
 
   // Acting in restricted T, the Owner may still delete active team B, but not T itself.
-  assertError(await srv.delete(`/v1/teams/${teamT}`, { token: session, headers: { 'x-team-id': teamB } }), 403, 'team_restricted');
-  assert.equal((await srv.delete(`/v1/teams/${teamB}`, { token: session, headers: { 'x-team-id': teamT } })).status, 200);
+  assertError(
+    await srv.delete(`/v1/teams/${teamT}`, { token: session, headers: { 'x-team-id': teamB } }),
+    403,
+    'team_restricted',
+  );
+  assert.equal(
+    (await srv.delete(`/v1/teams/${teamB}`, { token: session, headers: { 'x-team-id': teamT } })).status,
+    200,
+  );
 });

@@ -16,15 +16,28 @@ test('project, source and collection updates need at least one field to change',
   const source = ok(await srv.post(`${p}/sources`, { name: 'web' }), 201);
   const col = ok(await srv.post(`${p}/collections`, { name: 'Events', source_id: source.id }), 201);
 
-  for (const [path, before] of [[p, project], [`${p}/sources/${source.id}`, source], [`${p}/collections/${col.id}`, col]] as const) {
+  for (const [path, before] of [
+    [p, project],
+    [`${p}/sources/${source.id}`, source],
+    [`${p}/collections/${col.id}`, col],
+  ] as const) {
     fails(await srv.post(path, {}), 400, 'request_validation_failed', 'body');
     fails(await srv.post(path), 400, 'request_validation_failed', 'body');
     assert.equal(ok(await srv.get(path)).updated_at, before.updated_at, `${path}: nothing changed`);
   }
   // expected_updated_at alone guards a change but is not one.
-  fails(await srv.post(`${p}/collections/${col.id}`, { expected_updated_at: col.updated_at }), 400, 'request_validation_failed', 'body');
+  fails(
+    await srv.post(`${p}/collections/${col.id}`, { expected_updated_at: col.updated_at }),
+    400,
+    'request_validation_failed',
+    'body',
+  );
   // One real field is enough.
   assert.equal(ok(await srv.post(p, { late_data_window_minutes: 5 })).late_data_window_minutes, 5);
   assert.equal(ok(await srv.post(`${p}/sources/${source.id}`, { name: 'web2' })).name, 'web2');
-  assert.equal(ok(await srv.post(`${p}/collections/${col.id}`, { schema_max_depth: 3, expected_updated_at: col.updated_at })).schema_max_depth, 3);
+  assert.equal(
+    ok(await srv.post(`${p}/collections/${col.id}`, { schema_max_depth: 3, expected_updated_at: col.updated_at }))
+      .schema_max_depth,
+    3,
+  );
 });

@@ -25,7 +25,8 @@ test('a path id that names nothing answers 404 not_found, whatever its shape; pa
   t.after(() => srv.stop());
   const project = (await srv.post('/v1/projects', { name: 'ids' })).body.data.id as string;
   const source = (await srv.post(`/v1/projects/${project}/sources`, { name: 'web' })).body.data.id as string;
-  const collection = (await srv.post(`/v1/projects/${project}/collections`, { name: 'events', source_id: source })).body.data.id as string;
+  const collection = (await srv.post(`/v1/projects/${project}/collections`, { name: 'events', source_id: source })).body
+    .data.id as string;
   assert.ok(isId('collection', collection));
 
   // Each route, with the kind its last path id takes and the label messages name it by.
@@ -34,8 +35,17 @@ test('a path id that names nothing answers 404 not_found, whatever its shape; pa
     { path: (id) => `/v1/projects/${id}/sources`, kind: 'project', label: 'Project' },
     { path: (id) => `/v1/projects/${project}/sources/${id}`, kind: 'source', label: 'Source' },
     { path: (id) => `/v1/projects/${project}/collections/${id}`, kind: 'collection', label: 'Collection' },
-    { path: (id) => `/v1/projects/${project}/sources/${source}/ingest_keys/${id}`, kind: 'ingestKey', label: 'Ingest key' },
-    { path: (id) => `/v1/projects/${project}/collections/${collection}/schemas/${id}`, kind: 'schemaVersion', label: 'Schema version', settle: true },
+    {
+      path: (id) => `/v1/projects/${project}/sources/${source}/ingest_keys/${id}`,
+      kind: 'ingestKey',
+      label: 'Ingest key',
+    },
+    {
+      path: (id) => `/v1/projects/${project}/collections/${collection}/schemas/${id}`,
+      kind: 'schemaVersion',
+      label: 'Schema version',
+      settle: true,
+    },
     { path: (id) => `/v1/keys/${id}`, kind: 'key', label: 'API key' },
     { path: (id) => `/v1/roles/${id}`, kind: 'role', label: 'Role' },
     { path: (id) => `/v1/users/${id}`, kind: 'user', label: 'User' },
@@ -63,7 +73,11 @@ test('a path id that names nothing answers 404 not_found, whatever its shape; pa
     assert.match(malformed.body.error!.message, new RegExp(`^${r.label} ${prefix}bad\\b.*not found`));
     assert.match((await call(r.path(`${prefix}a%2Fb`))).body.error!.message, new RegExp(`${prefix}a/b`));
 
-    assert.equal((await call(r.path(`${prefix}${'a'.repeat(MAX_PATH_ID_LENGTH - prefix.length)}`))).status, 404, 'exactly 256 characters is looked up');
+    assert.equal(
+      (await call(r.path(`${prefix}${'a'.repeat(MAX_PATH_ID_LENGTH - prefix.length)}`))).status,
+      404,
+      'exactly 256 characters is looked up',
+    );
     const long = await call(r.path(`${prefix}${'a'.repeat(MAX_PATH_ID_LENGTH)}`));
     assert.equal(long.status, 400, r.path('…'));
     assert.equal(long.body.error?.code, 'request_validation_failed');
@@ -86,15 +100,23 @@ test('a malformed path id is refused like an absent one: scope and body are chec
   }
   const s = srv.sluice.services;
   const team = s.accounts.teamIdsOf((await s.accounts.getUserByEmail('admin@localhost'))!.id)[0]!;
-  const { secret } = await s.accounts.createKey({ teamId: team, name: 'no projects', scopes: { keys: ['read'] }, updatedBy: null });
-  for (const id of ['prj_bad', absent]) assert.equal((await srv.get(`/v1/projects/${id}`, { token: secret })).status, 403, id);
+  const { secret } = await s.accounts.createKey({
+    teamId: team,
+    name: 'no projects',
+    scopes: { keys: ['read'] },
+    updatedBy: null,
+  });
+  for (const id of ['prj_bad', absent])
+    assert.equal((await srv.get(`/v1/projects/${id}`, { token: secret })).status, 403, id);
 });
 
 test('OpenAPI: path ids are documented as strings of at most 256 characters, without our keyword', async (t) => {
   const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
   t.after(() => srv.stop());
   const doc = (await srv.get('/v1/openapi.json', { token: null })).body.data;
-  const param = doc.paths['/v1/projects/{project_id}'].get.parameters.find((p: { name: string }) => p.name === 'project_id');
+  const param = doc.paths['/v1/projects/{project_id}'].get.parameters.find(
+    (p: { name: string }) => p.name === 'project_id',
+  );
   assert.equal(param.schema.type, 'string');
   assert.equal(param.schema.maxLength, 256);
   assert.equal(param.schema.pattern, undefined);

@@ -21,7 +21,16 @@ test('projects: create, get, list order rules, update, validation edges', async 
   assert.equal(p.deleted_at, null);
   assert.equal(p.last_activity_at, null);
   assert.equal(p.server_endpoint, srv.config.publicUrl);
-  for (const f of ['team_id', 'trial_expires_at', 'created_at', 'updated_at', 'queued_server_count', 'storage_gb', 'billing_period_server_months', 'billing_updated_at']) {
+  for (const f of [
+    'team_id',
+    'trial_expires_at',
+    'created_at',
+    'updated_at',
+    'queued_server_count',
+    'storage_gb',
+    'billing_period_server_months',
+    'billing_updated_at',
+  ]) {
     assert.ok(f in p, `project has ${f}`);
   }
   await srv.post('/v1/projects', { name: 'alpha' });
@@ -29,19 +38,33 @@ test('projects: create, get, list order rules, update, validation edges', async 
 
   // Neither sort nor order_by: ascending by name (the projects rule).
   const plain = await srv.get('/v1/projects');
-  assert.deepEqual(plain.body.data.map((x: any) => x.name), ['alpha', 'Bravo', 'Charlie']);
+  assert.deepEqual(
+    plain.body.data.map((x: any) => x.name),
+    ['alpha', 'Bravo', 'Charlie'],
+  );
   // order_by given without sort: the endpoint default sort, desc.
   const byName = await srv.get('/v1/projects?order_by=name');
-  assert.deepEqual(byName.body.data.map((x: any) => x.name), ['Charlie', 'Bravo', 'alpha']);
+  assert.deepEqual(
+    byName.body.data.map((x: any) => x.name),
+    ['Charlie', 'Bravo', 'alpha'],
+  );
   const byCreated = await srv.get('/v1/projects?order_by=created_at&sort=asc');
-  assert.deepEqual(byCreated.body.data.map((x: any) => x.name), ['Bravo', 'alpha', 'Charlie']);
+  assert.deepEqual(
+    byCreated.body.data.map((x: any) => x.name),
+    ['Bravo', 'alpha', 'Charlie'],
+  );
 
   const got = await srv.get(`/v1/projects/${p.id}`);
   assert.equal(got.status, 200);
   assert.equal(got.body.data.id, p.id);
 
   // Name edges: 1 and 60 accepted, 0 and 61 refused naming the field.
-  for (const [name, status] of [['x', 200], ['n'.repeat(60), 200], ['', 400], ['n'.repeat(61), 400]] as const) {
+  for (const [name, status] of [
+    ['x', 200],
+    ['n'.repeat(60), 200],
+    ['', 400],
+    ['n'.repeat(61), 400],
+  ] as const) {
     const r = await srv.post(`/v1/projects/${p.id}`, { name });
     assert.equal(r.status, status, `name of ${name.length}`);
     if (status === 400) {
@@ -49,7 +72,14 @@ test('projects: create, get, list order rules, update, validation edges', async 
       assert.equal(r.body.error?.details[0].field, 'body.name');
     }
   }
-  for (const [v, status] of [[0, 200], [129600, 200], [-1, 400], [129601, 400], [1.5, 400], ['10', 400]] as const) {
+  for (const [v, status] of [
+    [0, 200],
+    [129600, 200],
+    [-1, 400],
+    [129601, 400],
+    [1.5, 400],
+    ['10', 400],
+  ] as const) {
     const r = await srv.post(`/v1/projects/${p.id}`, { late_data_window_minutes: v });
     assert.equal(r.status, status, `late_data_window_minutes ${v}`);
     if (status === 200) assert.equal(r.body.data.late_data_window_minutes, v);
@@ -121,7 +151,10 @@ test('projects: pagination forward and back stays correct across inserts and del
 
   const q = '/v1/projects?order_by=name&sort=asc&limit=3';
   const first = await srv.get(q);
-  assert.deepEqual(first.body.data.map((x: any) => x.name), ['a1', 'a2', 'a3']);
+  assert.deepEqual(
+    first.body.data.map((x: any) => x.name),
+    ['a1', 'a2', 'a3'],
+  );
   assert.equal(first.body.pagination?.prev_cursor, null);
   assert.ok(first.body.pagination?.next_cursor);
 
@@ -129,23 +162,37 @@ test('projects: pagination forward and back stays correct across inserts and del
   await srv.post('/v1/projects', { name: 'a0' });
   await srv.delete(`/v1/projects/${ids.a4}`);
   const second = await srv.get(`${q}&after=${first.body.pagination!.next_cursor}`);
-  assert.deepEqual(second.body.data.map((x: any) => x.name), ['a5', 'a6', 'a7']);
+  assert.deepEqual(
+    second.body.data.map((x: any) => x.name),
+    ['a5', 'a6', 'a7'],
+  );
   assert.equal(second.body.pagination?.next_cursor, null);
 
   // Insert at the end, then page forward from the last page.
   await srv.post('/v1/projects', { name: 'a8' });
   const back = await srv.get(`${q}&before=${second.body.pagination!.prev_cursor}`);
   // Items strictly before a5 are a0..a3: the last three of them.
-  assert.deepEqual(back.body.data.map((x: any) => x.name), ['a1', 'a2', 'a3']);
+  assert.deepEqual(
+    back.body.data.map((x: any) => x.name),
+    ['a1', 'a2', 'a3'],
+  );
   assert.ok(back.body.pagination?.prev_cursor, 'a0 is still before');
   const front = await srv.get(`${q}&before=${back.body.pagination!.prev_cursor}`);
-  assert.deepEqual(front.body.data.map((x: any) => x.name), ['a0']);
+  assert.deepEqual(
+    front.body.data.map((x: any) => x.name),
+    ['a0'],
+  );
   assert.equal(front.body.pagination?.prev_cursor, null);
   const tail = await srv.get(`${q}&after=${second.body.pagination!.prev_cursor}`);
-  assert.deepEqual(tail.body.data.map((x: any) => x.name), ['a6', 'a7', 'a8']);
+  assert.deepEqual(
+    tail.body.data.map((x: any) => x.name),
+    ['a6', 'a7', 'a8'],
+  );
 
   // A cursor only works with the ordering it was issued for.
-  const mismatch = await srv.get(`/v1/projects?order_by=created_at&sort=asc&limit=3&after=${first.body.pagination!.next_cursor}`);
+  const mismatch = await srv.get(
+    `/v1/projects?order_by=created_at&sort=asc&limit=3&after=${first.body.pagination!.next_cursor}`,
+  );
   assert.equal(mismatch.status, 400);
   assert.equal(mismatch.body.error?.code, 'request_invalid_cursor');
 });

@@ -15,7 +15,11 @@ test('GET /v1/whoami: the calling key or session, whatever its scopes; 401 witho
   assert.deepEqual(me.body.data.scopes, { metrics: ['read'] });
   assert.equal(me.body.data.user_id, null);
 
-  const session = await srv.post('/v1/sessions', { email: 'admin@localhost', password: 'admin-password' }, { token: null });
+  const session = await srv.post(
+    '/v1/sessions',
+    { email: 'admin@localhost', password: 'admin-password' },
+    { token: null },
+  );
   const viaSession = await srv.get('/v1/whoami', { token: session.body.data.token });
   assert.equal(viaSession.body.data.kind, 'session');
   assert.equal(viaSession.body.data.email, 'admin@localhost');

@@ -19,14 +19,36 @@ test('attention: ingest refusals while refusing, then resolved with ended_at, go
   assert.deepEqual(ok(await srv.get(path)), [], 'nothing needs attention');
 
   // Two refused requests (not JSON): the sender loses data unless it acts.
-  for (let i = 0; i < 2; i++) assert.equal((await ingest(srv.url, `key=${fx.secret}`, '{"a":', { 'content-type': 'application/json' })).status, 400);
+  for (let i = 0; i < 2; i++)
+    assert.equal(
+      (await ingest(srv.url, `key=${fx.secret}`, '{"a":', { 'content-type': 'application/json' })).status,
+      400,
+    );
   const now = ok(await srv.get(path));
-  assert.deepEqual(now, [{ object: 'attention_item', type: 'ingest_refusals', tier: 'losing_data', resource_id: null, resource_name: null, count: 2, since: new Date(T0).toISOString(), ended_at: null, detail: 'request' }]);
+  assert.deepEqual(now, [
+    {
+      object: 'attention_item',
+      type: 'ingest_refusals',
+      tier: 'losing_data',
+      resource_id: null,
+      resource_name: null,
+      count: 2,
+      since: new Date(T0).toISOString(),
+      ended_at: null,
+      detail: 'request',
+    },
+  ]);
 
   // Spool-full refusals are capacity refusals (counted over the last hour).
   srv.sluice.services.telemetry.recordError(fx.projectId, 'spool_full_ingest_queue');
   const both = ok(await srv.get(path));
-  assert.deepEqual(both.map((i: any) => [i.type, i.tier, i.count, i.detail]), [['capacity_refusals', 'losing_data', 1, 'spool_full'], ['ingest_refusals', 'losing_data', 2, 'request']]);
+  assert.deepEqual(
+    both.map((i: any) => [i.type, i.tier, i.count, i.detail]),
+    [
+      ['capacity_refusals', 'losing_data', 1, 'spool_full'],
+      ['ingest_refusals', 'losing_data', 2, 'request'],
+    ],
+  );
 
   // Ten quiet minutes: resolved, ended to the minute.
   clock.set(T0 + 10 * MIN);
@@ -37,11 +59,29 @@ test('attention: ingest refusals while refusing, then resolved with ended_at, go
   assert.equal(later[0].count, 2);
   // A metric the service put in error shows as stalled, and sorts after losing_data/firing, before resolved.
   const setup = await viewSetup(srv);
-  const view = ok(await srv.post(setup.views, { name: 'V', collection_id: setup.collection.id, output_schema: [{ name: 'n', type: 'number' }], transform_script: 'function transform(r) { return { n: 1 }; }', transform_mode: 'manual' }), 201);
-  const metric = ok(await srv.post(`/v1/projects/${setup.project.id}/metrics`, { name: 'Broken', view_id: view.id }), 201);
-  await srv.sluice.services.metrics.patchMetric(metric.id, () => ({ status: 'error', error_message: 'a partial could not be read' }));
+  const view = ok(
+    await srv.post(setup.views, {
+      name: 'V',
+      collection_id: setup.collection.id,
+      output_schema: [{ name: 'n', type: 'number' }],
+      transform_script: 'function transform(r) { return { n: 1 }; }',
+      transform_mode: 'manual',
+    }),
+    201,
+  );
+  const metric = ok(
+    await srv.post(`/v1/projects/${setup.project.id}/metrics`, { name: 'Broken', view_id: view.id }),
+    201,
+  );
+  await srv.sluice.services.metrics.patchMetric(metric.id, () => ({
+    status: 'error',
+    error_message: 'a partial could not be read',
+  }));
   const items = ok(await srv.get(`/v1/projects/${setup.project.id}/attention`));
-  assert.deepEqual(items.map((i: any) => [i.type, i.tier, i.resource_id, i.resource_name]), [['metric_error', 'stalled', metric.id, 'Broken']]);
+  assert.deepEqual(
+    items.map((i: any) => [i.type, i.tier, i.resource_id, i.resource_name]),
+    [['metric_error', 'stalled', metric.id, 'Broken']],
+  );
 
   // After 24 hours the refusals are gone.
   clock.set(T0 + 25 * 60 * MIN);
@@ -54,6 +94,14 @@ test('attention: ingest refusals while refusing, then resolved with ended_at, go
 
 test('attention: when resolved refusals are shown to have ended', () => {
   const now = Date.parse('2026-03-01T12:30:00Z');
-  assert.equal(refusalEndedAt(Date.parse('2026-03-01T12:00:00Z'), now), '2026-03-01T12:01:00.000Z', 'within the hour: to the minute');
-  assert.equal(refusalEndedAt(Date.parse('2026-03-01T10:14:00Z'), now), '2026-03-01T11:00:00.000Z', 'earlier: to the end of the hour');
+  assert.equal(
+    refusalEndedAt(Date.parse('2026-03-01T12:00:00Z'), now),
+    '2026-03-01T12:01:00.000Z',
+    'within the hour: to the minute',
+  );
+  assert.equal(
+    refusalEndedAt(Date.parse('2026-03-01T10:14:00Z'), now),
+    '2026-03-01T11:00:00.000Z',
+    'earlier: to the end of the hour',
+  );
 });

@@ -5,10 +5,34 @@ import { createProject, createSource, fails, ok, otherTeamToken } from './helper
 import { slugFromName, uniqueSlug } from '../../src/catalog/collection-slug.js';
 
 const COLLECTION_FIELDS = [
-  'object', 'id', 'source_id', 'project_id', 'source_name', 'slug', 'name', 'storage_gb', 'schema_count', 'views_count', 'drains_count',
-  'schema_opaque_paths', 'schema_tracked_paths', 'schema_max_depth', 'schema_nulls', 'schema_optional_keys', 'schema_detector',
-  'schema_recurrence_gap_ms', 'schema_bulk_rows', 'schema_stale_after_ms', 'schema_identity_limit', 'schema_candidate_pool',
-  'schema_alias_pool', 'schema_writer_limit', 'schema_unclassified_retention_days', 'deleted_at', 'created_at', 'updated_at',
+  'object',
+  'id',
+  'source_id',
+  'project_id',
+  'source_name',
+  'slug',
+  'name',
+  'storage_gb',
+  'schema_count',
+  'views_count',
+  'drains_count',
+  'schema_opaque_paths',
+  'schema_tracked_paths',
+  'schema_max_depth',
+  'schema_nulls',
+  'schema_optional_keys',
+  'schema_detector',
+  'schema_recurrence_gap_ms',
+  'schema_bulk_rows',
+  'schema_stale_after_ms',
+  'schema_identity_limit',
+  'schema_candidate_pool',
+  'schema_alias_pool',
+  'schema_writer_limit',
+  'schema_unclassified_retention_days',
+  'deleted_at',
+  'created_at',
+  'updated_at',
 ];
 
 async function setup(srv: TestServer) {
@@ -32,26 +56,50 @@ test('collections: create with defaults, get, list, update, delete, restore, for
   assert.deepEqual(
     { ...created, id: 0, created_at: 0, updated_at: 0 },
     {
-      object: 'collection', id: 0, source_id: source.id, project_id: project.id, source_name: 'web', slug: 'page-views', name: 'Page Views',
-      storage_gb: 0, schema_count: 0, views_count: 0, drains_count: 0,
-      schema_opaque_paths: [], schema_tracked_paths: [], schema_max_depth: 6, schema_nulls: 'auto', schema_optional_keys: 'auto',
-      schema_detector: 'auto', schema_recurrence_gap_ms: 3_600_000, schema_bulk_rows: 1000, schema_stale_after_ms: 604_800_000,
-      schema_identity_limit: 256, schema_candidate_pool: 512, schema_alias_pool: 4096, schema_writer_limit: 32,
-      schema_unclassified_retention_days: 30, deleted_at: null, created_at: 0, updated_at: 0,
+      object: 'collection',
+      id: 0,
+      source_id: source.id,
+      project_id: project.id,
+      source_name: 'web',
+      slug: 'page-views',
+      name: 'Page Views',
+      storage_gb: 0,
+      schema_count: 0,
+      views_count: 0,
+      drains_count: 0,
+      schema_opaque_paths: [],
+      schema_tracked_paths: [],
+      schema_max_depth: 6,
+      schema_nulls: 'auto',
+      schema_optional_keys: 'auto',
+      schema_detector: 'auto',
+      schema_recurrence_gap_ms: 3_600_000,
+      schema_bulk_rows: 1000,
+      schema_stale_after_ms: 604_800_000,
+      schema_identity_limit: 256,
+      schema_candidate_pool: 512,
+      schema_alias_pool: 4096,
+      schema_writer_limit: 32,
+      schema_unclassified_retention_days: 30,
+      deleted_at: null,
+      created_at: 0,
+      updated_at: 0,
     },
   );
   assert.deepEqual(ok(await srv.get(`${base}/${created.id}`)), created);
 
-  const updated = ok(await srv.post(`${base}/${created.id}`, {
-    name: 'Views',
-    schema_opaque_paths: [['payload'], ['meta', 'tags']],
-    schema_tracked_paths: [['payload', 'type']],
-    schema_max_depth: 4,
-    schema_nulls: 'manual',
-    schema_optional_keys: 'manual',
-    schema_detector: 'manual',
-    schema_unclassified_retention_days: null,
-  }));
+  const updated = ok(
+    await srv.post(`${base}/${created.id}`, {
+      name: 'Views',
+      schema_opaque_paths: [['payload'], ['meta', 'tags']],
+      schema_tracked_paths: [['payload', 'type']],
+      schema_max_depth: 4,
+      schema_nulls: 'manual',
+      schema_optional_keys: 'manual',
+      schema_detector: 'manual',
+      schema_unclassified_retention_days: null,
+    }),
+  );
   assert.equal(updated.name, 'Views');
   assert.equal(updated.slug, 'page-views', 'the slug never changes');
   assert.deepEqual(updated.schema_opaque_paths, [['payload'], ['meta', 'tags']]);
@@ -64,11 +112,19 @@ test('collections: create with defaults, get, list, update, delete, restore, for
   const scheduled = ok(await srv.delete(`${base}/${created.id}`));
   assert.ok(scheduled.deleted_at);
   assert.deepEqual(ok(await srv.get(base)), []);
-  assert.deepEqual(ok(await srv.get(`${base}?deleted_at=not:null`)).map((c: any) => c.id), [created.id]);
+  assert.deepEqual(
+    ok(await srv.get(`${base}?deleted_at=not:null`)).map((c: any) => c.id),
+    [created.id],
+  );
   assert.equal(ok(await srv.get(`/v1/projects/${project.id}/sources/${source.id}`)).collections_count, 0);
   fails(await srv.post(`${base}/${created.id}`, { name: 'x' }), 409, 'conflict');
   // The slug stays held while scheduled.
-  fails(await srv.post(base, { name: 'again', slug: 'page-views', source_id: source.id }), 409, 'conflict', 'body.slug');
+  fails(
+    await srv.post(base, { name: 'again', slug: 'page-views', source_id: source.id }),
+    409,
+    'conflict',
+    'body.slug',
+  );
   assert.equal(ok(await srv.post(base, { name: 'Page Views', source_id: source.id }), 201).slug, 'page-views-2');
 
   assert.equal(ok(await srv.post(`${base}/${created.id}`, { deleted_at: null })).deleted_at, null);
@@ -78,7 +134,10 @@ test('collections: create with defaults, get, list, update, delete, restore, for
   const other = ok(await srv.post(base, { name: 'Other', source_id: source.id }), 201);
   ok(await srv.delete(`${base}/${other.id}`));
   assert.equal(ok(await srv.delete(`${base}/${other.id}/force`)), null);
-  assert.equal(ok(await srv.post(base, { name: 'x', slug: 'page-views', source_id: source.id }), 201).slug, 'page-views');
+  assert.equal(
+    ok(await srv.post(base, { name: 'x', slug: 'page-views', source_id: source.id }), 201).slug,
+    'page-views',
+  );
 });
 
 test('collections: slug derivation, explicit slugs, uniqueness per source and immutability', async (t) => {
@@ -91,7 +150,10 @@ test('collections: slug derivation, explicit slugs, uniqueness per source and im
     [`${'b'.repeat(63)} x`, 'b'.repeat(63)],
   ];
   for (const [name, slug] of cases) assert.equal(slugFromName(name), slug, name);
-  assert.equal(uniqueSlug('a'.repeat(64), (s) => s === 'a'.repeat(64)), `${'a'.repeat(62)}-2`);
+  assert.equal(
+    uniqueSlug('a'.repeat(64), (s) => s === 'a'.repeat(64)),
+    `${'a'.repeat(62)}-2`,
+  );
 
   const srv = await TestServer.start();
   t.after(() => srv.stop());
@@ -101,7 +163,11 @@ test('collections: slug derivation, explicit slugs, uniqueness per source and im
   const slugs = [];
   for (let i = 0; i < 3; i++) slugs.push(ok(await srv.post(base, { name: 'Events', source_id: source.id }), 201).slug);
   assert.deepEqual(slugs, ['events', 'events-2', 'events-3']);
-  assert.equal(ok(await srv.post(base, { name: 'Events', source_id: second.id }), 201).slug, 'events', 'slugs are unique per source');
+  assert.equal(
+    ok(await srv.post(base, { name: 'Events', source_id: second.id }), 201).slug,
+    'events',
+    'slugs are unique per source',
+  );
   const explicit = ok(await srv.post(base, { name: 'Anything', slug: 'my_slug-1', source_id: source.id }), 201);
   assert.equal(explicit.slug, 'my_slug-1');
   fails(await srv.post(base, { name: 'Dup', slug: 'events', source_id: source.id }), 409, 'conflict', 'body.slug');
@@ -122,7 +188,12 @@ test('collections: slug derivation, explicit slugs, uniqueness per source and im
     { name: 'slug starting with -', body: { name: 'x', slug: '-events' }, status: 400, field: 'body.slug' },
     { name: 'slug with a space', body: { name: 'x', slug: 'a b' }, status: 400, field: 'body.slug' },
     { name: 'missing source_id', body: { name: 'x', source_id: undefined }, status: 400, field: 'body.source_id' },
-    { name: 'source_id of another kind', body: { name: 'x', source_id: project.id }, status: 400, field: 'body.source_id' },
+    {
+      name: 'source_id of another kind',
+      body: { name: 'x', source_id: project.id },
+      status: 400,
+      field: 'body.source_id',
+    },
     { name: 'unknown field', body: { name: 'x', colour: 1 }, status: 400, field: 'body.colour' },
   ];
   for (const c of createCases) {
@@ -159,11 +230,21 @@ test('collections: every schema setting at both edges of its range', async (t) =
   ];
   const cases: { body: Record<string, unknown>; ok: boolean }[] = [];
   for (const [field, min, max] of ranges) {
-    cases.push({ body: { [field]: min - 1 }, ok: false }, { body: { [field]: min }, ok: true }, { body: { [field]: max }, ok: true }, { body: { [field]: max + 1 }, ok: false });
+    cases.push(
+      { body: { [field]: min - 1 }, ok: false },
+      { body: { [field]: min }, ok: true },
+      { body: { [field]: max }, ok: true },
+      { body: { [field]: max + 1 }, ok: false },
+    );
     cases.push({ body: { [field]: min + 0.5 }, ok: false }, { body: { [field]: String(min) }, ok: false });
   }
   for (const field of ['schema_nulls', 'schema_optional_keys', 'schema_detector']) {
-    cases.push({ body: { [field]: 'auto' }, ok: true }, { body: { [field]: 'manual' }, ok: true }, { body: { [field]: 'sometimes' }, ok: false }, { body: { [field]: null }, ok: false });
+    cases.push(
+      { body: { [field]: 'auto' }, ok: true },
+      { body: { [field]: 'manual' }, ok: true },
+      { body: { [field]: 'sometimes' }, ok: false },
+      { body: { [field]: null }, ok: false },
+    );
   }
   const seg = 's'.repeat(256);
   for (const field of ['schema_opaque_paths', 'schema_tracked_paths']) {
@@ -195,21 +276,40 @@ test('collections: every schema setting at both edges of its range', async (t) =
     const res = await srv.post(`${base}/${col.id}`, c.body);
     if (c.ok) {
       const data = ok(res);
-      if (field !== 'name') assert.deepEqual(data[field], c.body[field], `${field} = ${JSON.stringify(c.body[field])} is stored`);
+      if (field !== 'name')
+        assert.deepEqual(data[field], c.body[field], `${field} = ${JSON.stringify(c.body[field])} is stored`);
     } else {
       assert.equal(res.status, 400, `${JSON.stringify(c.body).slice(0, 80)} must be rejected`);
       fails(res, 400, 'request_validation_failed');
       const named = res.body.error!.details.map((d: any) => d.field);
-      assert.ok(named.some((f: string) => f.startsWith(`body.${field}`)), `details name body.${field}: ${JSON.stringify(named)}`);
+      assert.ok(
+        named.some((f: string) => f.startsWith(`body.${field}`)),
+        `details name body.${field}: ${JSON.stringify(named)}`,
+      );
     }
   }
 
   // Tracked paths must lie inside an opaque path.
   ok(await srv.post(`${base}/${col.id}`, { schema_opaque_paths: [['payload']], schema_tracked_paths: [] }));
-  fails(await srv.post(`${base}/${col.id}`, { schema_tracked_paths: [['other', 'x']] }), 400, 'request_validation_failed', 'body.schema_tracked_paths[0]');
-  fails(await srv.post(`${base}/${col.id}`, { schema_tracked_paths: [['payload']] }), 400, 'request_validation_failed', 'body.schema_tracked_paths[0]');
+  fails(
+    await srv.post(`${base}/${col.id}`, { schema_tracked_paths: [['other', 'x']] }),
+    400,
+    'request_validation_failed',
+    'body.schema_tracked_paths[0]',
+  );
+  fails(
+    await srv.post(`${base}/${col.id}`, { schema_tracked_paths: [['payload']] }),
+    400,
+    'request_validation_failed',
+    'body.schema_tracked_paths[0]',
+  );
   ok(await srv.post(`${base}/${col.id}`, { schema_tracked_paths: [['payload', 'type']] }));
-  fails(await srv.post(`${base}/${col.id}`, { schema_opaque_paths: [] }), 400, 'request_validation_failed', 'body.schema_opaque_paths');
+  fails(
+    await srv.post(`${base}/${col.id}`, { schema_opaque_paths: [] }),
+    400,
+    'request_validation_failed',
+    'body.schema_opaque_paths',
+  );
   const cleared = ok(await srv.post(`${base}/${col.id}`, { schema_opaque_paths: [], schema_tracked_paths: [] }));
   assert.deepEqual([cleared.schema_opaque_paths, cleared.schema_tracked_paths], [[], []]);
 });
@@ -227,7 +327,10 @@ test('collections: expected_updated_at guards concurrent edits', async (t) => {
   assert.equal(ok(await srv.get(`${base}/${col.id}`)).schema_max_depth, 3, 'the rejected update changed nothing');
   // The same instant written differently still matches.
   const sameInstant = first.updated_at.replace('Z', '+00:00');
-  assert.equal(ok(await srv.post(`${base}/${col.id}`, { schema_max_depth: 9, expected_updated_at: sameInstant })).schema_max_depth, 9);
+  assert.equal(
+    ok(await srv.post(`${base}/${col.id}`, { schema_max_depth: 9, expected_updated_at: sameInstant })).schema_max_depth,
+    9,
+  );
 });
 
 test('collections: list order, filters, pagination, other teams', async (t) => {
@@ -238,17 +341,32 @@ test('collections: list order, filters, pagination, other teams', async (t) => {
   for (const name of ['delta', 'Alpha', 'charlie']) ok(await srv.post(base, { name, source_id: source.id }), 201);
   const bravo = ok(await srv.post(base, { name: 'bravo', source_id: app.id }), 201);
 
-  assert.deepEqual(ok(await srv.get(base)).map((c: any) => c.name), ['Alpha', 'bravo', 'charlie', 'delta']);
-  assert.deepEqual(ok(await srv.get(`${base}?sort=desc`)).map((c: any) => c.name), ['delta', 'charlie', 'bravo', 'Alpha']);
-  assert.deepEqual(ok(await srv.get(`${base}?source_id=${app.id}`)).map((c: any) => c.id), [bravo.id]);
+  assert.deepEqual(
+    ok(await srv.get(base)).map((c: any) => c.name),
+    ['Alpha', 'bravo', 'charlie', 'delta'],
+  );
+  assert.deepEqual(
+    ok(await srv.get(`${base}?sort=desc`)).map((c: any) => c.name),
+    ['delta', 'charlie', 'bravo', 'Alpha'],
+  );
+  assert.deepEqual(
+    ok(await srv.get(`${base}?source_id=${app.id}`)).map((c: any) => c.id),
+    [bravo.id],
+  );
   assert.deepEqual(ok(await srv.get(`${base}?project_id=prj_${'x'.repeat(20)}`)), []);
   assert.equal(ok(await srv.get(`${base}?order_by=created_at`)).length, 4);
   assert.equal(ok(await srv.get(`${base}?order_by=updated_at&sort=desc`)).length, 4);
   const p1 = await srv.get(`${base}?limit=3`);
   const p2 = await srv.get(`${base}?limit=3&after=${p1.body.pagination!.next_cursor}`);
-  assert.deepEqual(ok(p2).map((c: any) => c.name), ['delta']);
+  assert.deepEqual(
+    ok(p2).map((c: any) => c.name),
+    ['delta'],
+  );
   const back = await srv.get(`${base}?limit=3&before=${p2.body.pagination!.prev_cursor}`);
-  assert.deepEqual(ok(back).map((c: any) => c.name), ['Alpha', 'bravo', 'charlie']);
+  assert.deepEqual(
+    ok(back).map((c: any) => c.name),
+    ['Alpha', 'bravo', 'charlie'],
+  );
   fails(await srv.get(`${base}?source_id=bad`), 400, 'request_validation_failed', 'query.source_id');
   fails(await srv.get(`${base}?order_by=slug`), 400, 'request_validation_failed', 'query.order_by');
   // A path id of another kind or shape names nothing, like an id that does not exist.
@@ -279,7 +397,10 @@ test('collections: ensure() finds or creates one collection per slug, even when 
   assert.equal((await s.collections.ensure(record, 'default')).id, made[0]!.id);
   assert.equal(s.collections.bySlug(source.id, 'default')?.id, made[0]!.id);
   assert.equal(s.collections.byId(made[0]!.id)?.slug, 'default');
-  assert.deepEqual(ok(await srv.get(base)).map((c: any) => c.slug), ['default']);
+  assert.deepEqual(
+    ok(await srv.get(base)).map((c: any) => c.slug),
+    ['default'],
+  );
   // A created collection is what ensure returns for its slug.
   const orders = ok(await srv.post(base, { name: 'Orders', source_id: source.id }), 201);
   assert.equal((await s.collections.ensure(record, 'orders')).id, orders.id);

@@ -32,9 +32,18 @@ export async function createSource(srv: TestServer, projectId: string, name: str
 /** A second team with its own all-scope API key; returns the key's secret. */
 export async function otherTeamToken(srv: TestServer): Promise<string> {
   const accounts = srv.sluice.services.accounts;
-  const user = await accounts.createUser({ email: `other-${Date.now()}-${Math.random()}@example.com`, name: 'Other', password: 'other-password' });
+  const user = await accounts.createUser({
+    email: `other-${Date.now()}-${Math.random()}@example.com`,
+    name: 'Other',
+    password: 'other-password',
+  });
   const team = await accounts.createTeam({ name: 'Other', billing_email: user.email, ownerUserId: user.id });
-  const { secret } = await accounts.createKey({ teamId: team.id, name: 'Other key', scopes: allScopes(), updatedBy: user.id });
+  const { secret } = await accounts.createKey({
+    teamId: team.id,
+    name: 'Other key',
+    scopes: allScopes(),
+    updatedBy: user.id,
+  });
   return secret;
 }
 

@@ -3,7 +3,18 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { createProject, createSource, fails, ok, otherTeamToken, scopedToken } from './helpers.js';
 
-const KEY_FIELDS = ['object', 'id', 'source_id', 'source_name', 'url', 'custom_urls', 'key', 'status', 'created_at', 'last_used_at'];
+const KEY_FIELDS = [
+  'object',
+  'id',
+  'source_id',
+  'source_name',
+  'url',
+  'custom_urls',
+  'key',
+  'status',
+  'created_at',
+  'last_used_at',
+];
 
 test('ingest keys: create returns the key once; reads mask it; delete is immediate', async (t) => {
   const srv = await TestServer.start({ env: { SLUICE_PUBLIC_URL: 'https://ingest.example.com/' } });
@@ -26,7 +37,10 @@ test('ingest keys: create returns the key once; reads mask it; delete is immedia
 
   // The ingest front's lookup finds it by secret, and only by the exact secret.
   assert.equal(s.ingestKeys.findBySecret(created.key)?.id, created.id);
-  assert.equal(s.ingestKeys.findBySecret(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')), undefined);
+  assert.equal(
+    s.ingestKeys.findBySecret(created.key.slice(0, -1) + (created.key.endsWith('a') ? 'b' : 'a')),
+    undefined,
+  );
   const stored = s.ingestKeys.byId(created.id)!;
   assert.ok(!JSON.stringify(stored).includes(created.key), 'the secret itself is never stored');
 
@@ -43,13 +57,19 @@ test('ingest keys: create returns the key once; reads mask it; delete is immedia
   assert.equal(second.source_id, source.id);
   const list = ok(await srv.get(base));
   assert.deepEqual(new Set(list.map((k: any) => k.id)), new Set([created.id, second.id]));
-  assert.ok(list.every((k: any) => k.key.startsWith('pik_…')), 'lists never show a full key');
+  assert.ok(
+    list.every((k: any) => k.key.startsWith('pik_…')),
+    'lists never show a full key',
+  );
 
   assert.equal(ok(await srv.delete(`${base}/${created.id}`)), null);
   assert.equal(s.ingestKeys.findBySecret(created.key), undefined, 'deleted keys stop authenticating at once');
   fails(await srv.get(`${base}/${created.id}`), 404, 'not_found');
   fails(await srv.delete(`${base}/${created.id}`), 404, 'not_found');
-  assert.deepEqual(ok(await srv.get(base)).map((k: any) => k.id), [second.id]);
+  assert.deepEqual(
+    ok(await srv.get(base)).map((k: any) => k.id),
+    [second.id],
+  );
 });
 
 test('ingest keys: list order, filters, validation, scopes and ownership', async (t) => {
@@ -112,8 +132,16 @@ test('ingest keys, sources and collections survive a restart', async (t) => {
   const project = await createProject(srv);
   const source = await createSource(srv, project.id, 'web');
   const key = ok(await srv.post(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys`), 201);
-  const collection = ok(await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: source.id, slug: 'events' }), 201);
-  const tuned = ok(await srv.post(`/v1/projects/${project.id}/collections/${collection.id}`, { schema_max_depth: 3, schema_opaque_paths: [['payload']] }));
+  const collection = ok(
+    await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: source.id, slug: 'events' }),
+    201,
+  );
+  const tuned = ok(
+    await srv.post(`/v1/projects/${project.id}/collections/${collection.id}`, {
+      schema_max_depth: 3,
+      schema_opaque_paths: [['payload']],
+    }),
+  );
 
   await srv.restart();
   const s = srv.sluice.services;

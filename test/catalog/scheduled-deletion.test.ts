@@ -27,7 +27,11 @@ test('scheduled deletion: hidden at once, restorable within 7 days, purged after
   const scheduled = ok(await srv.delete(`${p}/sources/${doomed.id}`));
   assert.equal(scheduled.deleted_at, '2026-03-01T00:00:00.000Z');
   clock.advance(7 * DAY - 1);
-  assert.deepEqual(await purgeExpired(s), { teams: [], projects: [], sources: [], collections: [], views: [], metrics: [] }, 'nothing purged before 7 days');
+  assert.deepEqual(
+    await purgeExpired(s),
+    { teams: [], projects: [], sources: [], collections: [], views: [], metrics: [] },
+    'nothing purged before 7 days',
+  );
   assert.equal(ok(await srv.post(`${p}/sources/${doomed.id}`, { deleted_at: null })).deleted_at, null);
   clock.advance(30 * DAY);
   assert.deepEqual((await purgeExpired(s)).sources, [], 'a restored source is not purged');
@@ -37,8 +41,19 @@ test('scheduled deletion: hidden at once, restorable within 7 days, purged after
   ok(await srv.delete(`${p}/collections/${lonelyCol.id}`));
   clock.advance(7 * DAY);
   const result = await purgeExpired(s);
-  assert.deepEqual(result, { teams: [], projects: [], sources: [doomed.id], collections: [lonelyCol.id], views: [], metrics: [] });
-  assert.deepEqual(destroyed.sort(), [col.id, lonelyCol.id].sort(), 'collection destroyers ran for every destroyed collection');
+  assert.deepEqual(result, {
+    teams: [],
+    projects: [],
+    sources: [doomed.id],
+    collections: [lonelyCol.id],
+    views: [],
+    metrics: [],
+  });
+  assert.deepEqual(
+    destroyed.sort(),
+    [col.id, lonelyCol.id].sort(),
+    'collection destroyers ran for every destroyed collection',
+  );
   fails(await srv.get(`${p}/sources/${doomed.id}`), 404, 'not_found');
   fails(await srv.get(`${p}/collections/${col.id}`), 404, 'not_found');
   fails(await srv.get(`${p}/collections/${lonelyCol.id}`), 404, 'not_found');

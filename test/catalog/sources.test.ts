@@ -3,7 +3,19 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { createProject, createSource, fails, ok, otherTeamToken, scopedToken } from './helpers.js';
 
-const SOURCE_FIELDS = ['object', 'id', 'project_id', 'project_name', 'name', 'storage_gb', 'schema_count', 'collections_count', 'deleted_at', 'created_at', 'updated_at'];
+const SOURCE_FIELDS = [
+  'object',
+  'id',
+  'project_id',
+  'project_name',
+  'name',
+  'storage_gb',
+  'schema_count',
+  'collections_count',
+  'deleted_at',
+  'created_at',
+  'updated_at',
+];
 
 test('sources: create, get, list, update, delete, force, with every spec field', async (t) => {
   const srv = await TestServer.start();
@@ -23,7 +35,10 @@ test('sources: create, get, list, update, delete, force, with every spec field',
 
   assert.deepEqual(ok(await srv.get(`${base}/${created.id}`)), created);
 
-  const collection = ok(await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: created.id }), 201);
+  const collection = ok(
+    await srv.post(`/v1/projects/${project.id}/collections`, { name: 'Events', source_id: created.id }),
+    201,
+  );
   assert.equal(ok(await srv.get(`${base}/${created.id}`)).collections_count, 1);
 
   const renamed = ok(await srv.post(`${base}/${created.id}`, { name: 'website' }));
@@ -31,14 +46,20 @@ test('sources: create, get, list, update, delete, force, with every spec field',
   assert.ok(renamed.updated_at > created.updated_at);
 
   const list = await srv.get(base);
-  assert.deepEqual(ok(list).map((x: any) => x.name), ['website']);
+  assert.deepEqual(
+    ok(list).map((x: any) => x.name),
+    ['website'],
+  );
   assert.deepEqual(list.body.pagination, { next_cursor: null, prev_cursor: null, limit: 25 });
 
   const scheduled = ok(await srv.delete(`${base}/${created.id}`));
   assert.equal(scheduled.id, created.id);
   assert.ok(scheduled.deleted_at);
   assert.deepEqual(ok(await srv.get(base)), [], 'a scheduled source is hidden at once');
-  assert.deepEqual(ok(await srv.get(`${base}?deleted_at=not:null`)).map((x: any) => x.id), [created.id]);
+  assert.deepEqual(
+    ok(await srv.get(`${base}?deleted_at=not:null`)).map((x: any) => x.id),
+    [created.id],
+  );
   assert.equal(ok(await srv.get(`${base}/${created.id}`)).deleted_at, scheduled.deleted_at, 'still readable by id');
   // Deleting again is idempotent and answers the same scheduled source.
   assert.equal(ok(await srv.delete(`${base}/${created.id}`)).deleted_at, scheduled.deleted_at);
@@ -103,12 +124,21 @@ test('sources: name length edges, unknown fields, bad ids and body types', async
   fails(await srv.get(`${base}?deleted_at=yesterday`), 400, 'request_validation_failed', 'query.deleted_at');
   // Impossible calendar dates are refused, not rolled over into the next month.
   fails(await srv.get(`${base}?deleted_at=gt:2026-02-30`), 400, 'request_validation_failed', 'query.deleted_at');
-  fails(await srv.get(`${base}?deleted_at=lt:2026-02-31T00:00:00Z`), 400, 'request_validation_failed', 'query.deleted_at');
+  fails(
+    await srv.get(`${base}?deleted_at=lt:2026-02-31T00:00:00Z`),
+    400,
+    'request_validation_failed',
+    'query.deleted_at',
+  );
   assert.equal((await srv.get(`${base}?deleted_at=gt:2026-02-28`)).status, 200);
   fails(await srv.get(`${base}?colour=red`), 400, 'request_validation_failed', 'query.colour');
   fails(await srv.get(`${base}?project_id=nope`), 400, 'request_validation_failed', 'query.project_id');
   assert.equal(ok(await srv.get(`${base}?project_id=${project.id}`)).length, 3);
-  assert.deepEqual(ok(await srv.get(`${base}?project_id=prj_${'c'.repeat(20)}`)), [], 'another project_id matches nothing');
+  assert.deepEqual(
+    ok(await srv.get(`${base}?project_id=prj_${'c'.repeat(20)}`)),
+    [],
+    'another project_id matches nothing',
+  );
 });
 
 test('sources: names are unique among live sources; restoring into a taken name is a conflict', async (t) => {
@@ -132,7 +162,10 @@ test('sources: names are unique among live sources; restoring into a taken name 
   const restored = ok(await srv.post(`${base}/${web.id}`, { deleted_at: null, name: 'web-old' }));
   assert.equal(restored.name, 'web-old');
   assert.equal(restored.deleted_at, null);
-  assert.deepEqual(ok(await srv.get(base)).map((x: any) => x.id), [app.id, web2.id, web.id]);
+  assert.deepEqual(
+    ok(await srv.get(base)).map((x: any) => x.id),
+    [app.id, web2.id, web.id],
+  );
 });
 
 test('sources: another team, missing scopes and a scheduled project answer 404 / 403', async (t) => {

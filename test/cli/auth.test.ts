@@ -24,7 +24,10 @@ test('cli login with a key: stored under its profile in $XDG_CONFIG_HOME/sluice/
   assert.equal(statSync(join(c.configHome, 'sluice')).mode & 0o777, 0o700);
   const config = JSON.parse(readFileSync(path, 'utf8'));
   assert.equal(config.default_profile, 'ci', 'the first profile becomes the default');
-  assert.deepEqual({ ...config.profiles.ci }, { url: srv.url, api_key: key, key_id: made.body.data.id, team_id: made.body.data.team_id });
+  assert.deepEqual(
+    { ...config.profiles.ci },
+    { url: srv.url, api_key: key, key_id: made.body.data.id, team_id: made.body.data.team_id },
+  );
 
   const who = await runCli(['whoami', '--json'], { env: c.env });
   assert.equal(who.code, 0, who.stderr);
@@ -49,7 +52,10 @@ test('cli login with email and password creates a key named after the machine an
   t.after(() => srv.stop());
   const c = cliEnv();
   t.after(c.cleanup);
-  const login = await runCli(['login', '--url', srv.url, '--email', 'admin@localhost', '--json'], { env: c.env, input: 'admin-password\n' });
+  const login = await runCli(['login', '--url', srv.url, '--email', 'admin@localhost', '--json'], {
+    env: c.env,
+    input: 'admin-password\n',
+  });
   assert.equal(login.code, 0, login.stderr);
   const me = JSON.parse(login.stdout);
   assert.equal(me.kind, 'key');
@@ -57,7 +63,10 @@ test('cli login with email and password creates a key named after the machine an
   const key = (await srv.get(`/v1/keys/${me.key_id}`)).body.data;
   assert.equal(key.name, `sluice cli on ${hostname()}`.slice(0, 60));
 
-  const wrong = await runCli(['login', '--url', srv.url, '--profile', 'other', '--email', 'admin@localhost'], { env: c.env, input: 'not-the-password\n' });
+  const wrong = await runCli(['login', '--url', srv.url, '--profile', 'other', '--email', 'admin@localhost'], {
+    env: c.env,
+    input: 'not-the-password\n',
+  });
   assert.equal(wrong.code, 1);
   assert.match(wrong.stderr, /key refused|auth_invalid_credentials/);
 });
@@ -67,13 +76,19 @@ test('cli: a bad key is "not signed in / key refused", exit 1; SLUICE_URL and SL
   t.after(() => srv.stop());
   const c = cliEnv();
   t.after(c.cleanup);
-  const bad = await runCli(['projects', 'list'], { env: { ...c.env, SLUICE_URL: srv.url, SLUICE_API_KEY: 'slk_not_a_key' } });
+  const bad = await runCli(['projects', 'list'], {
+    env: { ...c.env, SLUICE_URL: srv.url, SLUICE_API_KEY: 'slk_not_a_key' },
+  });
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /Not signed in or key refused \(auth_invalid_credentials\)/);
-  const badJson = await runCli(['projects', 'list', '--json'], { env: { ...c.env, SLUICE_URL: srv.url, SLUICE_API_KEY: 'slk_not_a_key' } });
+  const badJson = await runCli(['projects', 'list', '--json'], {
+    env: { ...c.env, SLUICE_URL: srv.url, SLUICE_API_KEY: 'slk_not_a_key' },
+  });
   assert.equal(JSON.parse(badJson.stdout).error.code, 'auth_invalid_credentials');
 
-  const good = await runCli(['whoami', '--json'], { env: { ...c.env, SLUICE_URL: srv.url, SLUICE_API_KEY: BOOTSTRAP_KEY } });
+  const good = await runCli(['whoami', '--json'], {
+    env: { ...c.env, SLUICE_URL: srv.url, SLUICE_API_KEY: BOOTSTRAP_KEY },
+  });
   assert.equal(good.code, 0, good.stderr);
   assert.equal(JSON.parse(good.stdout).url, srv.url);
 
@@ -81,7 +96,9 @@ test('cli: a bad key is "not signed in / key refused", exit 1; SLUICE_URL and SL
   assert.equal(none.code, 1);
   assert.match(none.stderr, /Not signed in: run `sluice login`/);
 
-  const gone = await runCli(['whoami'], { env: { ...c.env, SLUICE_URL: 'http://127.0.0.1:9', SLUICE_API_KEY: BOOTSTRAP_KEY } });
+  const gone = await runCli(['whoami'], {
+    env: { ...c.env, SLUICE_URL: 'http://127.0.0.1:9', SLUICE_API_KEY: BOOTSTRAP_KEY },
+  });
   assert.equal(gone.code, 1);
   assert.match(gone.stderr, /Cannot reach http:\/\/127\.0\.0\.1:9/);
 });

@@ -25,11 +25,18 @@ export function cliEnv(extra: Record<string, string> = {}): CliEnv {
   const configHome = mkdtempSync(join(tmpdir(), 'sluice-cli-'));
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith('SLUICE_')) env[k] = v;
-  return { configHome, env: { ...env, XDG_CONFIG_HOME: configHome, ...extra }, cleanup: () => rmSync(configHome, { recursive: true, force: true }) };
+  return {
+    configHome,
+    env: { ...env, XDG_CONFIG_HOME: configHome, ...extra },
+    cleanup: () => rmSync(configHome, { recursive: true, force: true }),
+  };
 }
 
 /** Run `sluice <args>` as a child process; `input` is written to its stdin. Bounded by `timeoutMs`. */
-export function runCli(args: string[], opts: { env: Record<string, string>; input?: string; timeoutMs?: number }): Promise<CliRun> {
+export function runCli(
+  args: string[],
+  opts: { env: Record<string, string>; input?: string; timeoutMs?: number },
+): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SLUICE_BIN, ...args], { env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

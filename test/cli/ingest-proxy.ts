@@ -36,16 +36,37 @@ export class IngestProxy {
     for await (const c of req) chunks.push(c as Buffer);
     const isIngest = req.url?.startsWith('/ingest') === true;
     const action: ProxyAction = isIngest ? this.plan(++this.ingestRequests) : 'pass';
-    if (isIngest) this.seen.push({ key: req.headers['idempotency-key'] as string | undefined, action: typeof action === 'string' ? action : String(action.status) });
+    if (isIngest)
+      this.seen.push({
+        key: req.headers['idempotency-key'] as string | undefined,
+        action: typeof action === 'string' ? action : String(action.status),
+      });
     if (action === 'refuse') return void req.socket.destroy();
     if (typeof action === 'object') {
-      res.writeHead(action.status, { 'content-type': 'application/json', ...(action.retryAfter ? { 'retry-after': action.retryAfter } : {}) });
-      return void res.end(JSON.stringify({ message: 'Unavailable', data: null, status: action.status, error: { code: 'spool_full_ingest_queue', message: 'busy (proxy)' }, pagination: null, endpoint: 'POST /ingest' }));
+      res.writeHead(action.status, {
+        'content-type': 'application/json',
+        ...(action.retryAfter ? { 'retry-after': action.retryAfter } : {}),
+      });
+      return void res.end(
+        JSON.stringify({
+          message: 'Unavailable',
+          data: null,
+          status: action.status,
+          error: { code: 'spool_full_ingest_queue', message: 'busy (proxy)' },
+          pagination: null,
+          endpoint: 'POST /ingest',
+        }),
+      );
     }
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.headers)) if (typeof v === 'string' && !['host', 'connection', 'content-length'].includes(k)) headers[k] = v;
+    for (const [k, v] of Object.entries(req.headers))
+      if (typeof v === 'string' && !['host', 'connection', 'content-length'].includes(k)) headers[k] = v;
     const body = Buffer.concat(chunks);
-    const upstream = await fetch(this.target + req.url, { method: req.method!, headers, ...(body.length > 0 ? { body } : {}) });
+    const upstream = await fetch(this.target + req.url, {
+      method: req.method!,
+      headers,
+      ...(body.length > 0 ? { body } : {}),
+    });
     const text = Buffer.from(await upstream.arrayBuffer());
     if (action === 'lose-answer') return void req.socket.destroy();
     const out: Record<string, string> = {};

@@ -37,15 +37,23 @@ test('cli ingest: invalid lines are reported by line number and the good lines s
   const file = join(c.configHome, 'events.ndjson');
   writeFileSync(file, lines(1200, { 7: 'not json', 500: '[1,2]', 1100: '{"timestamp":"2026-02-30","x":1}' }) + '\n\n');
 
-  const atomic = await runCli(['ingest', file, '--source', 'web', '--collection', 'events', '--atomic', '--json'], { env: c.env });
+  const atomic = await runCli(['ingest', file, '--source', 'web', '--collection', 'events', '--atomic', '--json'], {
+    env: c.env,
+  });
   assert.equal(atomic.code, 1);
   const a = JSON.parse(atomic.stdout);
-  assert.deepEqual(a.refusals.map((r: { line: number }) => r.line), [7, 500, 1100]);
+  assert.deepEqual(
+    a.refusals.map((r: { line: number }) => r.line),
+    [7, 500, 1100],
+  );
   assert.equal(a.accepted, 0);
   assert.match(atomic.stderr, /3 invalid record\(s\): nothing was sent \(--atomic\)/);
   assert.equal(stored(), 0, 'nothing stored');
 
-  const run = await runCli(['ingest', file, '--source', source.id, '--collection', 'events', '--batch-records', '250'], { env: c.env });
+  const run = await runCli(
+    ['ingest', file, '--source', source.id, '--collection', 'events', '--batch-records', '250'],
+    { env: c.env },
+  );
   assert.equal(run.code, 1, 'refused records: exit 1');
   assert.match(run.stdout, /^1197 records accepted, 3 refused \(5 batches/);
   assert.match(run.stdout, /line 7: not valid JSON/);
@@ -56,11 +64,16 @@ test('cli ingest: invalid lines are reported by line number and the good lines s
   // Refused by the server itself (no client check): the record is dropped by its line and the rest resent.
   const bad = join(c.configHome, 'server-check.ndjson');
   writeFileSync(bad, lines(40, { 13: '{"timestamp":"March 7"}', 31: '"a string"' }));
-  const srvRun = await runCli(['ingest', bad, '--source', 'web', '--collection', 'events', '--no-check', '--json'], { env: c.env });
+  const srvRun = await runCli(['ingest', bad, '--source', 'web', '--collection', 'events', '--no-check', '--json'], {
+    env: c.env,
+  });
   assert.equal(srvRun.code, 1);
   const s = JSON.parse(srvRun.stdout);
   assert.equal(s.accepted, 38);
-  assert.deepEqual(s.refusals.map((r: { line: number }) => r.line), [13, 31]);
+  assert.deepEqual(
+    s.refusals.map((r: { line: number }) => r.line),
+    [13, 31],
+  );
   assert.match(s.refusals[0].reason, /^server: /);
   assert.equal(stored(), 1197 + 38);
 
@@ -71,9 +84,14 @@ test('cli ingest: invalid lines are reported by line number and the good lines s
   assert.equal(stored(), 1197 + 38 + 300);
 
   // The ingest key the CLI keeps was deleted on the server: refused, forgotten, and made anew next time.
-  const keys = (await srv.get(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys`)).body.data as { id: string }[];
-  for (const k of keys) assert.equal((await srv.delete(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys/${k.id}`)).status, 200);
-  const refused = await runCli(['ingest', clean, '--source', 'web', '--collection', 'events', '--retries', '0'], { env: c.env });
+  const keys = (await srv.get(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys`)).body.data as {
+    id: string;
+  }[];
+  for (const k of keys)
+    assert.equal((await srv.delete(`/v1/projects/${project.id}/sources/${source.id}/ingest_keys/${k.id}`)).status, 200);
+  const refused = await runCli(['ingest', clean, '--source', 'web', '--collection', 'events', '--retries', '0'], {
+    env: c.env,
+  });
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /The ingest key was refused \(auth_invalid_credentials\)/);
   const fresh = await runCli(['ingest', clean, '--source', 'web', '--collection', 'events'], { env: c.env });
@@ -84,23 +102,37 @@ test('cli ingest: invalid lines are reported by line number and the good lines s
 test('cli ingest: JSON arrays (pretty-printed, brackets in strings) and CSV from stdin', async (t) => {
   const { srv, c, project, stored } = await setup(t);
   await login(c, srv.url, project.id);
-  const arr = Array.from({ length: 500 }, (_, i) => ({ i, s: 'a,b]"}[{', big: 12345678901234567890n.toString(), nested: { x: [i, { y: '\n' }] } }));
+  const arr = Array.from({ length: 500 }, (_, i) => ({
+    i,
+    s: 'a,b]"}[{',
+    big: 12345678901234567890n.toString(),
+    nested: { x: [i, { y: '\n' }] },
+  }));
   const file = join(c.configHome, 'records.json');
   writeFileSync(file, JSON.stringify(arr, null, 2).replace('"i": 3,', '"i": 3.50,'));
-  const json = await runCli(['ingest', file, '--source', 'web', '--collection', 'arr', '--batch-records', '100', '--json'], { env: c.env });
+  const json = await runCli(
+    ['ingest', file, '--source', 'web', '--collection', 'arr', '--batch-records', '100', '--json'],
+    { env: c.env },
+  );
   assert.equal(json.code, 0, json.stderr);
   assert.equal(JSON.parse(json.stdout).accepted, 500);
   assert.equal(stored(), 500);
   // The bodies as sent: the number as written, not re-encoded.
-  const bodies = [...srv.sluice.services.spool.scan()].map((e) => Buffer.from(e.body).toString("utf8")).join("");
+  const bodies = [...srv.sluice.services.spool.scan()].map((e) => Buffer.from(e.body).toString('utf8')).join('');
   assert.match(bodies, /"i": 3\.50,/);
 
   const csv = 'name,amount,paid,code\nann,12.5,true,007\n"bob, jr",3,false,x\nbroken,1\ncat,-4,true,\n';
-  const r = await runCli(['ingest', '-', '--format', 'csv', '--source', 'web', '--collection', 'orders', '--json'], { env: c.env, input: csv });
+  const r = await runCli(['ingest', '-', '--format', 'csv', '--source', 'web', '--collection', 'orders', '--json'], {
+    env: c.env,
+    input: csv,
+  });
   assert.equal(r.code, 1, 'one row does not parse');
   const sum = JSON.parse(r.stdout);
   assert.equal(sum.accepted, 3);
-  assert.deepEqual(sum.refusals.map((x: { line: number }) => x.line), [4]);
+  assert.deepEqual(
+    sum.refusals.map((x: { line: number }) => x.line),
+    [4],
+  );
   assert.match(sum.refusals[0].reason, /CSV: Invalid Record Length/);
   assert.equal(stored(), 503);
 });
@@ -113,7 +145,21 @@ test('cli ingest: 503 Retry-After is honoured; a server gone mid-ingest resumes 
   await login(c, proxy.url, project.id);
   const file = join(c.configHome, 'big.ndjson');
   writeFileSync(file, lines(1000));
-  const args = ['ingest', file, '--source', 'web', '--collection', 'events', '--batch-records', '100', '--concurrency', '1', '--retries', '1', '--json'];
+  const args = [
+    'ingest',
+    file,
+    '--source',
+    'web',
+    '--collection',
+    'events',
+    '--batch-records',
+    '100',
+    '--concurrency',
+    '1',
+    '--retries',
+    '1',
+    '--json',
+  ];
 
   const started = Date.now();
   const first = await runCli(args, { env: c.env });

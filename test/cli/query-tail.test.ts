@@ -22,38 +22,99 @@ test('cli resources, ingest, query and tail on a real server with the pipeline',
   const project = JSON.parse(await cli(['projects', 'create', '--name', 'Shop', '--json']));
   c.env.SLUICE_PROJECT = project.id;
   const source = JSON.parse(await cli(['sources', 'create', '--name', 'web', '--json']));
-  const collection = JSON.parse(await cli(['collections', 'create', '--name', 'Requests', '--set', `source_id=${source.id}`, '--set', 'slug=requests', '--json']));
+  const collection = JSON.parse(
+    await cli([
+      'collections',
+      'create',
+      '--name',
+      'Requests',
+      '--set',
+      `source_id=${source.id}`,
+      '--set',
+      'slug=requests',
+      '--json',
+    ]),
+  );
   assert.equal(collection.slug, 'requests');
   const table = await cli(['collections', 'list']);
   assert.match(table, /^ID\s+NAME\s+SLUG\s+SOURCE_ID\s+CREATED_AT\n/);
   assert.match(table, new RegExp(`${collection.id}\\s+Requests\\s+requests\\s+${source.id}`));
 
   const viewFile = join(c.configHome, 'view.json');
-  writeFileSync(viewFile, JSON.stringify({
-    name: 'Latency view',
-    collection_id: collection.id,
-    transform_mode: 'manual',
-    transform_script: 'function transform(r) { return { path: r.path, ms: r.ms }; }',
-    output_schema: [{ name: 'path', type: 'string' }, { name: 'ms', type: 'number' }],
-  }));
+  writeFileSync(
+    viewFile,
+    JSON.stringify({
+      name: 'Latency view',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: 'function transform(r) { return { path: r.path, ms: r.ms }; }',
+      output_schema: [
+        { name: 'path', type: 'string' },
+        { name: 'ms', type: 'number' },
+      ],
+    }),
+  );
   const view = JSON.parse(await cli(['views', 'create', '--file', viewFile, '--json']));
-  const metric = JSON.parse(await cli(['metrics', 'create', '--name', 'Latency', '--set', `view_id=${view.id}`, '--set', 'group_by=["path"]', '--set', 'value_field=ms', '--json']));
+  const metric = JSON.parse(
+    await cli([
+      'metrics',
+      'create',
+      '--name',
+      'Latency',
+      '--set',
+      `view_id=${view.id}`,
+      '--set',
+      'group_by=["path"]',
+      '--set',
+      'value_field=ms',
+      '--json',
+    ]),
+  );
   assert.deepEqual(metric.group_by, ['path']);
-  assert.equal((await runCli(['metrics', 'get', 'Latency', '--json'], { env: c.env })).stdout.includes(metric.id), true, 'get by name');
+  assert.equal(
+    (await runCli(['metrics', 'get', 'Latency', '--json'], { env: c.env })).stdout.includes(metric.id),
+    true,
+    'get by name',
+  );
 
   // 3 minutes × 50 records, two paths.
   let lines = '';
-  for (let i = 0; i < 150; i++) lines += JSON.stringify({ path: i % 2 ? '/a' : '/b', ms: (i % 50) + 1, timestamp: new Date(START + Math.floor(i / 50) * 60_000 + (i % 50) * 100).toISOString() }) + '\n';
+  for (let i = 0; i < 150; i++)
+    lines +=
+      JSON.stringify({
+        path: i % 2 ? '/a' : '/b',
+        ms: (i % 50) + 1,
+        timestamp: new Date(START + Math.floor(i / 50) * 60_000 + (i % 50) * 100).toISOString(),
+      }) + '\n';
   const file = join(c.configHome, 'requests.ndjson');
   writeFileSync(file, lines);
-  assert.match(await cli(['ingest', file, '--source', 'web', '--collection', 'requests']), /^150 records accepted, 0 refused/);
+  assert.match(
+    await cli(['ingest', file, '--source', 'web', '--collection', 'requests']),
+    /^150 records accepted, 0 refused/,
+  );
 
-  const args = ['query', 'Latency', '--start', new Date(START).toISOString(), '--end', new Date(START + 3 * 60_000).toISOString(), '--interval', 'minute', '--values', 'count,max', '--observed'];
+  const args = [
+    'query',
+    'Latency',
+    '--start',
+    new Date(START).toISOString(),
+    '--end',
+    new Date(START + 3 * 60_000).toISOString(),
+    '--interval',
+    'minute',
+    '--values',
+    'count,max',
+    '--observed',
+  ];
   await settle(srv, `/v1/projects/${project.id}/metrics`, [metric.id]);
   let csv = '';
   for (let i = 0; i < 50; i++) {
     csv = await cli([...args, '--csv']);
-    const counted = csv.trim().split('\n').slice(1).reduce((n, row) => n + Number(row.split(',')[2] || 0), 0);
+    const counted = csv
+      .trim()
+      .split('\n')
+      .slice(1)
+      .reduce((n, row) => n + Number(row.split(',')[2] || 0), 0);
     if (counted === 150) break;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -73,22 +134,64 @@ test('cli resources, ingest, query and tail on a real server with the pipeline',
   assert.deepEqual(json.values, ['count', 'max']);
 
   // tail: the records already written from --since, then a record written while it follows.
-  const tail = runCli(['tail', 'requests', '--since', new Date(START).toISOString(), '--interval', '100', '--max', '151', '--timeout', '60'], { env: c.env, timeoutMs: 90_000 });
+  const tail = runCli(
+    [
+      'tail',
+      'requests',
+      '--since',
+      new Date(START).toISOString(),
+      '--interval',
+      '100',
+      '--max',
+      '151',
+      '--timeout',
+      '60',
+    ],
+    { env: c.env, timeoutMs: 90_000 },
+  );
   await new Promise((r) => setTimeout(r, 500));
-  await cli(['ingest', '-', '--source', 'web', '--collection', 'requests'], JSON.stringify({ path: '/late', ms: 1, timestamp: new Date(START + 10 * 60_000).toISOString() }) + '\n');
+  await cli(
+    ['ingest', '-', '--source', 'web', '--collection', 'requests'],
+    JSON.stringify({ path: '/late', ms: 1, timestamp: new Date(START + 10 * 60_000).toISOString() }) + '\n',
+  );
   const followed = await tail;
   assert.equal(followed.code, 0, followed.stderr);
-  const got = followed.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const got = followed.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(got.length, 151);
   assert.equal(got[150].path, '/late', 'the new record came last, once');
   assert.equal(new Set(followed.stdout.trim().split('\n')).size, 151, 'no record printed twice');
 
   // A view by name: its output records, in event-time order.
-  const viewTail = await runCli(['tail', 'Latency view', '--since', new Date(START).toISOString(), '--interval', '100', '--max', '151', '--timeout', '60'], { env: c.env, timeoutMs: 90_000 });
+  const viewTail = await runCli(
+    [
+      'tail',
+      'Latency view',
+      '--since',
+      new Date(START).toISOString(),
+      '--interval',
+      '100',
+      '--max',
+      '151',
+      '--timeout',
+      '60',
+    ],
+    { env: c.env, timeoutMs: 90_000 },
+  );
   assert.equal(viewTail.code, 0, viewTail.stderr);
-  const outputs = viewTail.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  const outputs = viewTail.stdout
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
   assert.equal(outputs.length, 151);
-  assert.deepEqual(Object.keys(outputs[0]).filter((k) => !k.startsWith('_')).sort(), ['ms', 'path']);
+  assert.deepEqual(
+    Object.keys(outputs[0])
+      .filter((k) => !k.startsWith('_'))
+      .sort(),
+    ['ms', 'path'],
+  );
   assert.equal(outputs[150].path, '/late');
 
   const del = await runCli(['metrics', 'delete', metric.id], { env: c.env });

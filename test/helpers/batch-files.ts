@@ -8,7 +8,16 @@ import type { BatchResult } from '../../src/pipeline/process-batch.js';
  */
 
 /** A batch's files as their manifests see them. */
-export const fileSummary = (r: BatchResult) => r.files.map((f) => ({ kind: f.kind, path: f.path, rows: f.rows, docBytes: f.docBytes, counts: f.counts, minTs: f.minTs, maxTs: f.maxTs }));
+export const fileSummary = (r: BatchResult) =>
+  r.files.map((f) => ({
+    kind: f.kind,
+    path: f.path,
+    rows: f.rows,
+    docBytes: f.docBytes,
+    counts: f.counts,
+    minTs: f.minTs,
+    maxTs: f.maxTs,
+  }));
 
 /**
  * A DuckDB value as text that tells -0 from 0, a null from the string "null", a number from a
@@ -16,7 +25,10 @@ export const fileSummary = (r: BatchResult) => r.files.map((f) => ({ kind: f.kin
  */
 function cell(x: unknown): string {
   if (x === null) return 'NULL';
-  if (typeof x === 'string') return x.length <= 160 ? 's:' + x : `s:${x.slice(0, 80)}… (${x.length} chars, sha256 ${createHash('sha256').update(x).digest('hex')})`;
+  if (typeof x === 'string')
+    return x.length <= 160
+      ? 's:' + x
+      : `s:${x.slice(0, 80)}… (${x.length} chars, sha256 ${createHash('sha256').update(x).digest('hex')})`;
   if (typeof x === 'number') return 'n:' + (Object.is(x, -0) ? '-0' : String(x));
   if (typeof x === 'boolean') return 'b:' + String(x);
   if (typeof x === 'bigint') return 'i:' + String(x);
@@ -27,7 +39,9 @@ function cell(x: unknown): string {
 export async function readFileRows(conn: DuckDBConnection, paths: string[]): Promise<string[]> {
   const out: string[] = [];
   for (const p of paths) {
-    const reader = await conn.runAndReadAll(`SELECT * FROM read_parquet('${p.replace(/'/g, "''")}') ORDER BY _sluice_seq, _sluice_row`);
+    const reader = await conn.runAndReadAll(
+      `SELECT * FROM read_parquet('${p.replace(/'/g, "''")}') ORDER BY _sluice_seq, _sluice_row`,
+    );
     const names = reader.columnNames();
     for (const row of reader.getRows()) out.push(JSON.stringify(names.map((n, i) => [n, cell(row[i])])));
   }

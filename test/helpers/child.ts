@@ -17,7 +17,13 @@ export interface ChildServer {
  * `execArgv` are node options (e.g. `--cpu-prof`, which NODE_OPTIONS does not take); `mainJs` another
  * build's entry point (benchmarks compare builds); `ipc` opens an IPC channel to it.
  */
-export async function startChild(env: Record<string, string>, timeoutMs = 20_000, execArgv: readonly string[] = [], mainJs = MAIN_JS, ipc = false): Promise<ChildServer> {
+export async function startChild(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  execArgv: readonly string[] = [],
+  mainJs = MAIN_JS,
+  ipc = false,
+): Promise<ChildServer> {
   const proc = spawn(process.execPath, [...execArgv, mainJs], {
     env: { ...process.env, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'warn', ...env },
     // An IPC channel (benchmarks): the server answers questions about its pipeline there (main.ts).
@@ -27,9 +33,14 @@ export async function startChild(env: Record<string, string>, timeoutMs = 20_000
   let err = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | string>((resolve) => proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  const exited = new Promise<number | string>((resolve) =>
+    proc.on('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
   const url = await new Promise<string>((resolve, reject) => {
-    const deadline = setTimeout(() => reject(new Error(`child did not start in ${timeoutMs} ms: ${out}${err}`)), timeoutMs);
+    const deadline = setTimeout(
+      () => reject(new Error(`child did not start in ${timeoutMs} ms: ${out}${err}`)),
+      timeoutMs,
+    );
     const check = () => {
       const m = /listening on (http:\/\/[^\s]+)/.exec(out);
       if (m) {
@@ -62,7 +73,11 @@ export async function childApi(base: string, key: string, method: string, path: 
  * Wait (bounded) until the child's pipeline has no pending records, then stop it with SIGTERM and
  * check it exits 0. `live` reads `GET /v1/projects/:id/pipeline/live`.
  */
-export async function drainAndStop(child: ChildServer, live: () => Promise<{ pending_records: number }>, timeoutMs = 60_000): Promise<void> {
+export async function drainAndStop(
+  child: ChildServer,
+  live: () => Promise<{ pending_records: number }>,
+  timeoutMs = 60_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const now = await live();

@@ -40,13 +40,27 @@ export class TestServer {
   /** Replaces the outbound client the config would make (kept across restarts). */
   outbound?: OutboundClient;
 
-  private constructor(readonly clock: Clock | undefined, env: Record<string, string>, readonly log?: Logger) {
+  private constructor(
+    readonly clock: Clock | undefined,
+    env: Record<string, string>,
+    readonly log?: Logger,
+  ) {
     this.dataDir = mkdtempSync(join(tmpdir(), 'sluice-test-'));
-    this.env = { SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_LOG_LEVEL: 'silent', SLUICE_BOOTSTRAP_KEY: BOOTSTRAP_KEY, SLUICE_ADMIN_PASSWORD: 'admin-password', ...env, SLUICE_DATA_DIR: this.dataDir };
+    this.env = {
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_LOG_LEVEL: 'silent',
+      SLUICE_BOOTSTRAP_KEY: BOOTSTRAP_KEY,
+      SLUICE_ADMIN_PASSWORD: 'admin-password',
+      ...env,
+      SLUICE_DATA_DIR: this.dataDir,
+    };
   }
 
   /** `log` replaces the logger SLUICE_LOG_LEVEL would make (tests that read what was logged). */
-  static async start(opts: { clock?: Clock; env?: Record<string, string>; log?: Logger; outbound?: OutboundClient } = {}): Promise<TestServer> {
+  static async start(
+    opts: { clock?: Clock; env?: Record<string, string>; log?: Logger; outbound?: OutboundClient } = {},
+  ): Promise<TestServer> {
     const t = new TestServer(opts.clock, opts.env ?? {}, opts.log);
     if (opts.outbound) t.outbound = opts.outbound;
     await t.boot();
@@ -63,7 +77,12 @@ export class TestServer {
 
   private async boot(): Promise<void> {
     const config = loadConfig(this.env);
-    this.sluice = await startSluice({ config, ...(this.clock ? { clock: this.clock } : {}), ...(this.log ? { log: this.log } : {}), ...(this.outbound ? { outbound: this.outbound } : {}) });
+    this.sluice = await startSluice({
+      config,
+      ...(this.clock ? { clock: this.clock } : {}),
+      ...(this.log ? { log: this.log } : {}),
+      ...(this.outbound ? { outbound: this.outbound } : {}),
+    });
   }
 
   /** Stop and start again on the same data dir (a new port). */

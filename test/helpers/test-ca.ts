@@ -35,13 +35,52 @@ export function testCa(): TestCa {
   const f = (name: string) => join(dir, name);
   const ssl = (...args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'ignore', 'pipe'] });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  ssl('req', '-x509', ...ec, '-keyout', f('ca.key'), '-out', f('ca.crt'), '-days', '2', '-subj', '/CN=Sluice Test CA',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign');
+  ssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    f('ca.key'),
+    '-out',
+    f('ca.crt'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=Sluice Test CA',
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  );
   ssl('req', ...ec, '-keyout', f('server.key'), '-out', f('server.csr'), '-subj', '/CN=localhost');
   const names = ['localhost', ...TEST_CERT_NAMES].map((n) => `DNS:${n}`).join(',');
-  writeFileSync(f('ext.cnf'), `subjectAltName=${names},IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n`);
-  ssl('x509', '-req', '-in', f('server.csr'), '-CA', f('ca.crt'), '-CAkey', f('ca.key'), '-CAcreateserial', '-out', f('server.crt'), '-days', '2', '-extfile', f('ext.cnf'));
-  made = { ca: readFileSync(f('ca.crt'), 'utf8'), caPath: f('ca.crt'), cert: readFileSync(f('server.crt'), 'utf8'), key: readFileSync(f('server.key'), 'utf8') };
+  writeFileSync(
+    f('ext.cnf'),
+    `subjectAltName=${names},IP:127.0.0.1,IP:::1\nbasicConstraints=CA:FALSE\nextendedKeyUsage=serverAuth\nkeyUsage=digitalSignature\n`,
+  );
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    f('server.csr'),
+    '-CA',
+    f('ca.crt'),
+    '-CAkey',
+    f('ca.key'),
+    '-CAcreateserial',
+    '-out',
+    f('server.crt'),
+    '-days',
+    '2',
+    '-extfile',
+    f('ext.cnf'),
+  );
+  made = {
+    ca: readFileSync(f('ca.crt'), 'utf8'),
+    caPath: f('ca.crt'),
+    cert: readFileSync(f('server.crt'), 'utf8'),
+    key: readFileSync(f('server.key'), 'utf8'),
+  };
   return made;
 }
 

@@ -6,11 +6,22 @@ import { BOOTSTRAP_KEY, TestServer } from '../helpers/server.js';
 /** Send a body with chunked transfer encoding (no Content-Length), as a streaming client would. */
 function postChunked(url: string, path: string, chunks: Buffer[]): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
-    const req = request(url + path, { method: 'POST', headers: { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = request(
+      url + path,
+      {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${BOOTSTRAP_KEY}`,
+          'content-type': 'application/json',
+          'transfer-encoding': 'chunked',
+        },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     req.on('error', reject);
     for (const c of chunks) req.write(c);
     req.end();
@@ -21,7 +32,10 @@ test('bad input classes answer a 4xx envelope with a stable code', async (t) => 
   const srv = await TestServer.start({ env: { SLUICE_MAX_BODY_BYTES: '2048' } });
   t.after(() => srv.stop());
 
-  const malformed = await srv.call('POST', '/v1/projects', { raw: '{"name": ', headers: { 'content-type': 'application/json' } });
+  const malformed = await srv.call('POST', '/v1/projects', {
+    raw: '{"name": ',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(malformed.status, 400);
   assert.equal(malformed.body.error?.code, 'request_malformed_json');
   assert.equal(malformed.body.data, null);
@@ -39,13 +53,20 @@ test('bad input classes answer a 4xx envelope with a stable code', async (t) => 
   assert.equal(huge.status, 413);
   assert.equal(huge.body.error?.code, 'payload_too_large');
 
-  const chunked = await postChunked(srv.url, '/v1/projects', [Buffer.from('{"name":"'), Buffer.alloc(3000, 'y'), Buffer.from('"}')]);
+  const chunked = await postChunked(srv.url, '/v1/projects', [
+    Buffer.from('{"name":"'),
+    Buffer.alloc(3000, 'y'),
+    Buffer.from('"}'),
+  ]);
   assert.equal(chunked.status, 413);
   assert.equal(chunked.body.error.code, 'payload_too_large');
   // The server stays healthy after refusing.
   assert.equal((await srv.get('/v1/projects')).status, 200);
 
-  const multipart = await srv.call('POST', '/v1/projects', { raw: 'x', headers: { 'content-type': 'multipart/form-data; boundary=x' } });
+  const multipart = await srv.call('POST', '/v1/projects', {
+    raw: 'x',
+    headers: { 'content-type': 'multipart/form-data; boundary=x' },
+  });
   assert.equal(multipart.status, 415);
   assert.equal(multipart.body.error?.code, 'unsupported_media_type');
 
@@ -60,7 +81,14 @@ test('bad input classes answer a 4xx envelope with a stable code', async (t) => 
   assert.equal(both.status, 400);
   assert.match(both.body.error!.message, /mutually exclusive/);
 
-  for (const [limit, status] of [['0', 400], ['1', 200], ['200', 200], ['201', 400], ['ten', 400], ['2.5', 400]] as const) {
+  for (const [limit, status] of [
+    ['0', 400],
+    ['1', 200],
+    ['200', 200],
+    ['201', 400],
+    ['ten', 400],
+    ['2.5', 400],
+  ] as const) {
     const r = await srv.get(`/v1/projects?limit=${limit}`);
     assert.equal(r.status, status, `limit=${limit}`);
     if (status === 200) assert.equal(r.body.pagination?.limit, Number(limit));
@@ -99,7 +127,12 @@ test('401 for missing or invalid credentials, 403 for a missing scope', async (t
 
   const s = srv.sluice.services;
   const team = s.accounts.teamIdsOf((await s.accounts.getUserByEmail('admin@localhost'))!.id)[0]!;
-  const { secret } = await s.accounts.createKey({ teamId: team, name: 'reader', scopes: { projects: ['read'] }, updatedBy: null });
+  const { secret } = await s.accounts.createKey({
+    teamId: team,
+    name: 'reader',
+    scopes: { projects: ['read'] },
+    updatedBy: null,
+  });
   assert.equal((await srv.get('/v1/projects', { token: secret })).status, 200);
   const denied = await srv.post('/v1/projects', { name: 'nope' }, { token: secret });
   assert.equal(denied.status, 403);

@@ -44,7 +44,14 @@ describe('refusals of bodies still arriving can be read by fetch', () => {
   let port: number;
 
   before(async () => {
-    srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0', SLUICE_MAX_INGEST_BYTES: String(MB), SLUICE_MAX_BODY_BYTES: String(MB), SLUICE_INGEST_BODY_TIMEOUT_MS: '1500' } });
+    srv = await TestServer.start({
+      env: {
+        SLUICE_PIPELINE: '0',
+        SLUICE_MAX_INGEST_BYTES: String(MB),
+        SLUICE_MAX_BODY_BYTES: String(MB),
+        SLUICE_INGEST_BODY_TIMEOUT_MS: '1500',
+      },
+    });
     f = await createIngestKey(srv);
     port = Number(new URL(srv.url).port);
   });
@@ -52,17 +59,38 @@ describe('refusals of bodies still arriving can be read by fetch', () => {
 
   for (const body of ['buffer', 'stream'] as const) {
     it(`ingest: a ${body} body over the limit answers 413 payload_too_large, with Connection: close`, async () => {
-      await allRefused({ url: `${srv.url}/ingest?key=${f.secret}`, body, bytes: 8 * MB, rounds: ROUNDS, headers: { 'content-type': 'application/x-ndjson' } }, 413, 'payload_too_large', 'POST /ingest');
+      await allRefused(
+        {
+          url: `${srv.url}/ingest?key=${f.secret}`,
+          body,
+          bytes: 8 * MB,
+          rounds: ROUNDS,
+          headers: { 'content-type': 'application/x-ndjson' },
+        },
+        413,
+        'payload_too_large',
+        'POST /ingest',
+      );
       assert.equal(srv.sluice.services.spool.pendingRecords(f.projectId), 0, 'nothing of it was spooled');
     });
 
     it(`ingest: a refusal before the ${body} body is read (unknown key) can be read too`, async () => {
-      await allRefused({ url: `${srv.url}/ingest?key=not-a-key`, body, bytes: 4 * MB, rounds: ROUNDS }, 401, 'auth_invalid_credentials', 'POST /ingest');
+      await allRefused(
+        { url: `${srv.url}/ingest?key=not-a-key`, body, bytes: 4 * MB, rounds: ROUNDS },
+        401,
+        'auth_invalid_credentials',
+        'POST /ingest',
+      );
     });
 
     it(`control plane: a ${body} body over SLUICE_MAX_BODY_BYTES answers 413 payload_too_large`, async () => {
       const headers = { authorization: `Bearer ${BOOTSTRAP_KEY}`, 'content-type': 'application/json' };
-      await allRefused({ url: `${srv.url}/v1/projects`, body, bytes: 8 * MB, rounds: ROUNDS, headers }, 413, 'payload_too_large', 'POST /v1/projects');
+      await allRefused(
+        { url: `${srv.url}/v1/projects`, body, bytes: 8 * MB, rounds: ROUNDS, headers },
+        413,
+        'payload_too_large',
+        'POST /v1/projects',
+      );
     });
   }
 
@@ -73,17 +101,29 @@ describe('refusals of bodies still arriving can be read by fetch', () => {
   });
 
   it('a refused body that stalls is answered and closed at the body time limit', async () => {
-    const r = await raw(port, `POST /ingest?key=${f.secret} HTTP/1.1\r\nHost: x\r\nContent-Length: ${4 * MB}\r\n\r\n`, Buffer.alloc(2 * MB, 0x61));
+    const r = await raw(
+      port,
+      `POST /ingest?key=${f.secret} HTTP/1.1\r\nHost: x\r\nContent-Length: ${4 * MB}\r\n\r\n`,
+      Buffer.alloc(2 * MB, 0x61),
+    );
     assert.match(r.text, /^HTTP\/1\.1 413 /);
     assert.match(r.text, /payload_too_large/);
     assert.ok(r.ms >= 1200 && r.ms < 5000, `closed after ${r.ms} ms`);
   });
 
   it(`a declared length past ${DRAIN_MAX_BYTES / MB} MB is answered at once, without reading it`, async () => {
-    const r = await raw(port, `POST /ingest?key=${f.secret} HTTP/1.1\r\nHost: x\r\nContent-Length: ${DRAIN_MAX_BYTES + 1}\r\n\r\n`, null);
+    const r = await raw(
+      port,
+      `POST /ingest?key=${f.secret} HTTP/1.1\r\nHost: x\r\nContent-Length: ${DRAIN_MAX_BYTES + 1}\r\n\r\n`,
+      null,
+    );
     assert.match(r.text, /^HTTP\/1\.1 413 /);
     assert.ok(r.ms < 1000, `answered after ${r.ms} ms`);
-    const cp = await raw(port, `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${BOOTSTRAP_KEY}\r\nContent-Length: ${DRAIN_MAX_BYTES + 1}\r\n\r\n`, null);
+    const cp = await raw(
+      port,
+      `POST /v1/projects HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${BOOTSTRAP_KEY}\r\nContent-Length: ${DRAIN_MAX_BYTES + 1}\r\n\r\n`,
+      null,
+    );
     assert.match(cp.text, /^HTTP\/1\.1 413 /);
     assert.ok(cp.ms < 1000, `answered after ${cp.ms} ms`);
   });

@@ -14,12 +14,27 @@ function capturedLog(): { log: ReturnType<typeof createLogger>; lines: any[] } {
   return { log, lines };
 }
 
-const PRINCIPAL: Principal = { kind: 'key', teamId: 'team_test', userId: null, keyId: null, sessionId: null, scopes: {}, isOwner: false };
+const PRINCIPAL: Principal = {
+  kind: 'key',
+  teamId: 'team_test',
+  userId: null,
+  keyId: null,
+  sessionId: null,
+  scopes: {},
+  isOwner: false,
+};
 
 /** Routes that fail in each way, dispatched without a server (auth: 'none' skips the credentials). */
 function failingRoutes(): RouteDef[] {
   const route = (path: string, handler: () => unknown) =>
-    defineRoute({ method: 'GET', path, scope: 'authenticated', auth: 'none', summary: path, handler: handler as RouteDef['handler'] });
+    defineRoute({
+      method: 'GET',
+      path,
+      scope: 'authenticated',
+      auth: 'none',
+      summary: path,
+      handler: handler as RouteDef['handler'],
+    });
   return [
     route('/v1/bug', function viewHandler() {
       throw new Error('views table missing', { cause: new Error('ENOENT: no such file views.lmdb') });
@@ -45,7 +60,13 @@ async function run(path: string) {
   const { log, lines } = capturedLog();
   const router = new Router(failingRoutes());
   const deps: DispatchDeps = { authenticate: () => PRINCIPAL, team: () => undefined, log };
-  const result = await dispatch(deps, router.match('GET', path), { method: 'GET', path, query: '', headers: {}, body: null });
+  const result = await dispatch(deps, router.match('GET', path), {
+    method: 'GET',
+    path,
+    query: '',
+    headers: {},
+    body: null,
+  });
   return { result, errors: lines.filter((l) => l.level >= 50), lines };
 }
 
@@ -53,7 +74,11 @@ test('a handler that throws a plain Error answers 500 server_error and is logged
   const { result, errors } = await run('/v1/bug');
   assert.equal(result.status, 500);
   assert.equal(result.envelope.error?.code, 'server_error');
-  assert.equal(result.envelope.error?.message, 'Something went wrong on the server', 'the answer does not carry the internals');
+  assert.equal(
+    result.envelope.error?.message,
+    'Something went wrong on the server',
+    'the answer does not carry the internals',
+  );
   assert.equal(errors.length, 1);
   const [line] = errors;
   assert.equal(line.level, 50);
@@ -64,7 +89,11 @@ test('a handler that throws a plain Error answers 500 server_error and is logged
   assert.equal(line.err.type, 'Error');
   assert.match(line.err.message, /views table missing/);
   assert.match(line.err.message, /ENOENT: no such file views\.lmdb/, 'the cause is in the message');
-  assert.match(line.err.stack, /^Error: views table missing\n\s+at \S*viewHandler\b/, 'the stack of the throw, not of the envelope');
+  assert.match(
+    line.err.stack,
+    /^Error: views table missing\n\s+at \S*viewHandler\b/,
+    'the stack of the throw, not of the envelope',
+  );
   assert.match(line.err.stack, /caused by: Error: ENOENT/);
   assert.equal(line.msg, 'GET /v1/bug answered 500 server_error');
 });
@@ -117,5 +146,8 @@ test('the server logs a 5xx of a real route once, with the cause, beside its req
   assert.equal(errors[0].route, 'GET /v1/projects');
   assert.match(errors[0].err.stack, /project index unreadable[\s\S]*caused by: Error: MDB_CORRUPTED/);
   const requests = lines.filter((l) => l.msg === 'request' && l.route === 'GET /v1/projects');
-  assert.deepEqual(requests.map((l) => l.status), [500]);
+  assert.deepEqual(
+    requests.map((l) => l.status),
+    [500],
+  );
 });

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { TestServer } from '../helpers/server.js';
 import { ManualClock } from '../../src/clock.js';
 import { IngestGate } from '../../src/ingest/backpressure.js';
-import { ApiError } from '../../src/errors.js';
+import type { ApiError } from '../../src/errors.js';
 import { createIngestKey, ingest, ndjson } from './helpers.js';
 import { WsClient } from './ws-client.js';
 
@@ -18,7 +18,11 @@ describe('ingest backpressure', () => {
       assert.equal(full.status, 503);
       assert.equal(full.body.error.code, 'spool_full_ingest_queue');
       assert.ok(Number(full.headers.get('retry-after')) > 0);
-      assert.equal(srv.sluice.services.spool.pendingRecords(f.projectId), 3, 'nothing of the refused request is spooled');
+      assert.equal(
+        srv.sluice.services.spool.pendingRecords(f.projectId),
+        3,
+        'nothing of the refused request is spooled',
+      );
       // What still fits is accepted.
       assert.equal((await ingest(srv.url, q, ndjson([{ a: 4 }, { a: 5 }]))).status, 202);
       // A WebSocket frame is refused the same way, without closing.
@@ -57,7 +61,9 @@ describe('ingest backpressure', () => {
       assert.equal(minute?.errors, 1);
       assert.deepEqual(minute?.error_counts, { spool_full_disk_gate: 1 });
       // A key that is not known is counted once too (under the node, no project to tie it to).
-      const node = () => srv.sluice.services.telemetry.minute('_node', Math.floor(Date.now() / 60_000) * 60_000)?.error_counts.auth_invalid_credentials ?? 0;
+      const node = () =>
+        srv.sluice.services.telemetry.minute('_node', Math.floor(Date.now() / 60_000) * 60_000)?.error_counts
+          .auth_invalid_credentials ?? 0;
       const before = node();
       assert.equal((await ingest(srv.url, 'key=pik_unknown', '{"a":1}')).status, 401);
       assert.equal(node() - before, 1);
@@ -70,17 +76,30 @@ describe('ingest backpressure', () => {
     const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
     try {
       const clock = new ManualClock(1_000_000);
-      const gate = new IngestGate({ dataDir: srv.dataDir, minFreeDiskBytes: 0, maxPendingRecords: 1000, maxBytesInFlight: 100 }, srv.sluice.services.spool, clock);
+      const gate = new IngestGate(
+        { dataDir: srv.dataDir, minFreeDiskBytes: 0, maxPendingRecords: 1000, maxBytesInFlight: 100 },
+        srv.sluice.services.spool,
+        clock,
+      );
       gate.check(10, 10);
       gate.storageFailed();
-      assert.throws(() => gate.check(1, 1), (e: ApiError) => e.code === 'spool_full_storage_write' && e.status === 503 && e.headers['retry-after'] === '10');
+      assert.throws(
+        () => gate.check(1, 1),
+        (e: ApiError) => e.code === 'spool_full_storage_write' && e.status === 503 && e.headers['retry-after'] === '10',
+      );
       clock.advance(6_000);
       gate.check(1, 1);
       gate.hold(80);
-      assert.throws(() => gate.check(0, 30), (e: ApiError) => e.code === 'spool_full_ingest_queue');
+      assert.throws(
+        () => gate.check(0, 30),
+        (e: ApiError) => e.code === 'spool_full_ingest_queue',
+      );
       gate.release(80);
       gate.check(0, 30);
-      assert.throws(() => gate.check(1001, 0), (e: ApiError) => e.code === 'spool_full_ingest_queue');
+      assert.throws(
+        () => gate.check(1001, 0),
+        (e: ApiError) => e.code === 'spool_full_ingest_queue',
+      );
     } finally {
       await srv.stop();
     }

@@ -7,7 +7,11 @@ import { createIngestKey, ingest, ndjson, type IngestFixture } from './helpers.j
 import { WsClient } from './ws-client.js';
 
 /** A raw HTTP/1.1 request whose body the test sends (or withholds) by hand. */
-function rawRequest(port: number, path: string, headers: Record<string, string>): { socket: Socket; response: Promise<{ status: number; text: string; closed: boolean }> } {
+function rawRequest(
+  port: number,
+  path: string,
+  headers: Record<string, string>,
+): { socket: Socket; response: Promise<{ status: number; text: string; closed: boolean }> } {
   const socket = connect(port, '127.0.0.1');
   let data = '';
   const response = new Promise<{ status: number; text: string; closed: boolean }>((resolve) => {
@@ -15,7 +19,11 @@ function rawRequest(port: number, path: string, headers: Record<string, string>)
     socket.on('close', () => resolve({ status: Number(data.split(' ')[1]), text: data, closed: true }));
     socket.on('error', () => undefined);
   });
-  socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}\r\n`);
+  socket.write(
+    `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('')}\r\n`,
+  );
   return { socket, response };
 }
 
@@ -25,14 +33,19 @@ describe('ingest bodies: memory of uploads in progress, read time limit, BOM, ne
   let port: number;
 
   before(async () => {
-    srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0', SLUICE_MAX_INGEST_MEMORY_BYTES: '1000', SLUICE_INGEST_BODY_TIMEOUT_MS: '600' } });
+    srv = await TestServer.start({
+      env: { SLUICE_PIPELINE: '0', SLUICE_MAX_INGEST_MEMORY_BYTES: '1000', SLUICE_INGEST_BODY_TIMEOUT_MS: '600' },
+    });
     f = await createIngestKey(srv);
     port = Number(new URL(srv.url).port);
   });
   after(() => srv.stop());
 
   it('declared bytes of a body still arriving count against the memory cap from admission; they are released when it ends', async () => {
-    const stalled = rawRequest(port, `/ingest?key=${f.secret}`, { 'content-length': '800', 'content-type': 'application/x-ndjson' });
+    const stalled = rawRequest(port, `/ingest?key=${f.secret}`, {
+      'content-length': '800',
+      'content-type': 'application/x-ndjson',
+    });
     stalled.socket.write('{"a":1}\n');
     await new Promise((r) => setTimeout(r, 50));
     const refused = await ingest(srv.url, `key=${f.secret}`, ndjson(Array.from({ length: 30 }, (_, i) => ({ i }))));
@@ -42,9 +55,19 @@ describe('ingest bodies: memory of uploads in progress, read time limit, BOM, ne
     stalled.socket.destroy();
     await stalled.response;
     await new Promise((r) => setTimeout(r, 50));
-    assert.equal((await ingest(srv.url, `key=${f.secret}`, ndjson(Array.from({ length: 30 }, (_, i) => ({ i }))))).status, 202, 'released on abort');
-    const minutes = [...srv.sluice.services.telemetry.range(f.projectId, Date.now() - 120_000, Date.now() + 60_000).values()];
-    assert.equal(minutes.reduce((n, m) => n + (m.error_counts.connection_closed ?? 0), 0), 1, 'a client gone mid-body is counted as connection_closed');
+    assert.equal(
+      (await ingest(srv.url, `key=${f.secret}`, ndjson(Array.from({ length: 30 }, (_, i) => ({ i }))))).status,
+      202,
+      'released on abort',
+    );
+    const minutes = [
+      ...srv.sluice.services.telemetry.range(f.projectId, Date.now() - 120_000, Date.now() + 60_000).values(),
+    ];
+    assert.equal(
+      minutes.reduce((n, m) => n + (m.error_counts.connection_closed ?? 0), 0),
+      1,
+      'a client gone mid-body is counted as connection_closed',
+    );
   });
 
   it('chunked bytes count as they arrive: past the cap the upload is refused with 503', async () => {
@@ -68,7 +91,11 @@ describe('ingest bodies: memory of uploads in progress, read time limit, BOM, ne
     assert.match(r.text, /body_timeout/);
     assert.ok(r.closed);
     assert.ok(took >= 550 && took < 3000, `closed after ${took} ms`);
-    assert.equal((await ingest(srv.url, `key=${f.secret}`, ndjson(Array.from({ length: 30 }, (_, i) => ({ i }))))).status, 202, 'its bytes were released');
+    assert.equal(
+      (await ingest(srv.url, `key=${f.secret}`, ndjson(Array.from({ length: 30 }, (_, i) => ({ i }))))).status,
+      202,
+      'its bytes were released',
+    );
   });
 
   it('a leading UTF-8 BOM is stripped from bodies and frames before parsing and spooling', async () => {
@@ -82,7 +109,10 @@ describe('ingest bodies: memory of uploads in progress, read time limit, BOM, ne
     const mine = [...srv.sluice.services.spool.scan()].filter((e) => e.project_id === g.projectId);
     assert.equal(mine.length, 3);
     for (const e of mine) assert.notEqual(e.body[0], 0xef, 'stored without the BOM');
-    assert.deepEqual(mine.flatMap((e) => decodeRecords(e.format, e.body)), [{ a: 1 }, { a: 2 }, { b: 1 }, { b: 2 }, { c: 1 }]);
+    assert.deepEqual(
+      mine.flatMap((e) => decodeRecords(e.format, e.body)),
+      [{ a: 1 }, { a: 2 }, { b: 1 }, { b: 2 }, { c: 1 }],
+    );
   });
 
   it('records nested deeper than 1,000 levels are refused with frame_invalid naming the line or index', async () => {
@@ -120,7 +150,10 @@ describe('ingest bodies: large uploads that stall', () => {
       const f = await createIngestKey(srv);
       const port = Number(new URL(srv.url).port);
       // Declares 150 KB, sends 8 bytes and stalls (a slow or hostile client).
-      const stalled = rawRequest(port, `/ingest?key=${f.secret}`, { 'content-length': '150000', 'content-type': 'application/x-ndjson' });
+      const stalled = rawRequest(port, `/ingest?key=${f.secret}`, {
+        'content-length': '150000',
+        'content-type': 'application/x-ndjson',
+      });
       stalled.socket.write('{"a":1}\n');
       await new Promise((r) => setTimeout(r, 50));
       // 100 KB more would pass the 200 KB cap if the stalled upload held its declared length.
@@ -140,9 +173,14 @@ describe('ingest bodies: large uploads that stall', () => {
     try {
       const f = await createIngestKey(srv);
       const port = Number(new URL(srv.url).port);
-      const body = Buffer.from(ndjson(Array.from({ length: 3000 }, (_, i) => ({ i, s: `é ${i} `.repeat(1 + (i % 40)) }))));
+      const body = Buffer.from(
+        ndjson(Array.from({ length: 3000 }, (_, i) => ({ i, s: `é ${i} `.repeat(1 + (i % 40)) }))),
+      );
       assert.ok(body.length > 256 * 1024);
-      const req = rawRequest(port, `/ingest?key=${f.secret}&collection=pieces`, { 'content-length': String(body.length), 'content-type': 'application/x-ndjson' });
+      const req = rawRequest(port, `/ingest?key=${f.secret}&collection=pieces`, {
+        'content-length': String(body.length),
+        'content-type': 'application/x-ndjson',
+      });
       // Uneven pieces, with pauses, so uWS hands them over as several chunks.
       for (let at = 0, k = 1; at < body.length; k++) {
         const end = Math.min(body.length, at + 1000 * k * k);
@@ -150,7 +188,10 @@ describe('ingest bodies: large uploads that stall', () => {
         at = end;
         await new Promise((r) => setTimeout(r, 5));
       }
-      const answer = await Promise.race([req.response, new Promise<{ text: string }>((r) => req.socket.on('data', (d) => r({ text: d.toString('latin1') })))]);
+      const answer = await Promise.race([
+        req.response,
+        new Promise<{ text: string }>((r) => req.socket.on('data', (d) => r({ text: d.toString('latin1') }))),
+      ]);
       assert.match(answer.text, /^HTTP\/1\.1 202/);
       req.socket.destroy();
       const stored = [...srv.sluice.services.spool.scan()].filter((e) => e.records === 3000);
@@ -158,13 +199,24 @@ describe('ingest bodies: large uploads that stall', () => {
       assert.ok(Buffer.from(stored[0]!.body).equals(body), 'the spooled body is what was sent');
       // Refusals of such bodies are unchanged: a bad byte on a late line, a line that is not JSON.
       const lines = body.toString('utf8').split('\n');
-      const badUtf8 = Buffer.concat([Buffer.from(lines.slice(0, 2500).join('\n') + '\n{"x":"'), Buffer.from([0xc3, 0x28]), Buffer.from('"}\n' + lines.slice(2500).join('\n'))]);
-      const r1 = await ingest(srv.url, `key=${f.secret}&collection=pieces`, badUtf8, { 'content-type': 'application/x-ndjson' });
+      const badUtf8 = Buffer.concat([
+        Buffer.from(lines.slice(0, 2500).join('\n') + '\n{"x":"'),
+        Buffer.from([0xc3, 0x28]),
+        Buffer.from('"}\n' + lines.slice(2500).join('\n')),
+      ]);
+      const r1 = await ingest(srv.url, `key=${f.secret}&collection=pieces`, badUtf8, {
+        'content-type': 'application/x-ndjson',
+      });
       assert.equal(r1.status, 400);
       assert.equal(r1.body.error.code, 'frame_invalid');
-      assert.deepEqual(r1.body.error.details, { line: 2501, reason: 'is not valid UTF-8: send JSON text encoded as UTF-8' });
+      assert.deepEqual(r1.body.error.details, {
+        line: 2501,
+        reason: 'is not valid UTF-8: send JSON text encoded as UTF-8',
+      });
       const notJson = lines.slice(0, 2999).join('\n') + '\n{"x":1,}\n';
-      const r2 = await ingest(srv.url, `key=${f.secret}&collection=pieces`, notJson, { 'content-type': 'application/x-ndjson' });
+      const r2 = await ingest(srv.url, `key=${f.secret}&collection=pieces`, notJson, {
+        'content-type': 'application/x-ndjson',
+      });
       assert.equal(r2.status, 400);
       assert.equal(r2.body.error.details.line, 3000);
       assert.equal([...srv.sluice.services.spool.scan()].length, 1, 'nothing of them spooled');

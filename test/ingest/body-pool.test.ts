@@ -38,11 +38,27 @@ describe('ingest body buffers used again', () => {
     it('concurrent large bodies, round after round, each spooled exactly as sent; refused ones too leave the others intact', async () => {
       const sent: string[] = [];
       for (let round = 0; round < 4; round++) {
-        const bodies = Array.from({ length: 6 }, (_, k) => ndjson(Array.from({ length: 400 + 37 * k }, (_, i) => ({ round, k, i, pad: `${round}-${k}-${i} `.repeat(10 + ((i * 7 + k) % 30)) }))));
+        const bodies = Array.from({ length: 6 }, (_, k) =>
+          ndjson(
+            Array.from({ length: 400 + 37 * k }, (_, i) => ({
+              round,
+              k,
+              i,
+              pad: `${round}-${k}-${i} `.repeat(10 + ((i * 7 + k) % 30)),
+            })),
+          ),
+        );
         // One bad body per round: its buffer goes back at once and is taken by the next one.
         const bad = bodies[0]!.slice(0, -2) + ',}\n';
-        const replies = await Promise.all([...bodies, bad].map((b) => ingest(srv.url, `key=${f.secret}&collection=reuse`, b, { 'content-type': 'application/x-ndjson' })));
-        assert.deepEqual(replies.map((r) => r.status), [202, 202, 202, 202, 202, 202, 400]);
+        const replies = await Promise.all(
+          [...bodies, bad].map((b) =>
+            ingest(srv.url, `key=${f.secret}&collection=reuse`, b, { 'content-type': 'application/x-ndjson' }),
+          ),
+        );
+        assert.deepEqual(
+          replies.map((r) => r.status),
+          [202, 202, 202, 202, 202, 202, 400],
+        );
         sent.push(...bodies);
       }
       const stored = [...srv.sluice.services.spool.scan()].map((e) => Buffer.from(e.body).toString('utf8'));

@@ -37,9 +37,15 @@ describe('ingest crash safety', () => {
       for (let r = 0; !stop; r++) {
         const request = `w${w}r${r}`;
         sent.push(request);
-        const body = Array.from({ length: perRequest }, (_, k) => JSON.stringify({ id: `${request}k${k}`, pad: 'x'.repeat(100) })).join('\n');
+        const body = Array.from({ length: perRequest }, (_, k) =>
+          JSON.stringify({ id: `${request}k${k}`, pad: 'x'.repeat(100) }),
+        ).join('\n');
         try {
-          const res = await fetch(`${base}/ingest?key=${key.key}&collection=c${w % 3}`, { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+          const res = await fetch(`${base}/ingest?key=${key.key}&collection=c${w % 3}`, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/x-ndjson' },
+          });
           if (res.status === 202) {
             const json = (await res.json()) as any;
             assert.equal(json.data.accepted, perRequest);
@@ -68,11 +74,13 @@ describe('ingest crash safety', () => {
       const spool = new Spool(store);
       const seen = new Map<string, number>();
       for (const entry of spool.scan()) {
-        for (const rec of decodeRecords(entry.format, entry.body)) seen.set(rec.id as string, (seen.get(rec.id as string) ?? 0) + 1);
+        for (const rec of decodeRecords(entry.format, entry.body))
+          seen.set(rec.id as string, (seen.get(rec.id as string) ?? 0) + 1);
       }
       for (const [id, n] of seen) assert.equal(n, 1, `record ${id} spooled ${n} times`);
       for (const request of acked) {
-        for (let k = 0; k < perRequest; k++) assert.ok(seen.has(`${request}k${k}`), `acknowledged record ${request}k${k} is in the spool`);
+        for (let k = 0; k < perRequest; k++)
+          assert.ok(seen.has(`${request}k${k}`), `acknowledged record ${request}k${k} is in the spool`);
       }
       let partial = 0;
       let unackedButStored = 0;

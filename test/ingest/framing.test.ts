@@ -15,16 +15,25 @@ const refusal = (body: string | Buffer, ndjson = false) => {
 };
 
 test('an array with more records than allowed is refused from a byte count, before it is parsed', () => {
-  const body = '[' + Array(MAX_RECORDS_PER_REQUEST + 1).fill('{}').join(',') + ']';
+  const body =
+    '[' +
+    Array(MAX_RECORDS_PER_REQUEST + 1)
+      .fill('{}')
+      .join(',') +
+    ']';
   const e = refusal(body);
   assert.equal(e.code, 'payload_too_large');
   assert.deepEqual(e.details, { limit_records: MAX_RECORDS_PER_REQUEST });
   // Exactly at the limit is accepted.
-  assert.equal(parseBatch(Buffer.from('[' + Array(MAX_RECORDS_PER_REQUEST).fill('{}').join(',') + ']')).records, MAX_RECORDS_PER_REQUEST);
+  assert.equal(
+    parseBatch(Buffer.from('[' + Array(MAX_RECORDS_PER_REQUEST).fill('{}').join(',') + ']')).records,
+    MAX_RECORDS_PER_REQUEST,
+  );
 });
 
 test('bytes that are not UTF-8 are refused naming the line or index, not replaced and stored', () => {
-  const bad = (prefix: string, suffix: string) => Buffer.concat([Buffer.from(prefix), Buffer.from([0xe2, 0x28, 0xa1]), Buffer.from(suffix)]);
+  const bad = (prefix: string, suffix: string) =>
+    Buffer.concat([Buffer.from(prefix), Buffer.from([0xe2, 0x28, 0xa1]), Buffer.from(suffix)]);
   assert.deepEqual(refusal(bad('{"a":1}\n{"s":"', '"}')).details.line, 2);
   assert.deepEqual(refusal(bad('[{"a":1},{"b":2},{"s":"', '"}]')).details.index, 2);
   assert.match(String(refusal(bad('{"s":"', '"}')).details.reason), /UTF-8/);
@@ -33,10 +42,29 @@ test('bytes that are not UTF-8 are refused naming the line or index, not replace
 });
 
 test('timestamps: ISO 8601 strings and epoch milliseconds within range, nothing else', () => {
-  for (const ok of ['"2026-01-31T12:00:00Z"', '"2026-01-31T12:00:00.123456+05:30"', '"2026-01-31"', '"2026-01-31 12:00"', '0', '1767225600000']) {
+  for (const ok of [
+    '"2026-01-31T12:00:00Z"',
+    '"2026-01-31T12:00:00.123456+05:30"',
+    '"2026-01-31"',
+    '"2026-01-31 12:00"',
+    '0',
+    '1767225600000',
+  ]) {
     assert.equal(parseBatch(Buffer.from(`{"timestamp":${ok}}`)).records, 1, ok);
   }
-  for (const bad of ['"March 7"', '"1"', '"foo 12"', '"2026-13-45"', '"2026-02-30"', '"0000-01-01"', '1e20', '-1', 'null', '"2026-01-31T25:61:00Z"', '"2026-01-31T24:00"']) {
+  for (const bad of [
+    '"March 7"',
+    '"1"',
+    '"foo 12"',
+    '"2026-13-45"',
+    '"2026-02-30"',
+    '"0000-01-01"',
+    '1e20',
+    '-1',
+    'null',
+    '"2026-01-31T25:61:00Z"',
+    '"2026-01-31T24:00"',
+  ]) {
     assert.equal(refusal(`{"timestamp":${bad}}`).code, 'frame_invalid', bad);
   }
 });
@@ -64,5 +92,9 @@ test('timestamps: every instant JavaScript writes in ISO 8601 reads back to itse
     assert.equal(timestampMs(shifted), ms, shifted);
   }
   assert.equal(timestampMs('0050-06-01T00:00:00Z'), NaN, 'before 1970: not a record timestamp');
-  assert.equal(instantMs('0050-06-01T00:00:00Z'), Date.parse('0050-06-01T00:00:00Z'), 'years below 100 are not read as 19xx');
+  assert.equal(
+    instantMs('0050-06-01T00:00:00Z'),
+    Date.parse('0050-06-01T00:00:00Z'),
+    'years below 100 are not read as 19xx',
+  );
 });

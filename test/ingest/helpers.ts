@@ -1,4 +1,4 @@
-import { TestServer } from '../helpers/server.js';
+import type { TestServer } from '../helpers/server.js';
 
 /** A project, a source and an active ingest key created through the HTTP API. */
 export interface IngestFixture {
@@ -29,8 +29,17 @@ export interface IngestReply {
 }
 
 /** POST to /ingest on `base` with the given query string and body. */
-export async function ingest(base: string, query: string, body: string | Uint8Array | undefined, headers: Record<string, string> = {}): Promise<IngestReply> {
-  const res = await fetch(`${base}/ingest${query ? `?${query}` : ''}`, { method: 'POST', headers, ...(body !== undefined ? { body } : {}) });
+export async function ingest(
+  base: string,
+  query: string,
+  body: string | Uint8Array | undefined,
+  headers: Record<string, string> = {},
+): Promise<IngestReply> {
+  const res = await fetch(`${base}/ingest${query ? `?${query}` : ''}`, {
+    method: 'POST',
+    headers,
+    ...(body !== undefined ? { body } : {}),
+  });
   const text = await res.text();
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
 }

@@ -12,7 +12,9 @@ describe('HTTP ingest', () => {
   const q = () => `key=${f.secret}`;
   /** Every record spooled for the project so far, decoded, in sequence order. */
   const spooled = (projectId = f.projectId) =>
-    [...srv.sluice.services.spool.scan()].filter((e) => e.project_id === projectId).flatMap((e) => decodeRecords(e.format, e.body));
+    [...srv.sluice.services.spool.scan()]
+      .filter((e) => e.project_id === projectId)
+      .flatMap((e) => decodeRecords(e.format, e.body));
 
   before(async () => {
     srv = await TestServer.start({ env: { SLUICE_MAX_INGEST_BYTES: String(64 * 1024), SLUICE_PIPELINE: '0' } });
@@ -25,23 +27,33 @@ describe('HTTP ingest', () => {
   });
 
   it('accepts one object, an array of objects and NDJSON, 202 only after the commit', async () => {
-    const one = await ingest(srv.url, q(), JSON.stringify({ n: 1, timestamp: '2026-01-01T00:00:00Z' }), { 'content-type': 'application/json' });
+    const one = await ingest(srv.url, q(), JSON.stringify({ n: 1, timestamp: '2026-01-01T00:00:00Z' }), {
+      'content-type': 'application/json',
+    });
     assert.equal(one.status, 202);
     assert.deepEqual(one.body.data, { accepted: 1 });
     assert.equal(one.body.endpoint, 'POST /ingest');
     assert.equal(one.body.error, null);
     const arr = await ingest(srv.url, q(), JSON.stringify([{ n: 2 }, { n: 3, timestamp: 1767225600000 }]));
     assert.deepEqual([arr.status, arr.body.data], [202, { accepted: 2 }]);
-    const nd = await ingest(srv.url, q(), `{"n":4}\r\n\n{"n":5}\n   \n{"n":6}`, { 'content-type': 'application/x-ndjson' });
+    const nd = await ingest(srv.url, q(), `{"n":4}\r\n\n{"n":5}\n   \n{"n":6}`, {
+      'content-type': 'application/x-ndjson',
+    });
     assert.deepEqual([nd.status, nd.body.data], [202, { accepted: 3 }]);
     // A pretty-printed single object spans lines and is still one record.
     const pretty = await ingest(srv.url, q(), JSON.stringify({ n: 7, nested: { a: [1, 2] } }, null, 2));
     assert.deepEqual([pretty.status, pretty.body.data], [202, { accepted: 1 }]);
     // Durable before the answer: already in the spool when the 202 arrives, raw bytes kept.
-    assert.deepEqual(spooled().map((r) => r.n), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      spooled().map((r) => r.n),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
     assert.equal(srv.sluice.services.spool.pendingRecords(f.projectId), 7);
     const entries = [...srv.sluice.services.spool.scan()].filter((e) => e.project_id === f.projectId);
-    assert.deepEqual(entries.map((e) => e.format), ['ndjson', 'array', 'ndjson', 'object']);
+    assert.deepEqual(
+      entries.map((e) => e.format),
+      ['ndjson', 'array', 'ndjson', 'object'],
+    );
     assert.equal(Buffer.from(entries[2]!.body).toString(), `{"n":4}\r\n\n{"n":5}\n   \n{"n":6}`);
     for (let i = 1; i < entries.length; i++) assert.ok(entries[i]!.seq > entries[i - 1]!.seq);
   });
@@ -64,7 +76,10 @@ describe('HTTP ingest', () => {
 
   it('accepts gzip and deflate bodies; a decompression bomb is payload_too_large', async () => {
     const body = ndjson([{ z: 1 }, { z: 2 }]);
-    const gz = await ingest(srv.url, q(), gzipSync(body), { 'content-encoding': 'gzip', 'content-type': 'application/x-ndjson' });
+    const gz = await ingest(srv.url, q(), gzipSync(body), {
+      'content-encoding': 'gzip',
+      'content-type': 'application/x-ndjson',
+    });
     assert.deepEqual([gz.status, gz.body.data], [202, { accepted: 2 }]);
     // 1 MiB of spaces compresses to about 1 KiB but expands past the 64 KiB limit.
     const bomb = gzipSync(Buffer.concat([Buffer.from('{"a":"'), Buffer.alloc(1024 * 1024, 0x61), Buffer.from('"}')]));
@@ -95,8 +110,22 @@ describe('HTTP ingest', () => {
       [q(), '{"a":1,"timestamp":true}', {}, 400, 'frame_invalid', { line: 1 }],
       [q(), '{"a":1,"timestamp":"March 7"}', {}, 400, 'frame_invalid', { line: 1 }],
       [q(), '{"a":1}\n{"a":2,"timestamp":1e20}', {}, 400, 'frame_invalid', { line: 2 }],
-      [q(), Buffer.concat([Buffer.from('{"a":1}\n\n{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]), {}, 400, 'frame_invalid', { line: 3 }],
-      [q(), Buffer.concat([Buffer.from('[{"a":1},{"s":"'), Buffer.from([0xc3]), Buffer.from('"}]')]), {}, 400, 'frame_invalid', { index: 1 }],
+      [
+        q(),
+        Buffer.concat([Buffer.from('{"a":1}\n\n{"s":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+        {},
+        400,
+        'frame_invalid',
+        { line: 3 },
+      ],
+      [
+        q(),
+        Buffer.concat([Buffer.from('[{"a":1},{"s":"'), Buffer.from([0xc3]), Buffer.from('"}]')]),
+        {},
+        400,
+        'frame_invalid',
+        { index: 1 },
+      ],
       [q(), '[{"a":1},{"b":},{"c":3}]', {}, 400, 'frame_invalid', { index: 1 }],
       [q(), '42', {}, 400, 'frame_invalid', { line: 1 }],
       [q(), 'x'.repeat(65 * 1024), {}, 413, 'payload_too_large'],
@@ -110,9 +139,15 @@ describe('HTTP ingest', () => {
       assert.equal(r.body.error.code, code);
       assert.equal(r.body.data, null);
       assert.equal(r.headers.get('access-control-allow-origin'), '*');
-      if (detail) for (const [k, v] of Object.entries(detail as Record<string, unknown>)) assert.equal(r.body.error.details[k], v, `${code} detail ${k}`);
+      if (detail)
+        for (const [k, v] of Object.entries(detail as Record<string, unknown>))
+          assert.equal(r.body.error.details[k], v, `${code} detail ${k}`);
     }
-    assert.equal(srv.sluice.services.spool.pendingRecords(f.projectId), before, 'all or nothing: no record of a refused request is spooled');
+    assert.equal(
+      srv.sluice.services.spool.pendingRecords(f.projectId),
+      before,
+      'all or nothing: no record of a refused request is spooled',
+    );
   });
 
   it('refuses a revoked (deleted) key, a deleted source and an inactive team', async () => {
@@ -173,7 +208,11 @@ describe('HTTP ingest', () => {
   it('answers the CORS preflight and other methods with 405', async () => {
     const pre = await fetch(`${srv.url}/ingest?key=${f.secret}`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://shop.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://shop.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     assert.equal(pre.status, 204);
     assert.equal(pre.headers.get('access-control-allow-origin'), '*');
@@ -195,7 +234,9 @@ describe('HTTP ingest', () => {
     assert.deepEqual([retry.status, retry.body.data], [202, { accepted: 2 }]);
     assert.equal(retry.headers.get('idempotent-replayed'), 'true');
     // Concurrent duplicates coalesce into one spool entry.
-    const burst = await Promise.all(Array.from({ length: 8 }, () => ingest(srv.url, q(), '{"burst":1}', { 'idempotency-key': 'burst-1' })));
+    const burst = await Promise.all(
+      Array.from({ length: 8 }, () => ingest(srv.url, q(), '{"burst":1}', { 'idempotency-key': 'burst-1' })),
+    );
     assert.ok(burst.every((r) => r.status === 202 && r.body.data.accepted === 1));
     assert.equal(srv.sluice.services.spool.pendingRecords(f.projectId), before + 3);
     // The same key from another ingest key is a different request.
@@ -231,8 +272,14 @@ describe('HTTP ingest', () => {
     const before = [...spool().scan()];
     await srv.restart();
     const after = [...spool().scan()];
-    assert.deepEqual(after.map((e) => e.seq), before.map((e) => e.seq));
-    assert.equal(spool().pendingRecords(f.projectId), before.filter((e) => e.project_id === f.projectId).reduce((n, e) => n + e.records, 0));
+    assert.deepEqual(
+      after.map((e) => e.seq),
+      before.map((e) => e.seq),
+    );
+    assert.equal(
+      spool().pendingRecords(f.projectId),
+      before.filter((e) => e.project_id === f.projectId).reduce((n, e) => n + e.records, 0),
+    );
     const last = spool().lastSeq();
     assert.equal((await ingest(srv.url, q(), '{"after":"restart"}')).status, 202);
     assert.equal(spool().lastSeq(), last + 1);

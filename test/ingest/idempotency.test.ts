@@ -59,10 +59,11 @@ describe('idempotent retries: request fingerprint, answer during backpressure, s
   it('a sweep removes every expired result, more than one chunk of them, and keeps fresh ones', async () => {
     const store = new IdempotencyStore(srv.sluice.services.store, clock);
     const n = SWEEP_CHUNK * 2 + 345;
-    const stored = (key: string) => store.run(key, 'h', async (stage) => {
-      stage({ accepted: 1 });
-      return { accepted: 1 };
-    });
+    const stored = (key: string) =>
+      store.run(key, 'h', async (stage) => {
+        stage({ accepted: 1 });
+        return { accepted: 1 };
+      });
     await Promise.all(Array.from({ length: n }, (_, i) => stored(`sweep:${i}`)));
     await srv.sluice.services.store.root.flushed;
     assert.ok(store.has('sweep:0') && store.has(`sweep:${n - 1}`));
@@ -71,7 +72,10 @@ describe('idempotent retries: request fingerprint, answer during backpressure, s
     const removed = await store.sweep();
     assert.ok(removed >= n, `removed ${removed} of at least ${n}`);
     const left = [...(store as any).expiry.getKeys({})] as [number, string][];
-    assert.deepEqual(left.filter(([, k]) => k.startsWith('sweep:')).map(([, k]) => k), ['sweep:fresh']);
+    assert.deepEqual(
+      left.filter(([, k]) => k.startsWith('sweep:')).map(([, k]) => k),
+      ['sweep:fresh'],
+    );
     assert.equal((store as any).results.get('sweep:0'), undefined);
     assert.equal((store as any).results.get(`sweep:${n - 1}`), undefined);
     assert.ok(store.has('sweep:fresh'));

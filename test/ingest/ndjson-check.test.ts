@@ -40,17 +40,47 @@ function agrees(body: Buffer): void {
 }
 
 test('valid records are accepted with their count, blank lines and CRLF included', () => {
-  const body = Buffer.from('{"a":1,"b":[1,2.5e-3,-0,true,false,null],"c":{"d":"x\\u00e9\\n\\"","e":{}},"f":[]}\r\n\n   \n{ "timestamp" : "2026-01-31T12:00:00Z" , "g" : [ { } ] }\n{"timestamp":1767225600000}');
+  const body = Buffer.from(
+    '{"a":1,"b":[1,2.5e-3,-0,true,false,null],"c":{"d":"x\\u00e9\\n\\"","e":{}},"f":[]}\r\n\n   \n{ "timestamp" : "2026-01-31T12:00:00Z" , "g" : [ { } ] }\n{"timestamp":1767225600000}',
+  );
   assert.equal(checkNdjson(body), 3);
   assert.equal(exact(body), 3);
 });
 
 test('lines the exact path must judge are not accepted', () => {
   const unsure = [
-    '{"a":1,}', '{"a":01}', '{"a":1.}', '{"a":.5}', '{"a":1e}', '{"a":+1}', '{"a":tru}', '{"a":nul}', '{"a":"\\x"}', '{"a":"\\u12G4"}',
-    '{"a":"tab\there"}', '[1,2]', '"s"', '1', 'null', '{"a":1} x', '{"a" 1}', '{"a":[1,]}', '{"a":[,1]}', '{a:1}', "{'a':1}",
-    '{"timestamp":"yesterday"}', '{"timestamp":null}', '{"timestamp":"2026-01-31T12:00:00Z","timestamp":true}', '{"\\u0074imestamp":"x"}',
-    '\u00a0{"a":1}', '{"a":1}\u2028', '{"a":NaN}', '{"a":Infinity}', '{"a":-}', '{"a":"unterminated}', '',
+    '{"a":1,}',
+    '{"a":01}',
+    '{"a":1.}',
+    '{"a":.5}',
+    '{"a":1e}',
+    '{"a":+1}',
+    '{"a":tru}',
+    '{"a":nul}',
+    '{"a":"\\x"}',
+    '{"a":"\\u12G4"}',
+    '{"a":"tab\there"}',
+    '[1,2]',
+    '"s"',
+    '1',
+    'null',
+    '{"a":1} x',
+    '{"a" 1}',
+    '{"a":[1,]}',
+    '{"a":[,1]}',
+    '{a:1}',
+    "{'a':1}",
+    '{"timestamp":"yesterday"}',
+    '{"timestamp":null}',
+    '{"timestamp":"2026-01-31T12:00:00Z","timestamp":true}',
+    '{"\\u0074imestamp":"x"}',
+    '\u00a0{"a":1}',
+    '{"a":1}\u2028',
+    '{"a":NaN}',
+    '{"a":Infinity}',
+    '{"a":-}',
+    '{"a":"unterminated}',
+    '',
     '['.repeat(5) + ']'.repeat(5),
     '{"a":' + '['.repeat(MAX_NESTING_DEPTH) + ']'.repeat(MAX_NESTING_DEPTH) + '}',
   ];
@@ -66,15 +96,44 @@ test('seeded mutations of valid records: whatever the check accepts, JSON.parse 
   const seed = Number(process.env.NDJSON_CHECK_SEED ?? 20261123);
   const random = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
-  const scalars = ['0', '-1', '1.5', '2e10', '-0.0E-2', '"x"', '""', '"\\"\\\\\\/\\b\\f\\n\\r\\t\\u00FF"', '"é€😀"', 'true', 'false', 'null', '"2026-01-31T12:00:00Z"', '1767225600000'];
+  const scalars = [
+    '0',
+    '-1',
+    '1.5',
+    '2e10',
+    '-0.0E-2',
+    '"x"',
+    '""',
+    '"\\"\\\\\\/\\b\\f\\n\\r\\t\\u00FF"',
+    '"é€😀"',
+    'true',
+    'false',
+    'null',
+    '"2026-01-31T12:00:00Z"',
+    '1767225600000',
+  ];
   const valueOf = (depth: number): string => {
     const r = random();
     if (depth > 3 || r < 0.5) return pick(scalars);
-    if (r < 0.75) return '[' + Array.from({ length: Math.floor(random() * 4) }, () => valueOf(depth + 1)).join(pick([',', ' , ', ',\t'])) + ']';
+    if (r < 0.75)
+      return (
+        '[' +
+        Array.from({ length: Math.floor(random() * 4) }, () => valueOf(depth + 1)).join(pick([',', ' , ', ',\t'])) +
+        ']'
+      );
     return objectOf(depth + 1);
   };
-  const objectOf = (depth: number): string => '{' + Array.from({ length: Math.floor(random() * 5) }, () => `${pick(['"a"', '"b"', '"timestamp"', '"k y"', '"\\n"'])}${pick([':', ' : '])}${valueOf(depth)}`).join(',') + '}';
-  const bytes = [0x22, 0x5c, 0x2c, 0x3a, 0x7b, 0x7d, 0x5b, 0x5d, 0x20, 0x0a, 0x0d, 0x09, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x45, 0x74, 0x66, 0x6e, 0x75, 0x00, 0x1f, 0x7f, 0x61];
+  const objectOf = (depth: number): string =>
+    '{' +
+    Array.from(
+      { length: Math.floor(random() * 5) },
+      () => `${pick(['"a"', '"b"', '"timestamp"', '"k y"', '"\\n"'])}${pick([':', ' : '])}${valueOf(depth)}`,
+    ).join(',') +
+    '}';
+  const bytes = [
+    0x22, 0x5c, 0x2c, 0x3a, 0x7b, 0x7d, 0x5b, 0x5d, 0x20, 0x0a, 0x0d, 0x09, 0x30, 0x31, 0x2d, 0x2b, 0x2e, 0x65, 0x45,
+    0x74, 0x66, 0x6e, 0x75, 0x00, 0x1f, 0x7f, 0x61,
+  ];
   let valid = 0;
   let fast = 0;
   for (let n = 0; n < 20_000; n++) {

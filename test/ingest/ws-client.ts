@@ -35,7 +35,9 @@ export class WsClient {
           // Collect the refusal body until the server closes.
           let body = head.subarray(end + 4);
           socket.on('data', (more: Buffer) => (body = Buffer.concat([body, more])));
-          socket.on('close', () => reject(Object.assign(new Error(`upgrade refused: ${status}`), { status, body: body.toString('utf8') })));
+          socket.on('close', () =>
+            reject(Object.assign(new Error(`upgrade refused: ${status}`), { status, body: body.toString('utf8') })),
+          );
           socket.off('data', onData);
           return;
         }

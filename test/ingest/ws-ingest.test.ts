@@ -11,7 +11,9 @@ describe('WebSocket ingest', () => {
   let f: IngestFixture;
   const wsUrl = (query: string) => `${srv.url}/ingest?${query}`;
   const records = (projectId: string) =>
-    [...srv.sluice.services.spool.scan()].filter((e) => e.project_id === projectId).flatMap((e) => decodeRecords(e.format, e.body));
+    [...srv.sluice.services.spool.scan()]
+      .filter((e) => e.project_id === projectId)
+      .flatMap((e) => decodeRecords(e.format, e.body));
 
   before(async () => {
     srv = await TestServer.start({ env: { SLUICE_MAX_INGEST_BYTES: String(64 * 1024), SLUICE_PIPELINE: '0' } });
@@ -37,14 +39,23 @@ describe('WebSocket ingest', () => {
     assert.deepEqual(bySeq.get(5), { seq: 5, accepted: 1 });
     assert.equal(bySeq.get(6).error.code, 'empty_payload');
     assert.equal(ws.closeCode, null, 'still open after invalid frames');
-    assert.deepEqual(records(f.projectId).map((r) => r.n), [1, 2, 3, 5, 6, 7]);
+    assert.deepEqual(
+      records(f.projectId).map((r) => r.n),
+      [1, 2, 3, 5, 6, 7],
+    );
     ws.close();
     assert.equal(await ws.closed(), 1000);
   });
 
   it('refuses the upgrade with an error envelope when the key is missing or invalid', async () => {
-    await assert.rejects(WsClient.connect(wsUrl('collection=x')), (err: any) => err.status === 401 && JSON.parse(err.body).error.code === 'auth_missing_credentials');
-    await assert.rejects(WsClient.connect(wsUrl('key=pik_nope')), (err: any) => err.status === 401 && JSON.parse(err.body).error.code === 'auth_invalid_credentials');
+    await assert.rejects(
+      WsClient.connect(wsUrl('collection=x')),
+      (err: any) => err.status === 401 && JSON.parse(err.body).error.code === 'auth_missing_credentials',
+    );
+    await assert.rejects(
+      WsClient.connect(wsUrl('key=pik_nope')),
+      (err: any) => err.status === 401 && JSON.parse(err.body).error.code === 'auth_invalid_credentials',
+    );
     await assert.rejects(WsClient.connect(wsUrl(`key=${f.secret}&seq=0`)), (err: any) => err.status === 400);
   });
 
@@ -63,7 +74,10 @@ describe('WebSocket ingest', () => {
     assert.deepEqual(JSON.parse(await b.message(0)), { seq: 2, accepted: 2, replayed: true });
     assert.deepEqual(JSON.parse(await b.message(1)), { seq: 3, accepted: 1 });
     b.close();
-    assert.deepEqual(records(g.projectId).map((r) => r.i), [1, 2, 3, 4]);
+    assert.deepEqual(
+      records(g.projectId).map((r) => r.i),
+      [1, 2, 3, 4],
+    );
   });
 
   it('closes with 1008 when the key is deleted while connected, and counts connection_closed', async () => {
@@ -84,7 +98,9 @@ describe('WebSocket ingest', () => {
     drop.destroy();
     await new Promise((r) => setTimeout(r, 200));
     const minute = Math.floor(Date.now() / 60_000) * 60_000;
-    const counters = srv.sluice.services.telemetry.minute(h.projectId, minute) ?? srv.sluice.services.telemetry.minute(h.projectId, minute - 60_000);
+    const counters =
+      srv.sluice.services.telemetry.minute(h.projectId, minute) ??
+      srv.sluice.services.telemetry.minute(h.projectId, minute - 60_000);
     assert.equal(counters?.error_counts.connection_closed, 1);
   });
 
@@ -114,8 +130,13 @@ describe('WebSocket ingest', () => {
     assert.equal(closes(), 1, 'closed by the server and counted once as connection_closed');
     // The paused client sees the close when a write finds the connection gone.
     const deadline = Date.now() + 10_000;
-    while (ws.closeCode === null && Date.now() < deadline && (await ws.writeDrained(one))) await new Promise((r) => setTimeout(r, 50));
-    assert.equal(await ws.closed(1000), 1006, 'closed by the server (the client reads nothing, not even a close frame)');
+    while (ws.closeCode === null && Date.now() < deadline && (await ws.writeDrained(one)))
+      await new Promise((r) => setTimeout(r, 50));
+    assert.equal(
+      await ws.closed(1000),
+      1006,
+      'closed by the server (the client reads nothing, not even a close frame)',
+    );
     // The server took no harm: a new connection is answered as usual.
     const again = await WsClient.connect(wsUrl(`key=${g.secret}`));
     again.send('{"after":1}');

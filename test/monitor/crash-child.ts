@@ -16,7 +16,15 @@ const clock = new ManualClock(CRASH_T0);
 const log = createLogger('silent');
 const store = new Store(dataDir);
 const monitors = new MonitorCatalog(store, clock, log);
-monitors.events = new Notifier({ store, clock, log, outbound: () => { throw new Error('no sends in the child'); }, publicUrl: () => 'http://sluice.test' });
+monitors.events = new Notifier({
+  store,
+  clock,
+  log,
+  outbound: () => {
+    throw new Error('no sends in the child');
+  },
+  publicUrl: () => 'http://sluice.test',
+});
 const metric = { id: 'met_cccccccccccccccccccc', name: 'Crash', project_id: projectId } as never;
 
 for (;;) {

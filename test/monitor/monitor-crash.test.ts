@@ -23,14 +23,30 @@ import { crashSlotValues, CRASH_MIN, CRASH_T0 } from './crash-pattern.js';
 
 const CHILD = fileURLToPath(new URL('./crash-child.js', import.meta.url));
 const PROJECT = { id: 'prj_cccccccccccccccccccc', team_id: 'team_cccccccccccccccccccc' } as never;
-const METRIC = { id: 'met_cccccccccccccccccccc', name: 'Crash', project_id: 'prj_cccccccccccccccccccc', group_by: ['path'], value_field: 'v', unique_field: null, created_at: new Date(CRASH_T0).toISOString() } as never;
+const METRIC = {
+  id: 'met_cccccccccccccccccccc',
+  name: 'Crash',
+  project_id: 'prj_cccccccccccccccccccc',
+  group_by: ['path'],
+  value_field: 'v',
+  unique_field: null,
+  created_at: new Date(CRASH_T0).toISOString(),
+} as never;
 
 function open(dataDir: string) {
   const clock = new ManualClock(CRASH_T0);
   const log = createLogger('silent');
   const store = new Store(dataDir);
   const monitors = new MonitorCatalog(store, clock, log);
-  const notifier = new Notifier({ store, clock, log, outbound: () => { throw new Error('no sends'); }, publicUrl: () => 'http://sluice.test' });
+  const notifier = new Notifier({
+    store,
+    clock,
+    log,
+    outbound: () => {
+      throw new Error('no sends');
+    },
+    publicUrl: () => 'http://sluice.test',
+  });
   monitors.events = notifier;
   return { clock, store, monitors, notifier };
 }
@@ -39,14 +55,35 @@ test('monitor state after SIGKILL mid-evaluation equals a replay of the committe
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-monitor-crash-'));
   t.after(() => rmSync(dataDir, { recursive: true, force: true }));
   let s = open(dataDir);
-  const channel = { id: 'nch_cccccccccccccccccccc', team_id: 'team_c', project_id: 'prj_cccccccccccccccccccc', name: 'Hook', type: 'webhook' as const, url: 'https://hook.test/', secret: 'whsec_AAAA', status: 'active' as const, disabled_reason: null, created_at: '', updated_at: '' };
+  const channel = {
+    id: 'nch_cccccccccccccccccccc',
+    team_id: 'team_c',
+    project_id: 'prj_cccccccccccccccccccc',
+    name: 'Hook',
+    type: 'webhook' as const,
+    url: 'https://hook.test/',
+    secret: 'whsec_AAAA',
+    status: 'active' as const,
+    disabled_reason: null,
+    created_at: '',
+    updated_at: '',
+  };
   await s.store.transaction(() => s.notifier.db.stageChannel(channel));
   const monitor = await s.monitors.create(PROJECT, METRIC, {
-    name: 'Crash', chart_value: 'max', scope: 'each_series', condition_type: 'sustained', threshold_value: 10, sustained_minutes: 2, time_window_minutes: 1, notification_channel_ids: [channel.id],
+    name: 'Crash',
+    chart_value: 'max',
+    scope: 'each_series',
+    condition_type: 'sustained',
+    threshold_value: 10,
+    sustained_minutes: 2,
+    time_window_minutes: 1,
+    notification_channel_ids: [channel.id],
   });
   await s.store.close();
 
-  const child = spawn(process.execPath, [CHILD, dataDir, 'prj_cccccccccccccccccccc', monitor.id], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [CHILD, dataDir, 'prj_cccccccccccccccccccc', monitor.id], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let printed = 0;
   let lastPrinted = 0;
   child.stdout.on('data', (b: Buffer) => {
@@ -86,14 +123,29 @@ test('monitor state after SIGKILL mid-evaluation equals a replay of the committe
   assert.deepEqual([...stored.keys()].sort(), [...states.keys()].sort());
   for (const [key, want] of states) {
     const got = stored.get(key)!;
-    for (const f of ['is_firing', 'started_firing_at', 'pending_since', 'last_triggered_at', 'last_value'] as const) assert.deepEqual(got[f], want[f], `${key}.${f}`);
-    assert.equal(got.open_alert_id === null, want.open_alert_id === null, `${key} has an open alert exactly when the replay does`);
+    for (const f of ['is_firing', 'started_firing_at', 'pending_since', 'last_triggered_at', 'last_value'] as const)
+      assert.deepEqual(got[f], want[f], `${key}.${f}`);
+    assert.equal(
+      got.open_alert_id === null,
+      want.open_alert_id === null,
+      `${key} has an open alert exactly when the replay does`,
+    );
   }
   const alerts = s.monitors.store.alertsOfMetric('met_cccccccccccccccccccc');
   assert.equal(alerts.length, opened, 'one alert per period, none lost, none doubled');
   assert.equal(alerts.filter((a) => a.ended_at !== null).length, closed);
-  const openIds = alerts.filter((a) => a.ended_at === null).map((a) => a.id).sort();
-  assert.deepEqual(openIds, [...stored.values()].map((x) => x.open_alert_id).filter((x) => x !== null).sort(), 'every open alert is held by its series state');
+  const openIds = alerts
+    .filter((a) => a.ended_at === null)
+    .map((a) => a.id)
+    .sort();
+  assert.deepEqual(
+    openIds,
+    [...stored.values()]
+      .map((x) => x.open_alert_id)
+      .filter((x) => x !== null)
+      .sort(),
+    'every open alert is held by its series state',
+  );
   // The outbox holds exactly the events of those alerts.
   const events = [...s.notifier.db.outbox.getRange({})].map(({ value }) => value.kind);
   assert.equal(events.filter((k) => k === 'alert.opened').length, opened);

@@ -35,16 +35,63 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   });
   t.after(() => hook.close());
   srv.sluice.services.outbound = createOutboundClient({ allowPrivateTargets: true, ca: testCa().ca });
-  const channel = ok(await srv.post(`/v1/projects/${fx.projectId}/notification_channels`, { name: 'Ops', type: 'webhook', url: hook.url('/hook') }), 201);
-  const perPath = ok(await srv.post(fx.monitors, { name: 'Busy path', chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5, notification_channel_ids: [channel.id] }), 201);
-  const quiet = ok(await srv.post(fx.monitors, { name: 'No traffic', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
-  const slow = ok(await srv.post(fx.monitors, { name: 'Slow', chart_value: 'max', condition_type: 'sustained', operator: 'gte', threshold_value: 100, sustained_minutes: 2, time_window_minutes: 1 }), 201);
-  const onlyB = ok(await srv.post(fx.monitors, { name: 'Only b', chart_value: 'count', scope: 'any_series', time_window_minutes: 1, condition_type: 'existence', series_filters: { include: { path: ['/b'] } } }), 201);
+  const channel = ok(
+    await srv.post(`/v1/projects/${fx.projectId}/notification_channels`, {
+      name: 'Ops',
+      type: 'webhook',
+      url: hook.url('/hook'),
+    }),
+    201,
+  );
+  const perPath = ok(
+    await srv.post(fx.monitors, {
+      name: 'Busy path',
+      chart_value: 'count',
+      scope: 'each_series',
+      time_window_minutes: 1,
+      threshold_value: 5,
+      notification_channel_ids: [channel.id],
+    }),
+    201,
+  );
+  const quiet = ok(
+    await srv.post(fx.monitors, {
+      name: 'No traffic',
+      chart_value: 'count',
+      condition_type: 'absence',
+      time_window_minutes: 1,
+    }),
+    201,
+  );
+  const slow = ok(
+    await srv.post(fx.monitors, {
+      name: 'Slow',
+      chart_value: 'max',
+      condition_type: 'sustained',
+      operator: 'gte',
+      threshold_value: 100,
+      sustained_minutes: 2,
+      time_window_minutes: 1,
+    }),
+    201,
+  );
+  const onlyB = ok(
+    await srv.post(fx.monitors, {
+      name: 'Only b',
+      chart_value: 'count',
+      scope: 'any_series',
+      time_window_minutes: 1,
+      condition_type: 'existence',
+      series_filters: { include: { path: ['/b'] } },
+    }),
+    201,
+  );
 
   // Minute 0: /a busy (10 records, slow), /b 2 records.
   await fx.send([
     ...Array.from({ length: 10 }, (_, i) => ({ path: '/a', duration: 150, timestamp: at(0, 20_000 + i) })),
-    { path: '/b', duration: 5, timestamp: at(0, 21_000) }, { path: '/b', duration: 5, timestamp: at(0, 21_001) },
+    { path: '/b', duration: 5, timestamp: at(0, 21_000) },
+    { path: '/b', duration: 5, timestamp: at(0, 21_001) },
   ]);
   clock.set(T0 + MIN + 1000);
   await completeThrough(srv, fx.metric.id, T0 + MIN);
@@ -87,22 +134,46 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   // Alerts list: window overlap, is_open, monitor filter; alert get.
   const alerts = `${fx.metricPath}/alerts?start_at=${at(0)}&end_at=${at(5)}`;
   assert.equal(ok(await srv.get(alerts)).length, 2);
-  assert.deepEqual(ok(await srv.get(`${alerts}&monitor_id=${perPath.id}`)).map((a: any) => a.id), [busy.id]);
+  assert.deepEqual(
+    ok(await srv.get(`${alerts}&monitor_id=${perPath.id}`)).map((a: any) => a.id),
+    [busy.id],
+  );
   assert.equal(ok(await srv.get(`${alerts}&is_open=0`)).length, 0);
   assert.deepEqual(ok(await srv.get(`/v1/projects/${fx.projectId}/alerts/${busy.id}`)), busy);
-  assert.equal(ok(await srv.get(`${fx.metricPath}/alerts?start_at=${at(-10)}&end_at=${at(0)}`)).length, 0, 'opened after the window');
+  assert.equal(
+    ok(await srv.get(`${fx.metricPath}/alerts?start_at=${at(-10)}&end_at=${at(0)}`)).length,
+    0,
+    'opened after the window',
+  );
 
   // Preview: the same window and condition, nothing saved.
   const before = ok(await srv.get(fx.monitors)).length;
-  const preview = ok(await srv.post(`${fx.monitors}/preview`, { chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5 }));
+  const preview = ok(
+    await srv.post(`${fx.monitors}/preview`, {
+      chart_value: 'count',
+      scope: 'each_series',
+      time_window_minutes: 1,
+      threshold_value: 5,
+    }),
+  );
   assert.equal(preview.object, 'monitor_preview');
   assert.equal(preview.ready, true);
   assert.equal(preview.start_at, at(0));
   assert.equal(preview.end_at, at(1));
   const verdicts = Object.fromEntries(preview.verdicts.map((v: any) => [v.series_label, [v.value, v.is_met]]));
   assert.deepEqual(verdicts, { '/a': [10, true], '/b': [2, false], '/seed': [null, null] });
-  const total = ok(await srv.post(`${fx.monitors}/preview`, { chart_value: 'max', time_window_minutes: 1, operator: 'lt', threshold_value: 200 }));
-  assert.deepEqual(total.verdicts.map((v: any) => [v.series_hash, v.value, v.is_met]), [['__total__', 150, true]]);
+  const total = ok(
+    await srv.post(`${fx.monitors}/preview`, {
+      chart_value: 'max',
+      time_window_minutes: 1,
+      operator: 'lt',
+      threshold_value: 200,
+    }),
+  );
+  assert.deepEqual(
+    total.verdicts.map((v: any) => [v.series_hash, v.value, v.is_met]),
+    [['__total__', 150, true]],
+  );
   assert.equal(ok(await srv.get(fx.monitors)).length, before, 'preview saves nothing');
 
   // Attention: the firing monitors.
@@ -121,9 +192,17 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.equal(m2.recent_alerts[0].ended_at, at(2), '3 records: the period ends');
   assert.equal(ok(await srv.get(`${alerts}&is_open=true&monitor_id=${perPath.id}`)).length, 0);
   await waitFor(() => received.length >= 2, 'the alert.resolved webhook');
-  assert.deepEqual(received.map((r) => r.body.type), ['alert.opened', 'alert.resolved'], 'one of each, no duplicate');
+  assert.deepEqual(
+    received.map((r) => r.body.type),
+    ['alert.opened', 'alert.resolved'],
+    'one of each, no duplicate',
+  );
   assert.equal(received[1]!.body.data.alert.ended_at, at(2));
-  assert.equal(ok(await srv.get(`${fx.monitors}/${onlyB.id}`)).recent_alerts[0].ended_at, at(2), '/b gone: existence ended');
+  assert.equal(
+    ok(await srv.get(`${fx.monitors}/${onlyB.id}`)).recent_alerts[0].ended_at,
+    at(2),
+    '/b gone: existence ended',
+  );
   const slow2 = ok(await srv.get(`${fx.monitors}/${slow.id}`));
   assert.equal(slow2.series_states[0].pending_since, at(1));
   assert.equal(slow2.recent_alerts.length, 0, 'held 1 of 2 minutes');
@@ -150,7 +229,11 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.equal(quiet4.recent_alerts.length, 1);
   const absent = quiet4.recent_alerts[0];
   assert.equal(absent.created_at, at(4));
-  assert.equal(ok(await srv.get(`${fx.monitors}/${slow.id}`)).recent_alerts[0].ended_at, at(4), 'no data: max has no value, the condition stops holding');
+  assert.equal(
+    ok(await srv.get(`${fx.monitors}/${slow.id}`)).recent_alerts[0].ended_at,
+    at(4),
+    'no data: max has no value, the condition stops holding',
+  );
 
   await srv.sluice.stop();
   clock.set(T0 + 6 * MIN + 1000);
@@ -164,15 +247,52 @@ test('monitors: threshold per series, absence and sustained on schedule; alerts,
   assert.equal(quiet6.last_evaluated_at !== null, true);
   assert.equal(quiet6.next_evaluation_at, at(7));
   // Backtest: when the per-path monitor would have opened and closed alerts over the last day.
-  const bt = ok(await srv.post(`${fx.monitors}/preview?backtest=1d`, { chart_value: 'count', scope: 'each_series', time_window_minutes: 1, threshold_value: 5 })).backtest;
+  const bt = ok(
+    await srv.post(`${fx.monitors}/preview?backtest=1d`, {
+      chart_value: 'count',
+      scope: 'each_series',
+      time_window_minutes: 1,
+      threshold_value: 5,
+    }),
+  ).backtest;
   assert.equal(bt.object, 'monitor_backtest');
   assert.equal(bt.end_at, at(6));
   assert.equal(bt.slots_evaluated, 1440);
-  assert.deepEqual(bt.alerts, [{ series_hash: busy.series_hash, series_label: '/a', created_at: at(1), ended_at: at(2), trigger_value: 10 }]);
-  const sustainedBt = ok(await srv.post(`${fx.monitors}/preview`, { chart_value: 'max', condition_type: 'sustained', operator: 'gte', threshold_value: 100, sustained_minutes: 2, time_window_minutes: 1, backtest_days: 1 })).backtest;
-  assert.deepEqual(sustainedBt.alerts.map((a: any) => [a.created_at, a.ended_at]), [[at(1), at(4)]], 'the same period the scheduled monitor raised');
-  fails(await srv.post(`${fx.monitors}/preview?backtest=31d`, { chart_value: 'count', time_window_minutes: 1, threshold_value: 5 }), 400, 'request_validation_failed', 'query.backtest');
-  fails(await srv.post(`${fx.monitors}/preview`, { chart_value: 'count', threshold_value: 5, backtest_days: 2 }), 400, 'request_validation_failed', 'body.backtest_days');
+  assert.deepEqual(bt.alerts, [
+    { series_hash: busy.series_hash, series_label: '/a', created_at: at(1), ended_at: at(2), trigger_value: 10 },
+  ]);
+  const sustainedBt = ok(
+    await srv.post(`${fx.monitors}/preview`, {
+      chart_value: 'max',
+      condition_type: 'sustained',
+      operator: 'gte',
+      threshold_value: 100,
+      sustained_minutes: 2,
+      time_window_minutes: 1,
+      backtest_days: 1,
+    }),
+  ).backtest;
+  assert.deepEqual(
+    sustainedBt.alerts.map((a: any) => [a.created_at, a.ended_at]),
+    [[at(1), at(4)]],
+    'the same period the scheduled monitor raised',
+  );
+  fails(
+    await srv.post(`${fx.monitors}/preview?backtest=31d`, {
+      chart_value: 'count',
+      time_window_minutes: 1,
+      threshold_value: 5,
+    }),
+    400,
+    'request_validation_failed',
+    'query.backtest',
+  );
+  fails(
+    await srv.post(`${fx.monitors}/preview`, { chart_value: 'count', threshold_value: 5, backtest_days: 2 }),
+    400,
+    'request_validation_failed',
+    'body.backtest_days',
+  );
 
   // The same slot run again (a racing or repeated run) changes nothing.
   assert.equal(await runner().evaluateSlot(quiet.id, T0 + 6 * MIN), 'skipped');
@@ -185,10 +305,43 @@ test('monitors: a metric deleted under an open alert disables its monitors and e
   t.after(() => srv.stop());
   const fx = await liveMetric(srv, { groupBy: [] });
   const runner = () => srv.sluice.services.monitorRunner!;
-  const quiet = ok(await srv.post(fx.monitors, { name: 'No traffic', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
-  const brief = ok(await srv.post(fx.monitors, { name: 'Brief', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1, expires_at: at(5) }), 201);
-  const toPause = ok(await srv.post(fx.monitors, { name: 'To pause', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
-  const toChange = ok(await srv.post(fx.monitors, { name: 'To change', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1 }), 201);
+  const quiet = ok(
+    await srv.post(fx.monitors, {
+      name: 'No traffic',
+      chart_value: 'count',
+      condition_type: 'absence',
+      time_window_minutes: 1,
+    }),
+    201,
+  );
+  const brief = ok(
+    await srv.post(fx.monitors, {
+      name: 'Brief',
+      chart_value: 'count',
+      condition_type: 'absence',
+      time_window_minutes: 1,
+      expires_at: at(5),
+    }),
+    201,
+  );
+  const toPause = ok(
+    await srv.post(fx.monitors, {
+      name: 'To pause',
+      chart_value: 'count',
+      condition_type: 'absence',
+      time_window_minutes: 1,
+    }),
+    201,
+  );
+  const toChange = ok(
+    await srv.post(fx.monitors, {
+      name: 'To change',
+      chart_value: 'count',
+      condition_type: 'absence',
+      time_window_minutes: 1,
+    }),
+    201,
+  );
   clock.set(T0 + MIN + 1000);
   await completeThrough(srv, fx.metric.id, T0 + MIN);
   await runner().runDue();
@@ -224,9 +377,22 @@ test('monitors: a metric deleted under an open alert disables its monitors and e
   // Restored: the monitor can be resumed.
   ok(await srv.post(fx.metricPath, { deleted_at: null }));
   assert.equal(ok(await srv.post(`${fx.monitors}/${quiet.id}/resume`)).status, 'active');
-  assert.equal(ok(await srv.get(`${fx.monitors}/${brief.id}`)).disabled_reason, 'metric_deleted', 'every monitor of the metric');
+  assert.equal(
+    ok(await srv.get(`${fx.monitors}/${brief.id}`)).disabled_reason,
+    'metric_deleted',
+    'every monitor of the metric',
+  );
   // Expiry: a slot after expires_at disables the monitor, ending its alert at the expiry.
-  const later = ok(await srv.post(fx.monitors, { name: 'Later', chart_value: 'count', condition_type: 'absence', time_window_minutes: 1, expires_at: at(3, 30_000) }), 201);
+  const later = ok(
+    await srv.post(fx.monitors, {
+      name: 'Later',
+      chart_value: 'count',
+      condition_type: 'absence',
+      time_window_minutes: 1,
+      expires_at: at(3, 30_000),
+    }),
+    201,
+  );
   clock.set(T0 + 3 * MIN + 1000);
   await completeThrough(srv, fx.metric.id, T0 + 3 * MIN);
   assert.equal(await runner().evaluateSlot(later.id, T0 + 3 * MIN), 'applied');
@@ -237,8 +403,14 @@ test('monitors: a metric deleted under an open alert disables its monitors and e
   assert.equal(expired.recent_alerts[0].ended_at, at(3, 30_000));
   assert.equal(expired.recent_alerts[0].end_reason, 'expired');
   // A metric in error disables its monitors at their next slot, with the reason.
-  const watch = ok(await srv.post(fx.monitors, { name: 'Watch', chart_value: 'count', threshold_value: 1, time_window_minutes: 1 }), 201);
-  await srv.sluice.services.metrics.patchMetric(fx.metric.id, () => ({ status: 'error', error_message: 'a partial could not be read' }));
+  const watch = ok(
+    await srv.post(fx.monitors, { name: 'Watch', chart_value: 'count', threshold_value: 1, time_window_minutes: 1 }),
+    201,
+  );
+  await srv.sluice.services.metrics.patchMetric(fx.metric.id, () => ({
+    status: 'error',
+    error_message: 'a partial could not be read',
+  }));
   assert.equal(await runner().evaluateSlot(watch.id, T0 + 5 * MIN), 'disabled');
   assert.equal(ok(await srv.get(`${fx.monitors}/${watch.id}`)).disabled_reason, 'metric_error');
   fails(await srv.post(`${fx.monitors}/${watch.id}/resume`), 409, 'conflict');

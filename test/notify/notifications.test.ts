@@ -19,10 +19,15 @@ import { createProject, fails, ok } from '../catalog/helpers.js';
 
 const T0 = Date.parse('2026-03-01T10:00:00Z');
 
-interface Received { headers: IncomingMessage['headers']; body: string }
+interface Received {
+  headers: IncomingMessage['headers'];
+  body: string;
+}
 
 /** A receiver answering with the statuses given in turn (the last one repeats). */
-async function receiver(statuses: Array<number | [number, Record<string, string>]>): Promise<{ server: LocalServer; got: Received[] }> {
+async function receiver(
+  statuses: Array<number | [number, Record<string, string>]>,
+): Promise<{ server: LocalServer; got: Received[] }> {
   const got: Received[] = [];
   const server = await startHttpsServer((req, res) => {
     let body = '';
@@ -44,17 +49,45 @@ function trustLocal(srv: TestServer): void {
 
 function alertOf(monitor: MonitorRecord, over: Partial<AlertRecord> = {}): AlertRecord {
   return {
-    id: 'alr_aaaaaaaaaaaaaaaaaaaa', slug: 'cpu-1', team_id: monitor.team_id, project_id: monitor.project_id, metric_id: monitor.metric_id, metric_name: 'CPU',
-    monitor_id: monitor.id, monitor_name: monitor.name, created_at: new Date(T0).toISOString(), ended_at: null, series_hash: '__total__', series_label: 'all',
-    trigger_value: 97, threshold_value: 90, condition_description: 'max over the last 5 minutes > 90', end_reason: null, ...over,
+    id: 'alr_aaaaaaaaaaaaaaaaaaaa',
+    slug: 'cpu-1',
+    team_id: monitor.team_id,
+    project_id: monitor.project_id,
+    metric_id: monitor.metric_id,
+    metric_name: 'CPU',
+    monitor_id: monitor.id,
+    monitor_name: monitor.name,
+    created_at: new Date(T0).toISOString(),
+    ended_at: null,
+    series_hash: '__total__',
+    series_label: 'all',
+    trigger_value: 97,
+    threshold_value: 90,
+    condition_description: 'max over the last 5 minutes > 90',
+    end_reason: null,
+    ...over,
   };
 }
 
 function monitorWith(projectId: string, channels: string[]): MonitorRecord {
   return {
-    ...MONITOR_DEFAULTS, name: 'CPU high', id: 'mon_aaaaaaaaaaaaaaaaaaaa', slug: 'cpu-high', team_id: 'team_x', project_id: projectId, metric_id: 'met_aaaaaaaaaaaaaaaaaaaa',
-    created_at: '', updated_at: '', status: 'active', disabled_reason: null, last_evaluated_at: null, next_evaluation_at: null, last_slot_at: null, alert_seq: 0,
-    last_ready: null, notification_channel_ids: channels,
+    ...MONITOR_DEFAULTS,
+    name: 'CPU high',
+    id: 'mon_aaaaaaaaaaaaaaaaaaaa',
+    slug: 'cpu-high',
+    team_id: 'team_x',
+    project_id: projectId,
+    metric_id: 'met_aaaaaaaaaaaaaaaaaaaa',
+    created_at: '',
+    updated_at: '',
+    status: 'active',
+    disabled_reason: null,
+    last_evaluated_at: null,
+    next_evaluation_at: null,
+    last_slot_at: null,
+    alert_seq: 0,
+    last_ready: null,
+    notification_channel_ids: channels,
   };
 }
 
@@ -65,11 +98,21 @@ test('notification channels: URL rules, secret shown once, test event signed per
   t.after(() => server.close());
   const project = await createProject(srv);
   const base = `/v1/projects/${project.id}/notification_channels`;
-  fails(await srv.post(base, { name: 'Ops', type: 'webhook', url: server.url('/hook').replace('https:', 'http:') }), 400, 'request_validation_failed', 'body.url');
+  fails(
+    await srv.post(base, { name: 'Ops', type: 'webhook', url: server.url('/hook').replace('https:', 'http:') }),
+    400,
+    'request_validation_failed',
+    'body.url',
+  );
   const privateRefused = await srv.post(base, { name: 'Ops', type: 'webhook', url: server.url('/hook') });
   fails(privateRefused, 400, 'request_validation_failed', 'body.url');
   assert.match(privateRefused.body.error!.message, /not public/);
-  fails(await srv.post(base, { name: 'Ops', type: 'slack', url: server.url('/hook') }), 400, 'request_validation_failed', 'body.type');
+  fails(
+    await srv.post(base, { name: 'Ops', type: 'slack', url: server.url('/hook') }),
+    400,
+    'request_validation_failed',
+    'body.type',
+  );
 
   trustLocal(srv);
   const ch = ok(await srv.post(base, { name: 'Ops', type: 'webhook', url: server.url('/hook') }), 201);
@@ -78,7 +121,10 @@ test('notification channels: URL rules, secret shown once, test event signed per
   const shown = ok(await srv.get(`${base}/${ch.id}`));
   assert.equal(shown.secret, undefined, 'the secret is shown once');
   assert.equal(shown.secret_last4, ch.secret.slice(-4));
-  assert.deepEqual(ok(await srv.get(base)).map((c: any) => c.id), [ch.id]);
+  assert.deepEqual(
+    ok(await srv.get(base)).map((c: any) => c.id),
+    [ch.id],
+  );
 
   const attempt = ok(await srv.post(`${base}/${ch.id}/test`));
   assert.equal(attempt.status, 204);
@@ -119,14 +165,18 @@ test('notification outbox: retries on the schedule, Retry-After, stable ids, 410
   const project = await createProject(srv);
   const base = `/v1/projects/${project.id}/notification_channels`;
   const hook = ok(await srv.post(base, { name: 'Hook', type: 'webhook', url: flaky.server.url('/hook') }), 201);
-  const manager = ok(await srv.post(base, { name: 'Alertmanager', type: 'alertmanager', url: am.server.url('/api/v2/alerts') }), 201);
+  const manager = ok(
+    await srv.post(base, { name: 'Alertmanager', type: 'alertmanager', url: am.server.url('/api/v2/alerts') }),
+    201,
+  );
   const dead = ok(await srv.post(base, { name: 'Dead', type: 'webhook', url: gone.server.url('/hook') }), 201);
   const svc = () => srv.sluice.services;
   const monitor = monitorWith(project.id, [hook.id, manager.id, dead.id]);
   const alert = alertOf(monitor);
 
   // Staged in one transaction, as the monitor catalog does; twice: one entry per event and channel.
-  for (let i = 0; i < 2; i++) await svc().store.transaction(() => svc().notifier.stageAlertEvent('alert.opened', monitor, alert, T0));
+  for (let i = 0; i < 2; i++)
+    await svc().store.transaction(() => svc().notifier.stageAlertEvent('alert.opened', monitor, alert, T0));
   await svc().notifier.deliverDue();
   assert.equal(flaky.got.length, 1, 'first attempt at once');
   assert.equal(am.got.length, 1);
@@ -160,7 +210,14 @@ test('notification outbox: retries on the schedule, Retry-After, stable ids, 410
   assert.equal(new Set(ids).size, 1, 'every attempt carries the same event id');
   assert.equal(new Set(flaky.got.map((g) => g.body)).size, 1, 'and the same bytes');
   const log = ok(await srv.get(`${base}/${hook.id}/deliveries`));
-  assert.deepEqual(log.map((a: any) => [a.attempt, a.status, a.outcome]), [[3, 200, 'delivered'], [2, 429, 'retrying'], [1, 500, 'retrying']]);
+  assert.deepEqual(
+    log.map((a: any) => [a.attempt, a.status, a.outcome]),
+    [
+      [3, 200, 'delivered'],
+      [2, 429, 'retrying'],
+      [1, 500, 'retrying'],
+    ],
+  );
 
   // Restart: nothing acknowledged is sent again; a resolve goes out once.
   await srv.restart();
@@ -187,9 +244,28 @@ test('notification delivery: a receiver that hangs is a failed attempt after the
   const fine = await receiver([200]);
   t.after(() => Promise.all([hang.close(), fine.server.close()]).then(() => undefined));
   const svc = srv.sluice.services;
-  const notifier = new Notifier({ store: svc.store, clock, log: svc.log, outbound: () => createOutboundClient({ allowPrivateTargets: true, ca: testCa().ca }), publicUrl: () => svc.config.publicUrl, sendTimeoutMs: 300 });
+  const notifier = new Notifier({
+    store: svc.store,
+    clock,
+    log: svc.log,
+    outbound: () => createOutboundClient({ allowPrivateTargets: true, ca: testCa().ca }),
+    publicUrl: () => svc.config.publicUrl,
+    sendTimeoutMs: 300,
+  });
   const project = await createProject(srv);
-  const stuck = { id: 'nch_hhhhhhhhhhhhhhhhhhhh', team_id: project.team_id, project_id: project.id, name: 'Stuck', type: 'webhook' as const, url: hang.url('/hook'), secret: 'whsec_MDEyMzQ1Njc4OWFiY2RlZg==', status: 'active' as const, disabled_reason: null, created_at: '', updated_at: '' };
+  const stuck = {
+    id: 'nch_hhhhhhhhhhhhhhhhhhhh',
+    team_id: project.team_id,
+    project_id: project.id,
+    name: 'Stuck',
+    type: 'webhook' as const,
+    url: hang.url('/hook'),
+    secret: 'whsec_MDEyMzQ1Njc4OWFiY2RlZg==',
+    status: 'active' as const,
+    disabled_reason: null,
+    created_at: '',
+    updated_at: '',
+  };
   const ok2 = { ...stuck, id: 'nch_ffffffffffffffffffff', name: 'Fine', url: fine.server.url('/hook') };
   await svc.store.transaction(() => {
     notifier.db.stageChannel(stuck);

@@ -55,7 +55,15 @@ const REFUSED: Array<[string, string]> = [
   ['not-an-ip', 'not an address'],
 ];
 
-const ALLOWED = ['8.8.8.8', '1.1.1.1', '93.184.216.34', '100.63.255.255', '100.128.0.1', '2606:4700::1111', '2a00:1450:4001:80b::200e'];
+const ALLOWED = [
+  '8.8.8.8',
+  '1.1.1.1',
+  '93.184.216.34',
+  '100.63.255.255',
+  '100.128.0.1',
+  '2606:4700::1111',
+  '2a00:1450:4001:80b::200e',
+];
 
 describe('address rule', () => {
   for (const [address, what] of REFUSED) {
@@ -94,7 +102,12 @@ describe('outbound client refuses blocked targets before connecting', () => {
     it(`literal ${address}`, async () => {
       const host = address.includes(':') ? `[${address}]` : address;
       const started = performance.now();
-      const err = await client().fetch({ url: `http://${host}:${server.port}/`, requireHttps: false }).then(() => null, (e: unknown) => e);
+      const err = await client()
+        .fetch({ url: `http://${host}:${server.port}/`, requireHttps: false })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof OutboundError, String(err));
       assert.equal(err.code, 'blocked_address', err.message);
       assert.equal(err.stage, 'request');
@@ -105,7 +118,12 @@ describe('outbound client refuses blocked targets before connecting', () => {
   for (const [name, address] of Object.entries(NAMES)) {
     it(`name ${name} resolving to ${address}`, async () => {
       const before = server.connections();
-      const err = await client().fetch({ url: `http://${name}:${server.port}/`, requireHttps: false }).then(() => null, (e: unknown) => e);
+      const err = await client()
+        .fetch({ url: `http://${name}:${server.port}/`, requireHttps: false })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof OutboundError);
       assert.equal(err.code, 'blocked_address');
       assert.match(err.message, new RegExp(`${name} resolves to`));
@@ -118,8 +136,22 @@ describe('outbound client refuses blocked targets before connecting', () => {
 
   it('refuses loopback written in other notations (URL parsing normalises them first)', async () => {
     const looked = lookups.length;
-    for (const host of ['2130706433', '0x7f000001', '0177.0.0.1', '127.1', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:127.0.0.1]', '[::]', '0']) {
-      const err = await client().fetch({ url: `http://${host}:${server.port}/`, requireHttps: false }).then(() => null, (e: unknown) => e);
+    for (const host of [
+      '2130706433',
+      '0x7f000001',
+      '0177.0.0.1',
+      '127.1',
+      '[::ffff:7f00:1]',
+      '[0:0:0:0:0:ffff:127.0.0.1]',
+      '[::]',
+      '0',
+    ]) {
+      const err = await client()
+        .fetch({ url: `http://${host}:${server.port}/`, requireHttps: false })
+        .then(
+          () => null,
+          (e: unknown) => e,
+        );
       assert.ok(err instanceof OutboundError, host);
       assert.equal(err.code, 'blocked_address', `${host}: ${err.message}`);
     }
@@ -134,20 +166,29 @@ describe('outbound client refuses blocked targets before connecting', () => {
         { address: '127.0.0.1', family: 4 },
       ],
     });
-    const err = await c.fetch({ url: `http://mixed.test:${server.port}/`, requireHttps: false }).then(() => null, (e: unknown) => e);
+    const err = await c.fetch({ url: `http://mixed.test:${server.port}/`, requireHttps: false }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof OutboundError);
     assert.equal(err.code, 'blocked_address');
     assert.match(err.message, /127\.0\.0\.1/);
   });
 
   it('SLUICE_ALLOW_PRIVATE_TARGETS lifts the address rule only', async () => {
-    const c = createOutboundClient({ allowPrivateTargets: true, lookup: async () => [{ address: '127.0.0.1', family: 4 }] });
+    const c = createOutboundClient({
+      allowPrivateTargets: true,
+      lookup: async () => [{ address: '127.0.0.1', family: 4 }],
+    });
     const res = await c.fetch({ url: `http://loop.test:${server.port}/`, requireHttps: false });
     assert.equal(res.status, 200);
     assert.equal(res.body.toString(), 'reached');
     assert.equal(res.address, '127.0.0.1');
     // The scheme rule still holds.
-    const err = await c.fetch({ url: `http://loop.test:${server.port}/` }).then(() => null, (e: unknown) => e);
+    const err = await c.fetch({ url: `http://loop.test:${server.port}/` }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     assert.ok(err instanceof OutboundError);
     assert.equal(err.code, 'not_https');
     assert.deepEqual(await c.checkTarget(`https://loop.test:${server.port}/`), { ok: true });

@@ -14,11 +14,25 @@ import { startHttpServer, startHttpsServer, testCa, type LocalServer } from '../
  * The guard is really on here: the loopback test servers count as public only through the
  * test-only allow-list (127.0.0.1 alone), so every other loopback/private address stays refused.
  */
-function guarded(lookup: OutboundLookup, extra: Parameters<typeof createOutboundClient>[0]['defaults'] = {}): OutboundClient {
-  return createOutboundClient({ allowPrivateTargets: false, lookup, ca: testCa().ca, testOnlyPublicAddresses: ['127.0.0.1'], defaults: extra });
+function guarded(
+  lookup: OutboundLookup,
+  extra: Parameters<typeof createOutboundClient>[0]['defaults'] = {},
+): OutboundClient {
+  return createOutboundClient({
+    allowPrivateTargets: false,
+    lookup,
+    ca: testCa().ca,
+    testOnlyPublicAddresses: ['127.0.0.1'],
+    defaults: extra,
+  });
 }
 
-const names: Record<string, string> = { 'public.test': '127.0.0.1', 'sluice.test': '127.0.0.1', 'evil.test': '10.0.0.1', 'loop2.test': '127.0.0.2' };
+const names: Record<string, string> = {
+  'public.test': '127.0.0.1',
+  'sluice.test': '127.0.0.1',
+  'evil.test': '10.0.0.1',
+  'loop2.test': '127.0.0.2',
+};
 const mapped: OutboundLookup = async (host) => {
   const a = names[host];
   if (!a) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
@@ -26,7 +40,10 @@ const mapped: OutboundLookup = async (host) => {
 };
 
 async function failure(p: Promise<unknown>): Promise<OutboundError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   assert.ok(err instanceof OutboundError, `expected an OutboundError, got ${String(err)}`);
   return err;
 }
@@ -114,13 +131,18 @@ describe('outbound client over HTTPS with a test CA', () => {
     assert.equal(res.redirects, 0);
     assert.ok(res.tlsExpiresAt && Date.parse(res.tlsExpiresAt) > Date.now(), `tlsExpiresAt ${res.tlsExpiresAt}`);
     const t = res.timings;
-    for (const k of ['dnsMs', 'connectMs', 'tlsMs', 'firstByteMs', 'downloadMs', 'totalMs'] as const) assert.ok(Number.isFinite(t[k]) && t[k] >= 0, `${k}=${t[k]}`);
+    for (const k of ['dnsMs', 'connectMs', 'tlsMs', 'firstByteMs', 'downloadMs', 'totalMs'] as const)
+      assert.ok(Number.isFinite(t[k]) && t[k] >= 0, `${k}=${t[k]}`);
     assert.ok(t.tlsMs > 0, 'TLS handshake measured');
     assert.ok(t.totalMs >= t.connectMs + t.tlsMs);
   });
 
   it('refuses a certificate it does not trust, and a name the certificate does not cover', async () => {
-    const untrusted = createOutboundClient({ allowPrivateTargets: false, lookup: mapped, testOnlyPublicAddresses: ['127.0.0.1'] });
+    const untrusted = createOutboundClient({
+      allowPrivateTargets: false,
+      lookup: mapped,
+      testOnlyPublicAddresses: ['127.0.0.1'],
+    });
     const e1 = await failure(untrusted.fetch({ url: server.url('/hello', 'public.test') }));
     assert.equal(e1.code, 'tls_failed', e1.message);
     assert.equal(e1.stage, 'request');
@@ -147,16 +169,22 @@ describe('outbound client over HTTPS with a test CA', () => {
       assert.equal(err.stage, 'response');
     }
     const started = performance.now();
-    const err = await failure(guarded(mapped).fetch({ url: server.url('/stream-forever', 'public.test'), maxBytes: 64 * 1024 }));
+    const err = await failure(
+      guarded(mapped).fetch({ url: server.url('/stream-forever', 'public.test'), maxBytes: 64 * 1024 }),
+    );
     assert.equal(err.code, 'too_large');
     assert.ok(performance.now() - started < 3_000);
   });
 
   it('times out slow headers (request stage) and slow bodies (response stage)', async () => {
-    const e1 = await failure(guarded(mapped).fetch({ url: server.url('/slow-headers', 'public.test'), headersTimeoutMs: 150 }));
+    const e1 = await failure(
+      guarded(mapped).fetch({ url: server.url('/slow-headers', 'public.test'), headersTimeoutMs: 150 }),
+    );
     assert.equal(e1.code, 'timeout', e1.message);
     assert.equal(e1.stage, 'request');
-    const e2 = await failure(guarded(mapped).fetch({ url: server.url('/slow-body', 'public.test'), bodyTimeoutMs: 150 }));
+    const e2 = await failure(
+      guarded(mapped).fetch({ url: server.url('/slow-body', 'public.test'), bodyTimeoutMs: 150 }),
+    );
     assert.equal(e2.code, 'timeout', e2.message);
     assert.equal(e2.stage, 'response');
     assert.ok(e2.timings && typeof e2.timings.firstByteMs === 'number');
@@ -182,18 +210,33 @@ describe('outbound client over HTTPS with a test CA', () => {
   });
 
   it('follows redirects, re-checking every hop', async () => {
-    const res = await guarded(mapped).fetch({ url: server.url(`/redirect?to=${encodeURIComponent(server.url('/hello', 'sluice.test'))}`, 'public.test') });
+    const res = await guarded(mapped).fetch({
+      url: server.url(`/redirect?to=${encodeURIComponent(server.url('/hello', 'sluice.test'))}`, 'public.test'),
+    });
     assert.equal(res.status, 200);
     assert.equal(res.redirects, 1);
     assert.equal(res.url, server.url('/hello', 'sluice.test'));
 
-    for (const to of [`https://evil.test:${server.port}/hello`, `https://loop2.test:${server.port}/hello`, `https://127.0.0.2:${server.port}/hello`, `https://[::1]:${server.port}/hello`, `https://[::ffff:127.0.0.1]:${server.port}/hello`, 'https://169.254.169.254/latest/meta-data/']) {
+    for (const to of [
+      `https://evil.test:${server.port}/hello`,
+      `https://loop2.test:${server.port}/hello`,
+      `https://127.0.0.2:${server.port}/hello`,
+      `https://[::1]:${server.port}/hello`,
+      `https://[::ffff:127.0.0.1]:${server.port}/hello`,
+      'https://169.254.169.254/latest/meta-data/',
+    ]) {
       const before = server.connections();
-      const err = await failure(guarded(mapped).fetch({ url: server.url(`/redirect?to=${encodeURIComponent(to)}`, 'public.test') }));
+      const err = await failure(
+        guarded(mapped).fetch({ url: server.url(`/redirect?to=${encodeURIComponent(to)}`, 'public.test') }),
+      );
       assert.equal(err.code, 'blocked_address', `${to}: ${err.message}`);
       assert.equal(server.connections(), before + 1, 'only the first hop connected');
     }
-    const e = await failure(guarded(mapped).fetch({ url: server.url(`/redirect?to=${encodeURIComponent(`http://public.test:${server.port}/hello`)}`, 'public.test') }));
+    const e = await failure(
+      guarded(mapped).fetch({
+        url: server.url(`/redirect?to=${encodeURIComponent(`http://public.test:${server.port}/hello`)}`, 'public.test'),
+      }),
+    );
     assert.equal(e.code, 'not_https');
   });
 
@@ -209,7 +252,12 @@ describe('outbound client over HTTPS with a test CA', () => {
 
   it('turns POST into GET on 303, keeps it on 307, and drops credentials across origins', async () => {
     const post = (status: number, to: string) =>
-      guarded(mapped).fetch({ url: server.url(`/redirect?status=${status}&to=${encodeURIComponent(to)}`, 'public.test'), method: 'POST', body: 'payload', headers: { Authorization: 'Bearer s3cret', 'content-type': 'text/plain' } });
+      guarded(mapped).fetch({
+        url: server.url(`/redirect?status=${status}&to=${encodeURIComponent(to)}`, 'public.test'),
+        method: 'POST',
+        body: 'payload',
+        headers: { Authorization: 'Bearer s3cret', 'content-type': 'text/plain' },
+      });
     assert.equal((await post(303, '/echo-method')).body.toString(), 'GET  auth=Bearer s3cret');
     assert.equal((await post(307, '/echo-method')).body.toString(), 'POST payload auth=Bearer s3cret');
     assert.equal((await post(307, server.url('/echo-method', 'sluice.test'))).body.toString(), 'POST payload auth=-');
@@ -282,7 +330,10 @@ describe('outbound trust and target checks', () => {
         const c = createOutboundClient({ allowPrivateTargets: true });
         c.fetch({ url: ${JSON.stringify(server.url('/'))} }).then((r) => console.log('OK ' + r.body.toString() + ' ' + (r.tlsExpiresAt !== null)), (e) => console.log('ERR ' + e.code));`;
       const run = async (env: Record<string, string>) => {
-        const child = spawn(process.execPath, ['--input-type=module', '-e', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const child = spawn(process.execPath, ['--input-type=module', '-e', script], {
+          env: { ...process.env, ...env },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
         let out = '';
         child.stdout.on('data', (d) => (out += d));
         await once(child, 'exit');
@@ -306,6 +357,9 @@ describe('outbound trust and target checks', () => {
       assert.match(e.message, /10\.0\.0\.1/);
       return true;
     });
-    await assert.rejects(assertCallableTarget(c, 'http://public.test/', 'body.url'), (e: ApiError) => (e.details as any[])[0].code === 'not_https');
+    await assert.rejects(
+      assertCallableTarget(c, 'http://public.test/', 'body.url'),
+      (e: ApiError) => (e.details as any[])[0].code === 'not_https',
+    );
   });
 });

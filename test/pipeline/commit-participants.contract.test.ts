@@ -58,9 +58,22 @@ describe('commit participants: the seam contract', () => {
     const s = srv.sluice.services;
     assert.ok(await s.pipeline!.idle(30_000));
     const [collection] = ok(await srv.get(`${project}/collections`));
-    const view = ok(await srv.post(`${project}/views`, { name: 'Events', collection_id: collection.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { n: r.n }; }', output_schema: [{ name: 'n', type: 'number' }] }), 201);
-    for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-    const metric = ok(await srv.post(`${project}/metrics`, { name: 'Events', view_id: view.id, value_field: 'n' }), 201);
+    const view = ok(
+      await srv.post(`${project}/views`, {
+        name: 'Events',
+        collection_id: collection.id,
+        transform_mode: 'manual',
+        transform_script: 'function transform(r) { return { n: r.n }; }',
+        output_schema: [{ name: 'n', type: 'number' }],
+      }),
+      201,
+    );
+    for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const metric = ok(
+      await srv.post(`${project}/metrics`, { name: 'Events', view_id: view.id, value_field: 'n' }),
+      201,
+    );
     await settle(srv, `${project}/metrics`, [metric.id]);
 
     // Watch every participant of the running pipeline (the runner's own list, in its order).
@@ -86,12 +99,18 @@ describe('commit participants: the seam contract', () => {
         } catch {
           inside = false;
         }
-        seenOf(p.name, seq).stages.push({ inside, entriesThere: batch.lease.entries.every((e) => spoolBody.get(e.seq) !== undefined) });
+        seenOf(p.name, seq).stages.push({
+          inside,
+          entriesThere: batch.lease.entries.every((e) => spoolBody.get(e.seq) !== undefined),
+        });
         return p.stage(batch);
       },
       applyCommitted(batch: CommittingBatch, staged: unknown) {
         const seq = batch.lease.firstSeq;
-        seenOf(p.name, seq).applies.push({ committed: committed.has(`${p.name} ${seq} ${attempts.get(seq) ?? 0}`), entriesGone: batch.lease.entries.every((e) => spoolBody.get(e.seq) === undefined) });
+        seenOf(p.name, seq).applies.push({
+          committed: committed.has(`${p.name} ${seq} ${attempts.get(seq) ?? 0}`),
+          entriesGone: batch.lease.entries.every((e) => spoolBody.get(e.seq) === undefined),
+        });
         p.applyCommitted(batch, staged);
       },
       ...(p.abandon ? { abandon: (b) => p.abandon!(b) } : {}),
@@ -115,11 +134,16 @@ describe('commit participants: the seam contract', () => {
     await send(Array.from({ length: 10 }, (_, i) => ({ n: 1, timestamp: at(now - 1000 - i) })));
     await settle(srv, `${project}/metrics`, [metric.id]);
     // 5 within the window, 7 three hours back (late).
-    await send([...Array.from({ length: 5 }, () => ({ n: 10, timestamp: at(now - 30 * MIN) })), ...Array.from({ length: 7 }, (_, i) => ({ n: 100, timestamp: at(now - 3 * 3_600_000 - i * MIN) }))]);
+    await send([
+      ...Array.from({ length: 5 }, () => ({ n: 10, timestamp: at(now - 30 * MIN) })),
+      ...Array.from({ length: 7 }, (_, i) => ({ n: 100, timestamp: at(now - 3 * 3_600_000 - i * MIN) })),
+    ]);
     await settle(srv, `${project}/metrics`, [metric.id]);
     list.splice(0, list.length, ...list.filter((p) => p !== abortOnce));
 
-    const byDay = (await countsAndSums(srv, metric.id, s.metrics.byId(metric.id)!.definition_revision, 'day')).get('__total__') ?? new Map();
+    const byDay =
+      (await countsAndSums(srv, metric.id, s.metrics.byId(metric.id)!.definition_revision, 'day')).get('__total__') ??
+      new Map();
     counted = [...byDay.values()].reduce((n, [c]) => n + c, 0);
     lateFiles = ok(await srv.get(`${project}/late_data`));
     viewRecords = ok(await srv.get(`/v1/projects/${fx.projectId}/views/${view.id}/records?limit=100`)).length;
@@ -127,16 +151,19 @@ describe('commit participants: the seam contract', () => {
   });
   after(() => srv.stop());
 
-  test('every participant of the runner is in this suite: schema, views, each output consumer\'s, and the rest', () => {
+  test("every participant of the runner is in this suite: schema, views, each output consumer's, and the rest", () => {
     // A new participant (a new output consumer's, say) fails here until it is added to PARTICIPANTS.
     assert.deepEqual(names, PARTICIPANTS);
-    assert.ok(OUTPUT_CONSUMERS.some((c) => c.name === 'metrics'), 'metrics: rollups and late-data');
+    assert.ok(
+      OUTPUT_CONSUMERS.some((c) => c.name === 'metrics'),
+      'metrics: rollups and late-data',
+    );
     assert.equal(before_.size, 2, 'two batches committed');
   });
 
   for (const name of PARTICIPANTS) {
     describe(name, () => {
-      test('stages inside the spool\'s transaction, before its entries are deleted; twice per batch (aborted, then replayed)', () => {
+      test("stages inside the spool's transaction, before its entries are deleted; twice per batch (aborted, then replayed)", () => {
         const batches = seen.get(name);
         assert.ok(batches && batches.size === 2, `${name} staged both batches`);
         for (const [seq, b] of batches) {
@@ -147,7 +174,8 @@ describe('commit participants: the seam contract', () => {
 
       test('applies once per batch, after the transaction committed and the entries are gone', () => {
         assert.equal(seen.get(name)?.size, 2);
-        for (const [seq, b] of seen.get(name) ?? []) assert.deepEqual(b.applies, [{ committed: true, entriesGone: true }], `batch ${seq}`);
+        for (const [seq, b] of seen.get(name) ?? [])
+          assert.deepEqual(b.applies, [{ committed: true, entriesGone: true }], `batch ${seq}`);
       });
     });
   }
@@ -163,7 +191,11 @@ describe('commit participants: the seam contract', () => {
   test('replayed batches count exactly once: collection files, view records, rollups, late data', () => {
     assert.equal(viewRecords, 1 + 10 + 12, 'the view holds every record once');
     assert.equal(counted, 1 + 10 + 5, 'the metric counts every on-time record once, the late ones not');
-    assert.deepEqual(lateFiles.map((f) => f.excluded_count), [7], 'one late data file');
+    assert.deepEqual(
+      lateFiles.map((f) => f.excluded_count),
+      [7],
+      'one late data file',
+    );
     assert.equal(collectionRows, 1 + 10 + 12, 'the collection files hold every record once');
   });
 });
@@ -177,7 +209,13 @@ function snapshot(root: RootDatabase): Snapshot {
   for (const name of root.getKeys()) {
     if (typeof name !== 'string' || BACKGROUND.has(name)) continue;
     const db = root.openDB({ name, encoding: 'binary', keyEncoding: 'binary' }) as Database<Buffer, Buffer>;
-    out.set(name, [...db.getRange({})].map(({ key, value }) => [Buffer.from(key).toString('hex'), Buffer.from(value).toString('hex')]));
+    out.set(
+      name,
+      [...db.getRange({})].map(({ key, value }) => [
+        Buffer.from(key).toString('hex'),
+        Buffer.from(value).toString('hex'),
+      ]),
+    );
   }
   return out;
 }

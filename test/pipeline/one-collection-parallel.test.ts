@@ -46,12 +46,12 @@ function body(request: number): string {
   return Array.from({ length: PER_REQUEST }, (_, k) => JSON.stringify(record(request * PER_REQUEST + k))).join('\n');
 }
 
-
 /** How many times each record id is in the collection's committed files; asserts no file is an orphan. */
 async function countRows(schema: SchemaService, dir: string, collectionId: string): Promise<Map<string, number>> {
   const manifests = schema.manifests(collectionId);
   const known = new Set(manifests.map((m) => m.id));
-  for (const f of filesUnder(dir)) assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
+  for (const f of filesUnder(dir))
+    assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
   const reader = await schema.fileReader();
   const rows = await reader.docs({ paths: manifests.map((m) => join(dir, m.id)), limit: 10_000_000, sort: 'asc' });
   const seen = new Map<string, number>();
@@ -68,7 +68,14 @@ function versionsOf(schema: SchemaService, collectionId: string) {
     .list(collectionId)
     .filter((v) => v.merged_into === null)
     .sort((x, y) => x.version - y.version)
-    .map((v) => ({ version: v.version, signature: v.signature, fields: v.fields, state: v.state, row_count: v.row_count, shape_count: v.shape_count }));
+    .map((v) => ({
+      version: v.version,
+      signature: v.signature,
+      fields: v.fields,
+      state: v.state,
+      row_count: v.row_count,
+      shape_count: v.shape_count,
+    }));
 }
 
 /** The collection's shapes as committed: signature, rows, and the number of the version each belongs to. */
@@ -76,7 +83,11 @@ function shapesOf(schema: SchemaService, collectionId: string) {
   const numbers = new Map(schema.db.versions.list(collectionId).map((v) => [v.id, v.version]));
   return schema.db.shapes
     .list(collectionId)
-    .map((s) => ({ signature: s.signature, rows: s.rows, version: s.version_id === null ? null : numbers.get(s.version_id) }))
+    .map((s) => ({
+      signature: s.signature,
+      rows: s.rows,
+      version: s.version_id === null ? null : numbers.get(s.version_id),
+    }))
     .sort((x, y) => x.signature.localeCompare(y.signature));
 }
 
@@ -96,7 +107,11 @@ async function runStream(workers: number, requests: number): Promise<Run> {
   const srv = await TestServer.start({ env: { SLUICE_WORKERS: String(workers), SLUICE_LEASE_MAX_RECORDS: LEASE } });
   try {
     const f = await createIngestKey(srv, 'parallel');
-    const created = await srv.post(`/v1/projects/${f.projectId}/collections`, { name: 'Events', source_id: f.sourceId, slug: 'events' });
+    const created = await srv.post(`/v1/projects/${f.projectId}/collections`, {
+      name: 'Events',
+      source_id: f.sourceId,
+      slug: 'events',
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const collectionId = created.body.data.id as string;
     const { spool, schema } = srv.sluice.services;
@@ -112,7 +127,9 @@ async function runStream(workers: number, requests: number): Promise<Run> {
     }, 1);
     try {
       const send = async (r: number) => {
-        const res = await ingest(srv.url, `key=${f.secret}&collection=events`, body(r), { 'content-type': 'application/x-ndjson' });
+        const res = await ingest(srv.url, `key=${f.secret}&collection=events`, body(r), {
+          'content-type': 'application/x-ndjson',
+        });
         assert.equal(res.status, 202, JSON.stringify(res.body));
       };
       await send(0);
@@ -131,7 +148,12 @@ async function runStream(workers: number, requests: number): Promise<Run> {
     for (const [id, n] of seen) assert.equal(n, 1, `record ${id} is in the files ${n} times`);
     assert.equal(seen.size, requests * PER_REQUEST, 'every record is in the files');
     assert.deepEqual(schema.unprocessable(collectionId), []);
-    return { versions: versionsOf(schema, collectionId), shapes: shapesOf(schema, collectionId), concurrentSamples, maxLeases };
+    return {
+      versions: versionsOf(schema, collectionId),
+      shapes: shapesOf(schema, collectionId),
+      concurrentSamples,
+      maxLeases,
+    };
   } finally {
     await srv.stop();
   }
@@ -141,7 +163,9 @@ describe('one collection, batches in parallel', () => {
   it('batches of one collection run on both workers at once; each record lands once; versions equal a sequential run', async (t) => {
     const requests = 100;
     const parallel = await runStream(2, requests);
-    t.diagnostic(`2 workers: ${parallel.concurrentSamples} samples with two batches of the collection on workers, at most ${parallel.maxLeases} leases`);
+    t.diagnostic(
+      `2 workers: ${parallel.concurrentSamples} samples with two batches of the collection on workers, at most ${parallel.maxLeases} leases`,
+    );
     assert.ok(parallel.concurrentSamples > 0, 'two batches of the one collection were on the workers at the same time');
     assert.ok(parallel.maxLeases >= 2);
     const sequential = await runStream(1, requests);
@@ -165,7 +189,12 @@ describe('one collection, batches in parallel', () => {
     });
 
     it('restart: every acknowledged record is in the collection files exactly once', async (t) => {
-      const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: '2', SLUICE_LEASE_MAX_RECORDS: LEASE };
+      const env = {
+        SLUICE_DATA_DIR: dataDir,
+        SLUICE_BOOTSTRAP_KEY: KEY,
+        SLUICE_WORKERS: '2',
+        SLUICE_LEASE_MAX_RECORDS: LEASE,
+      };
       const api = (method: string, path: string, b?: unknown) => childApi(child!.url, KEY, method, path, b);
       child = await startChild(env);
       const base = child.url;
@@ -180,7 +209,11 @@ describe('one collection, batches in parallel', () => {
         while (!stop) {
           const r = next++;
           try {
-            const res = await fetch(`${base}/ingest?key=${key.key}&collection=events`, { method: 'POST', body: body(r), headers: { 'content-type': 'application/x-ndjson' } });
+            const res = await fetch(`${base}/ingest?key=${key.key}&collection=events`, {
+              method: 'POST',
+              body: body(r),
+              headers: { 'content-type': 'application/x-ndjson' },
+            });
             if (res.status === 202) acked.add(r);
             await res.arrayBuffer();
           } catch {
@@ -216,7 +249,12 @@ describe('one collection, batches in parallel', () => {
         const [collectionId] = readdirSync(join(dataDir, 'files', project.id));
         const seen = await countRows(schema, join(dataDir, 'files', project.id, collectionId!), collectionId!);
         for (const [id, n] of seen) assert.equal(n, 1, `record ${id} is in the files ${n} times`);
-        for (const r of acked) for (let k = 0; k < PER_REQUEST; k++) assert.ok(seen.has(`r${r * PER_REQUEST + k}`), `acknowledged record r${r * PER_REQUEST + k} is in the files`);
+        for (const r of acked)
+          for (let k = 0; k < PER_REQUEST; k++)
+            assert.ok(
+              seen.has(`r${r * PER_REQUEST + k}`),
+              `acknowledged record r${r * PER_REQUEST + k} is in the files`,
+            );
         const counted = versionsOf(schema, collectionId!).reduce((n, v) => n + v.row_count, 0);
         assert.equal(counted, seen.size, 'version row counts add up to the rows in the files');
         t.diagnostic(`${seen.size} records, each exactly once`);
@@ -231,7 +269,11 @@ describe('one collection, batches in parallel', () => {
     const srv = await TestServer.start({ env: { SLUICE_WORKERS: '2', SLUICE_LEASE_MAX_RECORDS: LEASE } });
     try {
       const f: IngestFixture = await createIngestKey(srv, 'poison stream');
-      const created = await srv.post(`/v1/projects/${f.projectId}/collections`, { name: 'Events', source_id: f.sourceId, slug: 'events' });
+      const created = await srv.post(`/v1/projects/${f.projectId}/collections`, {
+        name: 'Events',
+        source_id: f.sourceId,
+        slug: 'events',
+      });
       const collectionId = created.body.data.id as string;
       const { spool, schema } = srv.sluice.services;
       const c = srv.sluice.services.collections.byId(collectionId)!;
@@ -243,9 +285,18 @@ describe('one collection, batches in parallel', () => {
       let poisonSeq = 0;
       for (let r = 0; r < requests; r++) {
         if (r === requests / 2) {
-          poisonSeq = await spool.append({ collection_id: collectionId, project_id: f.projectId, received_at: Date.now(), records: 2, format: 'ndjson', body: new TextEncoder().encode('{"id":"poison","a":1}\n7') });
+          poisonSeq = await spool.append({
+            collection_id: collectionId,
+            project_id: f.projectId,
+            received_at: Date.now(),
+            records: 2,
+            format: 'ndjson',
+            body: new TextEncoder().encode('{"id":"poison","a":1}\n7'),
+          });
         }
-        const res = await ingest(srv.url, `key=${f.secret}&collection=events`, body(r), { 'content-type': 'application/x-ndjson' });
+        const res = await ingest(srv.url, `key=${f.secret}&collection=events`, body(r), {
+          'content-type': 'application/x-ndjson',
+        });
         assert.equal(res.status, 202);
       }
       assert.ok(await srv.sluice.services.pipeline!.idle(60_000), 'the stream drains past the poison entry');

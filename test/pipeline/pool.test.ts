@@ -26,12 +26,27 @@ describe('worker pool', () => {
     const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' });
     const threads: number[] = [];
     for (let b = 0; b < 4; b++) {
-      const body = new TextEncoder().encode(Array.from({ length: 20 }, (_, k) => JSON.stringify({ a: b * 100 + k, s: 'x' })).join('\n'));
+      const body = new TextEncoder().encode(
+        Array.from({ length: 20 }, (_, k) => JSON.stringify({ a: b * 100 + k, s: 'x' })).join('\n'),
+      );
       const seq = b + 1;
-      const resolution = createBatchResolution({ book, settings: { ...DEFAULT_SCHEMA_SETTINGS }, nowMs: () => Date.now(), newVersionId: () => newId('schemaVersion') });
+      const resolution = createBatchResolution({
+        book,
+        settings: { ...DEFAULT_SCHEMA_SETTINGS },
+        nowMs: () => Date.now(),
+        newVersionId: () => newId('schemaVersion'),
+      });
       const buffer = body.buffer.slice(0);
       const result = await pool.run(
-        { collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq, received_at: Date.now(), format: 'ndjson', body: new Uint8Array(buffer) }], firstSeq: seq, lastSeq: seq, filesDir: dir },
+        {
+          collectionId: 'c',
+          projectId: 'p',
+          rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+          entries: [{ seq, received_at: Date.now(), format: 'ndjson', body: new Uint8Array(buffer) }],
+          firstSeq: seq,
+          lastSeq: seq,
+          filesDir: dir,
+        },
         resolution.resolve,
         [buffer],
       );
@@ -42,6 +57,7 @@ describe('worker pool', () => {
       threads.push(result.cost.thread);
     }
     assert.equal(new Set(threads).size, 2, `both threads ran batches: ${threads.join(', ')}`);
-    for (let i = 1; i < threads.length; i++) assert.notEqual(threads[i], threads[i - 1], `batch ${i} went to the other thread: ${threads.join(', ')}`);
+    for (let i = 1; i < threads.length; i++)
+      assert.notEqual(threads[i], threads[i - 1], `batch ${i} went to the other thread: ${threads.join(', ')}`);
   });
 });

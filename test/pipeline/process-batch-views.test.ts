@@ -32,12 +32,33 @@ function setup(t: TestContext) {
     transformId: 'vtr_1',
     scriptHash: 'h1',
     script: 'function transform(r, ctx) { return { id: r.id, double: r.n * 2, at: ctx.timestamp } }',
-    outputSchema: [{ name: 'id', type: 'string' }, { name: 'double', type: 'number' }, { name: 'at', type: 'date' }],
+    outputSchema: [
+      { name: 'id', type: 'string' },
+      { name: 'double', type: 'number' },
+      { name: 'at', type: 'date' },
+    ],
     dir: join(dir, 'view'),
   };
-  const lines = Array.from({ length: 2000 }, (_, i) => JSON.stringify({ id: `r${i}`, n: i, timestamp: new Date(T0 + i).toISOString() }));
-  const task = (filesDir: string): BatchTask => ({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq: 1, received_at: T0, format: 'ndjson', body: new TextEncoder().encode(lines.join('\n')) }], firstSeq: 1, lastSeq: 1, filesDir, views: [view] });
-  const resolution = () => createBatchResolution({ book: new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' }), settings: { ...DEFAULT_SCHEMA_SETTINGS }, nowMs: () => T0, newVersionId: () => 'sch_00000000000000000001' });
+  const lines = Array.from({ length: 2000 }, (_, i) =>
+    JSON.stringify({ id: `r${i}`, n: i, timestamp: new Date(T0 + i).toISOString() }),
+  );
+  const task = (filesDir: string): BatchTask => ({
+    collectionId: 'c',
+    projectId: 'p',
+    rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+    entries: [{ seq: 1, received_at: T0, format: 'ndjson', body: new TextEncoder().encode(lines.join('\n')) }],
+    firstSeq: 1,
+    lastSeq: 1,
+    filesDir,
+    views: [view],
+  });
+  const resolution = () =>
+    createBatchResolution({
+      book: new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' }),
+      settings: { ...DEFAULT_SCHEMA_SETTINGS },
+      nowMs: () => T0,
+      newVersionId: () => 'sch_00000000000000000001',
+    });
   return { dir, view, task, resolution, scripts };
 }
 
@@ -56,7 +77,11 @@ test('the view is handed to its sandbox process before the collection files are 
   const r = resolution();
   const result = await processBatch(task(filesDir), r.resolve);
   assert.equal(seen.length, 1);
-  assert.deepEqual(seen[0]!.filter((f) => f.endsWith('.parquet')), [], 'no collection file yet when the view was handed over');
+  assert.deepEqual(
+    seen[0]!.filter((f) => f.endsWith('.parquet')),
+    [],
+    'no collection file yet when the view was handed over',
+  );
   assert.ok(result.files.length > 0 && result.files.every((f) => existsSync(join(filesDir, f.path))));
   const [o] = result.views;
   assert.equal(o?.status, 'ok', JSON.stringify(o));
@@ -72,9 +97,15 @@ test('a batch whose collection files fail leaves no view file, and rejects', asy
   // The collection's directory is a file: its files cannot be written.
   const filesDir = join(dir, 'not-a-dir');
   writeFileSync(filesDir, 'x');
-  const processBatch = createBatchProcessor({ runScript: (batch, v, handedOver) => scripts.run({ ...batch, ...v }, handedOver) });
+  const processBatch = createBatchProcessor({
+    runScript: (batch, v, handedOver) => scripts.run({ ...batch, ...v }, handedOver),
+  });
   await assert.rejects(processBatch(task(filesDir), resolution().resolve), /ENOTDIR|EEXIST|not a directory/);
-  assert.deepEqual(existsSync(view.dir) ? readdirSync(view.dir) : [], [], 'the view file written for the batch was removed');
+  assert.deepEqual(
+    existsSync(view.dir) ? readdirSync(view.dir) : [],
+    [],
+    'the view file written for the batch was removed',
+  );
   assert.equal(existsSync(join(filesDir, fileName('x', 1))), false);
 });
 
@@ -83,11 +114,37 @@ test('a view gets the same outputs whether templated records reach it as slot va
   // Two shapes, escapes, integer-like keys, nulls and arrays; every 7th record non-ASCII (parsed).
   const lines = Array.from({ length: 1500 }, (_, i) =>
     i % 2 === 0
-      ? JSON.stringify({ id: `r${i}`, n: i === 2 ? -0 : i * 0.25, ok: i % 3 === 0, note: i % 7 === 0 ? `café ${i}` : `plain "${i}"`, ctx: { ip: '10.0.0.1', tags: ['a', i, null] } })
-      : JSON.stringify({ '10': i, '2': `two${i}`, ['__proto__']: { p: i }, gone: null, id: `s${i}`, nested: { deep: { v: i % 5 === 0 } } }),
+      ? JSON.stringify({
+          id: `r${i}`,
+          n: i === 2 ? -0 : i * 0.25,
+          ok: i % 3 === 0,
+          note: i % 7 === 0 ? `café ${i}` : `plain "${i}"`,
+          ctx: { ip: '10.0.0.1', tags: ['a', i, null] },
+        })
+      : JSON.stringify({
+          '10': i,
+          '2': `two${i}`,
+          ['__proto__']: { p: i },
+          gone: null,
+          id: `s${i}`,
+          nested: { deep: { v: i % 5 === 0 } },
+        }),
   );
-  const script = 'function transform(r, ctx) { return { j: JSON.stringify(r), keys: Object.keys(r).join(","), at: ctx.timestamp } }';
-  const view: ViewTask = { viewId: 'viw_2', parentViewId: null, transformId: 'vtr_2', scriptHash: 'h2', script, outputSchema: [{ name: 'j', type: 'string' }, { name: 'keys', type: 'string' }, { name: 'at', type: 'date' }], dir: join(dir, 'view2') };
+  const script =
+    'function transform(r, ctx) { return { j: JSON.stringify(r), keys: Object.keys(r).join(","), at: ctx.timestamp } }';
+  const view: ViewTask = {
+    viewId: 'viw_2',
+    parentViewId: null,
+    transformId: 'vtr_2',
+    scriptHash: 'h2',
+    script,
+    outputSchema: [
+      { name: 'j', type: 'string' },
+      { name: 'keys', type: 'string' },
+      { name: 'at', type: 'date' },
+    ],
+    dir: join(dir, 'view2'),
+  };
   const run = async (slots: boolean) => {
     const seen: Array<{ templated: number; outputs: unknown }> = [];
     const processBatch = createBatchProcessor({
@@ -103,14 +160,29 @@ test('a view gets the same outputs whether templated records reach it as slot va
     // Two batches: the first teaches the templates, the second is matched against them.
     for (let b = 0; b < 2; b++) {
       const body = new TextEncoder().encode(lines.join('\n'));
-      await processBatch({ ...task(join(dir, `files-${slots}`)), entries: [{ seq: b + 1, received_at: T0, format: 'ndjson', body }], firstSeq: b + 1, lastSeq: b + 1, views: [view] }, r.resolve);
+      await processBatch(
+        {
+          ...task(join(dir, `files-${slots}`)),
+          entries: [{ seq: b + 1, received_at: T0, format: 'ndjson', body }],
+          firstSeq: b + 1,
+          lastSeq: b + 1,
+          views: [view],
+        },
+        r.resolve,
+      );
     }
     return seen;
   };
   const text = await run(false);
   const built = await run(true);
-  assert.deepEqual(text.map((s) => s.templated), [0, 0]);
+  assert.deepEqual(
+    text.map((s) => s.templated),
+    [0, 0],
+  );
   // The second batch: all but the non-ASCII records (and the records templates were learned from) are built.
   assert.ok(built[1]!.templated > 1200, `templated ${built[1]!.templated}`);
-  assert.deepEqual(built.map((s) => s.outputs), text.map((s) => s.outputs));
+  assert.deepEqual(
+    built.map((s) => s.outputs),
+    text.map((s) => s.outputs),
+  );
 });

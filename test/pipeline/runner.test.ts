@@ -58,17 +58,39 @@ describe('runner: batches of one collection in flight together', () => {
   });
 
   /** `n` entries of `records` records each ({"a": …}), one per spool entry. */
-  async function spoolEntries(n: number, records = 10, body: (entry: number, k: number) => object = (i, k) => ({ a: i * 1000 + k })): Promise<number[]> {
+  async function spoolEntries(
+    n: number,
+    records = 10,
+    body: (entry: number, k: number) => object = (i, k) => ({ a: i * 1000 + k }),
+  ): Promise<number[]> {
     const seqs: number[] = [];
     for (let i = 0; i < n; i++) {
       const text = Array.from({ length: records }, (_, k) => JSON.stringify(body(i, k))).join('\n');
-      seqs.push(await spool.append({ collection_id: collection.id, project_id: collection.project_id, received_at: Date.now(), records, format: 'ndjson', body: new TextEncoder().encode(text) }));
+      seqs.push(
+        await spool.append({
+          collection_id: collection.id,
+          project_id: collection.project_id,
+          received_at: Date.now(),
+          records,
+          format: 'ndjson',
+          body: new TextEncoder().encode(text),
+        }),
+      );
     }
     return seqs;
   }
 
   function start(pool: ScriptedPool, leaseMaxRecords = 10, deps: Partial<RunnerDeps> = {}): PipelineRunner {
-    runner = new PipelineRunner({ spool, collections: { byId: (id) => (id === collection.id ? collection : undefined) }, schema, pool, clock: systemClock, log: pino({ level: 'silent' }), leaseMaxRecords, ...deps });
+    runner = new PipelineRunner({
+      spool,
+      collections: { byId: (id) => (id === collection.id ? collection : undefined) },
+      schema,
+      pool,
+      clock: systemClock,
+      log: pino({ level: 'silent' }),
+      leaseMaxRecords,
+      ...deps,
+    });
     runner.start();
     return runner;
   }
@@ -110,7 +132,9 @@ describe('runner: batches of one collection in flight together', () => {
     // (a quarter of a lease, runner.ts floorRecords).
     const [s1] = await spoolEntries(1, 2);
     const gate = deferred();
-    const pool = new ScriptedPool(2, (run) => ({ beforeReturn: () => (run.firstSeq === s1 ? gate.promise : undefined) }));
+    const pool = new ScriptedPool(2, (run) => ({
+      beforeReturn: () => (run.firstSeq === s1 ? gate.promise : undefined),
+    }));
     const r = start(pool);
     await pool.started(1);
     const [s2] = await spoolEntries(1, 2);
@@ -118,10 +142,21 @@ describe('runner: batches of one collection in flight together', () => {
     assert.equal(pool.runs.length, 1, 'a fifth of a lease waiting: not leased ahead');
     const [, s4] = await spoolEntries(2, 2);
     const runs = await pool.started(2);
-    assert.deepEqual([runs[1]!.firstSeq, runs[1]!.lastSeq], [s2, s2! + 1], 'a quarter of a lease waiting: leased ahead, whole');
+    assert.deepEqual(
+      [runs[1]!.firstSeq, runs[1]!.lastSeq],
+      [s2, s2! + 1],
+      'a quarter of a lease waiting: leased ahead, whole',
+    );
     gate.resolve();
     assert.ok(await r.idle(10_000));
-    assert.deepEqual(pool.runs.map((x) => [x.firstSeq, x.lastSeq]), [[s1, s1], [s2, s2! + 1], [s4, s4]]);
+    assert.deepEqual(
+      pool.runs.map((x) => [x.firstSeq, x.lastSeq]),
+      [
+        [s1, s1],
+        [s2, s2! + 1],
+        [s4, s4],
+      ],
+    );
   });
 
   it('a plan applied ahead is not undone when the batch before it commits', async () => {
@@ -132,7 +167,13 @@ describe('runner: batches of one collection in flight together', () => {
     const bReturn = deferred();
     const cPlan = deferred();
     const pool = new ScriptedPool(3, (run) =>
-      run.firstSeq === sa ? { beforeReturn: () => aReturn.promise } : run.firstSeq === sb ? { beforeReturn: () => bReturn.promise } : run.firstSeq === sc ? { beforePlan: () => cPlan.promise } : {},
+      run.firstSeq === sa
+        ? { beforeReturn: () => aReturn.promise }
+        : run.firstSeq === sb
+          ? { beforeReturn: () => bReturn.promise }
+          : run.firstSeq === sc
+            ? { beforePlan: () => cPlan.promise }
+            : {},
     );
     const r = start(pool);
     const [a, b] = await pool.started(3);
@@ -184,7 +225,9 @@ describe('runner: batches of one collection in flight together', () => {
 
   it('a batch that fails after it planned makes the batches behind it run again, and nothing is counted twice', async () => {
     const seqs = await spoolEntries(4);
-    const pool = new ScriptedPool(4, (run) => (run.firstSeq === seqs[1] && run.attempt === 1 ? { fail: 'after-plan' } : {}));
+    const pool = new ScriptedPool(4, (run) =>
+      run.firstSeq === seqs[1] && run.attempt === 1 ? { fail: 'after-plan' } : {},
+    );
     const r = start(pool);
     assert.ok(await r.idle(15_000));
     assert.equal(committedVersions()[0]!.row_count, 40, 'every row counted once');
@@ -195,7 +238,9 @@ describe('runner: batches of one collection in flight together', () => {
 
   it('counts what it did: leases, commits, and the batches run again behind a failed one', async () => {
     const seqs = await spoolEntries(4);
-    const pool = new ScriptedPool(4, (run) => (run.firstSeq === seqs[1] && run.attempt === 1 ? { fail: 'after-plan' } : {}));
+    const pool = new ScriptedPool(4, (run) =>
+      run.firstSeq === seqs[1] && run.attempt === 1 ? { fail: 'after-plan' } : {},
+    );
     const r = start(pool);
     assert.ok(await r.idle(15_000));
     const c = r.counters();
@@ -203,7 +248,10 @@ describe('runner: batches of one collection in flight together', () => {
     assert.equal(c.committedRecords, 40);
     assert.equal(c.failed, 1, 'the failing batch');
     const behind = pool.runs.filter((x) => x.firstSeq > seqs[1]! && x.attempt === 1).length;
-    assert.ok(c.reruns >= behind && behind > 0, `the batches behind it counted as re-runs (${c.reruns} of ${behind} at least)`);
+    assert.ok(
+      c.reruns >= behind && behind > 0,
+      `the batches behind it counted as re-runs (${c.reruns} of ${behind} at least)`,
+    );
     assert.equal(c.leases, pool.runs.length, 'one lease per run');
     assert.equal(c.leases, c.committed + c.failed + c.reruns, 'every lease committed, failed or re-ran');
     assert.ok(c.planMs >= 0 && c.commitStageMs > 0);
@@ -211,7 +259,9 @@ describe('runner: batches of one collection in flight together', () => {
 
   it('an entry that always fails is narrowed down to and set aside while the batches around it commit', async () => {
     const seqs = await spoolEntries(6, 10, (i, k) => (i === 2 ? { poison: true, k } : { a: i * 1000 + k }));
-    const pool = new ScriptedPool(3, (run) => (run.firstSeq <= seqs[2]! && run.lastSeq >= seqs[2]! ? { fail: 'after-plan' } : {}));
+    const pool = new ScriptedPool(3, (run) =>
+      run.firstSeq <= seqs[2]! && run.lastSeq >= seqs[2]! ? { fail: 'after-plan' } : {},
+    );
     const r = start(pool, 20);
     assert.ok(await r.idle(30_000), 'the spool drains');
     const aside = schema.unprocessable(collection.id);
@@ -242,7 +292,11 @@ describe('runner: batches of one collection in flight together', () => {
     assert.equal(others.length, 0);
     assert.equal(shape!.version_id, null);
     assert.equal(shape!.unclassified_rows, 40, 'every row of the unclassified files counted once');
-    assert.equal((await schema.book(noPool)).shapes.get(shape!.id)!.unclassified_rows, 40, 'the book holds what is committed');
+    assert.equal(
+      (await schema.book(noPool)).shapes.get(shape!.id)!.unclassified_rows,
+      40,
+      'the book holds what is committed',
+    );
   });
 
   it('a batch that fails after it planned lets the batches before it commit without running again', async () => {
@@ -259,12 +313,16 @@ describe('runner: batches of one collection in flight together', () => {
     const r = start(pool);
     await pool.started(3);
     // b's failure lands (and c, behind it, is aborted) while a is out.
-    while (pool.runs.filter((x) => x.firstSeq === sb).length < 1 || pool.running > 1) await new Promise((res) => setTimeout(res, 5));
+    while (pool.runs.filter((x) => x.firstSeq === sb).length < 1 || pool.running > 1)
+      await new Promise((res) => setTimeout(res, 5));
     aReturn.resolve();
     assert.ok(await r.idle(15_000));
     assert.equal(pool.runs.filter((x) => x.firstSeq === sa).length, 1, 'a ran once');
     assert.deepEqual(commits.slice(0, 1), [sa]);
-    assert.deepEqual([...commits].sort((x, y) => x - y), [sa, sb, sc]);
+    assert.deepEqual(
+      [...commits].sort((x, y) => x - y),
+      [sa, sb, sc],
+    );
     assert.equal(committedVersions()[0]!.row_count, 30, 'every row counted once');
   });
 
@@ -282,7 +340,9 @@ describe('runner: batches of one collection in flight together', () => {
     };
     const commits = recordCommits();
     const pool = new ScriptedPool(2);
-    const r = start(pool, 10, { collections: { byId: (id) => (id === collection.id ? collection : undefined), update: async () => undefined } });
+    const r = start(pool, 10, {
+      collections: { byId: (id) => (id === collection.id ? collection : undefined), update: async () => undefined },
+    });
     while (commits.length < 2) await new Promise((res) => setTimeout(res, 5));
     assert.ok(detecting, 'the detector is running');
     assert.deepEqual(commits, [sa, sb], 'b committed while the detector was held');

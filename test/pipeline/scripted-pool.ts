@@ -2,7 +2,14 @@ import { Fingerprinter } from '../../src/schema/fingerprint.js';
 import type { Sighting } from '../../src/schema/book.js';
 import type { Shape } from '../../src/schema/shape.js';
 import { BatchError } from '../../src/pipeline/failures.js';
-import { fileName, type BatchResult, type BatchTask, type ResolveReply, type Resolver, type WrittenFile } from '../../src/pipeline/process-batch.js';
+import {
+  fileName,
+  type BatchResult,
+  type BatchTask,
+  type ResolveReply,
+  type Resolver,
+  type WrittenFile,
+} from '../../src/pipeline/process-batch.js';
 
 /** What one attempt of a batch does, besides planning like a worker would. */
 export interface Script {
@@ -67,18 +74,45 @@ export class ScriptedPool {
     this.maxRunning = Math.max(this.maxRunning, this.running);
     try {
       await script.beforePlan?.();
-      if (script.fail === 'before-plan') throw new BatchError('batch', `scripted failure of batch ${task.firstSeq} before its plan`);
+      if (script.fail === 'before-plan')
+        throw new BatchError('batch', `scripted failure of batch ${task.firstSeq} before its plan`);
       const { sightings, rows } = this.sightings(task);
-      let reply: ResolveReply = await resolve({ type: 'sightings', sightings: sightings.map(({ shape: _s, sample: _x, ...s }) => s), refused: [] });
+      let reply: ResolveReply = await resolve({
+        type: 'sightings',
+        sightings: sightings.map(({ shape: _s, sample: _x, ...s }) => s),
+        refused: [],
+      });
       if (reply.type === 'need') {
         const byKey = new Map(sightings.map((s) => [s.key, s]));
-        reply = await resolve({ type: 'shapes', shapes: reply.keys.map((k) => ({ key: k, shape: byKey.get(k)!.shape!, sample: byKey.get(k)!.sample ?? null })) });
+        reply = await resolve({
+          type: 'shapes',
+          shapes: reply.keys.map((k) => ({
+            key: k,
+            shape: byKey.get(k)!.shape!,
+            sample: byKey.get(k)!.sample ?? null,
+          })),
+        });
       }
       if (reply.type !== 'plan') throw new Error('expected a plan');
       planned.resolve();
       await script.beforeReturn?.();
-      if (script.fail === 'after-plan') throw new BatchError('batch', `scripted failure of batch ${task.firstSeq} after its plan`);
-      const files = reply.files.map((f): WrittenFile => ({ kind: f.kind, dir: f.dir, versionId: f.versionId, shapeHash: f.shapeHash, path: fileName(f.dir, task.firstSeq), rows: f.rows, bytes: 0, docBytes: 0, minTs: 0, maxTs: 0, counts: { versions: {}, shapes: {}, overflow: 0 } }));
+      if (script.fail === 'after-plan')
+        throw new BatchError('batch', `scripted failure of batch ${task.firstSeq} after its plan`);
+      const files = reply.files.map(
+        (f): WrittenFile => ({
+          kind: f.kind,
+          dir: f.dir,
+          versionId: f.versionId,
+          shapeHash: f.shapeHash,
+          path: fileName(f.dir, task.firstSeq),
+          rows: f.rows,
+          bytes: 0,
+          docBytes: 0,
+          minTs: 0,
+          maxTs: 0,
+          counts: { versions: {}, shapes: {}, overflow: 0 },
+        }),
+      );
       return { rows, files, views: [] };
     } finally {
       this.running--;
@@ -101,7 +135,15 @@ export class ScriptedPool {
           seen.lastMs = e.received_at;
         } else {
           const shape = this.fp.describe(record) as Shape;
-          byKey.set(key, { key, hash: shape.hash, rows: 1, firstMs: e.received_at, lastMs: e.received_at, shape, sample: line });
+          byKey.set(key, {
+            key,
+            hash: shape.hash,
+            rows: 1,
+            firstMs: e.received_at,
+            lastMs: e.received_at,
+            shape,
+            sample: line,
+          });
         }
         rows++;
       }

@@ -327,7 +327,10 @@ test('a check confirms a failure once before recording it; one observation per r
     [['check_down', 'firing', down.id, 2]],
   );
   const registered = await srv.sluice.services.attention.itemsFor(setup.project.id, clock.now());
-  assert.ok(registered.some((i) => i.type === 'check_down' && i.resource_id === down.id && i.count === 2), 'registered with the attention registry');
+  assert.ok(
+    registered.some((i) => i.type === 'check_down' && i.resource_id === down.id && i.count === 2),
+    'registered with the attention registry',
+  );
   assert.equal((await get(`${setup.checks}/${down.id}`)).status, 'active', 'failures never stop a check');
   for (const id of [flakyCheck.id, down.id]) ok(await srv.post(`${setup.checks}/${id}/pause`));
 });

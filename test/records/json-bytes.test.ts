@@ -24,7 +24,27 @@ function endOf(read: (b: Buffer, i: number, e: number) => number, text: string):
   return read(b, 0, b.length - 1);
 }
 
-const NUMBERS = ['0', '-0', '7', '-12', '1.5', '0.000001', '0.0000001', '1e2', '1E+2', '-1.25e-3', '12.0', '123456789012345', '9007199254740993', '1234567890123456789', '0.1', '1e400', '-1e-400', '4.35', '2.2250738585072014e-308'];
+const NUMBERS = [
+  '0',
+  '-0',
+  '7',
+  '-12',
+  '1.5',
+  '0.000001',
+  '0.0000001',
+  '1e2',
+  '1E+2',
+  '-1.25e-3',
+  '12.0',
+  '123456789012345',
+  '9007199254740993',
+  '1234567890123456789',
+  '0.1',
+  '1e400',
+  '-1e-400',
+  '4.35',
+  '2.2250738585072014e-308',
+];
 const NOT_NUMBERS = ['', '-', '01', '1.', '.5', '1e', '1e+', '+1', '--1', '0x10', 'NaN', '1.e3'];
 
 test('numberEnd and numberValueEnd read what JSON.parse reads, and refuse what it refuses', () => {
@@ -33,7 +53,11 @@ test('numberEnd and numberValueEnd read what JSON.parse reads, and refuse what i
     const p = parsed(text);
     const end = endOf(jb.numberEnd, text);
     // A prefix may be a number (`01` reads `0`): a whole-token accept is what JSON.parse agrees with.
-    assert.equal(end === text.length, p !== undefined && typeof p.value === 'number', `numberEnd ${JSON.stringify(text)}`);
+    assert.equal(
+      end === text.length,
+      p !== undefined && typeof p.value === 'number',
+      `numberEnd ${JSON.stringify(text)}`,
+    );
     if (p === undefined) continue;
     const b = Buffer.from(text);
     assert.equal(jb.numberValueEnd(b, 0, b.length, out, 0), b.length);
@@ -93,11 +117,23 @@ test('stringEnd accepts JSON strings (escapes flagged) and refuses the rest; pla
 
 test('literals, whitespace and the byte classes', () => {
   for (const word of ['true', 'false', 'null']) {
-    assert.equal(endOf((b, i, e) => jb.literalEnd(b, i, e, word), word), word.length);
-    assert.equal(endOf((b, i, e) => jb.literalEnd(b, i, e, word), word.slice(0, -1)), -1);
+    assert.equal(
+      endOf((b, i, e) => jb.literalEnd(b, i, e, word), word),
+      word.length,
+    );
+    assert.equal(
+      endOf((b, i, e) => jb.literalEnd(b, i, e, word), word.slice(0, -1)),
+      -1,
+    );
   }
-  assert.equal(endOf((b, i, e) => jb.literalEnd(b, i, e, 'true'), 'tru'), -1);
-  assert.equal(endOf((b, i, e) => jb.literalEnd(b, i, e, 'null'), 'nul1'), -1);
+  assert.equal(
+    endOf((b, i, e) => jb.literalEnd(b, i, e, 'true'), 'tru'),
+    -1,
+  );
+  assert.equal(
+    endOf((b, i, e) => jb.literalEnd(b, i, e, 'null'), 'nul1'),
+    -1,
+  );
   const b = Buffer.from(' \t\r\n x');
   assert.equal(jb.skipSpace(b, 0, b.length), 5);
   assert.equal(jb.skipSpace(b, 0, 3), 3);

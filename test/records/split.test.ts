@@ -26,7 +26,8 @@ test('recordRanges: NDJSON lines, array elements, one object — by bytes, trimm
     ['object', '\uFEFF {\n  "a": 1\n}\n', ['{\n  "a": 1\n}']],
     ['object', '  ', []],
   ];
-  for (const [format, text, expected] of cases) assert.deepEqual(split(format, text), expected, `${format} ${JSON.stringify(text)}`);
+  for (const [format, text, expected] of cases)
+    assert.deepEqual(split(format, text), expected, `${format} ${JSON.stringify(text)}`);
 });
 
 test('recordRanges reads a view without copying: ranges are offsets into the view given', () => {
@@ -42,9 +43,20 @@ test('layering: ingest and records import nothing from pipeline; records imports
   const importsOf = (dir: string) =>
     readdirSync(src + dir)
       .filter((f) => /\.c?ts$/.test(f))
-      .flatMap((f) => [...readFileSync(`${src}${dir}/${f}`, 'utf8').matchAll(/from '([^']+)'/g)].map((m) => `${dir}/${f} -> ${m[1]}`));
+      .flatMap((f) =>
+        [...readFileSync(`${src}${dir}/${f}`, 'utf8').matchAll(/from '([^']+)'/g)].map((m) => `${dir}/${f} -> ${m[1]}`),
+      );
   const ingest = importsOf('ingest');
-  assert.ok(ingest.some((i) => i.includes('../records/split.js')), 'the scan reads the sources');
-  assert.deepEqual(ingest.filter((i) => i.includes('/pipeline/')), []);
-  assert.deepEqual(importsOf('records').filter((i) => /\/(pipeline|ingest)\//.test(i)), []);
+  assert.ok(
+    ingest.some((i) => i.includes('../records/split.js')),
+    'the scan reads the sources',
+  );
+  assert.deepEqual(
+    ingest.filter((i) => i.includes('/pipeline/')),
+    [],
+  );
+  assert.deepEqual(
+    importsOf('records').filter((i) => /\/(pipeline|ingest)\//.test(i)),
+    [],
+  );
 });

@@ -32,9 +32,27 @@ describe('aggregation: the query is checked in full', () => {
     srv = await TestServer.start({ clock: new ManualClock(NOW) });
     const setup = await viewSetup(srv);
     projectId = setup.project.id;
-    const view = ok(await srv.post(setup.views, { name: 'Requests', collection_id: setup.collection.id, transform_script: SCRIPT, transform_mode: 'manual', output_schema: OUT }), 201);
+    const view = ok(
+      await srv.post(setup.views, {
+        name: 'Requests',
+        collection_id: setup.collection.id,
+        transform_script: SCRIPT,
+        transform_mode: 'manual',
+        output_schema: OUT,
+      }),
+      201,
+    );
     const metrics = `/v1/projects/${projectId}/metrics`;
-    const m = ok(await srv.post(metrics, { name: 'Latency', view_id: view.id, group_by: ['path'], value_field: 'duration', unique_field: 'user_id' }), 201);
+    const m = ok(
+      await srv.post(metrics, {
+        name: 'Latency',
+        view_id: view.id,
+        group_by: ['path'],
+        value_field: 'duration',
+        unique_field: 'user_id',
+      }),
+      201,
+    );
     const plain = ok(await srv.post(metrics, { name: 'Requests', view_id: view.id }), 201);
     base = `${metrics}/${m.id}/aggregation`;
     bare = `${metrics}/${plain.id}/aggregation`;
@@ -45,7 +63,7 @@ describe('aggregation: the query is checked in full', () => {
     ['values=count,p42', 'query.values', /unknown "p42"; use one or more of count/],
     ['values=', 'query.values', /comma-separated list of chart values/],
     ['values=count,count', 'query.values', /more than once/],
-    ["values=count;DROP TABLE rollups;--", 'query.values', /unknown "count;DROP TABLE rollups;--"/],
+    ['values=count;DROP TABLE rollups;--', 'query.values', /unknown "count;DROP TABLE rollups;--"/],
     ['timezone=Mars/Olympus', 'query.timezone', /not an IANA time zone name/],
     ["timezone=UTC' OR '1'='1", 'query.timezone', /not an IANA time zone name/],
     ['start_at=2026-04-01T00:00:00Z', 'query.end_at', /is required with start_at/],
@@ -91,7 +109,10 @@ describe('aggregation: the query is checked in full', () => {
     assert.deepEqual(res.body.error!.details.map((d: { field: string }) => d.field).sort(), ['query.max_series']);
     // ajv's shape checks come first; the rest once the shapes are right.
     const next = await srv.get(`${base}?values=nope&timezone=Nowhere`);
-    assert.deepEqual(next.body.error!.details.map((d: { field: string }) => d.field).sort(), ['query.timezone', 'query.values']);
+    assert.deepEqual(next.body.error!.details.map((d: { field: string }) => d.field).sort(), [
+      'query.timezone',
+      'query.values',
+    ]);
   });
 
   test('a page_id that names no page is 404 naming query.page_id (test/pages/page-range.test.ts has the pages that do)', async () => {
@@ -104,7 +125,9 @@ describe('aggregation: the query is checked in full', () => {
     const rollups = services.rollups;
     services.rollups = null;
     t.after(() => (services.rollups = rollups));
-    const res = await srv.get(`${base}?values=count,p95,count_unique&timezone=Europe/Berlin&interval=day&time_range=last_30_days`);
+    const res = await srv.get(
+      `${base}?values=count,p95,count_unique&timezone=Europe/Berlin&interval=day&time_range=last_30_days`,
+    );
     fails(res, 503, 'service_unavailable');
     assert.match(res.body.error!.message, /rollups are not available/);
   });
@@ -121,22 +144,60 @@ describe('aggregation: answers over real rollup states', () => {
   let url: string;
   const from = Date.parse('2026-04-02T00:00:00Z');
   // Three records a minute for two hours: durations 1..360, users u0..u59.
-  const recs: Rec[] = Array.from({ length: 360 }, (_, i) => ({ series: 'x', t: from + Math.floor(i / 3) * 60_000, value: i + 1, unique: `u${i % 60}` }));
+  const recs: Rec[] = Array.from({ length: 360 }, (_, i) => ({
+    series: 'x',
+    t: from + Math.floor(i / 3) * 60_000,
+    value: i + 1,
+    unique: `u${i % 60}`,
+  }));
   before(async () => {
     await loadHasher();
     srv = await TestServer.start({ clock: new ManualClock(NOW) });
     const setup = await viewSetup(srv);
-    const view = ok(await srv.post(setup.views, { name: 'Requests', collection_id: setup.collection.id, transform_script: SCRIPT, transform_mode: 'manual', output_schema: OUT }), 201);
-    const m = ok(await srv.post(`/v1/projects/${setup.project.id}/metrics`, { name: 'Latency', view_id: view.id, value_field: 'duration', unique_field: 'user_id' }), 201);
+    const view = ok(
+      await srv.post(setup.views, {
+        name: 'Requests',
+        collection_id: setup.collection.id,
+        transform_script: SCRIPT,
+        transform_mode: 'manual',
+        output_schema: OUT,
+      }),
+      201,
+    );
+    const m = ok(
+      await srv.post(`/v1/projects/${setup.project.id}/metrics`, {
+        name: 'Latency',
+        view_id: view.id,
+        value_field: 'duration',
+        unique_field: 'user_id',
+      }),
+      201,
+    );
     url = `/v1/projects/${setup.project.id}/metrics/${m.id}/aggregation`;
     srv.sluice.services.rollups = new MemoryRollups(recs, from + 2 * 3_600_000);
   });
   after(() => srv.stop());
 
   test('hours in UTC: the envelope, the answer fields and exact figures', async () => {
-    const res = await srv.get(`${url}?start_at=2026-04-02T00:00:00Z&end_at=2026-04-02T02:00:00Z&interval=hour&values=count,p95,count_unique,cumulative_count`);
+    const res = await srv.get(
+      `${url}?start_at=2026-04-02T00:00:00Z&end_at=2026-04-02T02:00:00Z&interval=hour&values=count,p95,count_unique,cumulative_count`,
+    );
     const a = ok(res);
-    assert.deepEqual(Object.keys(a).sort(), ['coverage_mode', 'coverage_reasons', 'complete_through_at', 'end_at', 'interval', 'object', 'series', 'series_total', 'start_at', 'values'].sort());
+    assert.deepEqual(
+      Object.keys(a).sort(),
+      [
+        'coverage_mode',
+        'coverage_reasons',
+        'complete_through_at',
+        'end_at',
+        'interval',
+        'object',
+        'series',
+        'series_total',
+        'start_at',
+        'values',
+      ].sort(),
+    );
     assert.equal(a.object, 'aggregation');
     assert.equal(a.coverage_mode, 'strict');
     assert.equal(a.interval, 'hour');
@@ -146,17 +207,22 @@ describe('aggregation: answers over real rollup states', () => {
     assert.equal(a.series.length, 1);
     const s = a.series[0];
     assert.deepEqual(s.details, { label: 'Latency', hash: '__total__', dimensions: {}, color: null });
-    const hour = (k: number) => figuresOf(stateOf(recs.filter((r) => r.t >= from + k * 3_600_000 && r.t < from + (k + 1) * 3_600_000)));
+    const hour = (k: number) =>
+      figuresOf(stateOf(recs.filter((r) => r.t >= from + k * 3_600_000 && r.t < from + (k + 1) * 3_600_000)));
     assert.deepEqual(s.records, {
       '2026-04-02T00:00:00.000Z': [180, hour(0).p95, 60, 180],
       '2026-04-02T01:00:00.000Z': [180, hour(1).p95, 60, 360],
     });
     assert.equal(s.regression, null);
     assert.equal(s.forecast, null);
-    assert.deepEqual(a.coverage_reasons, [{ view_id: a.coverage_reasons[0].view_id, view_name: 'Requests', reason: 'initializing', count: null }], 'a metric not yet active says why');
+    assert.deepEqual(
+      a.coverage_reasons,
+      [{ view_id: a.coverage_reasons[0].view_id, view_name: 'Requests', reason: 'initializing', count: null }],
+      'a metric not yet active says why',
+    );
   });
 
-  test('defaults: the metric\'s range (last 24 hours), auto interval (minutes), its chart value (count)', async () => {
+  test("defaults: the metric's range (last 24 hours), auto interval (minutes), its chart value (count)", async () => {
     const a = ok(await srv.get(url));
     assert.equal(a.interval, 'minute');
     assert.deepEqual(a.values, ['count']);
@@ -177,32 +243,64 @@ describe('aggregation: after ingesting known records', () => {
     const fx = await createIngestKey(srv, 'aggregation e2e');
     const q = `key=${fx.secret}&collection=requests`;
     const start = Date.UTC(2026, 0, 5, 10, 0);
-    const records = Array.from({ length: 600 }, (_, i) => ({ path: i % 3 ? '/a' : '/b', duration: (i % 100) + 1, user_id: `u${i % 40}`, timestamp: new Date(start + Math.floor(i / 100) * 60_000 + (i % 100) * 100).toISOString() }));
-    assert.equal((await ingest(srv.url, q, ndjson(records.slice(0, 1)), { 'content-type': 'application/x-ndjson' })).status, 202);
+    const records = Array.from({ length: 600 }, (_, i) => ({
+      path: i % 3 ? '/a' : '/b',
+      duration: (i % 100) + 1,
+      user_id: `u${i % 40}`,
+      timestamp: new Date(start + Math.floor(i / 100) * 60_000 + (i % 100) * 100).toISOString(),
+    }));
+    assert.equal(
+      (await ingest(srv.url, q, ndjson(records.slice(0, 1)), { 'content-type': 'application/x-ndjson' })).status,
+      202,
+    );
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     const [collection] = ok(await srv.get(`/v1/projects/${fx.projectId}/collections`));
-    const view = ok(await srv.post(`/v1/projects/${fx.projectId}/views`, {
-      name: 'Requests',
-      collection_id: collection.id,
-      transform_mode: 'manual',
-      transform_script: 'function transform(r) { return { path: r.path, duration: r.duration, user_id: r.user_id }; }',
-      output_schema: OUT,
-    }), 201);
-    const m = ok(await srv.post(`/v1/projects/${fx.projectId}/metrics`, { name: 'Latency', view_id: view.id, group_by: ['path'], value_field: 'duration', unique_field: 'user_id' }), 201);
+    const view = ok(
+      await srv.post(`/v1/projects/${fx.projectId}/views`, {
+        name: 'Requests',
+        collection_id: collection.id,
+        transform_mode: 'manual',
+        transform_script:
+          'function transform(r) { return { path: r.path, duration: r.duration, user_id: r.user_id }; }',
+        output_schema: OUT,
+      }),
+      201,
+    );
+    const m = ok(
+      await srv.post(`/v1/projects/${fx.projectId}/metrics`, {
+        name: 'Latency',
+        view_id: view.id,
+        group_by: ['path'],
+        value_field: 'duration',
+        unique_field: 'user_id',
+      }),
+      201,
+    );
     for (let i = 1; i < records.length; i += 100) {
-      assert.equal((await ingest(srv.url, q, ndjson(records.slice(i, i + 100)), { 'content-type': 'application/x-ndjson' })).status, 202);
+      assert.equal(
+        (await ingest(srv.url, q, ndjson(records.slice(i, i + 100)), { 'content-type': 'application/x-ndjson' }))
+          .status,
+        202,
+      );
     }
     assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
     const url = `/v1/projects/${fx.projectId}/metrics/${m.id}/aggregation?coverage_mode=observed&start_at=${new Date(start).toISOString()}&end_at=${new Date(start + 6 * 60_000).toISOString()}&interval=minute`;
     let answer: any = null;
     for (let attempt = 0; attempt < 100; attempt++) {
       answer = ok(await srv.get(`${url}&values=count,p95,count_unique&series=__total__`));
-      const total = Object.values(answer.series[0].records as Record<string, number[]>).reduce((n, row) => n + row[0]!, 0);
+      const total = Object.values(answer.series[0].records as Record<string, number[]>).reduce(
+        (n, row) => n + row[0]!,
+        0,
+      );
       if (total === records.length) break;
       await new Promise((r) => setTimeout(r, 100));
     }
     const rows = answer.series[0].records as Record<string, number[]>;
-    assert.deepEqual(Object.values(rows).map((r) => r[0]), [100, 100, 100, 100, 100, 100], '100 records in each minute');
+    assert.deepEqual(
+      Object.values(rows).map((r) => r[0]),
+      [100, 100, 100, 100, 100, 100],
+      '100 records in each minute',
+    );
     for (const row of Object.values(rows)) {
       assert.ok(Math.abs(row[1]! - 95) <= 0.01 * 95, `p95 of 1..100 is 95 within 1%: ${row[1]}`); // x[⌊0.95·99⌋] = 95
       assert.ok(Math.abs(row[2]! - 40) <= 1, `40 users a minute: ${row[2]}`);

@@ -6,7 +6,14 @@
  * whether sketches were decoded.
  */
 import { emptyState, figuresOf, mergeState, type BucketState } from '../../src/rollup/bucket-state.js';
-import { bucketStart, nextBucketStart, TIERS, TOTAL_SERIES, type StoredBucket, type Tier } from '../../src/rollup/rollup-types.js';
+import {
+  bucketStart,
+  nextBucketStart,
+  TIERS,
+  TOTAL_SERIES,
+  type StoredBucket,
+  type Tier,
+} from '../../src/rollup/rollup-types.js';
 import type { RollupReader } from '../../src/rollup/rollup-reader-contract.js';
 import type { MetricRecord, MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import { METRIC_DEFAULTS } from '../../src/rollup/metric-records.js';
@@ -53,7 +60,10 @@ export class MemoryRollups implements RollupReader {
   private readonly tiers = new Map<Tier, Map<string, Map<number, BucketState>>>();
   readonly reads: ReadLog[] = [];
 
-  constructor(records: readonly Rec[], private readonly watermark: number | null) {
+  constructor(
+    records: readonly Rec[],
+    private readonly watermark: number | null,
+  ) {
     for (const tier of TIERS) this.tiers.set(tier, new Map());
     const minutes = this.tiers.get('minute')!;
     for (const r of records) {
@@ -82,7 +92,15 @@ export class MemoryRollups implements RollupReader {
     }
   }
 
-  async read(q: { metricId: string; revision: number; tier: Tier; from: number; to: number; series: readonly string[] | null; sketches: boolean }): Promise<StoredBucket[]> {
+  async read(q: {
+    metricId: string;
+    revision: number;
+    tier: Tier;
+    from: number;
+    to: number;
+    series: readonly string[] | null;
+    sketches: boolean;
+  }): Promise<StoredBucket[]> {
     this.reads.push({ tier: q.tier, from: q.from, to: q.to, series: q.series, sketches: q.sketches });
     const out: StoredBucket[] = [];
     const tier = this.tiers.get(q.tier)!;
@@ -99,7 +117,11 @@ export class MemoryRollups implements RollupReader {
     return out;
   }
 
-  async seriesWithData(q: { metricId: string; revision: number; spans: ReadonlyArray<{ tier: Tier; from: number; to: number }> }): Promise<string[]> {
+  async seriesWithData(q: {
+    metricId: string;
+    revision: number;
+    spans: ReadonlyArray<{ tier: Tier; from: number; to: number }>;
+  }): Promise<string[]> {
     const out = new Set<string>();
     for (const s of q.spans) {
       for (const [series, byStart] of this.tiers.get(s.tier)!) {

@@ -20,7 +20,13 @@ const OUT = [
 const START = Date.UTC(2026, 0, 5, 10, 0);
 const PATHS = ['/a', '/b', '/c', '/d'];
 /** Records of path k: 10·(k+1) over six minutes, so every path has its own count. */
-const RECORDS = PATHS.flatMap((path, k) => Array.from({ length: 10 * (k + 1) }, (_, i) => ({ path, duration: i + 1, timestamp: new Date(START + (i % 6) * 60_000 + k * 1_000).toISOString() })));
+const RECORDS = PATHS.flatMap((path, k) =>
+  Array.from({ length: 10 * (k + 1) }, (_, i) => ({
+    path,
+    duration: i + 1,
+    timestamp: new Date(START + (i % 6) * 60_000 + k * 1_000).toISOString(),
+  })),
+);
 const WINDOW = { start_at: new Date(START).toISOString(), end_at: new Date(START + 6 * 60_000).toISOString() };
 
 /** Sum of one value column over an answer series' records. */
@@ -38,7 +44,10 @@ async function rejectsWith(fn: () => Promise<unknown>, code: string, field: stri
   }
   assert.ok(caught instanceof ApiError, `an ApiError, not ${String(caught)}`);
   assert.equal(caught.code, code);
-  assert.ok((caught.details as Array<{ field: string }>).some((d) => d.field === field), JSON.stringify(caught.details));
+  assert.ok(
+    (caught.details as Array<{ field: string }>).some((d) => d.field === field),
+    JSON.stringify(caught.details),
+  );
   return caught;
 }
 
@@ -52,8 +61,25 @@ describe('aggregation service', () => {
     await send(RECORDS.slice(0, 1));
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     const [collection] = ok(await srv.get(`${project}/collections`));
-    const view = ok(await srv.post(`${project}/views`, { name: 'Requests', collection_id: collection.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { path: r.path, duration: r.duration }; }', output_schema: OUT }), 201);
-    const m = ok(await srv.post(`${project}/metrics`, { name: 'Latency', view_id: view.id, group_by: ['path'], value_field: 'duration' }), 201);
+    const view = ok(
+      await srv.post(`${project}/views`, {
+        name: 'Requests',
+        collection_id: collection.id,
+        transform_mode: 'manual',
+        transform_script: 'function transform(r) { return { path: r.path, duration: r.duration }; }',
+        output_schema: OUT,
+      }),
+      201,
+    );
+    const m = ok(
+      await srv.post(`${project}/metrics`, {
+        name: 'Latency',
+        view_id: view.id,
+        group_by: ['path'],
+        value_field: 'duration',
+      }),
+      201,
+    );
     await send(RECORDS.slice(1));
     await settle(srv, `${project}/metrics`, [m.id]);
     metric = srv.sluice.services.metrics.get(fx.projectId, m.id)!;
@@ -62,67 +88,152 @@ describe('aggregation service', () => {
   after(() => srv.stop());
 
   test('answers what GET .../aggregation answers, as objects and as the same JSON text', async () => {
-    const query = { ...WINDOW, coverage_mode: 'observed' as const, interval: 'minute' as const, values: 'count,p95,sum', max_series: 2 };
-    const http = ok(await srv.get(`${url}?start_at=${WINDOW.start_at}&end_at=${WINDOW.end_at}&coverage_mode=observed&interval=minute&values=count,p95,sum&max_series=2`));
+    const query = {
+      ...WINDOW,
+      coverage_mode: 'observed' as const,
+      interval: 'minute' as const,
+      values: 'count,p95,sum',
+      max_series: 2,
+    };
+    const http = ok(
+      await srv.get(
+        `${url}?start_at=${WINDOW.start_at}&end_at=${WINDOW.end_at}&coverage_mode=observed&interval=minute&values=count,p95,sum&max_series=2`,
+      ),
+    );
     const text = await srv.sluice.services.aggregation.answerJson(metric, query);
     const fromText = JSON.parse(typeof text === 'string' ? text : text.toString('utf8'));
     assert.deepEqual(fromText, http);
     assert.deepEqual(await srv.sluice.services.aggregation.answer(metric, query), http);
     // Two kept (the largest counts), the other two folded.
-    assert.deepEqual(http.series.map((s: any) => s.details.hash === OTHER_SERIES ? 'other' : s.details.dimensions.path), ['/d', '/c', 'other']);
+    assert.deepEqual(
+      http.series.map((s: any) => (s.details.hash === OTHER_SERIES ? 'other' : s.details.dimensions.path)),
+      ['/d', '/c', 'other'],
+    );
     assert.equal(total(http.series[2].records), 10 + 20);
     assert.equal(http.series_total, 4);
   });
 
-  test('query text is coerced like a query string, and the caller\'s object is left alone', async () => {
-    const query = { ...WINDOW, coverage_mode: 'observed', interval: 'minute', normalize: 'false', max_series: '3' } as const;
+  test("query text is coerced like a query string, and the caller's object is left alone", async () => {
+    const query = {
+      ...WINDOW,
+      coverage_mode: 'observed',
+      interval: 'minute',
+      normalize: 'false',
+      max_series: '3',
+    } as const;
     const a = await srv.sluice.services.aggregation.answer(metric, query as never);
     assert.equal(a.series.length, 4, 'three kept and __other__');
     assert.equal(query.normalize, 'false');
   });
 
   test('allSeries: every series as itself, however small max_series is, with nothing folded', async () => {
-    const a = await srv.sluice.services.aggregation.answer(metric, { ...WINDOW, coverage_mode: 'observed', interval: 'minute', max_series: 1 }, { allSeries: true });
-    assert.deepEqual(a.series.map((s) => s.details.dimensions.path), ['/d', '/c', '/b', '/a'], 'ranked as the route ranks');
-    assert.deepEqual(a.series.map((s) => total(s.records)), [40, 30, 20, 10]);
+    const a = await srv.sluice.services.aggregation.answer(
+      metric,
+      { ...WINDOW, coverage_mode: 'observed', interval: 'minute', max_series: 1 },
+      { allSeries: true },
+    );
+    assert.deepEqual(
+      a.series.map((s) => s.details.dimensions.path),
+      ['/d', '/c', '/b', '/a'],
+      'ranked as the route ranks',
+    );
+    assert.deepEqual(
+      a.series.map((s) => total(s.records)),
+      [40, 30, 20, 10],
+    );
     assert.ok(!a.series.some((s) => s.details.hash === OTHER_SERIES || s.details.hash === TOTAL_SERIES));
     assert.equal(a.series_total, 4);
     // A series filter still wins.
-    const one = await srv.sluice.services.aggregation.answer(metric, { ...WINDOW, coverage_mode: 'observed', interval: 'minute', series: a.series[3]!.details.hash }, { allSeries: true });
-    assert.deepEqual(one.series.map((s) => total(s.records)), [10]);
+    const one = await srv.sluice.services.aggregation.answer(
+      metric,
+      { ...WINDOW, coverage_mode: 'observed', interval: 'minute', series: a.series[3]!.details.hash },
+      { allSeries: true },
+    );
+    assert.deepEqual(
+      one.series.map((s) => total(s.records)),
+      [10],
+    );
   });
 
-  test('a bad query is the route\'s 400 as an ApiError, before the rollups are asked', async () => {
+  test("a bad query is the route's 400 as an ApiError, before the rollups are asked", async () => {
     const aggregation = srv.sluice.services.aggregation;
-    const bad = await rejectsWith(() => aggregation.answer(metric, { values: 'count,p42', timezone: 'Mars/Olympus' }), 'request_validation_failed', 'query.values');
+    const bad = await rejectsWith(
+      () => aggregation.answer(metric, { values: 'count,p42', timezone: 'Mars/Olympus' }),
+      'request_validation_failed',
+      'query.values',
+    );
     assert.equal(bad.status, 400);
-    assert.ok((bad.details as Array<{ field: string }>).some((d) => d.field === 'query.timezone'), 'every problem at once');
-    await rejectsWith(() => aggregation.answerJson(metric, { max_series: 51 }), 'request_validation_failed', 'query.max_series');
-    await rejectsWith(() => aggregation.answer(metric, { colour: 'red' } as never), 'request_validation_failed', 'query.colour');
-    await rejectsWith(() => aggregation.answer(metric, { time_range: 'custom' }), 'request_validation_failed', 'query.time_range');
-    await rejectsWith(() => aggregation.answer(metric, { time_range: 'custom' }, { customRange: { start_at: 'soon', end_at: WINDOW.end_at } }), 'request_validation_failed', 'custom_range.start_at');
-    const err = await rejectsWith(() => aggregation.answer(metric, { time_range: 'custom', page_id: 'pg_00000000000000000000' }), 'not_found', 'query.page_id');
+    assert.ok(
+      (bad.details as Array<{ field: string }>).some((d) => d.field === 'query.timezone'),
+      'every problem at once',
+    );
+    await rejectsWith(
+      () => aggregation.answerJson(metric, { max_series: 51 }),
+      'request_validation_failed',
+      'query.max_series',
+    );
+    await rejectsWith(
+      () => aggregation.answer(metric, { colour: 'red' } as never),
+      'request_validation_failed',
+      'query.colour',
+    );
+    await rejectsWith(
+      () => aggregation.answer(metric, { time_range: 'custom' }),
+      'request_validation_failed',
+      'query.time_range',
+    );
+    await rejectsWith(
+      () =>
+        aggregation.answer(
+          metric,
+          { time_range: 'custom' },
+          { customRange: { start_at: 'soon', end_at: WINDOW.end_at } },
+        ),
+      'request_validation_failed',
+      'custom_range.start_at',
+    );
+    const err = await rejectsWith(
+      () => aggregation.answer(metric, { time_range: 'custom', page_id: 'pg_00000000000000000000' }),
+      'not_found',
+      'query.page_id',
+    );
     assert.equal(err.status, 404);
   });
 
   test('customRange, and page_id through a registered resolver, give time_range=custom its window', async (t) => {
     const aggregation = srv.sluice.services.aggregation;
-    const custom = await aggregation.answer(metric, { time_range: 'custom', coverage_mode: 'observed', interval: 'minute', values: 'count' }, { customRange: WINDOW });
+    const custom = await aggregation.answer(
+      metric,
+      { time_range: 'custom', coverage_mode: 'observed', interval: 'minute', values: 'count' },
+      { customRange: WINDOW },
+    );
     assert.equal(custom.start_at, new Date(START).toISOString());
     assert.equal(custom.end_at, WINDOW.end_at);
-    assert.equal(custom.series.reduce((n, s) => n + total(s.records), 0), RECORDS.length);
+    assert.equal(
+      custom.series.reduce((n, s) => n + total(s.records), 0),
+      RECORDS.length,
+    );
 
     const asked: string[] = [];
     aggregation.resolvePagesWith((m, pageId) => {
       asked.push(`${m.id} ${pageId}`);
-      return pageId === 'pg_saved' ? { start_at: WINDOW.start_at, end_at: new Date(START + 3 * 60_000).toISOString() } : pageId === 'pg_plain' ? null : undefined;
+      return pageId === 'pg_saved'
+        ? { start_at: WINDOW.start_at, end_at: new Date(START + 3 * 60_000).toISOString() }
+        : pageId === 'pg_plain'
+          ? null
+          : undefined;
     });
     // Later tests see the registration: put back what answers every page_id 404.
     t.after(() => aggregation.resolvePagesWith(() => undefined));
     const page = ok(await srv.get(`${url}?time_range=custom&page_id=pg_saved&coverage_mode=observed&interval=minute`));
     assert.equal(page.end_at, new Date(START + 3 * 60_000).toISOString());
     assert.deepEqual(asked, [`${metric.id} pg_saved`]);
-    fails(await srv.get(`${url}?time_range=custom&page_id=pg_plain`), 400, 'request_validation_failed', 'query.time_range');
+    fails(
+      await srv.get(`${url}?time_range=custom&page_id=pg_plain`),
+      400,
+      'request_validation_failed',
+      'query.time_range',
+    );
     fails(await srv.get(`${url}?time_range=custom&page_id=pg_gone`), 404, 'not_found', 'query.page_id');
   });
 });

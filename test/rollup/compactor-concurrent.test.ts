@@ -22,8 +22,16 @@ function filePartials(file: number, minutes: number, series: number): MetricPart
   state.values!.add(file + 1);
   const bytes = encodeState(state);
   const partials = [];
-  for (let m = 0; m < minutes; m++) for (let s = 0; s < series; s++) partials.push({ series: s, minute: T0 + (file * minutes + m) * 60_000, state: bytes });
-  return { metricId: 'm1', revision: 1, series: Array.from({ length: series }, (_, s) => ({ hash: `s${s}`, dimensions: {}, display: null })) as never, partials, kept: minutes * series };
+  for (let m = 0; m < minutes; m++)
+    for (let s = 0; s < series; s++)
+      partials.push({ series: s, minute: T0 + (file * minutes + m) * 60_000, state: bytes });
+  return {
+    metricId: 'm1',
+    revision: 1,
+    series: Array.from({ length: series }, (_, s) => ({ hash: `s${s}`, dimensions: {}, display: null })) as never,
+    partials,
+    kept: minutes * series,
+  };
 }
 
 test('compaction passes alongside large backfill merges neither fail nor lose rows', async (t) => {
@@ -37,7 +45,8 @@ test('compaction passes alongside large backfill merges neither fail nor lose ro
   const [minutes, series] = [600, 20];
   let appending = true;
   const merges = (async () => {
-    for (let f = 0; f < files; f++) assert.equal(await store.mergeBackfillFile('m1', 1, `f${f}`, filePartials(f, minutes, series)), true);
+    for (let f = 0; f < files; f++)
+      assert.equal(await store.mergeBackfillFile('m1', 1, `f${f}`, filePartials(f, minutes, series)), true);
     appending = false;
   })();
   let passes = 0;
@@ -54,7 +63,15 @@ test('compaction passes alongside large backfill merges neither fail nor lose ro
   }
   await merges;
   while ((await compactPartials(store, () => 1, 3_000)).more);
-  assert.deepEqual(failures.map((e) => String((e as Error).message)), [], `${failures.length} of ${passes + failures.length} passes failed`);
-  const rows = (await store.reader.runAndReadAll(`SELECT (SELECT count(*) FROM rollup_partials)::DOUBLE, (SELECT sum(count) FROM rollup_month)::DOUBLE, (SELECT count(*) FROM rollup_minute)::DOUBLE`)).getRows()[0]!;
+  assert.deepEqual(
+    failures.map((e) => String((e as Error).message)),
+    [],
+    `${failures.length} of ${passes + failures.length} passes failed`,
+  );
+  const rows = (
+    await store.reader.runAndReadAll(
+      `SELECT (SELECT count(*) FROM rollup_partials)::DOUBLE, (SELECT sum(count) FROM rollup_month)::DOUBLE, (SELECT count(*) FROM rollup_minute)::DOUBLE`,
+    )
+  ).getRows()[0]!;
   assert.deepEqual(rows.map(Number), [0, files * minutes * series, files * minutes * series]);
 });

@@ -37,7 +37,11 @@ function assertClose(actual: number | null, exact: number, label: string): void 
   assert.notEqual(actual, null, label);
   const error = Math.abs(actual! - exact);
   if (Math.abs(exact) < MIN_INDEXABLE) assert.ok(error < MIN_INDEXABLE, `${label}: ${actual} vs exact ${exact}`);
-  else assert.ok(error <= BOUND * Math.abs(exact), `${label}: ${actual} vs exact ${exact} (relative error ${error / Math.abs(exact)})`);
+  else
+    assert.ok(
+      error <= BOUND * Math.abs(exact),
+      `${label}: ${actual} vs exact ${exact} (relative error ${error / Math.abs(exact)})`,
+    );
 }
 
 function sketchOf(values: readonly number[]): QuantileSketch {
@@ -71,7 +75,11 @@ for (const [k, name] of Object.keys(distributions).entries()) {
     assert.equal(s.count, N);
     assert.equal(s.min, sorted[0]);
     assert.equal(s.max, sorted[N - 1]);
-    assert.equal(s.sum, values.reduce((a, b) => a + b, 0), 'sum is the plain float sum in add order');
+    assert.equal(
+      s.sum,
+      values.reduce((a, b) => a + b, 0),
+      'sum is the plain float sum in add order',
+    );
   });
 
   test(`merge of parts equals the sketch of all, in any order: ${name}`, () => {
@@ -164,12 +172,25 @@ test('encoded sizes stay compact', () => {
 
 test('decode refuses garbage with SketchDecodeError naming the problem', () => {
   const valid = sketchOf([-3, 0, 0, 1.5, 2, 1e6]).encode();
-  assert.throws(() => QuantileSketch.decode(new Uint8Array(0)), { name: 'SketchDecodeError', message: /truncated: format version/ });
-  assert.throws(() => QuantileSketch.decode(Uint8Array.of(2, 0)), { name: 'SketchDecodeError', message: /unknown format version 2/ });
+  assert.throws(() => QuantileSketch.decode(new Uint8Array(0)), {
+    name: 'SketchDecodeError',
+    message: /truncated: format version/,
+  });
+  assert.throws(() => QuantileSketch.decode(Uint8Array.of(2, 0)), {
+    name: 'SketchDecodeError',
+    message: /unknown format version 2/,
+  });
   for (let len = 0; len < valid.length; len++) {
-    assert.throws(() => QuantileSketch.decode(valid.subarray(0, len)), { name: 'SketchDecodeError', message: /truncated/ }, `prefix of ${len}`);
+    assert.throws(
+      () => QuantileSketch.decode(valid.subarray(0, len)),
+      { name: 'SketchDecodeError', message: /truncated/ },
+      `prefix of ${len}`,
+    );
   }
-  assert.throws(() => QuantileSketch.decode(Uint8Array.of(...valid, 0)), { name: 'SketchDecodeError', message: /trailing/ });
+  assert.throws(() => QuantileSketch.decode(Uint8Array.of(...valid, 0)), {
+    name: 'SketchDecodeError',
+    message: /trailing/,
+  });
   const badCount = Uint8Array.from(valid);
   badCount[1] = valid[1]! + 1; // header count no longer matches the buckets
   assert.throws(() => QuantileSketch.decode(badCount), { name: 'SketchDecodeError', message: /add up to/ });
@@ -190,7 +211,10 @@ test('decode refuses garbage with SketchDecodeError naming the problem', () => {
   };
   assert.equal(QuantileSketch.decode(outOfRange(0)).quantile(0.5), 1, 'the hand-made blob is valid with index 0');
   for (const index of [-1152, 39_433, 2 ** 40]) {
-    assert.throws(() => QuantileSketch.decode(outOfRange(index)), { name: 'SketchDecodeError', message: /outside \[-1151, 39432\]/ });
+    assert.throws(() => QuantileSketch.decode(outOfRange(index)), {
+      name: 'SketchDecodeError',
+      message: /outside \[-1151, 39432\]/,
+    });
   }
   // Random bytes after a valid version: either refused as a SketchDecodeError or a readable sketch.
   const r = mulberry32(99);

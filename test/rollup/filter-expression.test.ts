@@ -117,7 +117,11 @@ test('parse: malformed input fails at the position of the first problem', () => 
   for (const [text, position, message] of cases) {
     assert.throws(
       () => parseFilter(text),
-      (err: unknown) => err instanceof FilterSyntaxError && err.position === position && message.test(err.message) && err.message.endsWith(`at position ${position}`),
+      (err: unknown) =>
+        err instanceof FilterSyntaxError &&
+        err.position === position &&
+        message.test(err.message) &&
+        err.message.endsWith(`at position ${position}`),
       `${JSON.stringify(text)} → position ${position}, ${message}`,
     );
   }
@@ -126,18 +130,30 @@ test('parse: malformed input fails at the position of the first problem', () => 
 test('parse: bounds on length, nesting and in-list size', () => {
   const pad = (s: string, len: number) => s + ' '.repeat(len - s.length);
   assert.equal(parsed(pad('a = 1', FILTER_LIMITS.maxLength)), '(= a 1)');
-  assert.throws(() => parseFilter(pad('a = 1', FILTER_LIMITS.maxLength + 1)), (e: unknown) => e instanceof FilterSyntaxError && e.position === 4096);
+  assert.throws(
+    () => parseFilter(pad('a = 1', FILTER_LIMITS.maxLength + 1)),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 4096,
+  );
 
   const nested = (k: number) => '('.repeat(k) + 'a = 1' + ')'.repeat(k);
   assert.equal(parsed(nested(32)), '(= a 1)');
-  assert.throws(() => parseFilter(nested(33)), (e: unknown) => e instanceof FilterSyntaxError && e.position === 32 && /deeper than 32/.test(e.message));
-  assert.throws(() => parseFilter('not '.repeat(33) + 'a = 1'), (e: unknown) => e instanceof FilterSyntaxError && e.position === 128);
+  assert.throws(
+    () => parseFilter(nested(33)),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 32 && /deeper than 32/.test(e.message),
+  );
+  assert.throws(
+    () => parseFilter('not '.repeat(33) + 'a = 1'),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 128,
+  );
   // A long flat chain is not nesting: one n-ary node.
   assert.equal(parseFilter(Array.from({ length: 300 }, (_, i) => `a = ${i}`).join(' or '))?.kind, 'or');
 
   const list = (k: number) => `a in (${Array.from({ length: k }, () => '1').join(',')})`;
   assert.equal((parseFilter(list(1000)) as Extract<FilterNode, { kind: 'in' }>).values.length, 1000);
-  assert.throws(() => parseFilter(list(1001)), (e: unknown) => e instanceof FilterSyntaxError && e.position === 6 + 2 * 1000 && /more than 1000/.test(e.message));
+  assert.throws(
+    () => parseFilter(list(1001)),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 6 + 2 * 1000 && /more than 1000/.test(e.message),
+  );
 });
 
 const FIELDS: FilterField[] = [
@@ -183,7 +199,13 @@ test('check: unknown fields and type mismatches are named, with positions', () =
       `${text} → ${position} ${message}`,
     );
   }
-  for (const ok of ["ts >= '2024-05-01T12:00:00+02:00'", "any contains 1 or any contains 'x'", "z = 1 or z contains 'q' or z is null", "s < 'b'", 'ok != false']) {
+  for (const ok of [
+    "ts >= '2024-05-01T12:00:00+02:00'",
+    "any contains 1 or any contains 'x'",
+    "z = 1 or z contains 'q' or z is null",
+    "s < 'b'",
+    'ok != false',
+  ]) {
     assert.doesNotThrow(() => prepareFilter(ok, FIELDS), ok);
   }
   assert.throws(() => prepareFilter('x = 1', []), /the view has no fields/);
@@ -199,28 +221,53 @@ test('filterError: a 400 naming body.filters with the position; anything else is
   const api = filterError(caught);
   assert.equal(api.status, 400);
   assert.equal(api.code, 'request_validation_failed');
-  assert.deepEqual(api.details, [{ field: 'body.filters', message: "expected a value after '=', found the end of the filter at position 4" }]);
+  assert.deepEqual(api.details, [
+    { field: 'body.filters', message: "expected a value after '=', found the end of the filter at position 4" },
+  ]);
   assert.equal(api.cause, caught);
-  assert.deepEqual(filterError(new FilterCheckError('x', 2), 'query.filters').details, [{ field: 'query.filters', message: 'x at position 2' }]);
+  assert.deepEqual(filterError(new FilterCheckError('x', 2), 'query.filters').details, [
+    { field: 'query.filters', message: 'x at position 2' },
+  ]);
   assert.equal(filterError(new TypeError('bug')).status, 500);
 });
 
 test('SQL-looking text stays data: rejected as syntax, or bound as a parameter', async () => {
-  assert.throws(() => parseFilter("s = '1'; DROP TABLE t; --'"), (e: unknown) => e instanceof FilterSyntaxError && e.position === 7);
-  assert.throws(() => parseFilter('n = 1 or 1=1'), (e: unknown) => e instanceof FilterSyntaxError && e.position === 9);
-  assert.throws(() => parseFilter("s = '' OR ''=''"), (e: unknown) => e instanceof FilterSyntaxError && e.position === 10);
+  assert.throws(
+    () => parseFilter("s = '1'; DROP TABLE t; --'"),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 7,
+  );
+  assert.throws(
+    () => parseFilter('n = 1 or 1=1'),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 9,
+  );
+  assert.throws(
+    () => parseFilter("s = '' OR ''=''"),
+    (e: unknown) => e instanceof FilterSyntaxError && e.position === 10,
+  );
 
-  const fields: FilterField[] = [{ name: 's', type: 'string' }, { name: 'a"b', type: 'string' }, { name: 'x); DROP TABLE t; --', type: 'number' }];
-  const node = prepareFilter(`s = '1''; DROP TABLE t; --' or "a""b" in ('x'' OR 1=1 --') or "x); DROP TABLE t; --" > 0`, fields)!;
+  const fields: FilterField[] = [
+    { name: 's', type: 'string' },
+    { name: 'a"b', type: 'string' },
+    { name: 'x); DROP TABLE t; --', type: 'number' },
+  ];
+  const node = prepareFilter(
+    `s = '1''; DROP TABLE t; --' or "a""b" in ('x'' OR 1=1 --') or "x); DROP TABLE t; --" > 0`,
+    fields,
+  )!;
   const { sql, params } = compileFilterSql(node);
-  assert.equal(sql, `(("s" = CAST(? AS VARCHAR)) OR ("a""b" IN (CAST(? AS VARCHAR))) OR ("x); DROP TABLE t; --" > CAST(? AS DOUBLE)))`);
+  assert.equal(
+    sql,
+    `(("s" = CAST(? AS VARCHAR)) OR ("a""b" IN (CAST(? AS VARCHAR))) OR ("x); DROP TABLE t; --" > CAST(? AS DOUBLE)))`,
+  );
   assert.deepEqual(params, ["1'; DROP TABLE t; --", "x' OR 1=1 --", 0]);
 
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   try {
     await conn.run(`CREATE TABLE t (id INTEGER, s VARCHAR, "a""b" VARCHAR, "x); DROP TABLE t; --" DOUBLE)`);
-    await conn.run(`INSERT INTO t VALUES (1, '1''; DROP TABLE t; --', 'q', -1), (2, 'a', 'x'' OR 1=1 --', -1), (3, 'b', 'c', -2)`);
+    await conn.run(
+      `INSERT INTO t VALUES (1, '1''; DROP TABLE t; --', 'q', -1), (2, 'a', 'x'' OR 1=1 --', -1), (3, 'b', 'c', -2)`,
+    );
     const rows = (await conn.runAndReadAll(`SELECT id FROM t WHERE ${sql} ORDER BY id`, params)).getRowsJS();
     assert.deepEqual(rows, [[1], [2]]);
     assert.deepEqual((await conn.runAndReadAll('SELECT count(*)::INTEGER FROM t')).getRowsJS(), [[3]]);
@@ -231,10 +278,20 @@ test('SQL-looking text stays data: rejected as syntax, or bound as a parameter',
 });
 
 test('predicate: three-valued logic, as SQL', () => {
-  const rows: Array<Record<string, unknown>> = [{ id: 1, n: 10 }, { id: 2, n: 1 }, { id: 3, n: null }, { id: 4 }, { id: 5, n: 'ten' }];
+  const rows: Array<Record<string, unknown>> = [
+    { id: 1, n: 10 },
+    { id: 2, n: 1 },
+    { id: 3, n: null },
+    { id: 4 },
+    { id: 5, n: 'ten' },
+  ];
   const ids = (text: string) => rows.filter(compileFilterPredicate(prepareFilter(text, FIELDS)!)).map((r) => r.id);
   assert.deepEqual(ids('n > 5'), [1]);
-  assert.deepEqual(ids('not n > 5'), [2], 'not of unknown is unknown: nulls, missing and wrongly typed values stay out');
+  assert.deepEqual(
+    ids('not n > 5'),
+    [2],
+    'not of unknown is unknown: nulls, missing and wrongly typed values stay out',
+  );
   assert.deepEqual(ids('n > 5 or n is null'), [1, 3, 4, 5], 'a value of another type reads as null');
   assert.deepEqual(ids('not (n < 5 and n is not null)'), [1, 3, 4, 5], 'false and unknown is false');
   assert.deepEqual(ids('not (n > 5 or n is null)'), [2]);
@@ -242,27 +299,52 @@ test('predicate: three-valued logic, as SQL', () => {
   assert.deepEqual(ids('z = 1 or not z = 1'), [], 'a null-typed field is unknown to every comparison');
   assert.deepEqual(ids('z is null'), [1, 2, 3, 4, 5]);
   // Own properties only: a field called constructor does not find Object.prototype.constructor.
-  const proto = compileFilterPredicate(prepareFilter('constructor is null', [{ name: 'constructor', type: 'string' }])!);
+  const proto = compileFilterPredicate(
+    prepareFilter('constructor is null', [{ name: 'constructor', type: 'string' }])!,
+  );
   assert.equal(proto({}), true);
 });
 
 test('predicate: dates arrive as epoch ms, ISO strings or Date objects; literals take any ISO-8601 form', () => {
   const ms = Date.UTC(2024, 4, 1, 10, 0, 0);
-  const keep = compileFilterPredicate(prepareFilter("ts >= '2024-05-01T12:00:00+02:00' and ts < '2024-05-02'", FIELDS)!);
-  for (const ts of [ms, '2024-05-01T10:00:00Z', '2024-05-01 10:00:00.000', '2024-05-01T05:00:00-05:00', new Date(ms), BigInt(ms)]) {
+  const keep = compileFilterPredicate(
+    prepareFilter("ts >= '2024-05-01T12:00:00+02:00' and ts < '2024-05-02'", FIELDS)!,
+  );
+  for (const ts of [
+    ms,
+    '2024-05-01T10:00:00Z',
+    '2024-05-01 10:00:00.000',
+    '2024-05-01T05:00:00-05:00',
+    new Date(ms),
+    BigInt(ms),
+  ]) {
     assert.equal(keep({ ts }), true, String(ts));
   }
-  for (const ts of [ms - 1, '2024-05-01T09:59:59.999Z', '2024-05-02', 'yesterday', null, undefined, true]) assert.equal(keep({ ts }), false, String(ts));
+  for (const ts of [ms - 1, '2024-05-01T09:59:59.999Z', '2024-05-02', 'yesterday', null, undefined, true])
+    assert.equal(keep({ ts }), false, String(ts));
   assert.equal(isoToEpochMs('0099-12-31'), new Date('0099-12-31T00:00:00Z').getTime(), 'years below 100 are not 19xx');
   assert.equal(isoToEpochMs('2024-02-29T23:59:59.9999Z'), Date.UTC(2024, 1, 29, 23, 59, 59, 999));
   assert.equal(isoToEpochMs('2024-05-01T10:00+0130'), Date.UTC(2024, 4, 1, 8, 30));
-  for (const bad of ['2023-02-29', '2024-13-01', '2024-05-01T24:00', '2024-5-1', '2024-05-01T10', '2024-05-01Z', '2024-05-01T10:00:60']) {
+  for (const bad of [
+    '2023-02-29',
+    '2024-13-01',
+    '2024-05-01T24:00',
+    '2024-5-1',
+    '2024-05-01T10',
+    '2024-05-01Z',
+    '2024-05-01T10:00:60',
+  ]) {
     assert.equal(isoToEpochMs(bad), null, bad);
   }
 });
 
 test('formatFilter gives text that parses back to the same tree', () => {
-  for (const text of ['a = 1 or b = 2 and not c = 3', 'NOT (a = 1 OR b IS NOT NULL) AND tags CONTAINS \'x\'', `"a""b" = 'it''s' and "in" not in (1, -2.5, true)`, 'a = 1 and (b = 2 and c = 3)']) {
+  for (const text of [
+    'a = 1 or b = 2 and not c = 3',
+    "NOT (a = 1 OR b IS NOT NULL) AND tags CONTAINS 'x'",
+    `"a""b" = 'it''s' and "in" not in (1, -2.5, true)`,
+    'a = 1 and (b = 2 and c = 3)',
+  ]) {
     const tree = parseFilter(text)!;
     assert.equal(parsed(formatFilter(tree)), sexpr(tree), text);
   }
@@ -285,7 +367,6 @@ test('compiling an unchecked tree is a programming error', () => {
 });
 
 // ── Differential: the predicate and DuckDB running the SQL select the same rows ───────────────────
-
 
 const DIFF_FIELDS: FilterField[] = [
   { name: 's', type: 'string' },
@@ -330,18 +411,42 @@ function randomRecords(rand: () => number, count: number): Array<Record<string, 
     const set = (k: string, v: unknown) => {
       if (v !== undefined) rec[k] = v;
     };
-    set('s', value(() => pick(STRINGS)));
-    set('n', value(() => pick(NUMBERS)));
-    set('i', value(() => (rand() < 0.3 ? BigInt(pick(INTS)) : pick(INTS))));
-    set('b', value(() => rand() < 0.5));
-    set('d', value(() => {
-      const ms = pick(INSTANTS);
-      return rand() < 0.4 ? ms : isoWithOffset(ms, pick([0, 0, 60, -300, 330]), Math.floor(rand() * 3));
-    }));
-    set('tags', value(() => Array.from({ length: Math.floor(rand() * 4) }, () => (rand() < 0.1 ? null : pick(STRINGS)))));
-    set('nums', value(() => Array.from({ length: Math.floor(rand() * 4) }, () => (rand() < 0.1 ? null : pick(NUMBERS)))));
+    set(
+      's',
+      value(() => pick(STRINGS)),
+    );
+    set(
+      'n',
+      value(() => pick(NUMBERS)),
+    );
+    set(
+      'i',
+      value(() => (rand() < 0.3 ? BigInt(pick(INTS)) : pick(INTS))),
+    );
+    set(
+      'b',
+      value(() => rand() < 0.5),
+    );
+    set(
+      'd',
+      value(() => {
+        const ms = pick(INSTANTS);
+        return rand() < 0.4 ? ms : isoWithOffset(ms, pick([0, 0, 60, -300, 330]), Math.floor(rand() * 3));
+      }),
+    );
+    set(
+      'tags',
+      value(() => Array.from({ length: Math.floor(rand() * 4) }, () => (rand() < 0.1 ? null : pick(STRINGS)))),
+    );
+    set(
+      'nums',
+      value(() => Array.from({ length: Math.floor(rand() * 4) }, () => (rand() < 0.1 ? null : pick(NUMBERS)))),
+    );
     set('z', rand() < 0.5 ? null : undefined);
-    set('a"b c', value(() => pick(STRINGS)));
+    set(
+      'a"b c',
+      value(() => pick(STRINGS)),
+    );
     records.push(rec);
   }
   return records;
@@ -461,7 +566,11 @@ test('differential: 300 random filters select the same rows from the predicate a
       const { sql, params } = compileFilterSql(node);
       const rows = (await conn.runAndReadAll(`SELECT id FROM t WHERE ${sql} ORDER BY id`, params)).getRowsJS();
       const fromDuckDb = rows.map((r) => r[0] as number);
-      assert.deepEqual(fromPredicate, fromDuckDb, `filter #${k}: ${text}\nSQL: ${sql}\nparams: ${JSON.stringify(params)}`);
+      assert.deepEqual(
+        fromPredicate,
+        fromDuckDb,
+        `filter #${k}: ${text}\nSQL: ${sql}\nparams: ${JSON.stringify(params)}`,
+      );
       if (fromPredicate.length > 0 && fromPredicate.length < records.length) nonTrivial++;
     }
     // The generator is only a proof if most filters split the rows.

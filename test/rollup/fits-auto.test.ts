@@ -39,7 +39,14 @@ test('ties go to the simpler model: a constant series is a flat line', () => {
 test('a weak trend in strong noise stays linear: no sinusoid is read into the noise', () => {
   assert.equal(AICC_TIE, 2);
   for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
-    assert.equal(fitRegression(synthetic((t) => 100 + 0.01 * t, { noise: 2, seed }), 'auto')?.model, 'linear', `seed ${seed}`);
+    assert.equal(
+      fitRegression(
+        synthetic((t) => 100 + 0.01 * t, { noise: 2, seed }),
+        'auto',
+      )?.model,
+      'linear',
+      `seed ${seed}`,
+    );
   }
 });
 

@@ -18,7 +18,11 @@ const NOISY_TOLERANCE: Record<FitModel, Record<string, number>> = {
   sinusoidal: { offset: 0.1, amplitude: 0.2, omega: 0.003, phase: 0.03 },
 };
 
-function assertParams(r: Regression | null, expected: Readonly<Record<string, number>>, tolerance: (name: string) => number): Regression {
+function assertParams(
+  r: Regression | null,
+  expected: Readonly<Record<string, number>>,
+  tolerance: (name: string) => number,
+): Regression {
   assert.ok(r !== null, 'a fit');
   assert.deepEqual(Object.keys(r.params).sort(), Object.keys(expected).sort());
   for (const [name, want] of Object.entries(expected)) {
@@ -33,7 +37,11 @@ for (const model of FIT_MODELS) {
 
   test(`${model}: noiseless data gives its parameters back`, () => {
     const points = synthetic(curve);
-    const r = assertParams(fitRegression(points, model), params, (name) => 1e-6 * Math.max(1, Math.abs(params[name as keyof typeof params])));
+    const r = assertParams(
+      fitRegression(points, model),
+      params,
+      (name) => 1e-6 * Math.max(1, Math.abs(params[name as keyof typeof params])),
+    );
     assert.equal(r.model, model);
     assert.equal(r.origin_at, new Date(ORIGIN).toISOString());
     assert.equal(r.points, points.length);
@@ -46,7 +54,11 @@ for (const model of FIT_MODELS) {
 
   for (const seed of [1, 2, 3]) {
     test(`${model}: noisy data (σ = ${noise}, seed ${seed}) gives its parameters back within tolerance`, () => {
-      const r = assertParams(fitRegression(synthetic(curve, { noise, seed }), model), params, (name) => NOISY_TOLERANCE[model][name]!);
+      const r = assertParams(
+        fitRegression(synthetic(curve, { noise, seed }), model),
+        params,
+        (name) => NOISY_TOLERANCE[model][name]!,
+      );
       // The residuals are the noise: rmse ≈ σ.
       assert.ok(Math.abs(r.rmse - noise) < 0.1 * noise, `rmse ${r.rmse}`);
     });
@@ -66,7 +78,10 @@ test('the fits see through missing buckets (20% of the points dropped) and unsor
 test('sinusoidal finds a short period among many cycles and a long one of barely two', () => {
   for (const periodDays of [0.5, 12]) {
     const omega = (2 * Math.PI) / periodDays;
-    const r = fitRegression(synthetic((t) => 4 - 2 * Math.cos(omega * t), { noise: 0.2, seed: 11 }), 'sinusoidal');
+    const r = fitRegression(
+      synthetic((t) => 4 - 2 * Math.cos(omega * t), { noise: 0.2, seed: 11 }),
+      'sinusoidal',
+    );
     assert.ok(r !== null);
     assert.ok(Math.abs(r.params['omega']! - omega) < 0.01 * omega, `omega ${r.params['omega']} vs ${omega}`);
     assert.ok(Math.abs(r.params['amplitude']! - 2) < 0.05);
@@ -75,12 +90,18 @@ test('sinusoidal finds a short period among many cycles and a long one of barely
 });
 
 test('a falling logistic and a decaying exponential are fitted too', () => {
-  const falling = fitRegression(synthetic((t) => 5 + 40 / (1 + Math.exp(1.5 * (t - 20)))), 'logistic');
+  const falling = fitRegression(
+    synthetic((t) => 5 + 40 / (1 + Math.exp(1.5 * (t - 20)))),
+    'logistic',
+  );
   assert.ok(falling !== null && falling.r2 > 1 - 1e-9);
   for (let d = 0; d < 30; d += 3) {
     assert.ok(Math.abs(predict(falling, ORIGIN + d * DAY) - (5 + 40 / (1 + Math.exp(1.5 * (d - 20))))) < 1e-6);
   }
-  const decay = fitRegression(synthetic((t) => 1000 * Math.exp(-0.2 * t)), 'exponential');
+  const decay = fitRegression(
+    synthetic((t) => 1000 * Math.exp(-0.2 * t)),
+    'exponential',
+  );
   assert.ok(decay !== null && Math.abs(decay.params['rate']! + 0.2) < 1e-9);
 });
 
@@ -90,9 +111,20 @@ test('degenerate input is a null fit, not a throw', () => {
   for (const model of [...FIT_MODELS, 'auto'] as const) {
     cases.push([`${model}: no points`, [], model]);
     cases.push([`${model}: one point`, [{ t: at(0), y: 1 }], model]);
-    cases.push([`${model}: two points`, [{ t: at(0), y: 1 }, { t: at(1), y: 2 }], model]);
+    cases.push([
+      `${model}: two points`,
+      [
+        { t: at(0), y: 1 },
+        { t: at(1), y: 2 },
+      ],
+      model,
+    ]);
     cases.push([`${model}: every point at one time`, [1, 2, 3, 4, 5, 6, 7, 8, 9].map((y) => ({ t: at(0), y })), model]);
-    cases.push([`${model}: non-finite values leave two`, [1, NaN, Infinity, 2, -Infinity].map((y, i) => ({ t: at(i), y })), model]);
+    cases.push([
+      `${model}: non-finite values leave two`,
+      [1, NaN, Infinity, 2, -Infinity].map((y, i) => ({ t: at(i), y })),
+      model,
+    ]);
   }
   cases.push(['exponential: a zero', [1, 2, 0, 4].map((y, i) => ({ t: at(i), y })), 'exponential']);
   cases.push(['exponential: a negative', [1, 2, -3, 4].map((y, i) => ({ t: at(i), y })), 'exponential']);

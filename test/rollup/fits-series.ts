@@ -34,7 +34,11 @@ export const CURVES = {
   linear: { params: { intercept: 3, slope: 0.5 }, curve: (t: number) => 3 + 0.5 * t, noise: 0.3 },
   exponential: { params: { scale: 2, rate: 0.1 }, curve: (t: number) => 2 * Math.exp(0.1 * t), noise: 0.3 },
   // shift = the median spacing of the points (one hour), as the model fixes it.
-  logarithmic: { params: { intercept: 5, slope: 3, shift: 1 / 24 }, curve: (t: number) => 5 + 3 * Math.log(t + 1 / 24), noise: 0.1 },
+  logarithmic: {
+    params: { intercept: 5, slope: 3, shift: 1 / 24 },
+    curve: (t: number) => 5 + 3 * Math.log(t + 1 / 24),
+    noise: 0.1,
+  },
   logistic: {
     params: { capacity: 100, rate: 0.8, midpoint: 15, offset: 10 },
     curve: (t: number) => 10 + 100 / (1 + Math.exp(-0.8 * (t - 15))),

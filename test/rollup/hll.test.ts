@@ -100,7 +100,11 @@ test('merge of overlapping sets estimates the union within 2%, equal to the sket
   const b = sketchOfRange(40_000, 100_000);
   const c = sketchOfRange(90_000, 120_000);
   const union = sketchOfRange(0, 120_000);
-  const orders = [[a, b, c], [c, b, a], [b, a, c]];
+  const orders = [
+    [a, b, c],
+    [c, b, a],
+    [b, a, c],
+  ];
   for (const order of orders) {
     const merged = new DistinctSketch();
     for (const s of order) merged.merge(s);
@@ -134,7 +138,11 @@ test('addHash takes the hash modulo 2^64 and an all-zero remainder is the larges
   b.addHash(2n ** 64n);
   b.addHash(2n ** 64n - 1n);
   assert.deepEqual(a.encode(), b.encode());
-  assert.deepEqual(a.encode(), Uint8Array.of(1, 14, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255), 'held exactly, ascending');
+  assert.deepEqual(
+    a.encode(),
+    Uint8Array.of(1, 14, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255),
+    'held exactly, ascending',
+  );
   // In registers: register 0 takes 51 (rho of 50 zero bits), the most a register holds.
   const dense = sketchOfRange(0, 100_000);
   const viaZero = DistinctSketch.decode(dense.encode());
@@ -156,7 +164,11 @@ test('up to EXACT_MAX distinct values the count is exact; one more turns to regi
   assertWithin(past.estimate(), EXACT_MAX + 1, 'registers');
   // Exact + exact past the bound, exact + registers, registers + exact: the sketch of the union.
   const union = sketchOfRange(0, 3000);
-  for (const [x, y] of [[sketchOfRange(0, 200), sketchOfRange(150, 3000)], [sketchOfRange(0, 2900), sketchOfRange(2800, 3000)], [sketchOfRange(2800, 3000), sketchOfRange(0, 2900)]] as const) {
+  for (const [x, y] of [
+    [sketchOfRange(0, 200), sketchOfRange(150, 3000)],
+    [sketchOfRange(0, 2900), sketchOfRange(2800, 3000)],
+    [sketchOfRange(2800, 3000), sketchOfRange(0, 2900)],
+  ] as const) {
     x.merge(y);
     assert.deepEqual(x.encode(), union.encode());
   }
@@ -170,7 +182,8 @@ test('decode refuses garbage with SketchDecodeError naming the problem', () => {
   const sparse = sketchOfRange(0, 10).encode();
   const dense = sketchOfRange(0, 100_000).encode();
   assert.equal(dense[2], 1, 'dense form');
-  const refuses = (bytes: Uint8Array, message: RegExp) => assert.throws(() => DistinctSketch.decode(bytes), { name: 'SketchDecodeError', message });
+  const refuses = (bytes: Uint8Array, message: RegExp) =>
+    assert.throws(() => DistinctSketch.decode(bytes), { name: 'SketchDecodeError', message });
   refuses(new Uint8Array(0), /truncated: format version/);
   refuses(Uint8Array.of(9, 14, 0, 0), /unknown format version 9/);
   refuses(Uint8Array.of(1, 12, 0, 0), /precision 12/);

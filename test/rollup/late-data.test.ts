@@ -24,9 +24,19 @@ test('late data: events behind the late window are kept out and recorded; receip
   await send([{ n: 0 }]);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(await srv.post(`${project}/views`, { name: 'Events', collection_id: collection.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { n: r.n }; }', output_schema: [{ name: 'n', type: 'number' }] }), 201);
+  const view = ok(
+    await srv.post(`${project}/views`, {
+      name: 'Events',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: 'function transform(r) { return { n: r.n }; }',
+      output_schema: [{ name: 'n', type: 'number' }],
+    }),
+    201,
+  );
   // The view's own backfill has the first record before the metric plans its backfill.
-  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
   const metric = ok(await srv.post(`${project}/metrics`, { name: 'Events', view_id: view.id, value_field: 'n' }), 201);
   await settle(srv, `${project}/metrics`, [metric.id]);
   assert.equal(await counted(srv, metric.id), 1);
@@ -40,20 +50,45 @@ test('late data: events behind the late window are kept out and recorded; receip
 
   // One request: 5 within the 60-minute window, 7 three hours back, 3 timed by their receipt.
   const late = Array.from({ length: 7 }, (_, i) => ({ n: 100, timestamp: at(now - 3 * 3_600_000 - i * MIN) }));
-  await send([...Array.from({ length: 5 }, () => ({ n: 10, timestamp: at(now - 30 * MIN) })), ...late, { n: 1000 }, { n: 1000 }, { n: 1000 }]);
+  await send([
+    ...Array.from({ length: 5 }, () => ({ n: 10, timestamp: at(now - 30 * MIN) })),
+    ...late,
+    { n: 1000 },
+    { n: 1000 },
+    { n: 1000 },
+  ]);
   await settle(srv, `${project}/metrics`, [metric.id]);
-  assert.equal(await counted(srv, metric.id), 11 + 5 + 3, 'the window and receipt-timed records are counted; the late ones are not');
+  assert.equal(
+    await counted(srv, metric.id),
+    11 + 5 + 3,
+    'the window and receipt-timed records are counted; the late ones are not',
+  );
   const [file] = ok(await srv.get(`${project}/late_data?refolded=false`));
   assert.deepEqual(
-    [file.object, file.view_id, file.view_name, file.excluded_count, file.min_event_at, file.max_event_at, file.refold_queued_at, file.refolded_at],
+    [
+      file.object,
+      file.view_id,
+      file.view_name,
+      file.excluded_count,
+      file.min_event_at,
+      file.max_event_at,
+      file.refold_queued_at,
+      file.refolded_at,
+    ],
     ['late_data_file', view.id, 'Events', 7, at(now - 3 * 3_600_000 - 6 * MIN), at(now - 3 * 3_600_000), null, null],
   );
   assert.match(file.id, /^ldf_[0-9a-z]{20}$/);
   const below = Date.parse(file.exclusion_below);
-  assert.ok(below <= now - 60 * MIN && below > now - 62 * MIN, `the boundary is the watermark's minute less the window (${file.exclusion_below})`);
+  assert.ok(
+    below <= now - 60 * MIN && below > now - 62 * MIN,
+    `the boundary is the watermark's minute less the window (${file.exclusion_below})`,
+  );
   assert.deepEqual(ok(await srv.get(`${project}/late_data?refolded=true`)), []);
   // The events are stored: the view has every record.
-  assert.equal(ok(await srv.get(`/v1/projects/${fx.projectId}/views/${view.id}/records?limit=100`)).length, 1 + 10 + 15);
+  assert.equal(
+    ok(await srv.get(`/v1/projects/${fx.projectId}/views/${view.id}/records?limit=100`)).length,
+    1 + 10 + 15,
+  );
 
   const queued = ok(await srv.post(`${project}/late_data/${file.id}/re_backfill`, {}));
   assert.ok(queued.refold_queued_at);

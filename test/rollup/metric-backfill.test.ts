@@ -21,11 +21,24 @@ test('backfill over existing view files: exact per hour, resumable across a rest
   const srv = await TestServer.start({ env: { SLUICE_WORKERS: '1' } });
   t.after(() => srv.stop());
   const setup = await viewSetup(srv);
-  const view = ok(await srv.post(setup.views, { name: 'Timings', collection_id: setup.collection.id, transform_script: SCRIPT, transform_mode: 'manual', output_schema: OUT }), 201);
+  const view = ok(
+    await srv.post(setup.views, {
+      name: 'Timings',
+      collection_id: setup.collection.id,
+      transform_script: SCRIPT,
+      transform_mode: 'manual',
+      output_schema: OUT,
+    }),
+    201,
+  );
   const want = new Map<string, Map<number, [number, number | null]>>();
   const files = 24;
   for (let f = 0; f < files; f++) {
-    const rows: FileRow[] = Array.from({ length: 50 }, (_, i) => ({ ts: T0 + f * 3_600_000 + i * 61_000, seq: 1000 + f * 100 + i, values: { host: `h${i % 3}`, ms: i % 9 === 0 ? null : i * 1.5 } }));
+    const rows: FileRow[] = Array.from({ length: 50 }, (_, i) => ({
+      ts: T0 + f * 3_600_000 + i * 61_000,
+      seq: 1000 + f * 100 + i,
+      values: { host: `h${i % 3}`, ms: i % 9 === 0 ? null : i * 1.5 },
+    }));
     await writeViewFile(srv, view, OUT, `f${f}.parquet`, rows);
     for (const r of rows) {
       for (const s of [TOTAL_SERIES, seriesHash([r.values.host])]) {
@@ -38,7 +51,10 @@ test('backfill over existing view files: exact per hour, resumable across a rest
     }
   }
   const metrics = `/v1/projects/${setup.project.id}/metrics`;
-  const m = ok(await srv.post(metrics, { name: 'Latency', view_id: view.id, group_by: ['host'], value_field: 'ms' }), 201);
+  const m = ok(
+    await srv.post(metrics, { name: 'Latency', view_id: view.id, group_by: ['host'], value_field: 'ms' }),
+    201,
+  );
 
   // Restart once the backfill has counted some files (bounded wait; a fast machine may finish first).
   const deadline = Date.now() + 30_000;
@@ -53,7 +69,10 @@ test('backfill over existing view files: exact per hour, resumable across a rest
   await srv.restart();
   await settle(srv, metrics, [m.id]);
   const done = ok(await srv.get(`${metrics}/${m.id}`));
-  assert.deepEqual([done.status, done.backfill_total_count, done.backfill_completed_count, done.backfill_percent], ['active', files, files, 100]);
+  assert.deepEqual(
+    [done.status, done.backfill_total_count, done.backfill_completed_count, done.backfill_percent],
+    ['active', files, files, 100],
+  );
   assert.ok(done.backfill_completed_at >= done.backfill_started_at);
   assert.deepEqual(await countsAndSums(srv, m.id, 1, 'hour', [...want.keys()]), want, 'every file counted once');
   assert.equal(ok(await srv.get(`${metrics}/${m.id}/series`)).length, 3);

@@ -18,7 +18,12 @@ const OUT = [
 ];
 const T0 = Date.UTC(2026, 2, 1, 10, 0, 0);
 
-const records = (from: number, n: number) => Array.from({ length: n }, (_, k) => ({ region: (from + k) % 2 ? 'eu' : 'us', amount: from + k, timestamp: new Date(T0 + (from + k) * 13_000).toISOString() }));
+const records = (from: number, n: number) =>
+  Array.from({ length: n }, (_, k) => ({
+    region: (from + k) % 2 ? 'eu' : 'us',
+    amount: from + k,
+    timestamp: new Date(T0 + (from + k) * 13_000).toISOString(),
+  }));
 
 /** Total [count, sum] per minute of `recs`. */
 function perMinute(recs: ReturnType<typeof records>): Map<number, [number, number]> {
@@ -36,16 +41,33 @@ async function setup(srv: TestServer) {
   const q = `key=${fx.secret}&collection=orders`;
   const project = `/v1/projects/${fx.projectId}`;
   const send = async (recs: object[]) => {
-    for (let i = 0; i < recs.length; i += 20) assert.equal((await ingest(srv.url, q, ndjson(recs.slice(i, i + 20)), { 'content-type': 'application/x-ndjson' })).status, 202);
+    for (let i = 0; i < recs.length; i += 20)
+      assert.equal(
+        (await ingest(srv.url, q, ndjson(recs.slice(i, i + 20)), { 'content-type': 'application/x-ndjson' })).status,
+        202,
+      );
   };
   await send(records(0, 1));
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(await srv.post(`${project}/views`, { name: 'Orders', collection_id: collection.id, transform_mode: 'manual', transform_script: SCRIPT, output_schema: OUT }), 201);
+  const view = ok(
+    await srv.post(`${project}/views`, {
+      name: 'Orders',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: SCRIPT,
+      output_schema: OUT,
+    }),
+    201,
+  );
   return { send, view, metrics: `${project}/metrics` };
 }
 
-async function totals(srv: TestServer, metricId: string, revision: number): Promise<Map<number, [number, number | null]>> {
+async function totals(
+  srv: TestServer,
+  metricId: string,
+  revision: number,
+): Promise<Map<number, [number, number | null]>> {
   return (await countsAndSums(srv, metricId, revision, 'minute')).get(TOTAL_SERIES) ?? new Map();
 }
 
@@ -64,7 +86,10 @@ test('a metric scheduled for deletion is cancelled: no live counting, no backfil
   const srv = await TestServer.start({ env: { SLUICE_WORKERS: '2', SLUICE_LEASE_MAX_RECORDS: '20' } });
   t.after(() => srv.stop());
   const { send, view, metrics } = await setup(srv);
-  const m = ok(await srv.post(metrics, { name: 'Amount', view_id: view.id, group_by: ['region'], value_field: 'amount' }), 201);
+  const m = ok(
+    await srv.post(metrics, { name: 'Amount', view_id: view.id, group_by: ['region'], value_field: 'amount' }),
+    201,
+  );
   const before = records(1, 60);
   await send(before);
   await settle(srv, metrics, [m.id]);
@@ -90,7 +115,11 @@ test('a metric scheduled for deletion is cancelled: no live counting, no backfil
   await send(after);
   await settle(srv, metrics, [m.id]);
   assert.deepEqual(await totals(srv, m.id, 2), perMinute([...records(0, 1), ...before, ...during, ...after]));
-  ok(await srv.get(`${metrics}/${m.id}/aggregation?start_at=2026-03-01T09:00:00Z&end_at=2026-03-01T12:00:00Z&interval=hour`));
+  ok(
+    await srv.get(
+      `${metrics}/${m.id}/aggregation?start_at=2026-03-01T09:00:00Z&end_at=2026-03-01T12:00:00Z&interval=hour`,
+    ),
+  );
 });
 
 test('a metric in error shows why in error_message; a rebuild clears it', async (t) => {
@@ -109,7 +138,11 @@ test('a metric in error shows why in error_message; a rebuild clears it', async 
 
   const m = ok(await srv.post(metrics, { name: 'Amount', view_id: view.id, value_field: 'amount' }), 201);
   assert.equal(m.error_message, null);
-  const failed = await until('the metric fails', () => srv.get(`${metrics}/${m.id}`).then(ok), (x: any) => x.status === 'error');
+  const failed = await until(
+    'the metric fails',
+    () => srv.get(`${metrics}/${m.id}`).then(ok),
+    (x: any) => x.status === 'error',
+  );
   assert.match(failed.error_message, /^backfill failed: /);
   assert.ok(failed.error_message.length > 'backfill failed: '.length, failed.error_message);
 

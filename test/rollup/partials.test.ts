@@ -22,16 +22,39 @@ const T0 = Date.UTC(2026, 0, 1, 12, 0, 0);
 const MIN = 60_000;
 
 /** Rows as objects → ts + columns, as the view stage hands them over. */
-function columnsOf(rows: Array<Record<string, unknown> & { ts: number }>): { ts: Float64Array; columns: OutputColumn[] } {
+function columnsOf(rows: Array<Record<string, unknown> & { ts: number }>): {
+  ts: Float64Array;
+  columns: OutputColumn[];
+} {
   return {
     ts: Float64Array.from(rows.map((r) => r.ts)),
     // Coerced form: arrays as JSON text.
-    columns: FIELDS.map((f) => ({ name: f.name, type: f.type, values: rows.map((r) => (r[f.name] == null ? null : f.type === 'array' ? JSON.stringify(r[f.name]) : r[f.name])) }) as OutputColumn),
+    columns: FIELDS.map(
+      (f) =>
+        ({
+          name: f.name,
+          type: f.type,
+          values: rows.map((r) =>
+            r[f.name] == null ? null : f.type === 'array' ? JSON.stringify(r[f.name]) : r[f.name],
+          ),
+        }) as OutputColumn,
+    ),
   };
 }
 
 function task(over: Partial<MetricTask> = {}): MetricTask {
-  return { metricId: 'met_x', revision: 3, groupBy: [], filters: '', fields: FIELDS, timestampField: '__ts', valueField: null, uniqueField: null, displayFields: null, ...over };
+  return {
+    metricId: 'met_x',
+    revision: 3,
+    groupBy: [],
+    filters: '',
+    fields: FIELDS,
+    timestampField: '__ts',
+    valueField: null,
+    uniqueField: null,
+    displayFields: null,
+    ...over,
+  };
 }
 
 /** series hash → minute → figures */
@@ -62,7 +85,10 @@ describe('partials builder', () => {
     assert.equal(p.metricId, 'met_x');
     assert.equal(p.revision, 3);
     assert.equal(p.kept, 5);
-    assert.deepEqual(p.series.map((s) => s.hash), [TOTAL_SERIES]);
+    assert.deepEqual(
+      p.series.map((s) => s.hash),
+      [TOTAL_SERIES],
+    );
     const f = figures(p).get(TOTAL_SERIES)!;
     assert.deepEqual([...f.keys()].sort(), [T0, T0 + MIN]);
     assert.equal(f.get(T0)!.count, 3);
@@ -75,27 +101,45 @@ describe('partials builder', () => {
     const p = buildPartials(task({ groupBy: ['path'], valueField: 'duration' }), ts, columns);
     const hashes = p.series.map((s) => s.hash);
     assert.deepEqual(hashes, [TOTAL_SERIES, seriesHash(['/a']), seriesHash(['/b']), seriesHash([null])]);
-    assert.deepEqual(p.series.map((s) => s.dimensions), [{}, { path: '/a' }, { path: '/b' }, { path: null }]);
+    assert.deepEqual(
+      p.series.map((s) => s.dimensions),
+      [{}, { path: '/a' }, { path: '/b' }, { path: null }],
+    );
     const f = figures(p);
     const a = f.get(seriesHash(['/a']))!;
-    assert.deepEqual([a.get(T0)!.count, a.get(T0)!.sum, a.get(T0)!.min, a.get(T0)!.max, a.get(T0)!.value_count], [2, 40, 10, 30, 2]);
+    assert.deepEqual(
+      [a.get(T0)!.count, a.get(T0)!.sum, a.get(T0)!.min, a.get(T0)!.max, a.get(T0)!.value_count],
+      [2, 40, 10, 30, 2],
+    );
     assert.deepEqual([a.get(T0 + MIN)!.count, a.get(T0 + MIN)!.sum], [1, 5]);
     assert.equal(a.get(T0)!.last, 30, 'the value of the latest record of the minute');
     const b = f.get(seriesHash(['/b']))!.get(T0)!;
-    assert.deepEqual([b.count, b.value_count, b.sum], [1, 0, null], 'skip: a null value counts the record, not the value');
+    assert.deepEqual(
+      [b.count, b.value_count, b.sum],
+      [1, 0, null],
+      'skip: a null value counts the record, not the value',
+    );
     const total = f.get(TOTAL_SERIES)!;
-    assert.deepEqual([total.get(T0)!.count, total.get(T0)!.sum, total.get(T0 + MIN)!.count, total.get(T0 + MIN)!.sum], [3, 40, 2, 12]);
+    assert.deepEqual(
+      [total.get(T0)!.count, total.get(T0)!.sum, total.get(T0 + MIN)!.count, total.get(T0 + MIN)!.sum],
+      [3, 40, 2, 12],
+    );
     // Ranking: the latest value of the series in the batch.
     const sa = p.series[1]!;
     assert.deepEqual([sa.last, sa.lastAt], [5, T0 + MIN]);
     // Same values in another batch (another order): the same hash.
-    const again = buildPartials(task({ groupBy: ['path'] }), ...(Object.values(columnsOf([...ROWS].reverse())) as [Float64Array, OutputColumn[]]));
+    const again = buildPartials(
+      task({ groupBy: ['path'] }),
+      ...(Object.values(columnsOf([...ROWS].reverse())) as [Float64Array, OutputColumn[]]),
+    );
     assert.deepEqual(new Set(again.series.map((s) => s.hash)), new Set(hashes));
   });
 
   it('states hold skip semantics whatever the null handling (count_as_zero is applied when read: count − value_count zeros)', () => {
     const { ts, columns } = columnsOf(ROWS);
-    const f = figures(buildPartials(task({ valueField: 'duration' }), ts, columns)).get(TOTAL_SERIES)!.get(T0)!;
+    const f = figures(buildPartials(task({ valueField: 'duration' }), ts, columns))
+      .get(TOTAL_SERIES)!
+      .get(T0)!;
     assert.deepEqual([f.count, f.value_count, f.sum, f.min, f.max], [3, 2, 40, 10, 30]);
   });
 
@@ -116,12 +160,19 @@ describe('partials builder', () => {
     const p = buildPartials(task({ timestampField: 'at' }), ts, columns);
     assert.equal(p.kept, 4);
     const f = figures(p).get(TOTAL_SERIES)!;
-    assert.deepEqual([...f.entries()].map(([m, x]) => [m, x.count]).sort(), [[T0 + 5 * MIN, 2], [T0 + 7 * MIN, 2]]);
+    assert.deepEqual([...f.entries()].map(([m, x]) => [m, x.count]).sort(), [
+      [T0 + 5 * MIN, 2],
+      [T0 + 7 * MIN, 2],
+    ]);
   });
 
   it('unique field: distinct counts per series; display values from the latest record', () => {
     const { ts, columns } = columnsOf(ROWS);
-    const p = buildPartials(task({ groupBy: ['user'], uniqueField: 'path', displayFields: { user: 'name' } }), ts, columns);
+    const p = buildPartials(
+      task({ groupBy: ['user'], uniqueField: 'path', displayFields: { user: 'name' } }),
+      ts,
+      columns,
+    );
     const u1 = p.series.find((s) => s.hash === seriesHash(['u1']))!;
     assert.deepEqual(u1.display, { user: 'Ann B' });
     const f = figures(p);
@@ -144,7 +195,8 @@ describe('partials builder', () => {
         else merged.set(k, s);
       }
     }
-    for (const [hash, minutes] of whole) for (const [minute, fig] of minutes) assert.deepEqual(figuresOf(merged.get(`${hash}@${minute}`)!), fig);
+    for (const [hash, minutes] of whole)
+      for (const [minute, fig] of minutes) assert.deepEqual(figuresOf(merged.get(`${hash}@${minute}`)!), fig);
   });
 
   it('a field missing from the output fails the metric (the stage turns it into the metric error)', () => {

@@ -27,7 +27,11 @@ const KEY = 'slk_rollup_crash_test_key_000000000000000000';
 const api = (base: string, method: string, path: string, body?: unknown) => childApi(base, KEY, method, path, body);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const SCRIPT = 'function transform(r) { return { rid: r.id, region: r.region, amount: r.amount }; }';
-const OUT = [{ name: 'rid', type: 'string' }, { name: 'region', type: 'string' }, { name: 'amount', type: 'number' }];
+const OUT = [
+  { name: 'rid', type: 'string' },
+  { name: 'region', type: 'string' },
+  { name: 'amount', type: 'number' },
+];
 
 describe('rollups exactly once', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-rollup-crash-'));
@@ -41,27 +45,59 @@ describe('rollups exactly once', () => {
     const seed = Number(process.env.SLUICE_TEST_SEED ?? Date.now() % 100_000);
     const random = mulberry32(seed);
     t.diagnostic(`seed ${seed}`);
-    const env = { SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_WORKERS: '2', SLUICE_LEASE_MAX_RECORDS: '200', SLUICE_ROLLUP_MERGE_DELAY_MS: '250' };
+    const env = {
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_BOOTSTRAP_KEY: KEY,
+      SLUICE_WORKERS: '2',
+      SLUICE_LEASE_MAX_RECORDS: '200',
+      SLUICE_ROLLUP_MERGE_DELAY_MS: '250',
+    };
     child = await startChild(env);
     const project = await api(child.url, 'POST', '/v1/projects', { name: 'rollup crash' });
     const source = await api(child.url, 'POST', `/v1/projects/${project.id}/sources`, { name: 'load' });
     const key = await api(child.url, 'POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {});
     const ingestUrl = (base: string) => `${base}/ingest?key=${key.key}&collection=orders`;
-    const first = await fetch(ingestUrl(child.url), { method: 'POST', body: JSON.stringify({ id: 'first', region: 'eu', amount: 1 }), headers: { 'content-type': 'application/x-ndjson' } });
+    const first = await fetch(ingestUrl(child.url), {
+      method: 'POST',
+      body: JSON.stringify({ id: 'first', region: 'eu', amount: 1 }),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     assert.equal(first.status, 202);
     let collection: { id: string } | undefined;
-    for (let i = 0; i < 200 && !collection; i++, await sleep(25)) [collection] = await api(child.url, 'GET', `/v1/projects/${project.id}/collections`);
+    for (let i = 0; i < 200 && !collection; i++, await sleep(25))
+      [collection] = await api(child.url, 'GET', `/v1/projects/${project.id}/collections`);
     assert.ok(collection);
-    const view = await api(child.url, 'POST', `/v1/projects/${project.id}/views`, { name: 'Orders', collection_id: collection.id, transform_mode: 'manual', transform_script: SCRIPT, output_schema: OUT });
-    const metric = await api(child.url, 'POST', `/v1/projects/${project.id}/metrics`, { name: 'Amount', view_id: view.id, group_by: ['region'], value_field: 'amount' });
+    const view = await api(child.url, 'POST', `/v1/projects/${project.id}/views`, {
+      name: 'Orders',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: SCRIPT,
+      output_schema: OUT,
+    });
+    const metric = await api(child.url, 'POST', `/v1/projects/${project.id}/metrics`, {
+      name: 'Amount',
+      view_id: view.id,
+      group_by: ['region'],
+      value_field: 'amount',
+    });
 
     const load = (base: string, phase: number, clients: number) => {
       let stopped = false;
       const client = async (c: number) => {
         for (let r = 0; !stopped; r++) {
-          const body = Array.from({ length: 50 }, (_, k) => JSON.stringify({ id: `p${phase}c${c}r${r}k${k}`, region: ['eu', 'us', 'ap'][k % 3], amount: (k % 5 === 0 ? null : k + r / 4) })).join('\n');
+          const body = Array.from({ length: 50 }, (_, k) =>
+            JSON.stringify({
+              id: `p${phase}c${c}r${r}k${k}`,
+              region: ['eu', 'us', 'ap'][k % 3],
+              amount: k % 5 === 0 ? null : k + r / 4,
+            }),
+          ).join('\n');
           try {
-            const res = await fetch(ingestUrl(base), { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+            const res = await fetch(ingestUrl(base), {
+              method: 'POST',
+              body,
+              headers: { 'content-type': 'application/x-ndjson' },
+            });
             await res.arrayBuffer();
           } catch {
             return; // the server is gone
@@ -124,7 +160,11 @@ describe('rollups exactly once', () => {
       assert.equal([...store.db('rollup_pending').getKeys({})].length, 0, 'a clean stop merged every pending batch');
       const reader = await schema.fileReader();
       const vdir = catalog.viewDir(view);
-      const rows = await reader.viewRows({ paths: catalog.store.filesOf(view.id).map((m) => join(vdir, m.id)), limit: 10_000_000, desc: false });
+      const rows = await reader.viewRows({
+        paths: catalog.store.filesOf(view.id).map((m) => join(vdir, m.id)),
+        limit: 10_000_000,
+        desc: false,
+      });
       const want = new Map<string, [number, number]>();
       const ids = new Set<string>();
       for (const r of rows) {
@@ -138,7 +178,15 @@ describe('rollups exactly once', () => {
         }
       }
       const got = new Map<string, [number, number]>();
-      const buckets = await rollupReader(db, () => null).read({ metricId: metric.id, revision: 1, tier: 'minute', from: 0, to: Date.UTC(2100, 0, 1), series: [TOTAL_SERIES, ...['eu', 'us', 'ap'].map((r) => seriesHash([r]))], sketches: false });
+      const buckets = await rollupReader(db, () => null).read({
+        metricId: metric.id,
+        revision: 1,
+        tier: 'minute',
+        from: 0,
+        to: Date.UTC(2100, 0, 1),
+        series: [TOTAL_SERIES, ...['eu', 'us', 'ap'].map((r) => seriesHash([r]))],
+        sketches: false,
+      });
       for (const b of buckets) got.set(`${b.series}@${b.start}`, [b.count, b.sum ?? 0]);
       assert.equal(got.size, want.size, 'the same (series, minute) buckets');
       for (const [k, [c, s]] of want) {
@@ -148,7 +196,9 @@ describe('rollups exactly once', () => {
         // Sums add in another order: equal to float rounding (the values are quarters, exact in binary).
         assert.equal(g[1], s, `sum of ${k}`);
       }
-      t.diagnostic(`${rows.length} view rows in ${want.size} (series, minute) buckets; ${killsWithPending} of 3 kills left batches between LMDB and DuckDB`);
+      t.diagnostic(
+        `${rows.length} view rows in ${want.size} (series, minute) buckets; ${killsWithPending} of 3 kills left batches between LMDB and DuckDB`,
+      );
     } finally {
       await db.close();
       schema.close();

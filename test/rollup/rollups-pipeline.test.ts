@@ -31,12 +31,23 @@ interface Rec {
 function records(from: number, n: number): Rec[] {
   return Array.from({ length: n }, (_, k) => {
     const i = from + k;
-    return { id: i, ...(i % 7 === 0 ? {} : { region: i % 2 ? 'eu' : 'us' }), amount: i % 11 === 0 ? null : i, user: `u${i % 13}`, timestamp: new Date(T0 + i * 17_000).toISOString(), when: new Date(T0 + 3_600_000 + i * 1_000).toISOString() };
+    return {
+      id: i,
+      ...(i % 7 === 0 ? {} : { region: i % 2 ? 'eu' : 'us' }),
+      amount: i % 11 === 0 ? null : i,
+      user: `u${i % 13}`,
+      timestamp: new Date(T0 + i * 17_000).toISOString(),
+      when: new Date(T0 + 3_600_000 + i * 1_000).toISOString(),
+    };
   });
 }
 
 /** Exact [count, sum] per (series, bucket) of `recs` (series by region; sum of non-null amounts). */
-function expected(recs: Rec[], tier: Tier, opts: { time?: (r: Rec) => number; keep?: (r: Rec) => boolean } = {}): Map<string, Map<number, [number, number | null]>> {
+function expected(
+  recs: Rec[],
+  tier: Tier,
+  opts: { time?: (r: Rec) => number; keep?: (r: Rec) => boolean } = {},
+): Map<string, Map<number, [number, number | null]>> {
   const out = new Map<string, Map<number, [number, number | null]>>();
   const add = (series: string, start: number, amount: number | null) => {
     if (!out.has(series)) out.set(series, new Map());
@@ -60,7 +71,11 @@ async function setup(srv: TestServer) {
 }
 
 async function send(srv: TestServer, q: string, recs: Rec[]): Promise<void> {
-  for (let i = 0; i < recs.length; i += 25) assert.equal((await ingest(srv.url, q, ndjson(recs.slice(i, i + 25)), { 'content-type': 'application/x-ndjson' })).status, 202);
+  for (let i = 0; i < recs.length; i += 25)
+    assert.equal(
+      (await ingest(srv.url, q, ndjson(recs.slice(i, i + 25)), { 'content-type': 'application/x-ndjson' })).status,
+      202,
+    );
 }
 
 test('live batches and the backfill of earlier data give exact counts and sums per minute, hour, day and month; series are registered', async (t) => {
@@ -73,11 +88,39 @@ test('live batches and the backfill of earlier data give exact counts and sums p
   await send(srv, q, early);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${views.replace('/views', '')}/collections`));
-  const view = ok(await srv.post(views, { name: 'Orders', collection_id: collection.id, transform_mode: 'manual', transform_script: SCRIPT, output_schema: OUT }), 201);
+  const view = ok(
+    await srv.post(views, {
+      name: 'Orders',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: SCRIPT,
+      output_schema: OUT,
+    }),
+    201,
+  );
   const middle = records(30, 40);
   await send(srv, q, middle);
-  const byRegion = ok(await srv.post(metrics, { name: 'Amount by region', view_id: view.id, group_by: ['region'], value_field: 'amount', unique_field: 'user' }), 201);
-  const big = ok(await srv.post(metrics, { name: 'Big by when', view_id: view.id, filters: 'amount >= 50', timestamp_field: 'when', value_field: 'amount', group_by: ['region'] }), 201);
+  const byRegion = ok(
+    await srv.post(metrics, {
+      name: 'Amount by region',
+      view_id: view.id,
+      group_by: ['region'],
+      value_field: 'amount',
+      unique_field: 'user',
+    }),
+    201,
+  );
+  const big = ok(
+    await srv.post(metrics, {
+      name: 'Big by when',
+      view_id: view.id,
+      filters: 'amount >= 50',
+      timestamp_field: 'when',
+      value_field: 'amount',
+      group_by: ['region'],
+    }),
+    201,
+  );
   const late = records(70, 60);
   await send(srv, q, late);
   await settle(srv, metrics, [byRegion.id, big.id]);
@@ -88,8 +131,15 @@ test('live batches and the backfill of earlier data give exact counts and sums p
     const got = await countsAndSums(srv, byRegion.id, 1, tier, [...want.keys()]);
     assert.deepEqual(got, want, `${tier}: counts and sums of every series`);
   }
-  const wantBig = expected(all, 'minute', { time: (r) => Date.parse(r.when), keep: (r) => r.amount !== null && r.amount >= 50 });
-  assert.deepEqual(await countsAndSums(srv, big.id, 1, 'minute', [...wantBig.keys()]), wantBig, 'filter and a date timestamp field');
+  const wantBig = expected(all, 'minute', {
+    time: (r) => Date.parse(r.when),
+    keep: (r) => r.amount !== null && r.amount >= 50,
+  });
+  assert.deepEqual(
+    await countsAndSums(srv, big.id, 1, 'minute', [...wantBig.keys()]),
+    wantBig,
+    'filter and a date timestamp field',
+  );
 
   // Every real series is registered once, with its dimensions; read(series: null) is every real series.
   const series = ok(await srv.get(`${metrics}/${byRegion.id}/series?limit=100`));
@@ -104,19 +154,34 @@ test('live batches and the backfill of earlier data give exact counts and sums p
   assert.ok(rollupsOf(srv).completeThrough(byRegion.id)! <= Date.now());
 
   // Percentiles and distinct counts from the stored states (one hour: exact answer known).
-  const [hour] = await rollupsOf(srv).read({ metricId: byRegion.id, revision: 1, tier: 'month', from: 0, to: Date.UTC(2100, 0, 1), series: [TOTAL_SERIES], sketches: true });
+  const [hour] = await rollupsOf(srv).read({
+    metricId: byRegion.id,
+    revision: 1,
+    tier: 'month',
+    from: 0,
+    to: Date.UTC(2100, 0, 1),
+    series: [TOTAL_SERIES],
+    sketches: true,
+  });
   assert.equal(Math.round(hour!.distinct!), 13);
   assert.ok(hour!.state && hour!.state.count === all.length);
 
   // A restart replays nothing twice; a rebuild (new filter) starts over under revision 2.
   await srv.restart();
   await settle(srv, metrics, [byRegion.id]);
-  assert.deepEqual(await countsAndSums(srv, byRegion.id, 1, 'minute', [...expected(all, 'minute').keys()]), expected(all, 'minute'));
+  assert.deepEqual(
+    await countsAndSums(srv, byRegion.id, 1, 'minute', [...expected(all, 'minute').keys()]),
+    expected(all, 'minute'),
+  );
   const rebuilt = ok(await srv.post(`${metrics}/${byRegion.id}`, { filters: "region = 'eu'" }));
   assert.equal(rebuilt.status, 'initializing');
   await settle(srv, metrics, [byRegion.id]);
   const eu = expected(all, 'hour', { keep: (r) => r.region === 'eu' });
-  assert.deepEqual(await countsAndSums(srv, byRegion.id, 2, 'hour', [...eu.keys()]), eu, 'revision 2 holds exactly the new definition');
+  assert.deepEqual(
+    await countsAndSums(srv, byRegion.id, 2, 'hour', [...eu.keys()]),
+    eu,
+    'revision 2 holds exactly the new definition',
+  );
   assert.equal((await countsAndSums(srv, byRegion.id, 1, 'hour', null)).size, 0, 'revision 1 rows are dropped');
 
   // POST backfill: rebuild with another strategy.

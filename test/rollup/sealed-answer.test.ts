@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 import { CellGrid } from '../../src/rollup/aggregation/assemble.js';
 import { columnsPart, sealedTables } from '../../src/rollup/aggregation/sealed-answer.js';
 import { SealedCells } from '../../src/rollup/aggregation/sealed-cells.js';
-import { seriesRecords, writeRecordsJson, type RecordRules, type RecordTable } from '../../src/rollup/aggregation/series-records.js';
+import {
+  seriesRecords,
+  writeRecordsJson,
+  type RecordRules,
+  type RecordTable,
+} from '../../src/rollup/aggregation/series-records.js';
 import { joinJson } from '../../src/json-text.js';
 import { allocColumns } from '../../src/rollup/stored-columns.js';
 import type { ChartValue } from '../../src/rollup/metric-records.js';
@@ -28,7 +33,9 @@ interface Row {
 
 /** Stored minute rows of `SERIES` in [from, to), by series then start (as a reader returns them). */
 function columnsOf(rows: readonly Row[], from: number, to: number): StoredColumns {
-  const picked = rows.filter((r) => r.start >= from && r.start < to).sort((a, b) => a.series - b.series || a.start - b.start);
+  const picked = rows
+    .filter((r) => r.start >= from && r.start < to)
+    .sort((a, b) => a.series - b.series || a.start - b.start);
   const c = allocColumns(picked.length, SERIES, false);
   for (const f of ['min', 'max', 'last', 'last_at', 'p50', 'p95', 'p99', 'distinct'] as const) c[f].fill(NaN);
   picked.forEach((r, i) => {
@@ -73,10 +80,27 @@ test('sealed answer: tables from cached buckets plus a read of the rest equal th
         const boundaries = Array.from({ length: length + 1 }, (_, k) => end - (length - k) * M);
         const completeThrough = end - 2 * M;
         const sealBefore = completeThrough - Math.floor(rand() * 5) * M;
-        const rules: RecordRules = { boundaries, completeThrough, coverage: 'observed', normalize: shape.normalize, values: shape.values, nullHandling: 'skip', emptyHandling: shape.emptyHandling };
+        const rules: RecordRules = {
+          boundaries,
+          completeThrough,
+          coverage: 'observed',
+          normalize: shape.normalize,
+          values: shape.values,
+          nullHandling: 'skip',
+          emptyHandling: shape.emptyHandling,
+        };
         const key = `${shape.values.join(',')}|${shape.normalize}`;
         const before = cache.servedBuckets;
-        const got = await sealedTables({ cache, key, metricId: 'm', sealBefore, candidates: SERIES, rules, compute: async (sub) => columnsPart(columnsOf(rows, sub[0]!, sub[sub.length - 1]!), SERIES, { ...rules, boundaries: sub }) });
+        const got = await sealedTables({
+          cache,
+          key,
+          metricId: 'm',
+          sealBefore,
+          candidates: SERIES,
+          rules,
+          compute: async (sub) =>
+            columnsPart(columnsOf(rows, sub[0]!, sub[sub.length - 1]!), SERIES, { ...rules, boundaries: sub }),
+        });
         served += cache.servedBuckets - before;
         const all = columnsOf(rows, boundaries[0]!, boundaries[length]!);
         const grid = new CellGrid(all, boundaries);
@@ -84,9 +108,18 @@ test('sealed answer: tables from cached buckets plus a read of the rest equal th
           const want = seriesRecords(grid.reader(s), rules);
           const t = got.tables[j]!;
           assert.equal(text(t), text(want), `step ${step}, ${key}, ${length} min, ${s}: text`);
-          assert.deepEqual([t.rows, [...t.buckets.subarray(0, t.rows)], [...t.cells.subarray(0, t.rows * t.width)]], [want.rows, [...want.buckets.subarray(0, want.rows)], [...want.cells.subarray(0, want.rows * want.width)]], `step ${step}: numbers`);
+          assert.deepEqual(
+            [t.rows, [...t.buckets.subarray(0, t.rows)], [...t.cells.subarray(0, t.rows * t.width)]],
+            [want.rows, [...want.buckets.subarray(0, want.rows)], [...want.cells.subarray(0, want.rows * want.width)]],
+            `step ${step}: numbers`,
+          );
         });
-        const withData = new Set(SERIES.filter((_, j) => { for (let i = 0; i < all.length; i++) if (all.si[i] === j) return true; return false; }));
+        const withData = new Set(
+          SERIES.filter((_, j) => {
+            for (let i = 0; i < all.length; i++) if (all.si[i] === j) return true;
+            return false;
+          }),
+        );
         assert.deepEqual([...got.withData].sort(), [...withData].sort());
       }
     }
@@ -97,12 +130,33 @@ test('sealed answer: tables from cached buckets plus a read of the rest equal th
 test('sealed answer: a window wholly sealed is answered from the cache alone, the same as computing it, until a write below the seal point', async () => {
   const t0 = Date.UTC(2026, 0, 1);
   const rows: Row[] = [];
-  for (let k = 0; k < 200; k++) for (let s = 0; s < SERIES.length; s++) if ((k + s) % 4 !== 0) rows.push({ series: s, start: t0 + k * M, count: 1 + ((k * 7 + s) % 5), sum: k + s / 4 });
+  for (let k = 0; k < 200; k++)
+    for (let s = 0; s < SERIES.length; s++)
+      if ((k + s) % 4 !== 0) rows.push({ series: s, start: t0 + k * M, count: 1 + ((k * 7 + s) % 5), sum: k + s / 4 });
   const cache = new SealedCells();
   const boundaries = Array.from({ length: 121 }, (_, k) => t0 + 40 * M + k * M);
-  const rules: RecordRules = { boundaries, completeThrough: t0 + 300 * M, coverage: 'observed', normalize: false, values: ['count', 'sum'], nullHandling: 'skip', emptyHandling: 'zero' };
+  const rules: RecordRules = {
+    boundaries,
+    completeThrough: t0 + 300 * M,
+    coverage: 'observed',
+    normalize: false,
+    values: ['count', 'sum'],
+    nullHandling: 'skip',
+    emptyHandling: 'zero',
+  };
   let reads = 0;
-  const ask = () => sealedTables({ cache, key: 'k', metricId: 'm', sealBefore: t0 + 250 * M, candidates: SERIES, rules, compute: async (sub) => (reads++, columnsPart(columnsOf(rows, sub[0]!, sub[sub.length - 1]!), SERIES, { ...rules, boundaries: sub })) });
+  const ask = () =>
+    sealedTables({
+      cache,
+      key: 'k',
+      metricId: 'm',
+      sealBefore: t0 + 250 * M,
+      candidates: SERIES,
+      rules,
+      compute: async (sub) => (
+        reads++, columnsPart(columnsOf(rows, sub[0]!, sub[sub.length - 1]!), SERIES, { ...rules, boundaries: sub })
+      ),
+    });
   const want = () => {
     const grid = new CellGrid(columnsOf(rows, boundaries[0]!, boundaries[120]!), boundaries);
     return SERIES.map((s) => text(seriesRecords(grid.reader(s), rules)));

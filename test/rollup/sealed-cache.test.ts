@@ -32,13 +32,29 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
   await send([{ g: 'a', n: 1 }]);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const viewBody = (name: string, factor: number) => ({ name, collection_id: collection.id, transform_mode: 'manual', transform_script: `function transform(r) { return { g: r.g, n: r.n * ${factor} }; }`, output_schema: [{ name: 'g', type: 'string' }, { name: 'n', type: 'number' }] });
+  const viewBody = (name: string, factor: number) => ({
+    name,
+    collection_id: collection.id,
+    transform_mode: 'manual',
+    transform_script: `function transform(r) { return { g: r.g, n: r.n * ${factor} }; }`,
+    output_schema: [
+      { name: 'g', type: 'string' },
+      { name: 'n', type: 'number' },
+    ],
+  });
   const view = ok(await srv.post(`${project}/views`, viewBody('Events', 1)), 201);
-  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-  const metric = ok(await srv.post(metrics, { name: 'Events', view_id: view.id, group_by: ['g'], value_field: 'n' }), 201);
+  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  const metric = ok(
+    await srv.post(metrics, { name: 'Events', view_id: view.id, group_by: ['g'], value_field: 'n' }),
+    201,
+  );
   await settle(srv, metrics, [metric.id]);
   // Live records now: the view's watermark is now, so records more than an hour back are late.
-  await send([{ g: 'a', n: 1 }, { g: 'b', n: 2 }]);
+  await send([
+    { g: 'a', n: 1 },
+    { g: 'b', n: 2 },
+  ]);
   await settle(srv, metrics, [metric.id]);
 
   const sealed = rollupsOf(srv).sealed;
@@ -56,7 +72,13 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
   const answer = async (): Promise<Map<string, Map<string, number[]>>> => {
     const a = ok(await srv.get(cached));
     const b = ok(await srv.get(uncached));
-    const cells = (x: any) => new Map<string, Map<string, number[]>>(x.series.map((s: any) => [s.details.label, new Map(Object.entries(s.records as Record<string, number[]>).map(([k, v]) => [k, v.slice(0, 2)]))]));
+    const cells = (x: any) =>
+      new Map<string, Map<string, number[]>>(
+        x.series.map((s: any) => [
+          s.details.label,
+          new Map(Object.entries(s.records as Record<string, number[]>).map(([k, v]) => [k, v.slice(0, 2)])),
+        ]),
+      );
     assert.deepEqual(cells(a), cells(b), 'the cached answer equals the one computed from the stored rows');
     const served = sealed.servedBuckets;
     const f = ok(await srv.get(folded));
@@ -69,7 +91,12 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
     // Folding keeps every record: per bucket, the folded answer's series add up to the unfolded ones.
     const perBucket = (x: Map<string, Map<string, number[]>>) => {
       const out = new Map<string, number[]>();
-      for (const s of x.values()) for (const [k, v] of s) out.set(k, (out.get(k) ?? [0, 0]).map((n, i) => n + v[i]!));
+      for (const s of x.values())
+        for (const [k, v] of s)
+          out.set(
+            k,
+            (out.get(k) ?? [0, 0]).map((n, i) => n + v[i]!),
+          );
       return out;
     };
     assert.deepEqual(perBucket(cells(f)), perBucket(cells(a)), 'kept + __other__ = every series');
@@ -86,7 +113,10 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
     await answer();
     const served = sealed.servedBuckets;
     const cells = await answer();
-    assert.ok(sealed.servedBuckets - served >= 3 * 60, `the sealed buckets were served from memory (${sealed.servedBuckets - served})`);
+    assert.ok(
+      sealed.servedBuckets - served >= 3 * 60,
+      `the sealed buckets were served from memory (${sealed.servedBuckets - served})`,
+    );
     assert.ok(foldServed >= 3 * 60, `the folded answer's sealed buckets were served from memory (${foldServed})`);
     return cells;
   };
@@ -95,7 +125,9 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
 
   // 1. Late data, then its re-backfill: 7 records three hours back join sealed buckets, one of them
   // of a new series (which the folded answer must then count and fold).
-  await send(Array.from({ length: 7 }, (_, i) => ({ g: i === 6 ? 'c' : 'a', n: 100, timestamp: at(now - 3 * HOUR - i * MIN) })));
+  await send(
+    Array.from({ length: 7 }, (_, i) => ({ g: i === 6 ? 'c' : 'a', n: 100, timestamp: at(now - 3 * HOUR - i * MIN) })),
+  );
   await settle(srv, metrics, [metric.id]);
   assert.equal(sealedCount(await cachedAnswer()), 0, 'late events are kept out');
   const [file] = ok(await srv.get(`${project}/late_data?refolded=false`));
@@ -119,12 +151,16 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
 
   // 4. A change of view: the same collection through a transform that multiplies by 10.
   const view10 = ok(await srv.post(`${project}/views`, viewBody('Events x10', 10)), 201);
-  for (let i = 0; i < 400 && ok(await srv.get(`${project}/views/${view10.id}/records?limit=100`)).length < 15; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 400 && ok(await srv.get(`${project}/views/${view10.id}/records?limit=100`)).length < 15; i++)
+    await new Promise((r) => setTimeout(r, 50));
   ok(await srv.post(`${metrics}/${metric.id}`, { view_id: view10.id, filters: '' }));
   await settle(srv, metrics, [metric.id]);
   const tenfold = await cachedAnswer();
   assert.equal(sealedCount(tenfold), 12, 'every sealed event through the new view');
-  const sumOf = (cells: Map<string, Map<string, number[]>>) => [...cells.values()].flatMap((s) => [...s.entries()].filter(([k]) => Date.parse(k) < now - 2 * HOUR).map(([, v]) => v[1]!)).reduce((a, b) => a + b, 0);
+  const sumOf = (cells: Map<string, Map<string, number[]>>) =>
+    [...cells.values()]
+      .flatMap((s) => [...s.entries()].filter(([k]) => Date.parse(k) < now - 2 * HOUR).map(([, v]) => v[1]!))
+      .reduce((a, b) => a + b, 0);
   assert.equal(sumOf(tenfold), 7 * 1000 + 5 * 20, 'the sums of the new view');
 
   // 5. Delete and restore: events sent meanwhile (late for live counting) are in the view's files,
@@ -133,7 +169,8 @@ test('sealed buckets: cached between answers, and never stale after a re-backfil
   assert.equal(sealed.size.entries, 0, 'the deleted metric keeps nothing cached');
   await send(Array.from({ length: 3 }, (_, i) => ({ g: 'a', n: 1, timestamp: at(now - 3.5 * HOUR - i * MIN) })));
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
-  for (let i = 0; i < 400 && ok(await srv.get(`${project}/views/${view10.id}/records?limit=100`)).length < 18; i++) await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 400 && ok(await srv.get(`${project}/views/${view10.id}/records?limit=100`)).length < 18; i++)
+    await new Promise((r) => setTimeout(r, 50));
   ok(await srv.post(`${metrics}/${metric.id}`, { deleted_at: null }));
   await settle(srv, metrics, [metric.id]);
   const restored = await cachedAnswer();
@@ -152,12 +189,34 @@ test('sealed buckets: concurrent answers of many shapes (values, intervals, zone
   await send([{ g: 'a', n: 1, u: 'x' }]);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(await srv.post(`${project}/views`, { name: 'Events', collection_id: collection.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { g: r.g, n: r.n, u: r.u }; }', output_schema: [{ name: 'g', type: 'string' }, { name: 'n', type: 'number' }, { name: 'u', type: 'string' }] }), 201);
-  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-  const metric = ok(await srv.post(metrics, { name: 'Events', view_id: view.id, group_by: ['g'], value_field: 'n', unique_field: 'u' }), 201);
+  const view = ok(
+    await srv.post(`${project}/views`, {
+      name: 'Events',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: 'function transform(r) { return { g: r.g, n: r.n, u: r.u }; }',
+      output_schema: [
+        { name: 'g', type: 'string' },
+        { name: 'n', type: 'number' },
+        { name: 'u', type: 'string' },
+      ],
+    }),
+    201,
+  );
+  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  const metric = ok(
+    await srv.post(metrics, { name: 'Events', view_id: view.id, group_by: ['g'], value_field: 'n', unique_field: 'u' }),
+    201,
+  );
   await settle(srv, metrics, [metric.id]);
   const now = Date.now();
-  const recs = Array.from({ length: 3000 }, (_, i) => ({ g: ['a', 'b', 'c'][i % 3], n: i % 7 === 0 ? null : (i * 37) % 101, u: `u${i % 113}`, timestamp: new Date(now - 3 * HOUR + (i / 3000) * 3 * HOUR).toISOString() }));
+  const recs = Array.from({ length: 3000 }, (_, i) => ({
+    g: ['a', 'b', 'c'][i % 3],
+    n: i % 7 === 0 ? null : (i * 37) % 101,
+    u: `u${i % 113}`,
+    timestamp: new Date(now - 3 * HOUR + (i / 3000) * 3 * HOUR).toISOString(),
+  }));
   for (let i = 0; i < recs.length; i += 500) await send(recs.slice(i, i + 500));
   await settle(srv, metrics, [metric.id]);
   ok(await srv.post(project, { late_data_window_minutes: 0 }));
@@ -178,14 +237,28 @@ test('sealed buckets: concurrent answers of many shapes (values, intervals, zone
     'interval=hour&values=p95,count&max_series=1&empty_bucket_handling=gaps',
     'interval=minute&values=count,sum&max_series=1&normalize=false',
   ];
-  const path = (shape: string, extra = '') => `${metrics}/${metric.id}/aggregation?${window}&${shape.replace('values=', `values=${extra}`)}`.replace(/coverage_mode=observed(.*)coverage_mode=strict/, 'coverage_mode=strict$1');
-  const columns = (a: any, drop: number) => a.series.map((s: any) => [s.details.hash, Object.entries(s.records).map(([k, v]) => [k, (v as unknown[]).slice(drop)])]);
+  const path = (shape: string, extra = '') =>
+    `${metrics}/${metric.id}/aggregation?${window}&${shape.replace('values=', `values=${extra}`)}`.replace(
+      /coverage_mode=observed(.*)coverage_mode=strict/,
+      'coverage_mode=strict$1',
+    );
+  const columns = (a: any, drop: number) =>
+    a.series.map((s: any) => [
+      s.details.hash,
+      Object.entries(s.records).map(([k, v]) => [k, (v as unknown[]).slice(drop)]),
+    ]);
   /** Two rounds of every shape at once (reads in flight together share no prepared statement), cached and not: the buckets the second served from memory. */
-  const rounds = async (list: readonly string[], seriesCount: (shape: string) => number, extra = ''): Promise<number> => {
+  const rounds = async (
+    list: readonly string[],
+    seriesCount: (shape: string) => number,
+    extra = '',
+  ): Promise<number> => {
     let served = 0;
     for (let round = 0; round < 2; round++) {
       const before = rollupsOf(srv).sealed.servedBuckets;
-      const answers = await Promise.all(list.flatMap((s) => [srv.get(path(s) + extra), srv.get(path(s, 'last,') + extra)]));
+      const answers = await Promise.all(
+        list.flatMap((s) => [srv.get(path(s) + extra), srv.get(path(s, 'last,') + extra)]),
+      );
       served = rollupsOf(srv).sealed.servedBuckets - before;
       list.forEach((s, i) => {
         const cached = ok(answers[2 * i]!);
@@ -194,12 +267,19 @@ test('sealed buckets: concurrent answers of many shapes (values, intervals, zone
         assert.deepEqual(columns(cached, 0), columns(uncached, 1), `${s}${extra}: cached = computed`);
         assert.equal(cached.series_total, uncached.series_total);
         // Fits read the tables' numbers, cached rows included.
-        if (s.includes('regression')) assert.ok(cached.series.every((x: any) => x.regression !== null), s);
+        if (s.includes('regression'))
+          assert.ok(
+            cached.series.every((x: any) => x.regression !== null),
+            s,
+          );
       });
     }
     return served;
   };
-  assert.ok((await rounds(shapes, (s) => (s.includes('max_series=1') ? 2 : 3))) > 1000, 'the second round was served from memory');
+  assert.ok(
+    (await rounds(shapes, (s) => (s.includes('max_series=1') ? 2 : 3))) > 1000,
+    'the second round was served from memory',
+  );
 
   // A pin changes which series are kept as themselves, so what `__other__` folds: the folded shapes
   // are answered anew (other kept series, another key), then from memory again.
@@ -209,7 +289,10 @@ test('sealed buckets: concurrent answers of many shapes (values, intervals, zone
   ok(await srv.post(`${metrics}/${metric.id}/series/${c.id}`, { pinned: true }));
   assert.ok((await rounds(folds, () => 2)) > 300, 'pinned: the second round was served from memory');
   const pinned = ok(await srv.get(path(folds[0]!)));
-  assert.deepEqual(pinned.series.map((x: any) => x.details.label), ['c', 'Other']);
+  assert.deepEqual(
+    pinned.series.map((x: any) => x.details.label),
+    ['c', 'Other'],
+  );
   // A `series` filter: exactly those series, no fold.
   assert.ok((await rounds(folds.slice(0, 2), () => 1, `&series=${c.hash}`)) > 100);
 });

@@ -16,7 +16,18 @@ function block(start: number, m: number, pad = 0): SealedBlock {
     at += t.length + 1;
   });
   offsets[m] = at;
-  return { starts: Array.from({ length: m }, (_, i) => start + i * M), series: 1, width: 1, hasData: new Uint8Array(m).fill(1), answered: new Uint8Array(m).fill(1), cells: new Float64Array(m).fill(1), json: [Buffer.from(texts.join(','))], offsets: [offsets], bytes: 0, live: 0 };
+  return {
+    starts: Array.from({ length: m }, (_, i) => start + i * M),
+    series: 1,
+    width: 1,
+    hasData: new Uint8Array(m).fill(1),
+    answered: new Uint8Array(m).fill(1),
+    cells: new Float64Array(m).fill(1),
+    json: [Buffer.from(texts.join(','))],
+    offsets: [offsets],
+    bytes: 0,
+    live: 0,
+  };
 }
 
 test('sealed cells: kept per key and generation; a write below the ceiling, a drop or a change lets go; a write above it does not', () => {
@@ -60,7 +71,15 @@ test('sealed cells: bounded; least recently used entries go first; a replaced bu
   assert.equal(bound.size.entries, 3);
   assert.ok(bound.get('a', g)); // a is now the most recently used
   bound.put('d', 'm', g, block(0, 100, 50));
-  assert.deepEqual([bound.get('a', g) !== undefined, bound.get('b', g) !== undefined, bound.get('c', g) !== undefined, bound.get('d', g) !== undefined], [true, false, true, true]);
+  assert.deepEqual(
+    [
+      bound.get('a', g) !== undefined,
+      bound.get('b', g) !== undefined,
+      bound.get('c', g) !== undefined,
+      bound.get('d', g) !== undefined,
+    ],
+    [true, false, true, true],
+  );
   assert.ok(bound.size.bytes <= 3 * size + size / 2);
 
   // Replacing every bucket of a block by another frees the first block's bytes.
@@ -118,7 +137,7 @@ test('sealed cells: scans of sealed spans are kept per key and generation, and l
   assert.equal(c.getScan('k5', g3)?.length, 40_000);
 });
 
-test('sealed cells: a new entry of a family (an answer under another ranking) replaces the family\'s others, and no other entry', () => {
+test("sealed cells: a new entry of a family (an answer under another ranking) replaces the family's others, and no other entry", () => {
   const c = new SealedCells();
   const g = c.begin('m', 10 * M);
   c.put('fold|a,b', 'm', g, block(0, 10), 'fold');

@@ -22,7 +22,11 @@ function assertCurrent(metrics: MetricCatalog, metricId: string, revision: numbe
   const view = metrics.store.seriesView({ id: metricId, definition_revision: revision });
   const fromMemory = [...view.hashes()].map((h) => view.get(h)!).sort(byHash);
   assert.deepEqual(fromMemory, fromDisk, what);
-  assert.deepEqual(view.pinned().map((s) => s.hash), fromDisk.filter((s) => s.pinned_at !== null).map((s) => s.hash), `${what}: pins`);
+  assert.deepEqual(
+    view.pinned().map((s) => s.hash),
+    fromDisk.filter((s) => s.pinned_at !== null).map((s) => s.hash),
+    `${what}: pins`,
+  );
   return fromDisk;
 }
 
@@ -36,21 +40,42 @@ test('series registry in memory follows registration, pins and colors, a rebuild
   await send([{ region: 'eu', latency: 1 }]);
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(await srv.post(`${project}/views`, {
-    name: 'Requests', collection_id: collection.id, transform_mode: 'manual',
-    transform_script: 'function transform(r) { return { region: r.region, latency: r.latency }; }',
-    output_schema: [{ name: 'region', type: 'string' }, { name: 'latency', type: 'number' }],
-  }), 201);
-  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++) await new Promise((r) => setTimeout(r, 50));
-  const m = ok(await srv.post(metricsPath, { name: 'Latency', view_id: view.id, group_by: ['region'], value_field: 'latency' }), 201);
+  const view = ok(
+    await srv.post(`${project}/views`, {
+      name: 'Requests',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: 'function transform(r) { return { region: r.region, latency: r.latency }; }',
+      output_schema: [
+        { name: 'region', type: 'string' },
+        { name: 'latency', type: 'number' },
+      ],
+    }),
+    201,
+  );
+  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
+    await new Promise((r) => setTimeout(r, 50));
+  const m = ok(
+    await srv.post(metricsPath, { name: 'Latency', view_id: view.id, group_by: ['region'], value_field: 'latency' }),
+    201,
+  );
   await settle(srv, metricsPath, [m.id]);
-  const agg = async (extra = '') => ok(await srv.get(`${metricsPath}/${m.id}/aggregation?time_range=last_hour&coverage_mode=observed&interval=minute&values=count${extra}`));
+  const agg = async (extra = '') =>
+    ok(
+      await srv.get(
+        `${metricsPath}/${m.id}/aggregation?time_range=last_hour&coverage_mode=observed&interval=minute&values=count${extra}`,
+      ),
+    );
   const labels = async (extra = '') => (await agg(extra)).series.map((s: any) => s.details.label);
 
   // The registry is loaded by the first request, then kept current by the commits that follow.
   assert.deepEqual(await labels(), ['eu']);
   assert.ok(metrics().store.seriesCache.holds(m.id), 'loaded on first use');
-  await send([{ region: 'us', latency: 5 }, { region: 'ap', latency: 3 }, { region: 'eu', latency: 2 }]);
+  await send([
+    { region: 'us', latency: 5 },
+    { region: 'ap', latency: 3 },
+    { region: 'eu', latency: 2 },
+  ]);
   await settle(srv, metricsPath, [m.id]);
   assert.ok(metrics().store.seriesCache.holds(m.id), 'kept, not reloaded');
   let series = assertCurrent(metrics(), m.id, 1, 'after new series registered');
@@ -67,15 +92,31 @@ test('series registry in memory follows registration, pins and colors, a rebuild
   ok(await srv.post(`${metricsPath}/${m.id}/series/${ap.id}`, { pinned: true, color: '#00aa00' }));
   assertCurrent(metrics(), m.id, 1, 'after a pin and a color');
   const pinnedAnswer = await agg('&max_series=1');
-  assert.deepEqual(pinnedAnswer.series.map((s: any) => [s.details.label, s.details.color]), [['ap', '#00aa00'], ['Other', null]], 'pins replace ranking');
+  assert.deepEqual(
+    pinnedAnswer.series.map((s: any) => [s.details.label, s.details.color]),
+    [
+      ['ap', '#00aa00'],
+      ['Other', null],
+    ],
+    'pins replace ranking',
+  );
   const listed = ok(await srv.get(`${metricsPath}/${m.id}/series?order_by=last_value&sort=desc`));
-  assert.deepEqual(listed.map((s: any) => s.dimensions.region), ['eu', 'us', 'ap']);
+  assert.deepEqual(
+    listed.map((s: any) => s.dimensions.region),
+    ['eu', 'us', 'ap'],
+  );
   assert.equal(listed[2].color, '#00aa00');
   assert.ok(listed[2].pinned_at);
   // Paginated: the cursor walks the in-memory order.
   const first = await srv.get(`${metricsPath}/${m.id}/series?limit=2`);
   const second = ok(await srv.get(`${metricsPath}/${m.id}/series?limit=2&after=${first.body.pagination!.next_cursor}`));
-  assert.deepEqual([...first.body.data, ...second].map((s: any) => s.id), series.slice().sort((a, b) => a.first_seen_at.localeCompare(b.first_seen_at) || a.id.localeCompare(b.id)).map((s) => s.id));
+  assert.deepEqual(
+    [...first.body.data, ...second].map((s: any) => s.id),
+    series
+      .slice()
+      .sort((a, b) => a.first_seen_at.localeCompare(b.first_seen_at) || a.id.localeCompare(b.id))
+      .map((s) => s.id),
+  );
   ok(await srv.post(`${metricsPath}/${m.id}/series/${ap.id}`, { pinned: false }));
   assertCurrent(metrics(), m.id, 1, 'after an unpin');
   assert.deepEqual(await labels('&max_series=1'), ['eu', 'Other']);
@@ -93,7 +134,13 @@ test('series registry in memory follows registration, pins and colors, a rebuild
   assert.equal(metrics().store.seriesCache.holds(m.id), false);
   assert.deepEqual(assertCurrent(metrics(), m.id, 2, 'after a restart'), series);
   assert.deepEqual(await labels('&max_series=1'), ['ap', 'Other']);
-  assert.deepEqual(ok(await srv.get(`${metricsPath}/${m.id}/series`)).map((s: any) => s.id), series.slice().sort((a, b) => a.first_seen_at.localeCompare(b.first_seen_at) || a.id.localeCompare(b.id)).map((s) => s.id));
+  assert.deepEqual(
+    ok(await srv.get(`${metricsPath}/${m.id}/series`)).map((s: any) => s.id),
+    series
+      .slice()
+      .sort((a, b) => a.first_seen_at.localeCompare(b.first_seen_at) || a.id.localeCompare(b.id))
+      .map((s) => s.id),
+  );
 
   // Destroyed: the view goes with the metric's records.
   ok(await srv.delete(`${metricsPath}/${m.id}/force`));
@@ -105,8 +152,19 @@ test('series cache: bounded across metrics (least recently used dropped), a tran
   const store = scratchStore(t, 'sluice-series-cache-');
   const metrics = new MetricStore(store, { cachedSeries: 4 });
   const record = (metricId: string, hash: string, over: Partial<MetricSeriesRecord> = {}): MetricSeriesRecord => ({
-    id: `mse_${metricId}${hash}`.padEnd(24, '0'), metric_id: metricId, hash, dimensions: { k: hash }, display_values: null, display_label: null,
-    first_seen_at: '2026-01-01T00:00:00.000Z', last_seen_at: '2026-01-01T00:00:00.000Z', last_value: 1, last_value_at: null, color: null, pinned_at: null, ...over,
+    id: `mse_${metricId}${hash}`.padEnd(24, '0'),
+    metric_id: metricId,
+    hash,
+    dimensions: { k: hash },
+    display_values: null,
+    display_label: null,
+    first_seen_at: '2026-01-01T00:00:00.000Z',
+    last_seen_at: '2026-01-01T00:00:00.000Z',
+    last_value: 1,
+    last_value_at: null,
+    color: null,
+    pinned_at: null,
+    ...over,
   });
   await store.transaction(() => {
     for (const h of ['a', 'b', 'c']) metrics.stageSeries(record('m1', h));
@@ -114,20 +172,37 @@ test('series cache: bounded across metrics (least recently used dropped), a tran
   });
   assert.equal(metrics.seriesView({ id: 'm1', definition_revision: 1 }).size, 3);
   assert.equal(metrics.seriesView({ id: 'm2', definition_revision: 1 }).size, 2);
-  assert.equal(metrics.seriesCache.holds('m1'), false, '5 series over a bound of 4: the least recently used metric is dropped');
+  assert.equal(
+    metrics.seriesCache.holds('m1'),
+    false,
+    '5 series over a bound of 4: the least recently used metric is dropped',
+  );
   assert.equal(metrics.seriesCache.holds('m2'), true);
 
   // A transaction whose callback throws: the view is read again, so it shows exactly what LMDB kept.
-  await assert.rejects(store.transaction(() => {
-    metrics.stageSeries(record('m2', 'z'));
-    throw new Error('abort');
-  }));
+  await assert.rejects(
+    store.transaction(() => {
+      metrics.stageSeries(record('m2', 'z'));
+      throw new Error('abort');
+    }),
+  );
   assert.equal(metrics.seriesCache.holds('m2'), false, 'dropped');
   const m2 = metrics.seriesView({ id: 'm2', definition_revision: 1 });
-  assert.deepEqual([...m2.hashes()].sort(), metrics.seriesOf('m2').map((s) => s.hash).sort());
+  assert.deepEqual(
+    [...m2.hashes()].sort(),
+    metrics
+      .seriesOf('m2')
+      .map((s) => s.hash)
+      .sort(),
+  );
   // A committed one does, with no reload.
-  await store.transaction(() => metrics.stageSeries(record('m2', 'a', { pinned_at: '2026-01-02T00:00:00.000Z', color: 'teal' })));
+  await store.transaction(() =>
+    metrics.stageSeries(record('m2', 'a', { pinned_at: '2026-01-02T00:00:00.000Z', color: 'teal' })),
+  );
   assert.equal(metrics.seriesView({ id: 'm2', definition_revision: 1 }), m2, 'the same view, kept current');
-  assert.deepEqual(m2.pinned().map((s) => [s.hash, s.color]), [['a', 'teal']]);
+  assert.deepEqual(
+    m2.pinned().map((s) => [s.hash, s.color]),
+    [['a', 'teal']],
+  );
   assert.equal(m2.size, metrics.seriesOf('m2').length);
 });

@@ -16,22 +16,45 @@ test('top max_series by last_value equal a full sort: ties by hash, series witho
     const records = new Map<string, MetricSeriesRecord>();
     const withData = new Set<string>();
     for (let i = 0; i < 2_000; i++) {
-      const hash = Math.floor(random() * 1e12).toString(16).padStart(12, '0');
+      const hash = Math.floor(random() * 1e12)
+        .toString(16)
+        .padStart(12, '0');
       // Few distinct values (many ties), some series without one, some with data but unregistered.
       const r = random();
-      if (r < 0.9) records.set(hash, seriesRecord(hash, { last_value: r < 0.2 ? null : Math.floor(random() * 20) - 5 }));
+      if (r < 0.9)
+        records.set(hash, seriesRecord(hash, { last_value: r < 0.2 ? null : Math.floor(random() * 20) - 5 }));
       if (random() < 0.8) withData.add(hash);
     }
     const registry = new MetricSeriesView(1, [...records.values()]);
     const value = (h: string) => registry.get(h)?.last_value ?? -Infinity;
     const sorted = [...withData].sort((a, b) => value(b) - value(a) || (a < b ? -1 : a > b ? 1 : 0));
     for (const maxSeries of [1, 10, 50]) {
-      const s = selectSeries({ metricName: 'm', grouped: true, registry, withData, totalHasData: true, filter: null, maxSeries });
-      assert.deepEqual(s.kept.map((d) => d.hash), sorted.slice(0, maxSeries), `seed ${seed}, max_series ${maxSeries}`);
+      const s = selectSeries({
+        metricName: 'm',
+        grouped: true,
+        registry,
+        withData,
+        totalHasData: true,
+        filter: null,
+        maxSeries,
+      });
+      assert.deepEqual(
+        s.kept.map((d) => d.hash),
+        sorted.slice(0, maxSeries),
+        `seed ${seed}, max_series ${maxSeries}`,
+      );
       assert.deepEqual(s.tail, sorted.slice(maxSeries).sort());
       assert.equal(s.seriesTotal, withData.size);
       // A scan that lists the series in order gives the same answer (its tail is not sorted again).
-      const inOrder = selectSeries({ metricName: 'm', grouped: true, registry, withData: new Set([...withData].sort()), totalHasData: true, filter: null, maxSeries });
+      const inOrder = selectSeries({
+        metricName: 'm',
+        grouped: true,
+        registry,
+        withData: new Set([...withData].sort()),
+        totalHasData: true,
+        filter: null,
+        maxSeries,
+      });
       assert.deepEqual(inOrder, s);
     }
   }

@@ -44,7 +44,13 @@ test('a participant whose start fails is not stopped; the ones before it are', a
   const events: string[] = [];
   const life = new Lifecycle(createLogger('silent'));
   life.add({ name: 'a', stop: () => void events.push('stop a') });
-  life.add({ name: 'b', start: () => { throw new Error('no'); }, stop: () => void events.push('stop b') });
+  life.add({
+    name: 'b',
+    start: () => {
+      throw new Error('no');
+    },
+    stop: () => void events.push('stop b'),
+  });
   await assert.rejects(life.start(), /no/);
   await life.stop();
   assert.deepEqual(events, ['stop a']);

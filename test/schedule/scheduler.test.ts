@@ -37,13 +37,22 @@ test('cron job runs once per slot, at the slot, never before', async (t) => {
   clock.set(T0 + 5 * MIN);
   await s.runDue();
   await s.runDue();
-  assert.deepEqual(runs.map((r) => [r.at, r.missed]), [[T0 + 5 * MIN, 0]]);
+  assert.deepEqual(
+    runs.map((r) => [r.at, r.missed]),
+    [[T0 + 5 * MIN, 0]],
+  );
   assert.equal(job.lastAt(), T0 + 5 * MIN);
   assert.equal(job.nextAt(), T0 + 10 * MIN);
   // The clock jumps 15 minutes: the latest slot runs, the two before it are counted.
   clock.set(T0 + 20 * MIN + 10_000);
   await s.runDue();
-  assert.deepEqual(runs.map((r) => [r.at, r.missed]), [[T0 + 5 * MIN, 0], [T0 + 20 * MIN, 2]]);
+  assert.deepEqual(
+    runs.map((r) => [r.at, r.missed]),
+    [
+      [T0 + 5 * MIN, 0],
+      [T0 + 20 * MIN, 2],
+    ],
+  );
   // Found due too late (a stalled loop): counted, not run late.
   clock.set(T0 + 26 * MIN);
   await s.runDue();
@@ -110,14 +119,25 @@ test('a job never overlaps itself: a kick during a run runs once after it; a slo
   await Promise.all([first, second]);
   assert.equal(maxActive, 1);
   // The kick ran once after the first run, carrying the slot counted while it ran.
-  assert.deepEqual(runs.map((r) => [r.at, r.missed]), [[T0 + MIN, 0], [T0 + 2 * MIN, 1]]);
+  assert.deepEqual(
+    runs.map((r) => [r.at, r.missed]),
+    [
+      [T0 + MIN, 0],
+      [T0 + 2 * MIN, 1],
+    ],
+  );
 });
 
 test('durable slot survives a restart: no double run, passed slots counted, never run late', async (t) => {
   const dir = dataDir(t);
   const clock = new ManualClock(T0);
   const runs: SlotRun[] = [];
-  const def = { name: 'pull:p1', durable: true, schedule: { cron: '* * * * *' }, run: (slot: SlotRun) => void runs.push(slot) };
+  const def = {
+    name: 'pull:p1',
+    durable: true,
+    schedule: { cron: '* * * * *' },
+    run: (slot: SlotRun) => void runs.push(slot),
+  };
 
   let store = new Store(dir);
   let s = new JobScheduler({ clock, log, store, timer: false });
@@ -125,7 +145,10 @@ test('durable slot survives a restart: no double run, passed slots counted, neve
   s.register(def);
   clock.set(T0 + MIN);
   await s.runDue();
-  assert.deepEqual(runs.map((r) => r.at), [T0 + MIN]);
+  assert.deepEqual(
+    runs.map((r) => r.at),
+    [T0 + MIN],
+  );
   await s.stop();
   await store.close();
 
@@ -155,7 +178,13 @@ test('durable slot survives a restart: no double run, passed slots counted, neve
   assert.equal(h2.nextAt(), T0 + 7 * MIN);
   clock.set(T0 + 7 * MIN);
   await s.runDue();
-  assert.deepEqual(runs.map((r) => [r.at, r.missed]), [[T0 + MIN, 0], [T0 + 7 * MIN, 5]]);
+  assert.deepEqual(
+    runs.map((r) => [r.at, r.missed]),
+    [
+      [T0 + MIN, 0],
+      [T0 + 7 * MIN, 5],
+    ],
+  );
 });
 
 test('durable: the slot is stored before the run, so a crash mid-run does not run it again', async (t) => {
@@ -165,7 +194,14 @@ test('durable: the slot is stored before the run, so a crash mid-run does not ru
   let s = new JobScheduler({ clock, log, store, timer: false });
   s.start();
   let seen: number | undefined;
-  s.register({ name: 'crashy', durable: true, schedule: { cron: '* * * * *' }, run: () => { seen = store.db<{ last_at: number }, string>('schedule_slots').get('crashy')?.last_at; } });
+  s.register({
+    name: 'crashy',
+    durable: true,
+    schedule: { cron: '* * * * *' },
+    run: () => {
+      seen = store.db<{ last_at: number }, string>('schedule_slots').get('crashy')?.last_at;
+    },
+  });
   clock.set(T0 + MIN);
   await s.runDue();
   assert.equal(seen, T0 + MIN, 'last_at was durable when the run started');
@@ -177,7 +213,12 @@ test('durable: the slot is stored before the run, so a crash mid-run does not ru
   const runs: number[] = [];
   s.start();
   t.after(() => s.stop());
-  s.register({ name: 'crashy', durable: true, schedule: { cron: '* * * * *' }, run: (slot) => void runs.push(slot.at) });
+  s.register({
+    name: 'crashy',
+    durable: true,
+    schedule: { cron: '* * * * *' },
+    run: (slot) => void runs.push(slot.at),
+  });
   await s.runDue();
   assert.deepEqual(runs, []);
 });
@@ -186,7 +227,13 @@ test('run_latest runs the latest missed slot once at start and counts the others
   const dir = dataDir(t);
   const clock = new ManualClock(T0);
   const runs: SlotRun[] = [];
-  const def = { name: 'monitor:m1', durable: true, missed: 'run_latest' as const, schedule: { cron: '*/10 * * * *' }, run: (slot: SlotRun) => void runs.push(slot) };
+  const def = {
+    name: 'monitor:m1',
+    durable: true,
+    missed: 'run_latest' as const,
+    schedule: { cron: '*/10 * * * *' },
+    run: (slot: SlotRun) => void runs.push(slot),
+  };
   let store = new Store(dir);
   let s = new JobScheduler({ clock, log, store, timer: false });
   s.start();
@@ -201,7 +248,10 @@ test('run_latest runs the latest missed slot once at start and counts the others
   t.after(() => s.stop());
   const h = s.register(def);
   await s.runDue();
-  assert.deepEqual(runs.map((r) => [r.at, r.missed]), [[T0 + 30 * MIN, 2]]);
+  assert.deepEqual(
+    runs.map((r) => [r.at, r.missed]),
+    [[T0 + 30 * MIN, 2]],
+  );
   assert.equal(h.nextAt(), T0 + 40 * MIN);
   await s.runDue();
   assert.equal(runs.length, 1);
@@ -216,10 +266,18 @@ test('reschedule computes the next slot from now and restarts the missed count; 
   s.start();
   t.after(() => s.stop());
   const runs: SlotRun[] = [];
-  const h = s.register({ name: 'check:c1', durable: true, schedule: { cron: '* * * * *' }, run: (slot) => void runs.push(slot) });
+  const h = s.register({
+    name: 'check:c1',
+    durable: true,
+    schedule: { cron: '* * * * *' },
+    run: (slot) => void runs.push(slot),
+  });
   clock.set(T0 + 3 * MIN + 20_000);
   await s.runDue(); // runs the 3rd minute; the 1st and 2nd are counted
-  assert.deepEqual(runs.map((r) => r.missed), [2]);
+  assert.deepEqual(
+    runs.map((r) => r.missed),
+    [2],
+  );
   clock.set(T0 + 5 * MIN + 45_000);
   await s.runDue(); // the 4th counted, the 5th too late (45 s)
   assert.equal(runs.length, 1);
@@ -228,7 +286,13 @@ test('reschedule computes the next slot from now and restarts the missed count; 
   assert.throws(() => h.reschedule({ cron: '* * * * * *' }), /exactly five fields/);
   clock.set(T0 + 60 * MIN);
   await s.runDue();
-  assert.deepEqual(runs.map((r) => [r.at, r.missed]), [[T0 + 3 * MIN, 2], [T0 + 60 * MIN, 0]]);
+  assert.deepEqual(
+    runs.map((r) => [r.at, r.missed]),
+    [
+      [T0 + 3 * MIN, 2],
+      [T0 + 60 * MIN, 0],
+    ],
+  );
   assert.ok(store.db('schedule_slots').get('check:c1'));
   await h.unregister();
   assert.equal(store.db('schedule_slots').get('check:c1'), undefined);
@@ -276,7 +340,8 @@ test('registration errors and 1,000 cron jobs on one timer', async (t) => {
   assert.throws(() => s.register({ name: 'bad', durable: true, schedule: { kick: true }, run: () => {} }), /no store/);
   let n = 0;
   const started = performance.now();
-  for (let i = 0; i < 1000; i++) s.register({ name: `j${i}`, schedule: { cron: `${i % 60} * * * *` }, run: () => void n++ });
+  for (let i = 0; i < 1000; i++)
+    s.register({ name: `j${i}`, schedule: { cron: `${i % 60} * * * *` }, run: () => void n++ });
   assert.throws(() => s.register({ name: 'j1', schedule: { kick: true }, run: () => {} }), /already registered/);
   clock.set(T0 + 59 * MIN);
   for (let m = 1; m <= 59; m++) {

@@ -29,7 +29,12 @@ test('the purge runs as a scheduler job, driven by the injected clock; a job reg
   // Kicks run on their own even with a hand-moved clock.
   let kicked = 0;
   let stopped = 0;
-  const job = scheduler.register({ name: 'test:kick', schedule: { kick: true }, run: () => void kicked++, stop: () => void stopped++ });
+  const job = scheduler.register({
+    name: 'test:kick',
+    schedule: { kick: true },
+    run: () => void kicked++,
+    stop: () => void stopped++,
+  });
   job.kick();
   for (let i = 0; i < 200 && kicked === 0; i++) await new Promise((r) => setTimeout(r, 5));
   assert.equal(kicked, 1);

@@ -17,12 +17,23 @@ test('decode: NDJSON lines, array elements and single objects keep their exact b
   const entries: BatchEntry[] = [
     { seq: 1, received_at: T0, format: 'ndjson', body: enc('{"a":1}\r\n\n  {"b":"x\\n,]"}\n') },
     { seq: 2, received_at: T0, format: 'array', body: enc(' [ {"c":[1,{"d":"]"}]} , {"e":"\\"}"}]') },
-    { seq: 3, received_at: T0, format: 'object', body: enc('{\n  "f": 1,\n  "timestamp": "2026-01-02T00:00:00Z"\n}\n') },
+    {
+      seq: 3,
+      received_at: T0,
+      format: 'object',
+      body: enc('{\n  "f": 1,\n  "timestamp": "2026-01-02T00:00:00Z"\n}\n'),
+    },
   ];
   const rows = decodeEntries(entries);
   assert.equal(rows.count, 5);
   const raw = (i: number) => Buffer.from(entries[rows.entry[i]!]!.body).toString('utf8', rows.start[i]!, rows.end[i]!);
-  assert.deepEqual([0, 1, 2, 3, 4].map(raw), ['{"a":1}', '{"b":"x\\n,]"}', '{"c":[1,{"d":"]"}]}', '{"e":"\\"}"}', '{\n  "f": 1,\n  "timestamp": "2026-01-02T00:00:00Z"\n}']);
+  assert.deepEqual([0, 1, 2, 3, 4].map(raw), [
+    '{"a":1}',
+    '{"b":"x\\n,]"}',
+    '{"c":[1,{"d":"]"}]}',
+    '{"e":"\\"}"}',
+    '{\n  "f": 1,\n  "timestamp": "2026-01-02T00:00:00Z"\n}',
+  ]);
   assert.deepEqual(rows.records[3], { e: '"}' });
   assert.equal(rows.ts[4], Date.parse('2026-01-02T00:00:00Z'));
   assert.equal(rows.ts[0], T0);
@@ -61,9 +72,25 @@ test('a batch becomes one Parquet file per version, documents as sent, readable 
       { seq: 8, received_at: T0 + 1, format: 'ndjson', body: enc(lines.slice(3).join('\n')) },
     ];
     let ids = 0;
-    const resolution = createBatchResolution({ book, settings, nowMs: () => T0 + 5, newVersionId: () => `sch_${String(++ids).padStart(20, '0')}` });
+    const resolution = createBatchResolution({
+      book,
+      settings,
+      nowMs: () => T0 + 5,
+      newVersionId: () => `sch_${String(++ids).padStart(20, '0')}`,
+    });
     const processBatch = createBatchProcessor();
-    const result = await processBatch({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries, firstSeq: 7, lastSeq: 8, filesDir: dir }, resolution.resolve);
+    const result = await processBatch(
+      {
+        collectionId: 'c',
+        projectId: 'p',
+        rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+        entries,
+        firstSeq: 7,
+        lastSeq: 8,
+        filesDir: dir,
+      },
+      resolution.resolve,
+    );
     const plan = resolution.plan()!;
     book.apply(plan);
     assert.equal(result.rows, 6);
@@ -78,8 +105,16 @@ test('a batch becomes one Parquet file per version, documents as sent, readable 
     assert.deepEqual(new Set(all.map((r) => r.doc)), new Set(lines));
     assert.equal(all.at(-1)!.doc, lines[2], 'the view record carries the oldest timestamp');
     const click = book.live().find((v) => v.fields.some((f) => f.path === 'user.id'))!;
-    const clicks = await reader.docs({ paths: result.files.map((f) => join(dir, f.path)), versionIds: [click.id], limit: 10, sort: 'asc' });
-    assert.deepEqual(clicks.map((r) => r.doc), lines.slice(0, 2));
+    const clicks = await reader.docs({
+      paths: result.files.map((f) => join(dir, f.path)),
+      versionIds: [click.id],
+      limit: 10,
+      sort: 'asc',
+    });
+    assert.deepEqual(
+      clicks.map((r) => r.doc),
+      lines.slice(0, 2),
+    );
     // Typed columns exist for scalar fields.
     const vfile = result.files.find((f) => f.versionId === click.id)!;
     assert.equal(vfile.path, `${click.id}/7.parquet`);
@@ -87,10 +122,23 @@ test('a batch becomes one Parquet file per version, documents as sent, readable 
     // Paging with a cursor.
     const page1 = await reader.docs({ paths: result.files.map((f) => join(dir, f.path)), limit: 4, sort: 'desc' });
     const last = page1.at(-1)!;
-    const page2 = await reader.docs({ paths: result.files.map((f) => join(dir, f.path)), limit: 4, sort: 'desc', after: { ts: last.tsMs, seq: last.seq, row: last.row } });
+    const page2 = await reader.docs({
+      paths: result.files.map((f) => join(dir, f.path)),
+      limit: 4,
+      sort: 'desc',
+      after: { ts: last.tsMs, seq: last.seq, row: last.row },
+    });
     assert.equal(page2.length, 2);
-    const back = await reader.docs({ paths: result.files.map((f) => join(dir, f.path)), limit: 4, sort: 'desc', before: { ts: page2[0]!.tsMs, seq: page2[0]!.seq, row: page2[0]!.row } });
-    assert.deepEqual(back.map((r) => r.doc), page1.map((r) => r.doc));
+    const back = await reader.docs({
+      paths: result.files.map((f) => join(dir, f.path)),
+      limit: 4,
+      sort: 'desc',
+      before: { ts: page2[0]!.tsMs, seq: page2[0]!.seq, row: page2[0]!.row },
+    });
+    assert.deepEqual(
+      back.map((r) => r.doc),
+      page1.map((r) => r.doc),
+    );
   } finally {
     reader.close();
     rmSync(dir, { recursive: true, force: true });
@@ -103,12 +151,31 @@ test('past the writer budget, unclassified rows go to one overflow file; refused
     const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' });
     const settings = { ...DEFAULT_SCHEMA_SETTINGS, schema_writer_limit: 1, schema_candidate_pool: 1 };
     const body = ['{"a":1}', '{"b":1}', '{"b":2}', '{"c":1}', '[1,2]', '"text"'].join('\n');
-    const resolution = createBatchResolution({ book, settings, nowMs: () => T0, newVersionId: () => 'sch_00000000000000000001' });
-    const result = await createBatchProcessor()({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq: 1, received_at: T0, format: 'ndjson', body: enc(body) }], firstSeq: 1, lastSeq: 1, filesDir: dir }, resolution.resolve);
+    const resolution = createBatchResolution({
+      book,
+      settings,
+      nowMs: () => T0,
+      newVersionId: () => 'sch_00000000000000000001',
+    });
+    const result = await createBatchProcessor()(
+      {
+        collectionId: 'c',
+        projectId: 'p',
+        rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+        entries: [{ seq: 1, received_at: T0, format: 'ndjson', body: enc(body) }],
+        firstSeq: 1,
+        lastSeq: 1,
+        filesDir: dir,
+      },
+      resolution.resolve,
+    );
     const kinds = result.files.map((f) => `${f.kind}:${f.rows}`).sort();
     // Same receive time: in order of first sight, so {a} opens the one candidate.
     assert.deepEqual(kinds, ['overflow:3', 'unclassified:2', 'version:1']);
-    assert.equal(result.files.reduce((n, f) => n + f.rows, 0), 6);
+    assert.equal(
+      result.files.reduce((n, f) => n + f.rows, 0),
+      6,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -125,9 +192,27 @@ test('docs pages walk many files in time order, forwards and back, each document
     let ids = 0;
     // 40 batches; timestamps interleave across batches so files overlap in time.
     for (let b = 0; b < 40; b++) {
-      const lines = [0, 1, 2].map((k) => JSON.stringify({ n: b * 3 + k, timestamp: T0 + ((b * 7 + k * 13) % 100) * 1000 }));
-      const resolution = createBatchResolution({ book, settings: DEFAULT_SCHEMA_SETTINGS, nowMs: () => T0, newVersionId: () => `sch_${String(++ids).padStart(20, '0')}` });
-      const r = await processBatch({ collectionId: 'c', projectId: 'p', rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, entries: [{ seq: b + 1, received_at: T0, format: 'ndjson', body: enc(lines.join('\n')) }], firstSeq: b + 1, lastSeq: b + 1, filesDir: dir }, resolution.resolve);
+      const lines = [0, 1, 2].map((k) =>
+        JSON.stringify({ n: b * 3 + k, timestamp: T0 + ((b * 7 + k * 13) % 100) * 1000 }),
+      );
+      const resolution = createBatchResolution({
+        book,
+        settings: DEFAULT_SCHEMA_SETTINGS,
+        nowMs: () => T0,
+        newVersionId: () => `sch_${String(++ids).padStart(20, '0')}`,
+      });
+      const r = await processBatch(
+        {
+          collectionId: 'c',
+          projectId: 'p',
+          rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+          entries: [{ seq: b + 1, received_at: T0, format: 'ndjson', body: enc(lines.join('\n')) }],
+          firstSeq: b + 1,
+          lastSeq: b + 1,
+          filesDir: dir,
+        },
+        resolution.resolve,
+      );
       book.apply(resolution.plan()!);
       for (const f of r.files) files.push({ path: join(dir, f.path), minTs: f.minTs, maxTs: f.maxTs });
     }
@@ -147,7 +232,11 @@ test('docs pages walk many files in time order, forwards and back, each document
     } while (cursor);
     assert.deepEqual(seen, expected);
     // Back from the last page.
-    const last: any = await listDocs(reader, { files }, { limit: 7, after: (await listDocs(reader, { files }, { limit: 112 })).pagination.next_cursor! });
+    const last: any = await listDocs(
+      reader,
+      { files },
+      { limit: 7, after: (await listDocs(reader, { files }, { limit: 112 })).pagination.next_cursor! },
+    );
     const prev: any = await listDocs(reader, { files }, { limit: 7, before: last.pagination.prev_cursor });
     assert.deepEqual(JSON.parse(prev.data.text), pages[15]);
   } finally {

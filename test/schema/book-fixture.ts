@@ -28,5 +28,13 @@ export const newId = () => `sch_${String(++ids).padStart(20, '0')}`;
 /** `rows` records of `record`'s shape seen at `atMs`. */
 export function sight(record: Record<string, unknown>, rows: number, atMs: number): Sighting {
   const shape = fp.describe(record) as Shape;
-  return { key: fp.fingerprint(record), hash: shape.hash, rows, firstMs: atMs, lastMs: atMs, shape, sample: JSON.stringify(record) };
+  return {
+    key: fp.fingerprint(record),
+    hash: shape.hash,
+    rows,
+    firstMs: atMs,
+    lastMs: atMs,
+    shape,
+    sample: JSON.stringify(record),
+  };
 }

@@ -15,7 +15,6 @@ const KEY = 'slk_schema_crash_test_key_000000000000000000';
 
 const api = (base: string, method: string, path: string, body?: unknown) => childApi(base, KEY, method, path, body);
 
-
 describe('pipeline exactly once', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'sluice-schema-crash-'));
   let child: ChildServer | null = null;
@@ -39,9 +38,15 @@ describe('pipeline exactly once', () => {
       for (let r = 0; !stop; r++) {
         const request = `w${w}r${r}`;
         // Several shapes per request so batches write several files.
-        const body = Array.from({ length: perRequest }, (_, k) => JSON.stringify({ id: `${request}k${k}`, [`f${k % 4}`]: k, pad: 'x'.repeat(120) })).join('\n');
+        const body = Array.from({ length: perRequest }, (_, k) =>
+          JSON.stringify({ id: `${request}k${k}`, [`f${k % 4}`]: k, pad: 'x'.repeat(120) }),
+        ).join('\n');
         try {
-          const res = await fetch(`${base}/ingest?key=${key.key}&collection=c${w % 3}`, { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+          const res = await fetch(`${base}/ingest?key=${key.key}&collection=c${w % 3}`, {
+            method: 'POST',
+            body,
+            headers: { 'content-type': 'application/x-ndjson' },
+          });
           if (res.status === 202) acked.add(request);
           await res.arrayBuffer();
         } catch {
@@ -80,8 +85,13 @@ describe('pipeline exactly once', () => {
         manifestFiles += manifests.length;
         // No orphan: every file on disk is a committed one.
         const known = new Set(manifests.map((m) => m.id));
-        for (const f of filesUnder(dir)) assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
-        const rows = await reader.docs({ paths: manifests.map((m) => join(dir, m.id)), limit: 10_000_000, sort: 'asc' });
+        for (const f of filesUnder(dir))
+          assert.ok(known.has(relative(dir, f)), `file ${relative(dir, f)} is not in a manifest`);
+        const rows = await reader.docs({
+          paths: manifests.map((m) => join(dir, m.id)),
+          limit: 10_000_000,
+          sort: 'asc',
+        });
         for (const r of rows) {
           const id = (JSON.parse(r.doc) as { id: string }).id;
           seen.set(id, (seen.get(id) ?? 0) + 1);
@@ -89,7 +99,8 @@ describe('pipeline exactly once', () => {
       }
       for (const [id, n] of seen) assert.equal(n, 1, `record ${id} is in the files ${n} times`);
       for (const request of acked) {
-        for (let k = 0; k < perRequest; k++) assert.ok(seen.has(`${request}k${k}`), `acknowledged record ${request}k${k} is in the collection files`);
+        for (let k = 0; k < perRequest; k++)
+          assert.ok(seen.has(`${request}k${k}`), `acknowledged record ${request}k${k} is in the collection files`);
       }
       t.diagnostic(`${seen.size} records in ${manifestFiles} files, each exactly once`);
     } finally {

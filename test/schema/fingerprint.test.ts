@@ -1,6 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Fingerprinter, MAX_KEY_CHARS, REFUSED_NOT_OBJECT, REFUSED_TOO_MANY_FIELDS } from '../../src/schema/fingerprint.js';
+import {
+  Fingerprinter,
+  MAX_KEY_CHARS,
+  REFUSED_NOT_OBJECT,
+  REFUSED_TOO_MANY_FIELDS,
+} from '../../src/schema/fingerprint.js';
 import type { FingerprintRules } from '../../src/schema/rules.js';
 import type { Shape } from '../../src/schema/shape.js';
 
@@ -23,17 +28,42 @@ const signatures: Array<[string, unknown, Partial<FingerprintRules>, string]> = 
   ['empty object', {}, {}, ''],
   ['nested objects', { user: { id: 1, name: 'a' } }, {}, 'user:object,user.id:number,user.name:string'],
   ['array element union', { tags: ['a', 1, 'b'] }, {}, 'tags:array,tags[]:number,tags[]:string'],
-  ['array of objects merges keys', { items: [{ sku: 'a' }, { qty: 2 }] }, {}, 'items:array,items[]:object,items[].qty:number,items[].sku:string'],
+  [
+    'array of objects merges keys',
+    { items: [{ sku: 'a' }, { qty: 2 }] },
+    {},
+    'items:array,items[]:object,items[].qty:number,items[].sku:string',
+  ],
   ['empty array', { tags: [] }, {}, 'tags:array'],
   ['odd keys are bracketed', { 'a.b': 1, 'x y': 2 }, {}, '["a.b"]:number,["x y"]:number'],
   ['max depth 1 keeps only top level types', { user: { id: 1 }, tags: [1] }, { maxDepth: 1 }, 'tags:array,user:object'],
   ['max depth 2', { a: { b: { c: 1 } } }, { maxDepth: 2 }, 'a:object,a.b:object'],
-  ['opaque path hides contents', { meta: { x: 1, y: 'a' }, id: 1 }, { opaquePaths: [['meta']] }, 'id:number,meta:object'],
-  ['tracked child of opaque path stays', { meta: { v: 1, x: 2 } }, { opaquePaths: [['meta']], trackedPaths: [['meta', 'v']] }, 'meta:object,meta.v:number'],
+  [
+    'opaque path hides contents',
+    { meta: { x: 1, y: 'a' }, id: 1 },
+    { opaquePaths: [['meta']] },
+    'id:number,meta:object',
+  ],
+  [
+    'tracked child of opaque path stays',
+    { meta: { v: 1, x: 2 } },
+    { opaquePaths: [['meta']], trackedPaths: [['meta', 'v']] },
+    'meta:object,meta.v:number',
+  ],
   ['opaque array covers its elements', { items: [{ a: 1 }, 'x'] }, { opaquePaths: [['items']] }, 'items:array'],
-  ['tracked child inside opaque array elements', { items: [{ sku: 'a', z: 1 }] }, { opaquePaths: [['items']], trackedPaths: [['items', 'sku']] }, 'items:array,items[].sku:string'],
+  [
+    'tracked child inside opaque array elements',
+    { items: [{ sku: 'a', z: 1 }] },
+    { opaquePaths: [['items']], trackedPaths: [['items', 'sku']] },
+    'items:array,items[].sku:string',
+  ],
   ['tracked path outside any opaque path is a no-op', { a: 1 }, { trackedPaths: [['a']] }, 'a:number'],
-  ['deep tracked path through opaque', { m: { a: { b: 1, c: 2 }, d: 3 } }, { opaquePaths: [['m']], trackedPaths: [['m', 'a', 'b']] }, 'm:object,m.a:object,m.a.b:number'],
+  [
+    'deep tracked path through opaque',
+    { m: { a: { b: 1, c: 2 }, d: 3 } },
+    { opaquePaths: [['m']], trackedPaths: [['m', 'a', 'b']] },
+    'm:object,m.a:object,m.a.b:number',
+  ],
 ];
 
 for (const [name, record, rules, expected] of signatures) {
@@ -66,7 +96,10 @@ test('repeated array elements count once', () => {
 
 test('opaque contents do not take part in identity', () => {
   const rules = { opaquePaths: [['by_day']] };
-  assert.equal(shapeOf({ by_day: { '2024-01-01': 1 } }, rules).hash, shapeOf({ by_day: { '2024-01-02': 5, '2024-01-03': 'x' } }, rules).hash);
+  assert.equal(
+    shapeOf({ by_day: { '2024-01-01': 1 } }, rules).hash,
+    shapeOf({ by_day: { '2024-01-02': 5, '2024-01-03': 'x' } }, rules).hash,
+  );
   assert.notEqual(shapeOf({ by_day: { '2024-01-01': 1 } }).hash, shapeOf({ by_day: { '2024-01-02': 1 } }).hash);
 });
 
@@ -116,16 +149,22 @@ test('a fingerprinter that has seen many records (its sibling-order guesses warm
   // Deterministic pseudo-random records: keys from a small pool in shuffled orders and subsets,
   // nested objects and arrays, long keys and values of every type.
   let seed = 12345;
-  const rand = (n: number) => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n);
+  const rand = (n: number) => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % n;
   const pool = ['a', 'b', 'c', 'd', 'e', 'x'.repeat(MAX_KEY_CHARS + 3), 'x'.repeat(MAX_KEY_CHARS) + 'y'];
   const value = (depth: number): unknown => {
     switch (rand(depth > 2 ? 4 : 6)) {
-      case 0: return rand(100);
-      case 1: return 's';
-      case 2: return rand(2) === 0;
-      case 3: return null;
-      case 4: return record(depth + 1);
-      default: return [value(depth + 1), value(depth + 1)];
+      case 0:
+        return rand(100);
+      case 1:
+        return 's';
+      case 2:
+        return rand(2) === 0;
+      case 3:
+        return null;
+      case 4:
+        return record(depth + 1);
+      default:
+        return [value(depth + 1), value(depth + 1)];
     }
   };
   const record = (depth: number): Record<string, unknown> => {
@@ -142,7 +181,11 @@ test('a fingerprinter that has seen many records (its sibling-order guesses warm
     const warm = new Fingerprinter(rules);
     for (let i = 0; i < 3000; i++) {
       const r = JSON.parse(JSON.stringify(record(0))) as Record<string, unknown>;
-      assert.equal(warm.fingerprint(r), new Fingerprinter(rules).fingerprint(r), `record ${i}: ${JSON.stringify(r).slice(0, 200)}`);
+      assert.equal(
+        warm.fingerprint(r),
+        new Fingerprinter(rules).fingerprint(r),
+        `record ${i}: ${JSON.stringify(r).slice(0, 200)}`,
+      );
     }
   }
 });

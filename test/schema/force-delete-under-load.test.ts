@@ -27,10 +27,17 @@ describe('force delete of a collection under ingest', () => {
       let stop = false;
       const producers = [0, 1, 2].map(async (w) => {
         for (let r = 0; !stop && r < 200; r++) {
-          await ingest(srv.url, `key=${f.secret}&collection=${slug}`, ndjson(Array.from({ length: 300 }, (_, k) => ({ w, r, k, [`f${k % 6}`]: k }))), { 'content-type': 'application/x-ndjson' });
+          await ingest(
+            srv.url,
+            `key=${f.secret}&collection=${slug}`,
+            ndjson(Array.from({ length: 300 }, (_, k) => ({ w, r, k, [`f${k % 6}`]: k }))),
+            { 'content-type': 'application/x-ndjson' },
+          );
         }
       });
-      const kept = await ingest(srv.url, `key=${f.secret}&collection=kept`, ndjson([{ round }]), { 'content-type': 'application/x-ndjson' });
+      const kept = await ingest(srv.url, `key=${f.secret}&collection=kept`, ndjson([{ round }]), {
+        'content-type': 'application/x-ndjson',
+      });
       assert.equal(kept.status, 202);
       keptRecords++;
       await new Promise((r) => setTimeout(r, 250 + round * 40));
@@ -42,12 +49,27 @@ describe('force delete of a collection under ingest', () => {
       assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
       const schema = srv.sluice.services.schema;
       assert.deepEqual(schema.manifests(doomed.id), [], 'no manifests');
-      assert.equal(srv.sluice.services.collections.byId(doomed.id)?.id, undefined, 'no record (a later write under the slug makes a new collection)');
-      assert.equal([...srv.sluice.services.spool.scan()].filter((e) => e.collection_id === doomed.id).length, 0, 'no spool entries');
+      assert.equal(
+        srv.sluice.services.collections.byId(doomed.id)?.id,
+        undefined,
+        'no record (a later write under the slug makes a new collection)',
+      );
+      assert.equal(
+        [...srv.sluice.services.spool.scan()].filter((e) => e.collection_id === doomed.id).length,
+        0,
+        'no spool entries',
+      );
       const dir = join(srv.dataDir, 'files', f.projectId, doomed.id);
-      assert.ok(!existsSync(dir) || readdirSync(dir, { recursive: true }).every((p) => !String(p).endsWith('.parquet')), 'no files');
+      assert.ok(
+        !existsSync(dir) || readdirSync(dir, { recursive: true }).every((p) => !String(p).endsWith('.parquet')),
+        'no files',
+      );
     }
     const kept = (await srv.get(base)).body.data.find((c: any) => c.slug === 'kept');
-    assert.equal((await srv.get(`${base}/${kept.id}/docs?limit=100`)).body.data.length, keptRecords, 'the neighbour keeps every record');
+    assert.equal(
+      (await srv.get(`${base}/${kept.id}/docs?limit=100`)).body.data.length,
+      keptRecords,
+      'the neighbour keeps every record',
+    );
   });
 });

@@ -19,7 +19,9 @@ describe('pipeline survives hostile records', () => {
   before(async () => {
     srv = await TestServer.start({ env: { SLUICE_WORKERS: '1' } });
     f = await createIngestKey(srv, 'poison test');
-    const res = await ingest(srv.url, `key=${f.secret}&collection=events`, ndjson([{ arr: [1], k: 0 }]), { 'content-type': 'application/x-ndjson' });
+    const res = await ingest(srv.url, `key=${f.secret}&collection=events`, ndjson([{ arr: [1], k: 0 }]), {
+      'content-type': 'application/x-ndjson',
+    });
     assert.equal(res.status, 202);
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
@@ -30,8 +32,17 @@ describe('pipeline survives hostile records', () => {
   it('a record nested 200,000 levels deep is stored and later records flow', async () => {
     const { spool } = srv.sluice.services;
     const deep = `{"arr":${'['.repeat(200_000)}${']'.repeat(200_000)},"k":1}`;
-    await spool.append({ collection_id: collectionId, project_id: f.projectId, received_at: Date.now(), records: 1, format: 'ndjson', body: new TextEncoder().encode(deep) });
-    const res = await ingest(srv.url, `key=${f.secret}&collection=events`, ndjson([{ arr: [2], k: 2 }]), { 'content-type': 'application/x-ndjson' });
+    await spool.append({
+      collection_id: collectionId,
+      project_id: f.projectId,
+      received_at: Date.now(),
+      records: 1,
+      format: 'ndjson',
+      body: new TextEncoder().encode(deep),
+    });
+    const res = await ingest(srv.url, `key=${f.secret}&collection=events`, ndjson([{ arr: [2], k: 2 }]), {
+      'content-type': 'application/x-ndjson',
+    });
     assert.equal(res.status, 202);
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000), 'the pipeline drains the spool');
     const docs = await srv.get(`${col()}/docs?limit=10&sort=asc`);
@@ -47,8 +58,21 @@ describe('pipeline survives hostile records', () => {
     const dir = schema.filesDir(c);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, '_overflow'), 'in the way');
-    const put = (body: string, records = 1) => spool.append({ collection_id: collectionId, project_id: f.projectId, received_at: Date.now(), records, format: 'ndjson', body: new TextEncoder().encode(body) });
-    const seqs = await Promise.all([put('{"arr":[3],"k":3}'), put('{"arr":[4],"k":4}\n7', 2), put('{"arr":[5],"k":5}'), put('{"arr":[6],"k":6}')]);
+    const put = (body: string, records = 1) =>
+      spool.append({
+        collection_id: collectionId,
+        project_id: f.projectId,
+        received_at: Date.now(),
+        records,
+        format: 'ndjson',
+        body: new TextEncoder().encode(body),
+      });
+    const seqs = await Promise.all([
+      put('{"arr":[3],"k":3}'),
+      put('{"arr":[4],"k":4}\n7', 2),
+      put('{"arr":[5],"k":5}'),
+      put('{"arr":[6],"k":6}'),
+    ]);
     assert.ok(await srv.sluice.services.pipeline!.idle(60_000), 'the pipeline drains the spool');
     assert.equal(spool.pendingRecords(), 0);
     const aside = schema.unprocessable(collectionId);
@@ -99,8 +123,16 @@ test('failures of the machine (full disk, no descriptors, I/O) are retried, neve
   const enospc = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
   assert.equal(isEnvironmental(enospc), true);
   // As it reaches the runner from a worker: a message inside the pool's catalogue error.
-  assert.equal(isEnvironmental(new Error('pipeline worker failed: ENOSPC: no space left on device, write', { cause: new Error('x') })), true);
-  assert.equal(isEnvironmental(new Error('wrapped', { cause: Object.assign(new Error('emfile'), { code: 'EMFILE' }) })), true);
+  assert.equal(
+    isEnvironmental(
+      new Error('pipeline worker failed: ENOSPC: no space left on device, write', { cause: new Error('x') }),
+    ),
+    true,
+  );
+  assert.equal(
+    isEnvironmental(new Error('wrapped', { cause: Object.assign(new Error('emfile'), { code: 'EMFILE' }) })),
+    true,
+  );
   assert.equal(isEnvironmental(new Error('MDB_MAP_FULL: Environment mapsize limit reached')), true);
   assert.equal(isEnvironmental(new Error('Maximum call stack size exceeded')), false);
   assert.equal(isEnvironmental(new SyntaxError('Unexpected token } in JSON')), false);

@@ -28,16 +28,36 @@ function bookOf(records: Record<string, unknown>[], r: FingerprintRules = rules)
   const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' });
   const sightings = records.map((rec, i) => {
     const shape = fp.describe(rec) as Shape;
-    return { key: fp.fingerprint(rec), hash: shape.hash, rows: 1, firstMs: T0 + i, lastMs: T0 + i, shape, sample: JSON.stringify(rec) };
+    return {
+      key: fp.fingerprint(rec),
+      hash: shape.hash,
+      rows: 1,
+      firstMs: T0 + i,
+      lastMs: T0 + i,
+      shape,
+      sample: JSON.stringify(rec),
+    };
   });
   book.apply(book.planBatch(sightings, T0 + records.length, settings, newId));
   return book;
 }
 
-const byDay = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04'].map((d) => ({ id: 1, stats: { v: 1, [d]: { clicks: 3 } } }));
+const byDay = ['2026-01-01', '2026-01-02', '2026-01-03', '2026-01-04'].map((d) => ({
+  id: 1,
+  stats: { v: 1, [d]: { clicks: 3 } },
+}));
 
 test('key classification table', () => {
-  const data = ['2026-01-01', '2026-01-01T10:00:00Z', '550e8400-e29b-41d4-a716-446655440000', 'a3f9c2e81b7d4f60', '12345', 'usr_8f3k2j9d0s', 'bob@example.com', '10.0.0.1'];
+  const data = [
+    '2026-01-01',
+    '2026-01-01T10:00:00Z',
+    '550e8400-e29b-41d4-a716-446655440000',
+    'a3f9c2e81b7d4f60',
+    '12345',
+    'usr_8f3k2j9d0s',
+    'bob@example.com',
+    '10.0.0.1',
+  ];
   const names = ['user_id', 'name', 'createdAt', 'v2', 'items', 'http_status'];
   for (const k of data) assert.equal(keyLooksLikeData(k), true, k);
   for (const k of names) assert.equal(keyLooksLikeData(k), false, k);
@@ -49,7 +69,14 @@ test('the detector proposes a path whose child keys are invented, keeping the sh
   assert.equal(shapes.length, 4);
   const [p, ...more] = detectProposals(shapes, rules);
   assert.equal(more.length, 0);
-  assert.deepEqual(p, { object: 'collection_schema_proposal', path: ['stats'], tracked: ['v'], content_children: 4, read_by_mapping: false, shapes_after: 1 });
+  assert.deepEqual(p, {
+    object: 'collection_schema_proposal',
+    path: ['stats'],
+    tracked: ['v'],
+    content_children: 4,
+    read_by_mapping: false,
+    shapes_after: 1,
+  });
   assert.equal(detectProposals(shapes, rules, () => true)[0]!.read_by_mapping, true);
 });
 
@@ -59,7 +86,10 @@ test('no proposal for ordinary field names', () => {
 });
 
 test('keys_look_like_data: every shape has its own top-level keys', () => {
-  assert.equal(keysLookLikeData([...bookOf([{ '2026-01-01': 1 }, { '2026-01-02': 1 }, { '2026-01-03': 1 }]).shapes.values()]), true);
+  assert.equal(
+    keysLookLikeData([...bookOf([{ '2026-01-01': 1 }, { '2026-01-02': 1 }, { '2026-01-03': 1 }]).shapes.values()]),
+    true,
+  );
   assert.equal(keysLookLikeData([...bookOf(byDay).shapes.values()]), false);
 });
 
@@ -70,7 +100,12 @@ test('report and preview: preview counts shapes after, changes nothing', () => {
   assert.deepEqual(report.shapes, { before: 4, after: 4 });
   assert.equal(report.proposals.length, 1);
   assert.deepEqual(report.unclassified, { shapes: 0, rows: 0, shapes_exact: true });
-  const preview = buildReport({ collectionId: 'c', current: rules, rules: { ...rules, opaquePaths: [['stats']] }, shapes });
+  const preview = buildReport({
+    collectionId: 'c',
+    current: rules,
+    rules: { ...rules, opaquePaths: [['stats']] },
+    shapes,
+  });
   assert.deepEqual(preview.shapes, { before: 4, after: 1 });
   assert.deepEqual(preview.rules, { opaque_paths: [['stats']], tracked_paths: [], max_depth: 6 });
   assert.deepEqual(preview.proposals, []);
@@ -81,7 +116,12 @@ test('re-keying merges versions whose shapes coincide, summing rows, keeping the
   const book = bookOf(byDay);
   const versions = book.live();
   assert.equal(versions.length, 4);
-  const out = rekey({ ...rules, opaquePaths: [['stats']], trackedPaths: [['stats', 'v']] }, versions, [...book.shapes.values()], T0 + 10);
+  const out = rekey(
+    { ...rules, opaquePaths: [['stats']], trackedPaths: [['stats', 'v']] },
+    versions,
+    [...book.shapes.values()],
+    T0 + 10,
+  );
   const live = out.versions.filter((v) => v.merged_into === null);
   assert.equal(live.length, 1);
   assert.equal(out.merged, 3);
@@ -103,7 +143,10 @@ test('skeleton records reproduce their shape', () => {
 });
 
 test('skeletons keep keys that Object.prototype also has (constructor, toString, __proto__)', () => {
-  const rec = JSON.parse('{"constructor":1,"toString":"s","__proto__":{"x":true},"pad":"p"}') as Record<string, unknown>;
+  const rec = JSON.parse('{"constructor":1,"toString":"s","__proto__":{"x":true},"pad":"p"}') as Record<
+    string,
+    unknown
+  >;
   const fp = new Fingerprinter(rules);
   const shape = fp.describe(rec) as Shape;
   assert.equal(shape.signature, '__proto__:object,__proto__.x:boolean,constructor:number,pad:string,toString:string');

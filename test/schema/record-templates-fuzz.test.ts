@@ -63,13 +63,61 @@ const nonZeroDigits = (r: Rng, n: number) => String(1 + r.int(9)) + digits(r, n 
 
 /** Numbers at the edges: -0, exact and inexact Clinger cases (15/16 digits, 10^±22), subnormals, overflow, leading-zero exponents. */
 const EDGE_NUMBERS = [
-  '0', '-0', '-0.0', '0e-0', '0E+0', '-0e0', '1', '-1', '3.25', '0.1', '0.30000000000000004', '1e22', '1e23', '-1e-7', '1E+2', '2.5e-3',
-  '123456789012345e7', '999999999999999e22', '9999999999999999e22', '123456789012345e-22', '1234567890123456e-22', '1.5e-22', '1e-22', '1e-23',
-  '1e0000000000000000000022', '1e-0000000000000000000022', '12345678901234567890e-5', '9007199254740993', '9007199254740992', '18446744073709551616',
-  '123456789012345678', '12345.678901234567890', '5e-324', '4.9406564584124654e-324', '2.4703282292062327e-324', '2.2250738585072011e-308',
-  '2.2250738585072014e-308', '1.7976931348623157e308', '1.7976931348623159e308', '1e400', '-1e400', '1e-400', '-1e-400', '1e99999999999',
-  '0.' + '0'.repeat(30) + '1e40', '1' + '0'.repeat(300), '0.' + '1'.repeat(300), '0.' + '0'.repeat(120) + '1e100000', '100000000000000000000000e-2',
-  '8.64e15', '0.000001', '1.0000000000000002', '0.9999999999999999', '4503599627370497.5', '9007199254740991e-15',
+  '0',
+  '-0',
+  '-0.0',
+  '0e-0',
+  '0E+0',
+  '-0e0',
+  '1',
+  '-1',
+  '3.25',
+  '0.1',
+  '0.30000000000000004',
+  '1e22',
+  '1e23',
+  '-1e-7',
+  '1E+2',
+  '2.5e-3',
+  '123456789012345e7',
+  '999999999999999e22',
+  '9999999999999999e22',
+  '123456789012345e-22',
+  '1234567890123456e-22',
+  '1.5e-22',
+  '1e-22',
+  '1e-23',
+  '1e0000000000000000000022',
+  '1e-0000000000000000000022',
+  '12345678901234567890e-5',
+  '9007199254740993',
+  '9007199254740992',
+  '18446744073709551616',
+  '123456789012345678',
+  '12345.678901234567890',
+  '5e-324',
+  '4.9406564584124654e-324',
+  '2.4703282292062327e-324',
+  '2.2250738585072011e-308',
+  '2.2250738585072014e-308',
+  '1.7976931348623157e308',
+  '1.7976931348623159e308',
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '-1e-400',
+  '1e99999999999',
+  '0.' + '0'.repeat(30) + '1e40',
+  '1' + '0'.repeat(300),
+  '0.' + '1'.repeat(300),
+  '0.' + '0'.repeat(120) + '1e100000',
+  '100000000000000000000000e-2',
+  '8.64e15',
+  '0.000001',
+  '1.0000000000000002',
+  '0.9999999999999999',
+  '4503599627370497.5',
+  '9007199254740991e-15',
 ];
 
 function numberText(r: Rng): string {
@@ -83,7 +131,9 @@ function numberText(r: Rng): string {
   }
   const int = r.chance(0.2) ? '0' : nonZeroDigits(r, 1 + r.int(20));
   const frac = r.chance(0.5) ? '' : '.' + digits(r, 1 + r.int(20));
-  const exp = r.chance(0.6) ? '' : r.pick(['e', 'E']) + r.pick(['', '+', '-']) + String(r.int(r.chance(0.9) ? 30 : 400));
+  const exp = r.chance(0.6)
+    ? ''
+    : r.pick(['e', 'E']) + r.pick(['', '+', '-']) + String(r.int(r.chance(0.9) ? 30 : 400));
   return (r.chance(0.3) ? '-' : '') + int + frac + exp;
 }
 
@@ -94,7 +144,27 @@ function numberText(r: Rng): string {
  */
 const PLAIN = ['a', 'abc', 'hello world', 'x y', "it's", '<>&', '%s', '{not json}', '1e5', 'null', 'true', ' '];
 const RAW = ['é', '日本語', '🎉', '\u2028', '\u2029', '\ufeff', '\u007f', 'ß', '\u00a0', 'ÿ', '\u{10ffff}'];
-const ESCAPES = ['\\"', '\\\\', '\\/', '\\b', '\\f', '\\n', '\\r', '\\t', '\\u0000', '\\u001F', '\\u00e9', '\\u00E9', '\\ud83c\\udf89', '\\ud800', 'x\\udc00', '\\udc00', '\\u2028', '\\uFFFF', '\\u0041'];
+const ESCAPES = [
+  '\\"',
+  '\\\\',
+  '\\/',
+  '\\b',
+  '\\f',
+  '\\n',
+  '\\r',
+  '\\t',
+  '\\u0000',
+  '\\u001F',
+  '\\u00e9',
+  '\\u00E9',
+  '\\ud83c\\udf89',
+  '\\ud800',
+  'x\\udc00',
+  '\\udc00',
+  '\\u2028',
+  '\\uFFFF',
+  '\\u0041',
+];
 
 function stringContents(r: Rng): string {
   const n = r.int(6);
@@ -108,11 +178,43 @@ function stringContents(r: Rng): string {
 }
 
 /** `timestamp` values decode reads (epoch ms, ISO 8601) and ones it ignores. */
-const NUMERIC_TS = ['1767225600000', '1767225600000.75', '0', '-0', '-5', '8640000000000000', '8639999999999999', '8.64e15', '1e15', '1767225600e3', '1e400', '-1e-400', '0.5', '1.7672256e12'];
+const NUMERIC_TS = [
+  '1767225600000',
+  '1767225600000.75',
+  '0',
+  '-0',
+  '-5',
+  '8640000000000000',
+  '8639999999999999',
+  '8.64e15',
+  '1e15',
+  '1767225600e3',
+  '1e400',
+  '-1e-400',
+  '0.5',
+  '1.7672256e12',
+];
 const ISO_TS = [
-  '2026-01-01T00:00:00Z', '2026-03-04T05:06:07.890Z', '2026-03-04 05:06:07.1+02:00', '2026-03-04t05:06:07.123456789-0130', '2026-03-04', '2026-03-04T05:06Z',
-  '1970-01-01T00:00:00Z', '0099-01-01T00:00:00Z', '2026-02-30', '2026-13-01', 'not a date', '', '1969-12-31T23:59:59Z', '2026-01-01T24:00:00Z',
-  '2026-01-01T00:00:00\\u005A', '2026\\u002d01-01', '2026-01-01T00:00:00.Z', '275760-09-13', '2024-02-29T12:00:00+14:00', '2026-01-01T00:00:00z',
+  '2026-01-01T00:00:00Z',
+  '2026-03-04T05:06:07.890Z',
+  '2026-03-04 05:06:07.1+02:00',
+  '2026-03-04t05:06:07.123456789-0130',
+  '2026-03-04',
+  '2026-03-04T05:06Z',
+  '1970-01-01T00:00:00Z',
+  '0099-01-01T00:00:00Z',
+  '2026-02-30',
+  '2026-13-01',
+  'not a date',
+  '',
+  '1969-12-31T23:59:59Z',
+  '2026-01-01T24:00:00Z',
+  '2026-01-01T00:00:00\\u005A',
+  '2026\\u002d01-01',
+  '2026-01-01T00:00:00.Z',
+  '275760-09-13',
+  '2024-02-29T12:00:00+14:00',
+  '2026-01-01T00:00:00z',
 ];
 
 type Kind = 'str' | 'num' | 'bool' | 'tsnum' | 'tsiso' | 'long';
@@ -144,7 +246,14 @@ function valueText(r: Rng, kind: Kind): string {
  * path they are one shape key, so one key gets several templates), `rep`: an array of min to max
  * elements of one skeleton (fresh values each), `fixed`: an array of these elements.
  */
-type Node = { obj: Array<[string, Node]> } | { arr: Array<Kind | null> } | { v: Kind } | { lit: string } | { alt: Node[] } | { rep: Node; min: number; max: number } | { fixed: Node[] };
+type Node =
+  | { obj: Array<[string, Node]> }
+  | { arr: Array<Kind | null> }
+  | { v: Kind }
+  | { lit: string }
+  | { alt: Node[] }
+  | { rep: Node; min: number; max: number }
+  | { fixed: Node[] };
 
 interface Style {
   colon: string;
@@ -174,18 +283,120 @@ const v = (kind: Kind): Node => ({ v: kind });
 const lit = (text: string): Node => ({ lit: text });
 
 const SKELETONS: Skeleton[] = [
-  { name: 'click', style: STYLES[0]!, node: obj(['kind', lit('"click"')], ['x', v('num')], ['ok', v('bool')], ['user', obj(['id', v('str')], ['name', v('str')])], ['tags', { arr: ['str', 'num', null, 'bool'] }]) },
-  { name: 'metric', style: STYLES[0]!, node: obj(['name', v('str')], ['value', v('num')], ['unit', lit('null')], ['at', obj(['host', v('str')], ['dc', v('str')])], ['timestamp', v('tsnum')]) },
-  { name: 'log', style: STYLES[1]!, node: obj(['timestamp', v('tsiso')], ['level', v('str')], ['msg', v('str')], ['ctx', obj(['req', obj(['id', v('str')], ['ms', v('num')])])]) },
-  { name: 'proto', style: STYLES[0]!, node: obj(['__proto__', obj(['x', v('num')])], ['constructor', v('str')], ['toString', v('num')], ['hasOwnProperty', v('bool')], ['valueOf', lit('null')]) },
-  { name: 'unicode keys', style: STYLES[0]!, node: obj(['clé', v('str')], ['日本', v('num')], ['🎉', v('bool')], ['a.b', v('str')], ['x[0]', v('num')], ['sp ace', v('str')]) },
-  { name: 'integer keys', style: STYLES[0]!, node: obj(['b', v('num')], ['10', v('str')], ['2', v('bool')], ['01', v('num')]) },
+  {
+    name: 'click',
+    style: STYLES[0]!,
+    node: obj(
+      ['kind', lit('"click"')],
+      ['x', v('num')],
+      ['ok', v('bool')],
+      ['user', obj(['id', v('str')], ['name', v('str')])],
+      ['tags', { arr: ['str', 'num', null, 'bool'] }],
+    ),
+  },
+  {
+    name: 'metric',
+    style: STYLES[0]!,
+    node: obj(
+      ['name', v('str')],
+      ['value', v('num')],
+      ['unit', lit('null')],
+      ['at', obj(['host', v('str')], ['dc', v('str')])],
+      ['timestamp', v('tsnum')],
+    ),
+  },
+  {
+    name: 'log',
+    style: STYLES[1]!,
+    node: obj(
+      ['timestamp', v('tsiso')],
+      ['level', v('str')],
+      ['msg', v('str')],
+      ['ctx', obj(['req', obj(['id', v('str')], ['ms', v('num')])])],
+    ),
+  },
+  {
+    name: 'proto',
+    style: STYLES[0]!,
+    node: obj(
+      ['__proto__', obj(['x', v('num')])],
+      ['constructor', v('str')],
+      ['toString', v('num')],
+      ['hasOwnProperty', v('bool')],
+      ['valueOf', lit('null')],
+    ),
+  },
+  {
+    name: 'unicode keys',
+    style: STYLES[0]!,
+    node: obj(
+      ['clé', v('str')],
+      ['日本', v('num')],
+      ['🎉', v('bool')],
+      ['a.b', v('str')],
+      ['x[0]', v('num')],
+      ['sp ace', v('str')],
+    ),
+  },
+  {
+    name: 'integer keys',
+    style: STYLES[0]!,
+    node: obj(['b', v('num')], ['10', v('str')], ['2', v('bool')], ['01', v('num')]),
+  },
   { name: 'long keys', style: STYLES[0]!, node: obj([K256, v('num')], [K_MULTIBYTE, v('str')], ['short', v('bool')]) },
-  { name: 'arrays', style: STYLES[2]!, node: obj(['nums', { arr: ['num', 'num', 'num'] }], ['strs', { arr: ['str', 'str'] }], ['mixed', { arr: [null, 'bool', 'str', 'num'] }], ['empty', lit('[]')], ['n', v('num')]) },
-  { name: 'deep', style: STYLES[0]!, node: obj(['a', obj(['b', obj(['c', obj(['d', { alt: [obj(['e', v('num')]), obj(['e', v('str')], ['e2', lit('null')]), obj(['y', { arr: ['num'] }])] }])])])], ['f', v('str')], ['g', v('bool')]) },
-  { name: 'opaque meta', style: STYLES[0]!, node: obj(['meta', obj(['id', v('str')], ['junk', { alt: [obj(['x', v('num')]), obj(['y', { arr: ['bool', 'num'] }]), lit('{}')] }])], ['v', v('num')], ['w', v('bool')]) },
+  {
+    name: 'arrays',
+    style: STYLES[2]!,
+    node: obj(
+      ['nums', { arr: ['num', 'num', 'num'] }],
+      ['strs', { arr: ['str', 'str'] }],
+      ['mixed', { arr: [null, 'bool', 'str', 'num'] }],
+      ['empty', lit('[]')],
+      ['n', v('num')],
+    ),
+  },
+  {
+    name: 'deep',
+    style: STYLES[0]!,
+    node: obj(
+      [
+        'a',
+        obj([
+          'b',
+          obj([
+            'c',
+            obj([
+              'd',
+              { alt: [obj(['e', v('num')]), obj(['e', v('str')], ['e2', lit('null')]), obj(['y', { arr: ['num'] }])] },
+            ]),
+          ]),
+        ]),
+      ],
+      ['f', v('str')],
+      ['g', v('bool')],
+    ),
+  },
+  {
+    name: 'opaque meta',
+    style: STYLES[0]!,
+    node: obj(
+      [
+        'meta',
+        obj(
+          ['id', v('str')],
+          ['junk', { alt: [obj(['x', v('num')]), obj(['y', { arr: ['bool', 'num'] }]), lit('{}')] }],
+        ),
+      ],
+      ['v', v('num')],
+      ['w', v('bool')],
+    ),
+  },
   { name: 'empty object', style: STYLES[0]!, node: obj(['o', lit('{}')], ['n', v('num')], ['s', v('str')]) },
-  { name: 'nested timestamp', style: STYLES[3]!, node: obj(['data', obj(['timestamp', v('tsiso')])], ['timestamp', v('tsnum')], ['flag', v('bool')]) },
+  {
+    name: 'nested timestamp',
+    style: STYLES[3]!,
+    node: obj(['data', obj(['timestamp', v('tsiso')])], ['timestamp', v('tsnum')], ['flag', v('bool')]),
+  },
   { name: 'escaped key', style: STYLES[0]!, node: obj(['q\\"k', v('num')], ['plain', v('str')]) },
   { name: 'blob', style: STYLES[0]!, node: obj(['blob', v('long')], ['n', v('num')], ['b', v('bool')]) },
   {
@@ -195,14 +406,50 @@ const SKELETONS: Skeleton[] = [
       ['id', v('num')],
       ['text', v('str')],
       ['tags', { rep: obj(['text', v('str')], ['indices', { arr: ['num', 'num'] }]), min: 1, max: 4 }],
-      ['mentions', { rep: obj(['id', v('num')], ['name', v('str')], ['v', v('bool')], ['z', lit('null')], ['e', lit('{}')]), min: 0, max: 3 }],
-      ['media', { rep: obj(['id', v('num')], ['sizes', obj(['thumb', obj(['w', v('num')], ['h', v('num')])])], ['variants', { fixed: [obj(['bitrate', v('num')], ['url', v('str')]), obj(['url', v('str')])] }]), min: 1, max: 2 }],
+      [
+        'mentions',
+        {
+          rep: obj(['id', v('num')], ['name', v('str')], ['v', v('bool')], ['z', lit('null')], ['e', lit('{}')]),
+          min: 0,
+          max: 3,
+        },
+      ],
+      [
+        'media',
+        {
+          rep: obj(
+            ['id', v('num')],
+            ['sizes', obj(['thumb', obj(['w', v('num')], ['h', v('num')])])],
+            ['variants', { fixed: [obj(['bitrate', v('num')], ['url', v('str')]), obj(['url', v('str')])] }],
+          ),
+          min: 1,
+          max: 2,
+        },
+      ],
       ['box', { rep: { rep: { arr: ['num', 'num'] }, min: 1, max: 4 }, min: 1, max: 1 }],
       ['timestamp', v('tsiso')],
     ),
   },
-  { name: 'spaced items', style: STYLES[2]!, node: obj(['items', { rep: obj(['sku', v('str')], ['qty', v('num')], ['7', v('num')]), min: 1, max: 3 }], ['ok', v('bool')]) },
-  { name: 'booleans', style: STYLES[1]!, node: obj(['t', v('bool')], ['f', v('bool')], ['z', lit('null')], ['l', { arr: ['bool', 'bool'] }], ['nn', { arr: [null, null] }], ['n', obj(['t', v('bool')])]) },
+  {
+    name: 'spaced items',
+    style: STYLES[2]!,
+    node: obj(
+      ['items', { rep: obj(['sku', v('str')], ['qty', v('num')], ['7', v('num')]), min: 1, max: 3 }],
+      ['ok', v('bool')],
+    ),
+  },
+  {
+    name: 'booleans',
+    style: STYLES[1]!,
+    node: obj(
+      ['t', v('bool')],
+      ['f', v('bool')],
+      ['z', lit('null')],
+      ['l', { arr: ['bool', 'bool'] }],
+      ['nn', { arr: [null, null] }],
+      ['n', obj(['t', v('bool')])],
+    ),
+  },
 ];
 
 /** Text for a value of `kind` instead of a drawn one (invalid variants), or undefined. */
@@ -214,10 +461,26 @@ function render(node: Node, style: Style, r: Rng, override?: Override): string {
     if ('lit' in n) return n.lit;
     if ('alt' in n) return walk(n.alt[r.int(n.alt.length)]!);
     if ('v' in n) return value(n.v);
-    if ('arr' in n) return '[' + style.open + n.arr.map((k) => (k === null ? 'null' : value(k))).join(style.comma) + style.close + ']';
-    if ('rep' in n) return '[' + style.open + Array.from({ length: n.min + r.int(n.max - n.min + 1) }, () => walk(n.rep)).join(style.comma) + style.close + ']';
+    if ('arr' in n)
+      return (
+        '[' + style.open + n.arr.map((k) => (k === null ? 'null' : value(k))).join(style.comma) + style.close + ']'
+      );
+    if ('rep' in n)
+      return (
+        '[' +
+        style.open +
+        Array.from({ length: n.min + r.int(n.max - n.min + 1) }, () => walk(n.rep)).join(style.comma) +
+        style.close +
+        ']'
+      );
     if ('fixed' in n) return '[' + style.open + n.fixed.map(walk).join(style.comma) + style.close + ']';
-    return '{' + style.open + n.obj.map(([k, child]) => `"${k}"${style.colon}${walk(child)}`).join(style.comma) + style.close + '}';
+    return (
+      '{' +
+      style.open +
+      n.obj.map(([k, child]) => `"${k}"${style.colon}${walk(child)}`).join(style.comma) +
+      style.close +
+      '}'
+    );
   };
   return walk(node);
 }
@@ -247,12 +510,44 @@ const isScalar = (n: Node) => 'v' in n;
  */
 function mutantsOf(s: Skeleton, index: number): Node[] {
   const out: Node[] = [replaceFirst(s.node, isScalar, () => lit('null'))];
-  if (index % 2 === 0) out.push(replaceFirst(s.node, (n) => 'v' in n && n.v === 'num', () => v('str')));
-  if (JSON.stringify(s.node).includes('{"lit":"null"}')) out.push(replaceFirst(s.node, (n) => 'lit' in n && n.lit === 'null', () => v('num')));
+  if (index % 2 === 0)
+    out.push(
+      replaceFirst(
+        s.node,
+        (n) => 'v' in n && n.v === 'num',
+        () => v('str'),
+      ),
+    );
+  if (JSON.stringify(s.node).includes('{"lit":"null"}'))
+    out.push(
+      replaceFirst(
+        s.node,
+        (n) => 'lit' in n && n.lit === 'null',
+        () => v('num'),
+      ),
+    );
   if (s.name === 'arrays') {
-    out.push(replaceFirst(s.node, (n) => 'arr' in n, () => lit('[]')));
-    out.push(replaceFirst(s.node, (n) => 'arr' in n, () => lit('[[1],2,3]')));
-    out.push(replaceFirst(s.node, (n) => 'arr' in n, () => lit('[{"k":1},2,3]')));
+    out.push(
+      replaceFirst(
+        s.node,
+        (n) => 'arr' in n,
+        () => lit('[]'),
+      ),
+    );
+    out.push(
+      replaceFirst(
+        s.node,
+        (n) => 'arr' in n,
+        () => lit('[[1],2,3]'),
+      ),
+    );
+    out.push(
+      replaceFirst(
+        s.node,
+        (n) => 'arr' in n,
+        () => lit('[{"k":1},2,3]'),
+      ),
+    );
   }
   return out;
 }
@@ -285,17 +580,50 @@ function sameShapeVariant(s: Skeleton, r: Rng): string {
       return render({ obj: [...entries, entries[ts >= 0 && r.chance(0.6) ? ts : r.int(entries.length)]!] }, s.style, r);
     }
     default: {
-      const grown = replaceFirst(s.node, (n) => 'arr' in n && n.arr.some((k) => k !== null), (n) => {
-        const items = (n as { arr: Array<Kind | null> }).arr;
-        return { arr: [...items, items.find((k) => k !== null)!] };
-      });
+      const grown = replaceFirst(
+        s.node,
+        (n) => 'arr' in n && n.arr.some((k) => k !== null),
+        (n) => {
+          const items = (n as { arr: Array<Kind | null> }).arr;
+          return { arr: [...items, items.find((k) => k !== null)!] };
+        },
+      );
       return render(grown, s.style, r);
     }
   }
 }
 
-const BAD_NUMBERS = ['01', '1.', '.5', '+1', '1e', '-', 'NaN', 'Infinity', '0x10', '1e+', '--1', '1.e5', '00', '-01', '1e1.5', '- 1'];
-const BAD_STRINGS = ['"\\uZ000"', '"a\tb"', '"a\u0001"', '"\\x41"', '"\\u12G4"', '"\\u12"', '"\\a"', '"abc', "'single'", '"\\\\\\"', '"\u0000"'];
+const BAD_NUMBERS = [
+  '01',
+  '1.',
+  '.5',
+  '+1',
+  '1e',
+  '-',
+  'NaN',
+  'Infinity',
+  '0x10',
+  '1e+',
+  '--1',
+  '1.e5',
+  '00',
+  '-01',
+  '1e1.5',
+  '- 1',
+];
+const BAD_STRINGS = [
+  '"\\uZ000"',
+  '"a\tb"',
+  '"a\u0001"',
+  '"\\x41"',
+  '"\\u12G4"',
+  '"\\u12"',
+  '"\\a"',
+  '"abc',
+  "'single'",
+  '"\\\\\\"',
+  '"\u0000"',
+];
 const BAD_BOOLEANS = ['tru', 'fals', 'True', 'nul', 'truee', 'false0'];
 
 /** Invalid JSON built from a skeleton (kept as unparsable rows); a template must never take it. */
@@ -306,7 +634,11 @@ function invalidVariant(s: Skeleton, r: Rng): string {
     const bad = r.pick(kind === 'num' ? BAD_NUMBERS : kind === 'str' ? BAD_STRINGS : BAD_BOOLEANS);
     let used = false;
     const text = render(s.node, s.style, r, (k) => {
-      if (used || (k !== kind && !(kind === 'num' && k === 'tsnum') && !(kind === 'str' && (k === 'tsiso' || k === 'long')))) return undefined;
+      if (
+        used ||
+        (k !== kind && !(kind === 'num' && k === 'tsnum') && !(kind === 'str' && (k === 'tsiso' || k === 'long')))
+      )
+        return undefined;
       used = true;
       return bad;
     });
@@ -327,7 +659,19 @@ function invalidVariant(s: Skeleton, r: Rng): string {
   }
 }
 
-const NON_OBJECTS = ['[1,2]', '"just a string"', '42', 'null', 'true', '[]', '{}', '{ }', '[{"kind":"click"}]', '-0', '"\\u0000"'];
+const NON_OBJECTS = [
+  '[1,2]',
+  '"just a string"',
+  '42',
+  'null',
+  'true',
+  '[]',
+  '{}',
+  '{ }',
+  '[{"kind":"click"}]',
+  '-0',
+  '"\\u0000"',
+];
 
 // ---------------------------------------------------------------------------------------------
 // Batches
@@ -349,7 +693,9 @@ function makeBatch(r: Rng, batch: number, size: number): Generated {
     // First a plain record of every skeleton (learned as templates), then every other shape once,
     // so from the second batch on every file's speculative builders can be used.
     for (const s of SKELETONS) records.push({ text: render(s.node, s.style, r), valid: true });
-    SKELETONS.forEach((s, i) => mutantsOf(s, i).forEach((m) => records.push({ text: render(m, s.style, r), valid: true })));
+    SKELETONS.forEach((s, i) =>
+      mutantsOf(s, i).forEach((m) => records.push({ text: render(m, s.style, r), valid: true })),
+    );
   }
   while (records.length < size) {
     const u = r.next();
@@ -383,10 +729,26 @@ function makeBatch(r: Rng, batch: number, size: number): Generated {
   }
   // NDJSON with CRLF line ends, blank lines and spaces around records.
   const eol = batch % 2 === 0 ? '\n' : '\r\n';
-  const ndjsonText = ndjson.map((t) => (r.chance(0.05) ? `  ${t} \t` : t) + (r.chance(0.03) ? eol + '   ' : '')).join(eol) + (r.chance(0.5) ? eol : '');
-  const entries: BatchEntry[] = [{ seq: seq0, received_at: received(0), format: 'ndjson', body: Buffer.from(ndjsonText, 'utf8') }];
-  if (array.length > 0) entries.push({ seq: seq0 + 1, received_at: received(1), format: 'array', body: Buffer.from(`[ ${array.join(r.chance(0.5) ? ',' : ' ,\n\t')} ]`, 'utf8') });
-  if (single !== null) entries.push({ seq: seq0 + 2, received_at: received(2), format: 'object', body: Buffer.from(`\ufeff ${single}\n`, 'utf8') });
+  const ndjsonText =
+    ndjson.map((t) => (r.chance(0.05) ? `  ${t} \t` : t) + (r.chance(0.03) ? eol + '   ' : '')).join(eol) +
+    (r.chance(0.5) ? eol : '');
+  const entries: BatchEntry[] = [
+    { seq: seq0, received_at: received(0), format: 'ndjson', body: Buffer.from(ndjsonText, 'utf8') },
+  ];
+  if (array.length > 0)
+    entries.push({
+      seq: seq0 + 1,
+      received_at: received(1),
+      format: 'array',
+      body: Buffer.from(`[ ${array.join(r.chance(0.5) ? ',' : ' ,\n\t')} ]`, 'utf8'),
+    });
+  if (single !== null)
+    entries.push({
+      seq: seq0 + 2,
+      received_at: received(2),
+      format: 'object',
+      body: Buffer.from(`\ufeff ${single}\n`, 'utf8'),
+    });
   const offered = [...ndjson, ...array, ...(single === null ? [] : [single])];
   let rows = ndjson.length + array.length + (single === null ? 0 : 1);
   if (batch % 3 === 2) {
@@ -395,7 +757,11 @@ function makeBatch(r: Rng, batch: number, size: number): Generated {
     // record holding invalid UTF-8 fails the batch on both paths alike: its document column cannot
     // be written. The front refuses such bodies.)
     const lines = Array.from({ length: 12 }, () => normal());
-    const body = Buffer.concat([Buffer.from([0xff]), Buffer.from(`[${lines.join(',')}]`, 'utf8'), Buffer.from([0xe2, 0x82])]);
+    const body = Buffer.concat([
+      Buffer.from([0xff]),
+      Buffer.from(`[${lines.join(',')}]`, 'utf8'),
+      Buffer.from([0xe2, 0x82]),
+    ]);
     entries.push({ seq: seq0 + 3, received_at: received(3), format: 'array', body });
     rows += lines.length;
   }
@@ -415,19 +781,38 @@ interface Config {
 }
 
 /** One collection's worker side (a processor kept across batches) and main side (a book), as speculative-fields.test.ts. */
-function pipeline(dir: string, opts: { speculate: boolean; templates: boolean }, cfg: Pick<Config, 'rules' | 'settings'>) {
+function pipeline(
+  dir: string,
+  opts: { speculate: boolean; templates: boolean },
+  cfg: Pick<Config, 'rules' | 'settings'>,
+) {
   const processBatch = createBatchProcessor(opts);
   const book = new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' });
   let ids = 0;
   return async (entries: BatchEntry[]): Promise<BatchResult> => {
     const seq = entries[0]!.seq;
-    const resolution = createBatchResolution({ book, settings: { ...DEFAULT_SCHEMA_SETTINGS, ...cfg.settings }, nowMs: () => T0 + seq * 60_000, newVersionId: () => `sch_${String(++ids).padStart(20, '0')}` });
-    const result = await processBatch({ collectionId: 'c', projectId: 'p', rules: cfg.rules, entries, firstSeq: seq, lastSeq: entries[entries.length - 1]!.seq, filesDir: dir }, resolution.resolve);
+    const resolution = createBatchResolution({
+      book,
+      settings: { ...DEFAULT_SCHEMA_SETTINGS, ...cfg.settings },
+      nowMs: () => T0 + seq * 60_000,
+      newVersionId: () => `sch_${String(++ids).padStart(20, '0')}`,
+    });
+    const result = await processBatch(
+      {
+        collectionId: 'c',
+        projectId: 'p',
+        rules: cfg.rules,
+        entries,
+        firstSeq: seq,
+        lastSeq: entries[entries.length - 1]!.seq,
+        filesDir: dir,
+      },
+      resolution.resolve,
+    );
     book.apply(resolution.plan()!);
     return result;
   };
 }
-
 
 /**
  * A stand-in for the worker's decode loop over the offered records, with the real classes: how
@@ -473,7 +858,10 @@ function templateCoverage(rules: FingerprintRules) {
  * runs one batch through both, asserts the same files and the same rows read back, and returns the
  * number of rows.
  */
-async function differential(cfg: Pick<Config, 'rules' | 'settings'>, body: (batch: (entries: BatchEntry[], where: string) => Promise<number>) => Promise<void>): Promise<void> {
+async function differential(
+  cfg: Pick<Config, 'rules' | 'settings'>,
+  body: (batch: (entries: BatchEntry[], where: string) => Promise<number>) => Promise<void>,
+): Promise<void> {
   const dirA = mkdtempSync(join(tmpdir(), 'sluice-tfuzz-a-'));
   const dirB = mkdtempSync(join(tmpdir(), 'sluice-tfuzz-b-'));
   const instance = await DuckDBInstance.create(':memory:');
@@ -483,11 +871,16 @@ async function differential(cfg: Pick<Config, 'rules' | 'settings'>, body: (batc
     const plain = pipeline(dirB, { speculate: false, templates: false }, cfg);
     await body(async (entries, where) => {
       // One after the other, as a worker runs its tasks.
-      const settle = (run: Promise<BatchResult>) => run.then((value): PromiseSettledResult<BatchResult> => ({ status: 'fulfilled', value }), (reason: unknown): PromiseSettledResult<BatchResult> => ({ status: 'rejected', reason }));
+      const settle = (run: Promise<BatchResult>) =>
+        run.then(
+          (value): PromiseSettledResult<BatchResult> => ({ status: 'fulfilled', value }),
+          (reason: unknown): PromiseSettledResult<BatchResult> => ({ status: 'rejected', reason }),
+        );
       const a = await settle(fast(entries));
       const p = await settle(plain(entries));
       if (a.status === 'rejected' || p.status === 'rejected') {
-        const why = (x: PromiseSettledResult<BatchResult>) => (x.status === 'rejected' ? `throws ${String(x.reason)}` : 'succeeds');
+        const why = (x: PromiseSettledResult<BatchResult>) =>
+          x.status === 'rejected' ? `throws ${String(x.reason)}` : 'succeeds';
         assert.fail(`${where}: with templates the batch ${why(a)}; without, it ${why(p)}`);
       }
       return compare(a.value, p.value, where);
@@ -495,8 +888,14 @@ async function differential(cfg: Pick<Config, 'rules' | 'settings'>, body: (batc
     async function compare(a: BatchResult, p: BatchResult, where: string): Promise<number> {
       assert.equal(a.rows, p.rows, `${where}: rows decoded`);
       assert.deepEqual(fileSummary(a), fileSummary(p), `${where}: same files`);
-      const rowsA = await readFileRows(conn, a.files.map((f) => join(dirA, f.path)));
-      const rowsB = await readFileRows(conn, p.files.map((f) => join(dirB, f.path)));
+      const rowsA = await readFileRows(
+        conn,
+        a.files.map((f) => join(dirA, f.path)),
+      );
+      const rowsB = await readFileRows(
+        conn,
+        p.files.map((f) => join(dirB, f.path)),
+      );
       assert.equal(rowsB.length, p.rows, `${where}: every row in a file`);
       // Row by row first: a failure names the row (the document is in it) instead of a 300-row diff.
       for (let i = 0; i < rowsB.length; i++) assert.equal(rowsA[i], rowsB[i], `${where}: row ${i} differs`);
@@ -532,9 +931,15 @@ async function runFuzz(cfg: Config): Promise<void> {
       distinct = c.distinct;
     }
   });
-  assert.ok(matched / offered > 0.5, `${cfg.label}: templates took ${matched} of ${offered} records after the first batch; the fuzz must exercise them`);
+  assert.ok(
+    matched / offered > 0.5,
+    `${cfg.label}: templates took ${matched} of ${offered} records after the first batch; the fuzz must exercise them`,
+  );
   assert.ok(distinct >= 10, `${cfg.label}: ${distinct} templates matched`);
-  assert.ok(nested >= offered * 0.05, `${cfg.label}: ${nested} of ${offered} records matched with an array of objects or arrays`);
+  assert.ok(
+    nested >= offered * 0.05,
+    `${cfg.label}: ${nested} of ${offered} records matched with an array of objects or arrays`,
+  );
 }
 
 const CONFIGS: Config[] = [
@@ -573,18 +978,28 @@ for (const base of CONFIGS) {
 // Disagreements found while writing this fuzz, now fixed (minimal repros, kept as regressions; the
 // generator above does not draw them).
 
-const ndjson = (seq: number, lines: string[]): BatchEntry[] => [{ seq, received_at: T0 + seq, format: 'ndjson', body: Buffer.from(lines.join('\n'), 'utf8') }];
-const PLAIN_RULES: Pick<Config, 'rules' | 'settings'> = { rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 }, settings: {} };
+const ndjson = (seq: number, lines: string[]): BatchEntry[] => [
+  { seq, received_at: T0 + seq, format: 'ndjson', body: Buffer.from(lines.join('\n'), 'utf8') },
+];
+const PLAIN_RULES: Pick<Config, 'rules' | 'settings'> = {
+  rules: { opaquePaths: [], trackedPaths: [], maxDepth: 6 },
+  settings: {},
+};
 
 test('record templates: a key holding NUL or U+0001 does not read another path of a matched record', async () => {
   // template-fields.ts planOf looks columns up by pathKey (segments joined by NUL, array elements
   // as U+0001): the column of the one key "a\u0000b" (a shape parsed, it has an escape) is the
   // path a → b of the templated shape that joined its version, and reads its value.
   await differential(PLAIN_RULES, async (batch) => {
-    for (let seq = 1; seq <= 3; seq++) await batch(ndjson(seq, ['{"a":{"b":1},"a\\u0000b":2}', `{"a":{"b":${seq * 10}}}`]), `NUL key, batch ${seq}`);
+    for (let seq = 1; seq <= 3; seq++)
+      await batch(ndjson(seq, ['{"a":{"b":1},"a\\u0000b":2}', `{"a":{"b":${seq * 10}}}`]), `NUL key, batch ${seq}`);
   });
   await differential(PLAIN_RULES, async (batch) => {
-    for (let seq = 1; seq <= 3; seq++) await batch(ndjson(seq, ['{"a":[1],"a\\u0000\\u0001":2}', `{"a":[${seq * 10}]}`]), `NUL and U+0001 key, batch ${seq}`);
+    for (let seq = 1; seq <= 3; seq++)
+      await batch(
+        ndjson(seq, ['{"a":[1],"a\\u0000\\u0001":2}', `{"a":[${seq * 10}]}`]),
+        `NUL and U+0001 key, batch ${seq}`,
+      );
   });
 });
 
@@ -613,7 +1028,9 @@ test('record templates: nested status records make the same files (every key ord
   const coverage = templateCoverage(PLAIN_RULES.rules);
   await differential(PLAIN_RULES, async (batch) => {
     for (let b = 0; b < 5; b++) {
-      const lines = makeNestedRecords(160, 500 + b, { keyOrders: 8 }).map((r, i) => rewrite[i % 11 < 8 ? 0 : (i % 11) - 7]!(JSON.stringify(r)));
+      const lines = makeNestedRecords(160, 500 + b, { keyOrders: 8 }).map((r, i) =>
+        rewrite[i % 11 < 8 ? 0 : (i % 11) - 7]!(JSON.stringify(r)),
+      );
       await batch(ndjson(b + 1, lines), `nested, batch ${b}`);
       if (b > 0) matchedNested += coverage(lines).nested;
     }

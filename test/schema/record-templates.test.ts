@@ -27,14 +27,19 @@ function match(templates: RecordTemplates, text: string): Template | null {
 /** Deterministic pseudo-random numbers (no flaky seeds). */
 function rng(seed: number) {
   let s = seed >>> 0;
-  return () => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 function numberText(r: () => number): string {
   const digits = (n: number) => Array.from({ length: n }, () => Math.floor(r() * 10)).join('');
   const int = r() < 0.2 ? '0' : String(1 + Math.floor(r() * 9)) + digits(Math.floor(r() * 20));
   const frac = r() < 0.5 ? '' : '.' + digits(1 + Math.floor(r() * 20));
-  const exp = r() < 0.7 ? '' : (r() < 0.5 ? 'e' : 'E') + ['', '+', '-'][Math.floor(r() * 3)] + String(Math.floor(r() * (r() < 0.9 ? 30 : 400)));
+  const exp =
+    r() < 0.7
+      ? ''
+      : (r() < 0.5 ? 'e' : 'E') +
+        ['', '+', '-'][Math.floor(r() * 3)] +
+        String(Math.floor(r() * (r() < 0.9 ? 30 : 400)));
   return (r() < 0.3 ? '-' : '') + int + frac + exp;
 }
 
@@ -46,7 +51,18 @@ test('a record matching a template is read as JSON.parse reads it: numbers, stri
   assert.deepEqual(template.paths, ['["s"]', '["n"]', '["b"]', '["o","t"]']);
   assert.ok(template.nulls.has('["z"]') && template.objects.has('["o"]'));
   const r = rng(7);
-  const strings = ['""', '"plain"', '"héllo ✓"', '"日本語"', '"emoji 🎉"', `"it's"`, '"del\u007f"', JSON.stringify('quote " back \\ nl \n tab \t ctl \u0001'), '"\\u00e9\\u2713\\/\\b\\f\\r"', '"\\ud83c\\udf89 pair, \\udc00 lone"'];
+  const strings = [
+    '""',
+    '"plain"',
+    '"héllo ✓"',
+    '"日本語"',
+    '"emoji 🎉"',
+    `"it's"`,
+    '"del\u007f"',
+    JSON.stringify('quote " back \\ nl \n tab \t ctl \u0001'),
+    '"\\u00e9\\u2713\\/\\b\\f\\r"',
+    '"\\ud83c\\udf89 pair, \\udc00 lone"',
+  ];
   for (let i = 0; i < 5000; i++) {
     const s = strings[i % strings.length]!;
     const n = numberText(r);
@@ -99,7 +115,17 @@ test('records a template cannot read exactly are not matched (they take the slow
 test('templates are not learned from records they could misread', () => {
   const templates = new RecordTemplates();
   const deep = '{"a":'.repeat(40) + '1' + '}'.repeat(40);
-  for (const [i, text] of ['{"a":[1,{"b":1}]}', '{"a":[1,[2]]}', '{"a":[{"b":1,"b":2}]}', '{"a":1,"a":"x"}', '{"a\\u0062":1}', '[{"a":1}]', '"text"', '{"a":1} {"a":2}', deep].entries()) {
+  for (const [i, text] of [
+    '{"a":[1,{"b":1}]}',
+    '{"a":[1,[2]]}',
+    '{"a":[{"b":1,"b":2}]}',
+    '{"a":1,"a":"x"}',
+    '{"a\\u0062":1}',
+    '[{"a":1}]',
+    '"text"',
+    '{"a":1} {"a":2}',
+    deep,
+  ].entries()) {
     const b = buf(text);
     assert.equal(templates.learn(b, 0, b.length, 100 + i, 'h'), null, text);
   }
@@ -114,7 +140,12 @@ test('what a template may hold is bounded: path text, entries, literal bytes, an
   const templates = new RecordTemplates();
   // Nesting under long keys makes every path longer than the last (the text grows quadratically).
   const long = (d: number) => `k${d}`.padEnd(250, 'x');
-  const deep = Array.from({ length: 29 }, (_, d) => `{"${long(d)}":`).join('') + '{' + Array.from({ length: 2000 }, (_, k) => `"${k}":null`).join(',') + '}' + '}'.repeat(29);
+  const deep =
+    Array.from({ length: 29 }, (_, d) => `{"${long(d)}":`).join('') +
+    '{' +
+    Array.from({ length: 2000 }, (_, k) => `"${k}":null`).join(',') +
+    '}' +
+    '}'.repeat(29);
   const record = `{"x":1,"d":${deep}}`;
   const b = buf(record);
   assert.equal(templates.learn(b, 0, b.length, 1, 'h'), null, 'too much path text');
@@ -129,7 +160,11 @@ test('what a template may hold is bounded: path text, entries, literal bytes, an
   assert.ok(small.learn(one, 0, one.length, 1, 'h'));
   const spent = 2000 - budget.bytes;
   assert.ok(spent > 0 && spent < 1000, `a small template costs little (${spent})`);
-  assert.equal(small.learn(one, 0, one.length, 1, 'h'), small.match(one, 0, one.length), 'the same skeleton again costs nothing');
+  assert.equal(
+    small.learn(one, 0, one.length, 1, 'h'),
+    small.match(one, 0, one.length),
+    'the same skeleton again costs nothing',
+  );
   assert.equal(2000 - budget.bytes, spent);
   const big = buf(`{${Array.from({ length: 40 }, (_, k) => `"field_${k}":${k}`).join(',')}}`);
   assert.equal(small.learn(big, 0, big.length, 2, 'h'), null, 'past the budget');
@@ -149,15 +184,37 @@ test('a record a template cannot be learned from does not stop its shape from be
 
 test('shapes that start alike share steps of the trie and each record finds its own template', () => {
   const templates = new RecordTemplates();
-  const texts = ['{"x":1}', '{"x":"s"}', '{"x":true}', '{"x":null}', '{"x":1,"y":2}', '{"x":{"y":1}}', '{}', ' {"x":1} '];
+  const texts = [
+    '{"x":1}',
+    '{"x":"s"}',
+    '{"x":true}',
+    '{"x":null}',
+    '{"x":1,"y":2}',
+    '{"x":{"y":1}}',
+    '{}',
+    ' {"x":1} ',
+  ];
   const learnedTemplates = texts.map((t, key) => {
     const b = buf(t);
     return templates.learn(b, 0, b.length, key, `h${key}`);
   });
   assert.ok(learnedTemplates.every((t) => t !== null));
   const again = buf('{"x":5}');
-  assert.equal(templates.learn(again, 0, again.length, 0, 'h0'), learnedTemplates[0], 'the same skeleton is one template');
-  for (const [text, key] of [['{"x":-3}', 0], ['{"x":""}', 1], ['{"x":false}', 2], ['{"x":null}', 3], ['{"x":0,"y":1e2}', 4], ['{"x":{"y":-0}}', 5], ['{}', 6], [' {"x":9} ', 7]] as const) {
+  assert.equal(
+    templates.learn(again, 0, again.length, 0, 'h0'),
+    learnedTemplates[0],
+    'the same skeleton is one template',
+  );
+  for (const [text, key] of [
+    ['{"x":-3}', 0],
+    ['{"x":""}', 1],
+    ['{"x":false}', 2],
+    ['{"x":null}', 3],
+    ['{"x":0,"y":1e2}', 4],
+    ['{"x":{"y":-0}}', 5],
+    ['{}', 6],
+    [' {"x":9} ', 7],
+  ] as const) {
     assert.equal(match(templates, text)?.key, key, text);
   }
   assert.equal(match(templates, '{"x":1,"y":"s"}'), null);
@@ -173,7 +230,13 @@ test('arrays of scalars are part of a skeleton: elements are values, the length 
   assert.equal(stringValue(templates.values, b, 0), 'é');
   assert.equal(templates.values.nums[1], -25);
   assert.equal(templates.values.nums[2], 0);
-  for (const text of ['{"tags":["a",1,null],"none":[],"n":1}', '{"tags":["a",1,null,true,1],"none":[],"n":1}', '{"tags":["a",1,1,true],"none":[],"n":1}', '{"tags":["a",1,null,true],"none":[1],"n":1}', '{"tags":["a",1,null,true],"none":[],"n":1']) {
+  for (const text of [
+    '{"tags":["a",1,null],"none":[],"n":1}',
+    '{"tags":["a",1,null,true,1],"none":[],"n":1}',
+    '{"tags":["a",1,1,true],"none":[],"n":1}',
+    '{"tags":["a",1,null,true],"none":[1],"n":1}',
+    '{"tags":["a",1,null,true],"none":[],"n":1',
+  ]) {
     assert.equal(match(templates, text), null, text);
   }
 });
@@ -206,8 +269,19 @@ test('matched records fill speculative field columns as parsed records do; a JSO
     { name: 'o', segments: ['o'], type: 'number' as const },
     { name: 'absent', segments: ['q', 'r'], type: 'boolean' as const },
   ];
-  const texts = ['{"n":1.5,"s":"é","b":false,"z":null,"o":{"t":"x"}}', '{"n":-2,"s":"","b":true,"z":null,"o":{"t":"✓"}}'];
-  const spec: FileSpec = { kind: 'version', dir: 'v', versionId: 'v', shapeHash: null, keys: [1], rows: texts.length, columns };
+  const texts = [
+    '{"n":1.5,"s":"é","b":false,"z":null,"o":{"t":"x"}}',
+    '{"n":-2,"s":"","b":true,"z":null,"o":{"t":"✓"}}',
+  ];
+  const spec: FileSpec = {
+    kind: 'version',
+    dir: 'v',
+    versionId: 'v',
+    shapeHash: null,
+    keys: [1],
+    rows: texts.length,
+    columns,
+  };
   const { templates, template } = learned(texts[0]!);
   const layouts = new FieldLayouts();
   layouts.learn([spec]);
@@ -218,10 +292,23 @@ test('matched records fill speculative field columns as parsed records do; a JSO
     assert.equal(fields.takeMatch(template, templates.values, b, 0, b.length), true);
   }
   const got = fields.buildersFor(spec)!.map((c) => [...c.vector()]);
-  assert.deepEqual(got, [[1.5, -2], ['é', ''], [false, true], [null, null], [null, null], ['x', '✓'], [null, null], [null, null]]);
+  assert.deepEqual(got, [
+    [1.5, -2],
+    ['é', ''],
+    [false, true],
+    [null, null],
+    [null, null],
+    ['x', '✓'],
+    [null, null],
+    [null, null],
+  ]);
 
   // A JSON column reading an object: the record is parsed for it.
-  const jsonSpec: FileSpec = { ...spec, dir: 'w', columns: [{ name: 'o', segments: ['o'], type: 'json' }, columns[0]!] };
+  const jsonSpec: FileSpec = {
+    ...spec,
+    dir: 'w',
+    columns: [{ name: 'o', segments: ['o'], type: 'json' }, columns[0]!],
+  };
   const jsonLayouts = new FieldLayouts();
   jsonLayouts.learn([jsonSpec]);
   const jsonFields = new SpeculativeFields(jsonLayouts);
@@ -238,9 +325,23 @@ test('matched records fill speculative field columns as parsed records do; a JSO
     ],
   );
   // A JSON column over an array of scalars: JSON.stringify's text, rebuilt from the values.
-  const arrayTexts = ['{"l":["a\\"b",1.50,-0,1e400,null,true,"é"],"n":1}', '{"l":["",2,3,4,null,false,"\\ud800"],"n":2}'];
+  const arrayTexts = [
+    '{"l":["a\\"b",1.50,-0,1e400,null,true,"é"],"n":1}',
+    '{"l":["",2,3,4,null,false,"\\ud800"],"n":2}',
+  ];
   const arrays = learned(arrayTexts[0]!, 2);
-  const arraySpec: FileSpec = { kind: 'version', dir: 'a', versionId: 'a', shapeHash: null, keys: [2], rows: 2, columns: [{ name: 'l', segments: ['l'], type: 'json' }, { name: 'n', segments: ['n'], type: 'number' }] };
+  const arraySpec: FileSpec = {
+    kind: 'version',
+    dir: 'a',
+    versionId: 'a',
+    shapeHash: null,
+    keys: [2],
+    rows: 2,
+    columns: [
+      { name: 'l', segments: ['l'], type: 'json' },
+      { name: 'n', segments: ['n'], type: 'number' },
+    ],
+  };
   const arrayLayouts = new FieldLayouts();
   arrayLayouts.learn([arraySpec]);
   const arrayFields = new SpeculativeFields(arrayLayouts);
@@ -253,7 +354,11 @@ test('matched records fill speculative field columns as parsed records do; a JSO
     arrayFields.buildersFor(arraySpec)!.map((c) => [...c.vector()]),
     [arrayTexts.map((t) => JSON.stringify((JSON.parse(t) as { l: unknown }).l)), [1, 2]],
   );
-  assert.equal(new SpeculativeFields(new FieldLayouts()).takeMatch(template, templates.values, buf(texts[0]!), 0, 10), false, 'no layout: not taken');
+  assert.equal(
+    new SpeculativeFields(new FieldLayouts()).takeMatch(template, templates.values, buf(texts[0]!), 0, 10),
+    false,
+    'no layout: not taken',
+  );
 });
 
 /** A stand-in for the worker's loop: match, else parse, fingerprint and learn. Asserts every match has the parsed record's shape. */
@@ -281,19 +386,26 @@ function worker(rules: FingerprintRules = { opaquePaths: [], trackedPaths: [], m
 test('an array of objects is one value: its element skeleton repeated any number of times, an empty array a shape of its own', () => {
   const w = worker();
   const el = (t: string, i: number) => `{"text":${JSON.stringify(t)},"indices":[${i},${i + 8}],"u":null}`;
-  const record = (n: number, tail = 1) => `{"id":${tail},"tags":[${Array.from({ length: n }, (_, k) => el(`t${k}`, k)).join(',')}],"n":${tail}}`;
+  const record = (n: number, tail = 1) =>
+    `{"id":${tail},"tags":[${Array.from({ length: n }, (_, k) => el(`t${k}`, k)).join(',')}],"n":${tail}}`;
   assert.equal(w.offer(record(2)), null, 'learned');
   const t = w.offer(record(1))!;
   assert.ok(t, 'one element matches the template learned from two');
   assert.deepEqual([...t.kinds], [2, K_ARRAY, 2]);
   assert.deepEqual(t.paths, ['["id"]', '["tags"]', '["n"]']);
-  assert.ok(t.nestedArrays.has('["tags"]') && !t.arrays.has('["tags"]') && t.nulls.size === 0, 'nothing inside the array is described as a path');
+  assert.ok(
+    t.nestedArrays.has('["tags"]') && !t.arrays.has('["tags"]') && t.nulls.size === 0,
+    'nothing inside the array is described as a path',
+  );
   for (const n of [1, 3, 7, 40]) {
     const text = record(n, n);
     assert.equal(w.offer(text), t, `${n} elements`);
     const v = w.templates.values;
     const b = buf(text);
-    assert.equal(b.toString('utf8', v.starts[1]!, v.ends[1]!), JSON.stringify((JSON.parse(text) as { tags: unknown }).tags));
+    assert.equal(
+      b.toString('utf8', v.starts[1]!, v.ends[1]!),
+      JSON.stringify((JSON.parse(text) as { tags: unknown }).tags),
+    );
     assert.equal(v.escaped[1], 0, 'written as JSON.stringify writes it');
     assert.equal(v.nums[2], n);
   }
@@ -324,7 +436,12 @@ test('an array of objects is one value: its element skeleton repeated any number
   ]) {
     assert.notEqual(w.offer(text), t, text);
   }
-  for (const text of [`{"id":1,"tags":[${el('a', 1)},],"n":1}`, `{"id":1,"tags":[${el('a', 1)}${el('b', 2)}],"n":1}`, `{"id":1,"tags":[${el('a', 1)},${el('b', 2)}`, `{"id":1,"tags":[${el('a', 1)}],"n":1}}`]) {
+  for (const text of [
+    `{"id":1,"tags":[${el('a', 1)},],"n":1}`,
+    `{"id":1,"tags":[${el('a', 1)}${el('b', 2)}],"n":1}`,
+    `{"id":1,"tags":[${el('a', 1)},${el('b', 2)}`,
+    `{"id":1,"tags":[${el('a', 1)}],"n":1}}`,
+  ]) {
     const b = buf(text);
     assert.equal(w.templates.match(b, 0, b.length), null, `not JSON: ${text}`);
   }
@@ -339,8 +456,10 @@ test('arrays of objects keep the shape the fingerprint gives under any rules: ne
   ];
   const size = () => `{"w":${Math.floor(r() * 2000)},"h":${Math.floor(r() * 2000)},"resize":"fit"}`;
   const variant = (k: number) => (k === 0 ? `{"bitrate":${Math.floor(r() * 1e6)},"url":"u${k}"}` : `{"url":"v${k}"}`);
-  const media = () => `{"id":${Math.floor(r() * 9e15)},"sizes":[${Array.from({ length: 1 + Math.floor(r() * 3) }, size).join(',')}],"variants":[${variant(0)},${variant(1)}],"box":[[[${r()},${r()}],[${r()},${r()}]]]}`;
-  const record = () => `{"media":[${Array.from({ length: 1 + Math.floor(r() * 3) }, media).join(',')}],"n":${Math.floor(r() * 100)}}`;
+  const media = () =>
+    `{"id":${Math.floor(r() * 9e15)},"sizes":[${Array.from({ length: 1 + Math.floor(r() * 3) }, size).join(',')}],"variants":[${variant(0)},${variant(1)}],"box":[[[${r()},${r()}],[${r()},${r()}]]]}`;
+  const record = () =>
+    `{"media":[${Array.from({ length: 1 + Math.floor(r() * 3) }, media).join(',')}],"n":${Math.floor(r() * 100)}}`;
   for (const rules of rulesList) {
     const w = worker(rules);
     let matched = 0;
@@ -366,7 +485,20 @@ test('an array column takes the matched bytes when JSON.stringify would write th
   const verbatim = [0, 1, 1, 1, 0];
   const w = worker();
   w.offer(texts[0]!);
-  const spec: FileSpec = { kind: 'version', dir: 'v', versionId: 'v', shapeHash: null, keys: [], rows: texts.length, columns: [{ name: 'a', segments: ['a'], type: 'json' }, { name: 'e', segments: ['e'], type: 'json' }, { name: 'a2', segments: ['a'], type: 'string' }, { name: 'n', segments: ['n'], type: 'number' }] };
+  const spec: FileSpec = {
+    kind: 'version',
+    dir: 'v',
+    versionId: 'v',
+    shapeHash: null,
+    keys: [],
+    rows: texts.length,
+    columns: [
+      { name: 'a', segments: ['a'], type: 'json' },
+      { name: 'e', segments: ['e'], type: 'json' },
+      { name: 'a2', segments: ['a'], type: 'string' },
+      { name: 'n', segments: ['n'], type: 'number' },
+    ],
+  };
   let template: Template | null = null;
   const layouts = new FieldLayouts();
   const fields = () => new SpeculativeFields(layouts);
@@ -388,7 +520,12 @@ test('an array column takes the matched bytes when JSON.stringify would write th
   });
   assert.deepEqual(
     f!.buildersFor(spec2!)!.map((c) => [...c.vector()]),
-    [texts.map((t) => JSON.stringify((JSON.parse(t) as { a: unknown }).a)), texts.map(() => '{}'), texts.map(() => null), [1, 2, 3, 4, 5]],
+    [
+      texts.map((t) => JSON.stringify((JSON.parse(t) as { a: unknown }).a)),
+      texts.map(() => '{}'),
+      texts.map(() => null),
+      [1, 2, 3, 4, 5],
+    ],
   );
   // A skeleton with whitespace or integer-like keys is never its own JSON.stringify text.
   for (const text of ['{"a":[ {"s":"x"} ]}', '{"a":[{"s": "x"}]}', '{"a":[{"b":1,"2":3}]}']) {
@@ -398,10 +535,20 @@ test('an array column takes the matched bytes when JSON.stringify would write th
     assert.ok(one.templates.match(b, 0, b.length), text);
     assert.equal(one.templates.values.escaped[0], 1, text);
     const layout = new FieldLayouts();
-    const s2: FileSpec = { ...spec, dir: 'x', rows: 1, keys: [one.templates.match(b, 0, b.length)!.key], columns: [spec.columns[0]!] };
+    const s2: FileSpec = {
+      ...spec,
+      dir: 'x',
+      rows: 1,
+      keys: [one.templates.match(b, 0, b.length)!.key],
+      columns: [spec.columns[0]!],
+    };
     layout.learn([s2]);
     const sf = new SpeculativeFields(layout);
     sf.takeMatch(one.templates.match(b, 0, b.length)!, one.templates.values, b, 0, b.length);
-    assert.deepEqual([...sf.buildersFor(s2)![0]!.vector()], [JSON.stringify((JSON.parse(text) as { a: unknown }).a)], text);
+    assert.deepEqual(
+      [...sf.buildersFor(s2)![0]!.vector()],
+      [JSON.stringify((JSON.parse(text) as { a: unknown }).a)],
+      text,
+    );
   }
 });

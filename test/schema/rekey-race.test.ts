@@ -18,7 +18,9 @@ test('a batch in flight when the rules change commits nothing stale and is re-ru
     const { spool, schema, collections } = srv.sluice.services;
     const f = await createIngestKey(srv, 'rekey race');
     const send = async (records: object[]) => {
-      const res = await ingest(srv.url, `key=${f.secret}&collection=events`, ndjson(records), { 'content-type': 'application/x-ndjson' });
+      const res = await ingest(srv.url, `key=${f.secret}&collection=events`, ndjson(records), {
+        'content-type': 'application/x-ndjson',
+      });
       assert.equal(res.status, 202, JSON.stringify(res.body));
     };
     // The real pool; once armed, the rules change (and the collection re-keys) right after the
@@ -41,7 +43,14 @@ test('a batch in flight when the rules change commits nothing stale and is re-ru
       },
       destroy: () => pool.destroy(),
     };
-    const runner = new PipelineRunner({ spool, collections: { byId: (id) => collections.byId(id) }, schema, pool: racingPool as unknown as WorkerPool, clock: systemClock, log: createLogger('silent') });
+    const runner = new PipelineRunner({
+      spool,
+      collections: { byId: (id) => collections.byId(id) },
+      schema,
+      pool: racingPool as unknown as WorkerPool,
+      clock: systemClock,
+      log: createLogger('silent'),
+    });
     runner.start();
     await send([{ m: { '2026-01-01': 1 } }]);
     assert.ok(await runner.idle(20_000));
@@ -59,7 +68,13 @@ test('a batch in flight when the rules change commits nothing stale and is re-ru
       versions.map((v) => [v.signature, v.row_count]),
       [['m:object', 3]],
     );
-    assert.deepEqual(schema.db.versions.list(collection().id).filter((v) => v.merged_into === null).map((v) => v.signature), ['m:object']);
+    assert.deepEqual(
+      schema.db.versions
+        .list(collection().id)
+        .filter((v) => v.merged_into === null)
+        .map((v) => v.signature),
+      ['m:object'],
+    );
     assert.equal(schema.unprocessable(collection().id).length, 0);
     const docs = await srv.get(`/v1/projects/${f.projectId}/collections/${collection().id}/docs?limit=10`);
     assert.equal(docs.body.data.length, 3);

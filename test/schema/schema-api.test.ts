@@ -16,7 +16,9 @@ describe('collection schemas over HTTP', () => {
   const col = () => `/v1/projects/${f.projectId}/collections/${collectionId}`;
 
   const send = async (records: object[], collection = 'events') => {
-    const res = await ingest(srv.url, `key=${f.secret}&collection=${collection}`, ndjson(records), { 'content-type': 'application/x-ndjson' });
+    const res = await ingest(srv.url, `key=${f.secret}&collection=${collection}`, ndjson(records), {
+      'content-type': 'application/x-ndjson',
+    });
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000), 'the pipeline drains the spool');
   };
@@ -54,7 +56,10 @@ describe('collection schemas over HTTP', () => {
 
   it('recurring after the gap settles the version; settling again answers request_no_update', async () => {
     clock.advance(2 * HOUR);
-    await send([{ kind: 'click', x: 2, user: { id: 'u2' } }, { kind: 'view', page: '/a' }]);
+    await send([
+      { kind: 'click', x: 2, user: { id: 'u2' } },
+      { kind: 'view', page: '/a' },
+    ]);
     const settled = await srv.get(`${col()}/schemas?state=settled`);
     assert.equal(settled.body.data.length, 1);
     assert.equal(settled.body.data[0].settled_by, 'recurrence');
@@ -94,10 +99,17 @@ describe('collection schemas over HTTP', () => {
   it('docs: documents as sent, newest first, filtered by version and time, paginated', async () => {
     const all = await srv.get(`${col()}/docs`);
     assert.equal(all.status, 200, JSON.stringify(all.body));
-    assert.deepEqual(all.body.data, [{ kind: 'view', page: '/a' }, { kind: 'click', x: 2, user: { id: 'u2' } }, { kind: 'click', x: 1, user: { id: 'u1' } }]);
+    assert.deepEqual(all.body.data, [
+      { kind: 'view', page: '/a' },
+      { kind: 'click', x: 2, user: { id: 'u2' } },
+      { kind: 'click', x: 1, user: { id: 'u1' } },
+    ]);
     const v1 = (await srv.get(`${col()}/schemas?state=settled`)).body.data.find((v: any) => v.version === 1);
     const clicks = await srv.get(`${col()}/docs?schema_version_id=${v1.id}`);
-    assert.deepEqual(clicks.body.data.map((d: any) => d.x), [2, 1]);
+    assert.deepEqual(
+      clicks.body.data.map((d: any) => d.x),
+      [2, 1],
+    );
     const p1 = await srv.get(`${col()}/docs?limit=2`);
     assert.equal(p1.body.data.length, 2);
     const p2 = await srv.get(`${col()}/docs?limit=2&after=${p1.body.pagination!.next_cursor}`);
@@ -122,12 +134,19 @@ describe('collection schemas over HTTP', () => {
   it('schema_report and schema_preview: invented keys are proposed; preview changes nothing', async () => {
     const days = ['2026-02-01', '2026-02-02', '2026-02-03', '2026-02-04', '2026-02-05'];
     // schema_detector manual holds the proposal for a person.
-    const created = await srv.post(`/v1/projects/${f.projectId}/collections`, { name: 'stats', slug: 'stats', source_id: f.sourceId });
+    const created = await srv.post(`/v1/projects/${f.projectId}/collections`, {
+      name: 'stats',
+      slug: 'stats',
+      source_id: f.sourceId,
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     const stats = created.body.data.id;
     const base = `/v1/projects/${f.projectId}/collections/${stats}`;
     assert.equal((await srv.post(base, { schema_detector: 'manual' })).status, 200);
-    await send(days.map((d) => ({ id: 1, daily: { total: 1, [d]: { n: 1 } } })), 'stats');
+    await send(
+      days.map((d) => ({ id: 1, daily: { total: 1, [d]: { n: 1 } } })),
+      'stats',
+    );
     const report = await srv.get(`${base}/schema_report`);
     assert.equal(report.status, 200);
     const r = report.body.data;
@@ -163,7 +182,10 @@ describe('collection schemas over HTTP', () => {
 
   it('schema_detector auto applies a safe proposal by itself', async () => {
     const days = ['2026-02-01', '2026-02-02', '2026-02-03', '2026-02-04'];
-    await send(days.map((d) => ({ id: 1, by_day: { [d]: 1 } })), 'auto');
+    await send(
+      days.map((d) => ({ id: 1, by_day: { [d]: 1 } })),
+      'auto',
+    );
     const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
     const c = list.body.data.find((x: any) => x.slug === 'auto');
     assert.deepEqual(c.schema_opaque_paths, [['by_day']]);
@@ -176,7 +198,12 @@ describe('collection schemas over HTTP', () => {
     // Deeper than docs nest (512) yet within what the ingest front accepts (1,000 levels);
     // deeper records reaching the pipeline are covered in poison-batch.test.ts.
     const deep = '{"a":'.repeat(900) + '1' + '}'.repeat(900);
-    const res = await ingest(srv.url, `key=${f.secret}&collection=bad`, deep + '\n' + JSON.stringify({ ['k'.repeat(100_000)]: 1, big: 1e300 }) + '\n', { 'content-type': 'application/x-ndjson' });
+    const res = await ingest(
+      srv.url,
+      `key=${f.secret}&collection=bad`,
+      deep + '\n' + JSON.stringify({ ['k'.repeat(100_000)]: 1, big: 1e300 }) + '\n',
+      { 'content-type': 'application/x-ndjson' },
+    );
     assert.equal(res.status, 202, JSON.stringify(res.body));
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
@@ -186,7 +213,10 @@ describe('collection schemas over HTTP', () => {
     const docs = await srv.get(`/v1/projects/${f.projectId}/collections/${bad}/docs`);
     assert.equal(docs.status, 200);
     assert.equal(docs.body.data.length, 2);
-    assert.ok(docs.body.data.some((d: unknown) => typeof d === 'string' && d === deep), 'a document too deep to nest is returned as its JSON text');
+    assert.ok(
+      docs.body.data.some((d: unknown) => typeof d === 'string' && d === deep),
+      'a document too deep to nest is returned as its JSON text',
+    );
   });
 
   it('retention counts from arrival: a backfill of old events is kept like any other rows', async () => {
@@ -195,7 +225,9 @@ describe('collection schemas over HTTP', () => {
     await srv.sluice.services.pipeline!.sweepRetention();
     const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
     const backfill = list.body.data.find((c: any) => c.slug === 'backfill').id;
-    assert.deepEqual((await srv.get(`/v1/projects/${f.projectId}/collections/${backfill}/docs`)).body.data, [{ old: 1, timestamp: '2020-01-01T00:00:00Z' }]);
+    assert.deepEqual((await srv.get(`/v1/projects/${f.projectId}/collections/${backfill}/docs`)).body.data, [
+      { old: 1, timestamp: '2020-01-01T00:00:00Z' },
+    ]);
   });
 
   it('rows without a settled version go after schema_unclassified_retention_days; settled rows stay', async () => {
@@ -209,7 +241,12 @@ describe('collection schemas over HTTP', () => {
     const stale = await srv.get(`/v1/projects/${f.projectId}/collections/${bad}/schemas?state=stale`);
     assert.equal(stale.body.data.length, 2, 'candidates unseen for stale_after_ms read as stale');
     const staleAfter = list.body.data.find((c: any) => c.slug === 'bad').schema_stale_after_ms;
-    for (const v of stale.body.data) assert.equal(v.stale_at, new Date(Date.parse(v.last_seen_at) + staleAfter).toISOString(), 'stale_at says when it went stale');
+    for (const v of stale.body.data)
+      assert.equal(
+        v.stale_at,
+        new Date(Date.parse(v.last_seen_at) + staleAfter).toISOString(),
+        'stale_at says when it went stale',
+      );
   });
 
   it('versions open in order of first sight, within one request too; a later subset joins the earlier version', async () => {
@@ -217,7 +254,13 @@ describe('collection schemas over HTTP', () => {
     const list = await srv.get(`/v1/projects/${f.projectId}/collections`);
     const id = list.body.data.find((c: any) => c.slug === 'order').id;
     const res = await srv.get(`/v1/projects/${f.projectId}/collections/${id}/schemas?sort=asc`);
-    assert.deepEqual(res.body.data.map((v: any) => [v.version, v.signature, v.row_count]), [[1, 'a:number,b:string', 2], [2, 'c:boolean', 1]]);
+    assert.deepEqual(
+      res.body.data.map((v: any) => [v.version, v.signature, v.row_count]),
+      [
+        [1, 'a:number,b:string', 2],
+        [2, 'c:boolean', 1],
+      ],
+    );
   });
 
   it('another team cannot see the schemas (404)', async () => {

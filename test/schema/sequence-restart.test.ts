@@ -17,7 +17,8 @@ describe('sequence numbers across restarts of a drained spool', () => {
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     assert.equal(srv.sluice.services.spool.pendingRecords(), 0, 'drained');
   };
-  const docs = async () => (await srv.get(`/v1/projects/${f.projectId}/collections/${collectionId}/docs?sort=asc`)).body.data;
+  const docs = async () =>
+    (await srv.get(`/v1/projects/${f.projectId}/collections/${collectionId}/docs?sort=asc`)).body.data;
 
   before(async () => {
     srv = await TestServer.start({ env: { SLUICE_WORKERS: '1' } });
@@ -27,10 +28,15 @@ describe('sequence numbers across restarts of a drained spool', () => {
 
   it('continue past every number used before, so no file is overwritten', async () => {
     await send({ n: 1 });
-    collectionId = (await srv.get(`/v1/projects/${f.projectId}/collections`)).body.data.find((c: any) => c.slug === 'seq').id;
+    collectionId = (await srv.get(`/v1/projects/${f.projectId}/collections`)).body.data.find(
+      (c: any) => c.slug === 'seq',
+    ).id;
     const first = srv.sluice.services.spool.lastSeq();
     await srv.restart();
-    assert.ok(srv.sluice.services.spool.lastSeq() >= first, `${srv.sluice.services.spool.lastSeq()} after restart, ${first} before`);
+    assert.ok(
+      srv.sluice.services.spool.lastSeq() >= first,
+      `${srv.sluice.services.spool.lastSeq()} after restart, ${first} before`,
+    );
     await send({ n: 2 });
     assert.deepEqual(await docs(), [{ n: 1 }, { n: 2 }]);
   });

@@ -15,8 +15,17 @@ import type { CollectionRecord } from '../../src/catalog/records.js';
 
 const NDJSON = { 'content-type': 'application/x-ndjson' };
 
-async function collection(srv: TestServer, f: IngestFixture, slug: string, settings: Record<string, unknown>): Promise<{ id: string; base: string }> {
-  const created = await srv.post(`/v1/projects/${f.projectId}/collections`, { name: slug, slug, source_id: f.sourceId });
+async function collection(
+  srv: TestServer,
+  f: IngestFixture,
+  slug: string,
+  settings: Record<string, unknown>,
+): Promise<{ id: string; base: string }> {
+  const created = await srv.post(`/v1/projects/${f.projectId}/collections`, {
+    name: slug,
+    slug,
+    source_id: f.sourceId,
+  });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const base = `/v1/projects/${f.projectId}/collections/${created.body.data.id}`;
   const upd = await srv.post(base, settings);
@@ -38,7 +47,12 @@ test('E: unclassified shapes past the cap are not recorded; samples bounded; rep
     const { id, base } = await collection(srv, f, 'many', { schema_candidate_pool: pool, schema_detector: 'manual' });
     const total = UNCLASSIFIED_SHAPE_CAP + pool + 9_936; // 20,000 distinct shapes
     for (let i = 0; i < total; i += 10_000) {
-      await send(srv, f, 'many', Array.from({ length: Math.min(10_000, total - i) }, (_, j) => ({ [`k${i + j}`]: 1 })));
+      await send(
+        srv,
+        f,
+        'many',
+        Array.from({ length: Math.min(10_000, total - i) }, (_, j) => ({ [`k${i + j}`]: 1 })),
+      );
     }
     const svc = srv.sluice.services.schema;
     const c = srv.sluice.services.collections.byId(id)!;
@@ -46,9 +60,17 @@ test('E: unclassified shapes past the cap are not recorded; samples bounded; rep
     assert.equal(book.live().length, pool);
     assert.equal(book.heldUnclassified().shapes, UNCLASSIFIED_SHAPE_CAP);
     assert.equal(book.shapes.size, UNCLASSIFIED_SHAPE_CAP + pool);
-    assert.equal(svc.db.shapes.list(id).length, UNCLASSIFIED_SHAPE_CAP + pool, 'LMDB holds no more shape records than the book');
+    assert.equal(
+      svc.db.shapes.list(id).length,
+      UNCLASSIFIED_SHAPE_CAP + pool,
+      'LMDB holds no more shape records than the book',
+    );
     const samples = [...book.shapes.values()].filter((s) => s.sample !== null).length;
-    assert.equal(samples, pool + UNCLASSIFIED_SAMPLE_CAP, 'samples only for versions and the first unclassified shapes');
+    assert.equal(
+      samples,
+      pool + UNCLASSIFIED_SAMPLE_CAP,
+      'samples only for versions and the first unclassified shapes',
+    );
 
     const report = await srv.get(`${base}/schema_report`);
     assert.equal(report.status, 200);
@@ -56,7 +78,11 @@ test('E: unclassified shapes past the cap are not recorded; samples bounded; rep
     assert.equal(u.rows, total - pool, 'every row without a version is counted');
     assert.equal(u.shapes_exact, false);
     assert.ok(u.shapes >= UNCLASSIFIED_SHAPE_CAP && u.shapes <= total - pool, JSON.stringify(u));
-    assert.equal(report.body.data.shapes.before, UNCLASSIFIED_SHAPE_CAP + pool, 'the report reads the recorded shapes only');
+    assert.equal(
+      report.body.data.shapes.before,
+      UNCLASSIFIED_SHAPE_CAP + pool,
+      'the report reads the recorded shapes only',
+    );
     assert.equal(report.body.data.keys_look_like_data, true);
 
     // Cached per book revision: the same report object until the shapes change.
@@ -117,7 +143,11 @@ test('G2: an unclassified shape classified when the pool has room counts its ear
     assert.equal(v2.row_count, 4);
     const docs = await srv.get(`${base}/docs?schema_version_id=${v2.id}`);
     assert.equal(docs.body.data.length, 4);
-    assert.deepEqual((await srv.get(`${base}/schema_report`)).body.data.unclassified, { shapes: 0, rows: 0, shapes_exact: true });
+    assert.deepEqual((await srv.get(`${base}/schema_report`)).body.data.unclassified, {
+      shapes: 0,
+      rows: 0,
+      shapes_exact: true,
+    });
   } finally {
     await srv.stop();
   }
@@ -153,12 +183,24 @@ test('G4: schema_identity_limit holds when a hand settle and a batch settle race
     let n = 0;
     const newId = () => `sch_${String(++n).padStart(20, '0')}`;
     const setup = async (slug: string) => {
-      const { id, base } = await collection(srv, f, slug, { schema_identity_limit: 1, schema_bulk_rows: 10, schema_detector: 'manual' });
+      const { id, base } = await collection(srv, f, slug, {
+        schema_identity_limit: 1,
+        schema_bulk_rows: 10,
+        schema_detector: 'manual',
+      });
       const c = srv.sluice.services.collections.byId(id)! as CollectionRecord;
       const fp = new Fingerprinter(rulesOf(c));
       const sight = (record: Record<string, unknown>, rows: number, atMs: number): Sighting => {
         const shape = fp.describe(record) as Shape;
-        return { key: fp.fingerprint(record), hash: shape.hash, rows, firstMs: atMs, lastMs: atMs, shape, sample: JSON.stringify(record) };
+        return {
+          key: fp.fingerprint(record),
+          hash: shape.hash,
+          rows,
+          firstMs: atMs,
+          lastMs: atMs,
+          shape,
+          sample: JSON.stringify(record),
+        };
       };
       const book = await svc.book(c);
       const now = Date.now();
@@ -168,7 +210,8 @@ test('G4: schema_identity_limit holds when a hand settle and a batch settle race
       };
       await commit(book.planBatch([sight({ a: 1 }, 1, now), sight({ b: 1 }, 1, now)], now, c, newId), true);
       const [va, vb] = book.live().sort((x, y) => x.version - y.version);
-      const settledInStore = () => svc.db.versions.list(id).filter((v) => v.merged_into === null && v.state === 'settled').length;
+      const settledInStore = () =>
+        svc.db.versions.list(id).filter((v) => v.merged_into === null && v.state === 'settled').length;
       return { c, base, book, sight, commit, va: va!, vb: vb!, now, settledInStore };
     };
 
@@ -195,7 +238,12 @@ test('G4: schema_identity_limit holds when a hand settle and a batch settle race
     // (without reading it back: book.ts `settledBefore`), with its rows, and it still holds the limit.
     const three = await setup('race-three');
     assert.equal((await srv.post(`${three.base}/schemas/${three.va.id}`, { state: 'settled' })).status, 200);
-    const plan3 = three.book.planBatch([three.sight({ a: 1 }, 3, three.now + 1), three.sight({ b: 1 }, 10, three.now + 1)], three.now + 1, three.c, newId);
+    const plan3 = three.book.planBatch(
+      [three.sight({ a: 1 }, 3, three.now + 1), three.sight({ b: 1 }, 10, three.now + 1)],
+      three.now + 1,
+      three.c,
+      newId,
+    );
     assert.deepEqual([...plan3.settledBefore!], [three.va.id]);
     await three.commit(plan3, true);
     const stored = svc.db.versions.get(three.c.id, three.va.id)!;
@@ -211,7 +259,10 @@ test('G4: schema_identity_limit holds when a hand settle and a batch settle race
     const plan4 = four.book.planBatch([four.sight({ a: 1 }, 2, four.now + 1)], four.now + 1, four.c, newId);
     assert.equal(plan4.handSettles, 0);
     await four.commit(plan4, true);
-    assert.deepEqual([svc.db.versions.get(four.c.id, four.va.id)!.state, svc.db.versions.get(four.c.id, four.va.id)!.row_count], ['candidate', 3]);
+    assert.deepEqual(
+      [svc.db.versions.get(four.c.id, four.va.id)!.state, svc.db.versions.get(four.c.id, four.va.id)!.row_count],
+      ['candidate', 3],
+    );
     await four.commit(four.book.planBatch([four.sight({ b: 1 }, 10, four.now + 2)], four.now + 2, four.c, newId), true);
     assert.equal(svc.db.versions.get(four.c.id, four.vb.id)!.state, 'settled');
     assert.equal(four.settledInStore(), 1);

@@ -18,7 +18,12 @@ const RULES: FingerprintRules = { opaquePaths: [['meta']], trackedPaths: [], max
 async function runBatch(
   dir: string,
   lines: string[],
-  opts: { typedColumns?: boolean; settings?: Partial<typeof DEFAULT_SCHEMA_SETTINGS>; book?: SchemaBook; seq?: number } = {},
+  opts: {
+    typedColumns?: boolean;
+    settings?: Partial<typeof DEFAULT_SCHEMA_SETTINGS>;
+    book?: SchemaBook;
+    seq?: number;
+  } = {},
 ): Promise<{ result: BatchResult; book: SchemaBook }> {
   const book = opts.book ?? new SchemaBook({ teamId: 't', projectId: 'p', collectionId: 'c' });
   const seq = opts.seq ?? 1;
@@ -32,7 +37,15 @@ async function runBatch(
   });
   const body = new TextEncoder().encode(lines.join('\n'));
   const result = await createBatchProcessor()(
-    { collectionId: 'c', projectId: 'p', rules: RULES, entries: [{ seq, received_at: T0 + seq, format: 'ndjson', body }], firstSeq: seq, lastSeq: seq, filesDir: dir },
+    {
+      collectionId: 'c',
+      projectId: 'p',
+      rules: RULES,
+      entries: [{ seq, received_at: T0 + seq, format: 'ndjson', body }],
+      firstSeq: seq,
+      lastSeq: seq,
+      filesDir: dir,
+    },
     resolution.resolve,
   );
   book.apply(resolution.plan()!);
@@ -66,8 +79,15 @@ test('version files carry one typed column per scalar leaf, JSON text for arrays
     // The version opens with the full shape; the next batch brings a subset and a null variant.
     const { result: first, book } = await runBatch(dir, lines.slice(0, 2));
     const { result: second } = await runBatch(dir, lines.slice(2), { book, seq: 2 });
-    assert.equal(book.live().length, 1, `every line joins one version: ${JSON.stringify(book.live().map((v) => v.signature))}`);
-    assert.deepEqual([...first.files, ...second.files].map((f) => f.kind), ['version', 'version']);
+    assert.equal(
+      book.live().length,
+      1,
+      `every line joins one version: ${JSON.stringify(book.live().map((v) => v.signature))}`,
+    );
+    assert.deepEqual(
+      [...first.files, ...second.files].map((f) => f.kind),
+      ['version', 'version'],
+    );
     const files = [...first.files, ...second.files].map((f) => join(dir, f.path));
     const file = files[1]!;
     const described = await query(`DESCRIBE SELECT * FROM read_parquet(${q(file)})`);
@@ -125,9 +145,16 @@ test('every version of a batch gets its own typed columns; unclassified shapes t
     }
     // Pool of 2: the third shape stays unclassified (its own file, still typed).
     const { result } = await runBatch(dir, lines, { settings: { schema_candidate_pool: 2 } });
-    assert.deepEqual(result.files.map((f) => `${f.kind}:${f.rows}`).sort(), ['unclassified:100', 'version:100', 'version:100']);
+    assert.deepEqual(result.files.map((f) => `${f.kind}:${f.rows}`).sort(), [
+      'unclassified:100',
+      'version:100',
+      'version:100',
+    ]);
     const files = result.files.map((f) => join(dir, f.path));
-    const columnsOf = async (f: string) => (await query(`DESCRIBE SELECT * FROM read_parquet(${q(f)})`)).map((r) => String(r[0])).filter((c) => !c.startsWith('_sluice_'));
+    const columnsOf = async (f: string) =>
+      (await query(`DESCRIBE SELECT * FROM read_parquet(${q(f)})`))
+        .map((r) => String(r[0]))
+        .filter((c) => !c.startsWith('_sluice_'));
     const sets = await Promise.all(files.map(columnsOf));
     assert.deepEqual(sets.map((s) => s.sort().join(',')).sort(), ['at.page,kind,x', 'kind,paid,price', 'other']);
     const sums = await query(
@@ -139,8 +166,12 @@ test('every version of a batch gets its own typed columns; unclassified shapes t
 
     const raw = mkdtempSync(join(tmpdir(), 'sluice-typed-raw-'));
     try {
-      const { result: r2 } = await runBatch(raw, lines, { typedColumns: false, settings: { schema_candidate_pool: 2 } });
-      for (const f of r2.files) assert.deepEqual(await columnsOf(join(raw, f.path)), [], 'documents-only files carry the envelope alone');
+      const { result: r2 } = await runBatch(raw, lines, {
+        typedColumns: false,
+        settings: { schema_candidate_pool: 2 },
+      });
+      for (const f of r2.files)
+        assert.deepEqual(await columnsOf(join(raw, f.path)), [], 'documents-only files carry the envelope alone');
     } finally {
       rmSync(raw, { recursive: true, force: true });
     }
@@ -182,8 +213,13 @@ test('a value nested 10,000 levels deep in a JSON column is null there, the batc
     // Typed down to max depth (6), both records have one shape.
     const lines = [`{"k":1,"deep":${deep}}`, '{"k":2,"deep":[[[[[[[]]]]]]]}'];
     const { result } = await runBatch(dir, lines);
-    assert.deepEqual(result.files.map((f) => `${f.kind}:${f.rows}`), ['version:2']);
-    const rows = await query(`SELECT k, deep, length(_sluice_doc) FROM read_parquet(${q(join(dir, result.files[0]!.path))}) ORDER BY k`);
+    assert.deepEqual(
+      result.files.map((f) => `${f.kind}:${f.rows}`),
+      ['version:2'],
+    );
+    const rows = await query(
+      `SELECT k, deep, length(_sluice_doc) FROM read_parquet(${q(join(dir, result.files[0]!.path))}) ORDER BY k`,
+    );
     assert.deepEqual(rows, [
       [1, null, BigInt(lines[0]!.length)],
       [2, '[[[[[[[]]]]]]]', BigInt(lines[1]!.length)],

@@ -12,7 +12,6 @@ function run(book: SchemaBook, sightings: Sighting[], nowMs: number, s: BookSett
   return plan;
 }
 
-
 test('a new shape opens a candidate; it settles when it recurs after the gap', () => {
   const book = new SchemaBook(owner);
   run(book, [sight({ a: 1 }, 5, T0)], T0);
@@ -43,7 +42,10 @@ test('a candidate goes stale when not seen within stale_after; settled never goe
   const book = new SchemaBook(owner);
   run(book, [sight({ c: 1 }, 1, T0), sight({ d: true }, 2000, T0)], T0);
   const later = T0 + 25 * HOUR;
-  const [cand, settledV] = [book.live().find((v) => v.fields[0]!.path === 'c')!, book.live().find((v) => v.fields[0]!.path === 'd')!];
+  const [cand, settledV] = [
+    book.live().find((v) => v.fields[0]!.path === 'c')!,
+    book.live().find((v) => v.fields[0]!.path === 'd')!,
+  ];
   assert.equal(effectiveState(cand, later, settings), 'stale');
   assert.equal(effectiveState(settledV, later * 10, settings), 'settled');
   run(book, [], later);
@@ -74,7 +76,10 @@ test('optional keys auto: a subset shape joins the version and marks the missing
   const v = book.live()[0]!;
   assert.equal(v.shape_count, 2);
   assert.equal(v.row_count, 4);
-  assert.deepEqual(v.fields.find((f) => f.path === 'c'), { path: 'c', type: 'boolean', optional: true });
+  assert.deepEqual(
+    v.fields.find((f) => f.path === 'c'),
+    { path: 'c', type: 'boolean', optional: true },
+  );
   assert.equal([...plan.assign.values()][0]!.versionId, v.id);
   const manual = new SchemaBook(owner);
   run(manual, [sight({ a: 1, b: 'x', c: true }, 1, T0)], T0, { ...settings, schema_optional_keys: 'manual' });
@@ -97,7 +102,11 @@ test('nulls auto: a null where the version has a type joins it', () => {
 
 test('past the candidate pool new shapes stay unclassified, and are classified when room appears', () => {
   const book = new SchemaBook(owner);
-  const plan = run(book, [1, 2, 3, 4, 5].map((i) => sight({ ['k' + i]: i }, 10 - i, T0)), T0);
+  const plan = run(
+    book,
+    [1, 2, 3, 4, 5].map((i) => sight({ ['k' + i]: i }, 10 - i, T0)),
+    T0,
+  );
   assert.equal(book.live().length, 3, 'candidate pool is 3');
   const unclassified = [...plan.assign.values()].filter((a) => a.versionId === null);
   assert.equal(unclassified.length, 2);

@@ -15,7 +15,16 @@ const KEY = 'slk_backup_test_key_00000000000000000000';
 /** A real server in a child process (the backup freezes it with SIGSTOP); resolves with its URL once listening. */
 function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [join(ROOT, 'dist/src/main.js')], {
-    env: { ...process.env, SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_DATA_DIR: dataDir, SLUICE_BOOTSTRAP_KEY: KEY, SLUICE_LOG_LEVEL: 'info', SLUICE_WORKERS: '1', SLUICE_ADMIN_PASSWORD: 'admin-password' },
+    env: {
+      ...process.env,
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_DATA_DIR: dataDir,
+      SLUICE_BOOTSTRAP_KEY: KEY,
+      SLUICE_LOG_LEVEL: 'info',
+      SLUICE_WORKERS: '1',
+      SLUICE_ADMIN_PASSWORD: 'admin-password',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   return new Promise((resolve, reject) => {
@@ -36,7 +45,11 @@ function startChild(dataDir: string): Promise<{ child: ChildProcess; url: string
 }
 
 async function api(url: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(url + path, { method, headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${KEY}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
   const env = (await res.json()) as { data: any; error: unknown; pagination: { next_cursor: string | null } | null };
   if (!res.ok) throw new Error(`${method} ${path}: ${JSON.stringify(env.error)}`);
   return env;
@@ -53,7 +66,8 @@ test('a live data dir backed up under ingest (scripts/backup-live.mjs) restores 
   t.after(() => child.kill('SIGKILL'));
   const project = (await api(url, 'POST', '/v1/projects', { name: 'Backup' })).data;
   const source = (await api(url, 'POST', `/v1/projects/${project.id}/sources`, { name: 'web' })).data;
-  const ingestKey = (await api(url, 'POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {})).data.key as string;
+  const ingestKey = (await api(url, 'POST', `/v1/projects/${project.id}/sources/${source.id}/ingest_keys`, {})).data
+    .key as string;
 
   // Four producers, 5 records a request, each remembering when its 202 arrived.
   const acked = new Map<string, number>();
@@ -61,7 +75,11 @@ test('a live data dir backed up under ingest (scripts/backup-live.mjs) restores 
   const producer = async (w: number) => {
     for (let n = 0; !stop && n < 100_000; n++) {
       const ids = Array.from({ length: 5 }, (_, k) => `w${w}-${n}-${k}`);
-      const res = await fetch(`${url}/ingest?key=${ingestKey}&collection=events`, { method: 'POST', headers: { 'content-type': 'application/x-ndjson' }, body: ids.map((id) => JSON.stringify({ id, w })).join('\n') });
+      const res = await fetch(`${url}/ingest?key=${ingestKey}&collection=events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson' },
+        body: ids.map((id) => JSON.stringify({ id, w })).join('\n'),
+      });
       await res.text();
       if (res.status === 202) for (const id of ids) acked.set(id, Date.now());
     }
@@ -69,7 +87,11 @@ test('a live data dir backed up under ingest (scripts/backup-live.mjs) restores 
   const producers = [0, 1, 2, 3].map(producer);
   await sleep(1500);
 
-  const backup = spawn(process.execPath, [join(ROOT, 'scripts/backup-live.mjs'), '--pid', String(child.pid), dataDir, backupDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const backup = spawn(
+    process.execPath,
+    [join(ROOT, 'scripts/backup-live.mjs'), '--pid', String(child.pid), dataDir, backupDir],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   let out = '';
   backup.stdout!.on('data', (d) => (out += d));
   const code = await new Promise<number | null>((r) => backup.on('exit', r));
@@ -85,22 +107,43 @@ test('a live data dir backed up under ingest (scripts/backup-live.mjs) restores 
   child.kill('SIGTERM');
 
   // Restore: a server on the copy processes what was spooled and serves everything.
-  const restored = await startSluice({ config: loadConfig({ SLUICE_HOST: '127.0.0.1', SLUICE_PORT: '0', SLUICE_DATA_DIR: backupDir, SLUICE_LOG_LEVEL: 'silent', SLUICE_WORKERS: '1' }) });
+  const restored = await startSluice({
+    config: loadConfig({
+      SLUICE_HOST: '127.0.0.1',
+      SLUICE_PORT: '0',
+      SLUICE_DATA_DIR: backupDir,
+      SLUICE_LOG_LEVEL: 'silent',
+      SLUICE_WORKERS: '1',
+    }),
+  });
   t.after(() => restored.stop());
   assert.ok(await restored.services.pipeline!.idle(60_000), 'the restored pipeline drains');
-  const collections = (await api(restored.url, 'GET', `/v1/projects/${project.id}/collections`)).data as { id: string; slug: string }[];
+  const collections = (await api(restored.url, 'GET', `/v1/projects/${project.id}/collections`)).data as {
+    id: string;
+    slug: string;
+  }[];
   const collection = collections.find((c) => c.slug === 'events')!;
   const seen = new Map<string, number>();
   let cursor: string | null = null;
   for (let page = 0; page < 1000; page++) {
-    const env = await api(restored.url, 'GET', `/v1/projects/${project.id}/collections/${collection.id}/docs?limit=200&sort=asc${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`);
+    const env = await api(
+      restored.url,
+      'GET',
+      `/v1/projects/${project.id}/collections/${collection.id}/docs?limit=200&sort=asc${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`,
+    );
     for (const doc of env.data as { id: string }[]) seen.set(doc.id, (seen.get(doc.id) ?? 0) + 1);
     cursor = env.pagination?.next_cursor ?? null;
     if (!cursor) break;
   }
-  t.diagnostic(`acknowledged before the backup: ${before.length}, after the thaw: ${afterThaw}, restored: ${seen.size}, pause ${result.pause_ms} ms`);
+  t.diagnostic(
+    `acknowledged before the backup: ${before.length}, after the thaw: ${afterThaw}, restored: ${seen.size}, pause ${result.pause_ms} ms`,
+  );
   const missing = before.filter((id) => !seen.has(id));
-  assert.deepEqual(missing.slice(0, 10), [], `${missing.length} of ${before.length} records acknowledged before the backup are missing`);
+  assert.deepEqual(
+    missing.slice(0, 10),
+    [],
+    `${missing.length} of ${before.length} records acknowledged before the backup are missing`,
+  );
   const twice = [...seen].filter(([, n]) => n > 1).map(([id]) => id);
   assert.deepEqual(twice.slice(0, 10), [], 'no record is stored twice');
 });

@@ -16,8 +16,13 @@ export function samples(text: string): Map<string, number> {
   return out;
 }
 
-async function scrape(srv: TestServer, token: string | null = undefined as never): Promise<{ status: number; type: string | null; text: string }> {
-  const res = await fetch(`${srv.url}/metrics`, { headers: token === null ? {} : { authorization: `Bearer ${token ?? 'slk_test_bootstrap_key_0000000000000000000'}` } });
+async function scrape(
+  srv: TestServer,
+  token: string | null = undefined as never,
+): Promise<{ status: number; type: string | null; text: string }> {
+  const res = await fetch(`${srv.url}/metrics`, {
+    headers: token === null ? {} : { authorization: `Bearer ${token ?? 'slk_test_bootstrap_key_0000000000000000000'}` },
+  });
   return { status: res.status, type: res.headers.get('content-type'), text: await res.text() };
 }
 
@@ -34,14 +39,23 @@ test('GET /metrics: a key with servers:read, else 401/403 in the envelope; publi
   assert.equal(good.status, 200);
   assert.match(good.type ?? '', /^text\/plain; version=0\.0\.4/);
   assert.match(good.text, /# TYPE sluice_ingest_requests_total counter/);
-  const json = await fetch(`${srv.url}/metrics?format=json`, { headers: { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' } });
+  const json = await fetch(`${srv.url}/metrics?format=json`, {
+    headers: { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' },
+  });
   assert.equal(json.status, 200);
-  const { samples: list } = (await json.json()) as { samples: { name: string; type: string; labels: Record<string, unknown>; value: number }[] };
+  const { samples: list } = (await json.json()) as {
+    samples: { name: string; type: string; labels: Record<string, unknown>; value: number }[];
+  };
   assert.ok(list.some((x) => x.name === 'sluice_spool_records' && x.type === 'gauge' && x.value === 0));
   assert.ok(list.some((x) => x.name === 'sluice_monitor_evaluation_lag_seconds_count' && x.type === 'histogram'));
-  const bad = await fetch(`${srv.url}/metrics?format=xml`, { headers: { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' } });
+  const bad = await fetch(`${srv.url}/metrics?format=xml`, {
+    headers: { authorization: 'Bearer slk_test_bootstrap_key_0000000000000000000' },
+  });
   assert.equal(bad.status, 400);
-  assert.equal(((await bad.json()) as { error: { details: { field: string }[] } }).error.details[0]!.field, 'query.format');
+  assert.equal(
+    ((await bad.json()) as { error: { details: { field: string }[] } }).error.details[0]!.field,
+    'query.format',
+  );
 
   const pub = await TestServer.start({ env: { SLUICE_PIPELINE: '0', SLUICE_METRICS_PUBLIC: '1' } });
   t.after(() => pub.stop());
@@ -55,20 +69,51 @@ test('GET /metrics: ingest by outcome and reason, spool depth and pipeline lag, 
   const fx = await createIngestKey(srv);
   const before = samples((await scrape(srv)).text);
   const at = (m: Map<string, number>, k: string) => m.get(k) ?? 0;
-  assert.equal((await ingest(srv.url, `key=${fx.secret}&collection=a`, ndjson([{ a: 1 }, { a: 2 }, { a: 3 }]), { 'content-type': 'application/x-ndjson' })).status, 202);
-  assert.equal((await ingest(srv.url, `key=${fx.secret}&collection=a`, '{"a":1}\nnot json\n', { 'content-type': 'application/x-ndjson' })).status, 400);
+  assert.equal(
+    (
+      await ingest(srv.url, `key=${fx.secret}&collection=a`, ndjson([{ a: 1 }, { a: 2 }, { a: 3 }]), {
+        'content-type': 'application/x-ndjson',
+      })
+    ).status,
+    202,
+  );
+  assert.equal(
+    (
+      await ingest(srv.url, `key=${fx.secret}&collection=a`, '{"a":1}\nnot json\n', {
+        'content-type': 'application/x-ndjson',
+      })
+    ).status,
+    400,
+  );
   assert.equal((await ingest(srv.url, `key=pik_nope&collection=a`, '{"a":1}')).status, 401);
   clock.advance(30_000);
   const r = await scrape(srv);
   const after = samples(r.text);
-  assert.equal(at(after, 'sluice_ingest_requests_total{outcome="accepted"}') - at(before, 'sluice_ingest_requests_total{outcome="accepted"}'), 1);
-  assert.equal(at(after, 'sluice_ingest_records_total{outcome="accepted"}') - at(before, 'sluice_ingest_records_total{outcome="accepted"}'), 3);
-  assert.equal(at(after, 'sluice_ingest_requests_total{outcome="refused",reason="frame_invalid"}') - at(before, 'sluice_ingest_requests_total{outcome="refused",reason="frame_invalid"}'), 1);
-  assert.equal(at(after, 'sluice_ingest_requests_total{outcome="refused",reason="auth_invalid_credentials"}') - at(before, 'sluice_ingest_requests_total{outcome="refused",reason="auth_invalid_credentials"}'), 1);
+  assert.equal(
+    at(after, 'sluice_ingest_requests_total{outcome="accepted"}') -
+      at(before, 'sluice_ingest_requests_total{outcome="accepted"}'),
+    1,
+  );
+  assert.equal(
+    at(after, 'sluice_ingest_records_total{outcome="accepted"}') -
+      at(before, 'sluice_ingest_records_total{outcome="accepted"}'),
+    3,
+  );
+  assert.equal(
+    at(after, 'sluice_ingest_requests_total{outcome="refused",reason="frame_invalid"}') -
+      at(before, 'sluice_ingest_requests_total{outcome="refused",reason="frame_invalid"}'),
+    1,
+  );
+  assert.equal(
+    at(after, 'sluice_ingest_requests_total{outcome="refused",reason="auth_invalid_credentials"}') -
+      at(before, 'sluice_ingest_requests_total{outcome="refused",reason="auth_invalid_credentials"}'),
+    1,
+  );
   assert.equal(after.get('sluice_spool_records'), 3);
   assert.ok(after.get('sluice_spool_bytes')! > 0);
   assert.equal(after.get('sluice_pipeline_lag_seconds'), 30, 'the oldest spooled entry is 30 s old');
-  for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'process_resident_memory_bytes']) assert.ok(after.has(name), name);
+  for (const name of ['nodejs_eventloop_lag_seconds', 'nodejs_heap_size_used_bytes', 'process_resident_memory_bytes'])
+    assert.ok(after.has(name), name);
   assert.match(r.text, /# TYPE nodejs_gc_duration_seconds histogram/);
   // Conventions: counters end in _total; every sluice_ family has a unit or is a count/ratio.
   for (const m of r.text.matchAll(/^# TYPE (sluice_\w+) (\w+)$/gm)) {
@@ -83,7 +128,14 @@ test('GET /metrics: pipeline batches by outcome and stage durations once records
   t.after(() => srv.stop());
   const fx = await createIngestKey(srv);
   const before = samples((await scrape(srv)).text);
-  assert.equal((await ingest(srv.url, `key=${fx.secret}&collection=a`, ndjson([{ a: 1 }, { a: 2 }]), { 'content-type': 'application/x-ndjson' })).status, 202);
+  assert.equal(
+    (
+      await ingest(srv.url, `key=${fx.secret}&collection=a`, ndjson([{ a: 1 }, { a: 2 }]), {
+        'content-type': 'application/x-ndjson',
+      })
+    ).status,
+    202,
+  );
   assert.ok(await srv.sluice.services.pipeline!.idle(30_000));
   const started = performance.now();
   const after = samples((await scrape(srv)).text);

@@ -24,27 +24,50 @@ async function freePort(): Promise<number> {
 
 const missing = !has('promtool') || !has('prometheus');
 
-test('GET /metrics passes `promtool check metrics` and a real Prometheus scrapes it with a key', { skip: missing ? 'the prometheus binaries are not installed (apt-get install prometheus)' : false }, async (t) => {
+test('GET /metrics passes `promtool check metrics` and a real Prometheus scrapes it with a key', {
+  skip: missing ? 'the prometheus binaries are not installed (apt-get install prometheus)' : false,
+}, async (t) => {
   const srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
   t.after(() => srv.stop());
   const fx = await createIngestKey(srv);
-  assert.equal((await ingest(srv.url, `key=${fx.secret}&collection=a`, ndjson([{ a: 1 }, { a: 2 }]), { 'content-type': 'application/x-ndjson' })).status, 202);
-  const text = await (await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` } })).text();
+  assert.equal(
+    (
+      await ingest(srv.url, `key=${fx.secret}&collection=a`, ndjson([{ a: 1 }, { a: 2 }]), {
+        'content-type': 'application/x-ndjson',
+      })
+    ).status,
+    202,
+  );
+  const text = await (
+    await fetch(`${srv.url}/metrics`, { headers: { authorization: `Bearer ${BOOTSTRAP_KEY}` } })
+  ).text();
   const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8' });
   assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
 
   const dir = mkdtempSync(join(tmpdir(), 'sluice-prom-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const port = await freePort();
-  writeFileSync(join(dir, 'prometheus.yml'), [
-    'global: { scrape_interval: 1s, scrape_timeout: 1s }',
-    'scrape_configs:',
-    '  - job_name: sluice',
-    `    authorization: { credentials: "${BOOTSTRAP_KEY}" }`,
-    `    static_configs: [{ targets: ["${new URL(srv.url).host}"] }]`,
-    '',
-  ].join('\n'));
-  const prom = spawn('prometheus', [`--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=error'], { stdio: 'ignore' });
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    [
+      'global: { scrape_interval: 1s, scrape_timeout: 1s }',
+      'scrape_configs:',
+      '  - job_name: sluice',
+      `    authorization: { credentials: "${BOOTSTRAP_KEY}" }`,
+      `    static_configs: [{ targets: ["${new URL(srv.url).host}"] }]`,
+      '',
+    ].join('\n'),
+  );
+  const prom = spawn(
+    'prometheus',
+    [
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=error',
+    ],
+    { stdio: 'ignore' },
+  );
   t.after(() => {
     prom.kill('SIGKILL');
   });

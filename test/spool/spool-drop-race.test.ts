@@ -6,7 +6,14 @@ import type { Spool, SpoolInput } from '../../src/spool/spool.js';
 describe('spool: dropping a collection while data is being written to it', () => {
   let srv: TestServer;
   const spool = (): Spool => srv.sluice.services.spool;
-  const entry = (collection: string, project: string): SpoolInput => ({ collection_id: collection, project_id: project, received_at: Date.now(), records: 3, format: 'ndjson', body: Buffer.from('{"a":1}\n{"a":2}\n{"a":3}\n') });
+  const entry = (collection: string, project: string): SpoolInput => ({
+    collection_id: collection,
+    project_id: project,
+    received_at: Date.now(),
+    records: 3,
+    format: 'ndjson',
+    body: Buffer.from('{"a":1}\n{"a":2}\n{"a":3}\n'),
+  });
 
   before(async () => {
     srv = await TestServer.start({ env: { SLUICE_PIPELINE: '0' } });
@@ -28,7 +35,10 @@ describe('spool: dropping a collection while data is being written to it', () =>
 
   it('an append issued after dropCollection is refused and stores nothing', async () => {
     const dropped = spool().dropCollection('col_race2');
-    await assert.rejects(spool().append(entry('col_race2', 'prj_race2')), (e: Error & { code?: string }) => e.code === 'source_deleted');
+    await assert.rejects(
+      spool().append(entry('col_race2', 'prj_race2')),
+      (e: Error & { code?: string }) => e.code === 'source_deleted',
+    );
     await dropped;
     assert.equal(spool().pendingRecords('prj_race2'), 0);
     assert.equal([...spool().scan()].filter((e) => e.collection_id === 'col_race2').length, 0);
@@ -49,7 +59,10 @@ describe('spool: dropping a collection while data is being written to it', () =>
     assert.ok(Date.now() - started < 1000);
     assert.equal(spool().pendingEntries('col_live'), 0, 'rebuilt from the index');
     assert.equal(spool().pendingRecords('prj_live'), 0);
-    assert.equal(spool().pendingRecords(), [...spool().scan()].reduce((n, e) => n + e.records, 0));
+    assert.equal(
+      spool().pendingRecords(),
+      [...spool().scan()].reduce((n, e) => n + e.records, 0),
+    );
   });
 
   it('a lease completing while its collection is dropped is fenced off, and every counter ends at zero, never below', async () => {

@@ -14,12 +14,18 @@ test('store transaction: a throwing callback commits nothing; after-commit hooks
   // Queued in the same event-loop turn: lmdb-js commits them together, yet each is its own unit.
   const a = store.transaction(() => {
     void db.put('a', 1);
-    store.afterCommit(() => seen.push('a committed'), () => seen.push('a failed'));
+    store.afterCommit(
+      () => seen.push('a committed'),
+      () => seen.push('a failed'),
+    );
     return 'a';
   });
   const b = store.transaction(() => {
     void db.put('b', 1);
-    store.afterCommit(() => seen.push('b committed'), () => seen.push('b failed'));
+    store.afterCommit(
+      () => seen.push('b committed'),
+      () => seen.push('b failed'),
+    );
     throw new Error('b aborts');
   });
   const c = store.transaction(() => {

@@ -54,8 +54,23 @@ describe('pipeline telemetry endpoints', () => {
     assert.equal(live.throughput_records, 3);
     assert.equal(live.errors, 4);
     assert.deepEqual(live.pipeline_error_counts, { empty_payload: 1, frame_invalid: 2, request_validation_failed: 1 });
-    for (const k of Object.keys(live.pipeline_error_counts)) assert.ok((PIPELINE_ERROR_REASONS as readonly string[]).includes(k));
-    const expected = ['observed_at', 'pending_records', 'processing_records', 'pending_observed_at', 'pending_is_estimated', 'state', 'contributing_servers', 'fresh_servers', 'window_start_at', 'window_end_at', 'throughput_records', 'errors', 'pipeline_error_counts'];
+    for (const k of Object.keys(live.pipeline_error_counts))
+      assert.ok((PIPELINE_ERROR_REASONS as readonly string[]).includes(k));
+    const expected = [
+      'observed_at',
+      'pending_records',
+      'processing_records',
+      'pending_observed_at',
+      'pending_is_estimated',
+      'state',
+      'contributing_servers',
+      'fresh_servers',
+      'window_start_at',
+      'window_end_at',
+      'throughput_records',
+      'errors',
+      'pipeline_error_counts',
+    ];
     for (const k of expected) assert.ok(k in live, `live pipeline has ${k}`);
   });
 
@@ -77,7 +92,10 @@ describe('pipeline telemetry endpoints', () => {
     assert.equal(agg.coverage_mode, null);
     assert.equal(agg.interval, 'minute');
     assert.deepEqual(agg.values, ['sum', 'average']);
-    assert.deepEqual(agg.series.map((s: any) => s.details.label), ['Pending', 'Throughput', 'Errors']);
+    assert.deepEqual(
+      agg.series.map((s: any) => s.details.label),
+      ['Pending', 'Throughput', 'Errors'],
+    );
     assert.equal(agg.series_total, 3);
     const [pending, throughput, errors] = agg.series;
     const m = (i: number) => new Date(T0 - 10_000 + i * MIN).toISOString();
@@ -92,7 +110,8 @@ describe('pipeline telemetry endpoints', () => {
     assert.equal(pending.records[m(-1)][1], null);
     assert.equal(agg.complete_through_at, m(2));
 
-    const hourly = (await srv.get(`/v1/projects/${f.projectId}/pipeline?start_at=${start}&end_at=${end}&interval=hour`)).body.data;
+    const hourly = (await srv.get(`/v1/projects/${f.projectId}/pipeline?start_at=${start}&end_at=${end}&interval=hour`))
+      .body.data;
     const hourKey = new Date(T0 - 10_000).toISOString();
     assert.deepEqual(Object.keys(hourly.series[1].records), [new Date(T0 - 10_000 - 3_600_000).toISOString(), hourKey]);
     assert.equal(hourly.series[1].records[hourKey][0], 8);
@@ -104,7 +123,9 @@ describe('pipeline telemetry endpoints', () => {
     assert.equal(def.end_at, new Date(clock.now()).toISOString());
 
     // The node is the project's server 0; its pipeline history is the same.
-    const server = await srv.get(`/v1/projects/${f.projectId}/servers/${localServerId(f.projectId)}/pipeline?start_at=${start}&end_at=${end}`);
+    const server = await srv.get(
+      `/v1/projects/${f.projectId}/servers/${localServerId(f.projectId)}/pipeline?start_at=${start}&end_at=${end}`,
+    );
     assert.equal(server.status, 200);
     assert.deepEqual(server.body.data.series[1].records, throughput.records);
     const other = await srv.get(`/v1/projects/${f.projectId}/servers/${f.projectId}_s1/pipeline`);
@@ -114,8 +135,14 @@ describe('pipeline telemetry endpoints', () => {
   it('validates the range and needs servers:read; other teams see 404', async () => {
     const bad = async (qs: string) => (await srv.get(`/v1/projects/${f.projectId}/pipeline?${qs}`)).body.error!;
     assert.equal((await bad('interval=day')).code, 'request_validation_failed');
-    assert.equal((await bad('start_at=2026-03-02T00:00:00Z&end_at=2026-03-01T00:00:00Z')).code, 'request_validation_failed');
-    assert.equal((await bad('start_at=2025-01-01T00:00:00Z&end_at=2026-03-01T00:00:00Z')).code, 'request_validation_failed');
+    assert.equal(
+      (await bad('start_at=2026-03-02T00:00:00Z&end_at=2026-03-01T00:00:00Z')).code,
+      'request_validation_failed',
+    );
+    assert.equal(
+      (await bad('start_at=2025-01-01T00:00:00Z&end_at=2026-03-01T00:00:00Z')).code,
+      'request_validation_failed',
+    );
     assert.equal((await bad('start_at=nope')).details[0].field, 'query.start_at');
     assert.equal((await bad('foo=1')).details[0].field, 'query.foo');
     const key = await srv.post('/v1/keys', { name: 'no servers', scopes: { projects: ['read'] } });

@@ -17,6 +17,10 @@ test('HARNESS_SOURCE is the text of isolate-program.js, found from the compiled 
 test('the program evaluates to install(transform, progress, maxOutputChars), which returns run', () => {
   const install = runInContext(HARNESS_SOURCE, createContext({})) as unknown;
   assert.equal(typeof install, 'function');
-  const run = (install as (t: unknown, p: SharedArrayBuffer, max: number) => unknown)((r: unknown) => r, new SharedArrayBuffer(12), 1 << 20);
+  const run = (install as (t: unknown, p: SharedArrayBuffer, max: number) => unknown)(
+    (r: unknown) => r,
+    new SharedArrayBuffer(12),
+    1 << 20,
+  );
   assert.equal(typeof run, 'function');
 });

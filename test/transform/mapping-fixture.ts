@@ -24,7 +24,10 @@ export function policyOf(p: Partial<MappingPolicy> = {}): MappingPolicy {
 
 /** Run a generated script the way a user's pasted copy would run: plain JS, `transform` its entry. */
 export function runScript(script: string, record: unknown): Record<string, unknown> {
-  const transform = new vm.Script(script + '\ntransform', { filename: 'transform.js' }).runInNewContext({}) as (r: unknown, ctx: unknown) => unknown;
+  const transform = new vm.Script(script + '\ntransform', { filename: 'transform.js' }).runInNewContext({}) as (
+    r: unknown,
+    ctx: unknown,
+  ) => unknown;
   // Through JSON: the result's objects belong to the script's realm.
   return JSON.parse(JSON.stringify(transform(record, {}))) as Record<string, unknown>;
 }

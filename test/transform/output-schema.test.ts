@@ -1,6 +1,14 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { coerceOutputs, coerceValue, inferOutputSchema, parseIsoDate, validateOutputSchema, type OutputField, type OutputFieldType } from '../../src/transform/output-schema.js';
+import {
+  coerceOutputs,
+  coerceValue,
+  inferOutputSchema,
+  parseIsoDate,
+  validateOutputSchema,
+  type OutputField,
+  type OutputFieldType,
+} from '../../src/transform/output-schema.js';
 
 const FAIL = Symbol('not coercible');
 
@@ -88,7 +96,13 @@ describe('coerceValue: the coercion table', () => {
 
 describe('parseIsoDate', () => {
   it('agrees with Date.parse on zoned ISO date-times', () => {
-    for (const s of ['2026-03-29T01:30:00Z', '1969-12-31T23:59:59.999Z', '2000-02-29T12:00:00+14:00', '1900-01-01T00:00:00-12:00', '9999-12-31T23:59:59.999Z']) {
+    for (const s of [
+      '2026-03-29T01:30:00Z',
+      '1969-12-31T23:59:59.999Z',
+      '2000-02-29T12:00:00+14:00',
+      '1900-01-01T00:00:00-12:00',
+      '9999-12-31T23:59:59.999Z',
+    ]) {
       assert.equal(parseIsoDate(s), Date.parse(s), s);
     }
   });
@@ -139,7 +153,10 @@ describe('coerceOutputs', () => {
 
   it('counts keys outside the schema per key; inherited names are not values', () => {
     const rows = [{ a: 1, b: 2 }, { a: 3 }, Object.create({ inherited: 1 }) as object];
-    const { columns, counts } = coerceOutputs(rows, [{ name: 'x', type: 'string' }, { name: 'constructor', type: 'string' }]);
+    const { columns, counts } = coerceOutputs(rows, [
+      { name: 'x', type: 'string' },
+      { name: 'constructor', type: 'string' },
+    ]);
     assert.deepEqual(counts.extra, { a: 2, b: 1 });
     assert.deepEqual(columns[1]!.values, [null, null, null]);
   });
@@ -147,21 +164,64 @@ describe('coerceOutputs', () => {
 
 describe('validateOutputSchema', () => {
   it('accepts a valid schema', () => {
-    assert.deepEqual(validateOutputSchema([{ name: 'id', type: 'number' }, { name: 'Country code', type: 'string', description: 'ISO 3166' }]), []);
+    assert.deepEqual(
+      validateOutputSchema([
+        { name: 'id', type: 'number' },
+        { name: 'Country code', type: 'string', description: 'ISO 3166' },
+      ]),
+      [],
+    );
   });
 
   const cases: Array<[string, unknown[], Array<[number, string | null, RegExp]>]> = [
-    ['an unknown type', [{ name: 'a', type: 'int' }], [[0, 'type', /must be one of string, number, boolean, date, array, null/]]],
-    ['a duplicate name (case-insensitive)', [{ name: 'a', type: 'string' }, { name: 'b', type: 'string' }, { name: 'A', type: 'number' }], [[2, 'name', /duplicates the name of field 0/]]],
-    ['a reserved query parameter', [{ name: 'limit', type: 'number' }, { name: 'Order_By', type: 'string' }], [[0, 'name', /reserved/], [1, 'name', /reserved/]]],
+    [
+      'an unknown type',
+      [{ name: 'a', type: 'int' }],
+      [[0, 'type', /must be one of string, number, boolean, date, array, null/]],
+    ],
+    [
+      'a duplicate name (case-insensitive)',
+      [
+        { name: 'a', type: 'string' },
+        { name: 'b', type: 'string' },
+        { name: 'A', type: 'number' },
+      ],
+      [[2, 'name', /duplicates the name of field 0/]],
+    ],
+    [
+      'a reserved query parameter',
+      [
+        { name: 'limit', type: 'number' },
+        { name: 'Order_By', type: 'string' },
+      ],
+      [
+        [0, 'name', /reserved/],
+        [1, 'name', /reserved/],
+      ],
+    ],
     ['the internal prefix', [{ name: '__seq', type: 'number' }], [[0, 'name', /must not start with "__"/]]],
     ['an empty name', [{ name: '', type: 'string' }], [[0, 'name', /must not be empty/]]],
     ['a 129-character name', [{ name: 'n'.repeat(129), type: 'string' }], [[0, 'name', /at most 128 characters/]]],
     ['a control character', [{ name: 'a\nb', type: 'string' }], [[0, 'name', /control characters/]]],
-    ['a 513-character description', [{ name: 'a', type: 'string', description: 'd'.repeat(513) }], [[0, 'description', /at most 512 characters/]]],
+    [
+      'a 513-character description',
+      [{ name: 'a', type: 'string', description: 'd'.repeat(513) }],
+      [[0, 'description', /at most 512 characters/]],
+    ],
     ['a non-string name', [{ name: 5, type: 'string' }], [[0, 'name', /must be a string/]]],
-    ['an entry that is not an object', [null, 'x'], [[0, null, /must be an object/], [1, null, /must be an object/]]],
-    ['an unknown property', [{ name: 'a', type: 'string', nullable: true }], [[0, null, /unknown property "nullable"/]]],
+    [
+      'an entry that is not an object',
+      [null, 'x'],
+      [
+        [0, null, /must be an object/],
+        [1, null, /must be an object/],
+      ],
+    ],
+    [
+      'an unknown property',
+      [{ name: 'a', type: 'string', nullable: true }],
+      [[0, null, /unknown property "nullable"/]],
+    ],
   ];
   for (const [what, fields, want] of cases) {
     it(`reports ${what}, with the index and the key at fault`, () => {
@@ -176,7 +236,10 @@ describe('validateOutputSchema', () => {
   }
 
   it('a name at 128 characters and a description at 512 are fine', () => {
-    assert.deepEqual(validateOutputSchema([{ name: 'n'.repeat(128), type: 'string', description: 'd'.repeat(512) }]), []);
+    assert.deepEqual(
+      validateOutputSchema([{ name: 'n'.repeat(128), type: 'string', description: 'd'.repeat(512) }]),
+      [],
+    );
   });
 });
 
@@ -184,7 +247,17 @@ describe('inferOutputSchema', () => {
   it('types each key from its values, in first-seen order', () => {
     const rows = [
       { id: 1, name: 'a', ok: true, at: '2026-01-01T00:00:00Z', tags: ['x'], obj: { a: 1 }, mixed: 1, empty: null },
-      { id: 2, name: 'b', ok: false, at: '2026-01-02T10:00:00.5+01:00', tags: [], obj: { b: 2 }, mixed: 'one', empty: null, late: 3 },
+      {
+        id: 2,
+        name: 'b',
+        ok: false,
+        at: '2026-01-02T10:00:00.5+01:00',
+        tags: [],
+        obj: { b: 2 },
+        mixed: 'one',
+        empty: null,
+        late: 3,
+      },
     ];
     assert.deepEqual(inferOutputSchema(rows), [
       { name: 'id', type: 'number' },
@@ -200,9 +273,17 @@ describe('inferOutputSchema', () => {
   });
 
   it('reads a key as a date only when every value is an ISO-8601 date-time', () => {
-    assert.deepEqual(inferOutputSchema([{ d: '2026-01-01T00:00:00Z' }, { d: 'soon' }]), [{ name: 'd', type: 'string' }]);
-    assert.deepEqual(inferOutputSchema([{ d: '2026-01-01' }]), [{ name: 'd', type: 'string' }], 'a date without a time stays a string');
-    assert.deepEqual(inferOutputSchema([{ d: '2026-01-01T00:00:00Z' }, { d: null }, {}]), [{ name: 'd', type: 'date' }]);
+    assert.deepEqual(inferOutputSchema([{ d: '2026-01-01T00:00:00Z' }, { d: 'soon' }]), [
+      { name: 'd', type: 'string' },
+    ]);
+    assert.deepEqual(
+      inferOutputSchema([{ d: '2026-01-01' }]),
+      [{ name: 'd', type: 'string' }],
+      'a date without a time stays a string',
+    );
+    assert.deepEqual(inferOutputSchema([{ d: '2026-01-01T00:00:00Z' }, { d: null }, {}]), [
+      { name: 'd', type: 'date' },
+    ]);
     assert.deepEqual(inferOutputSchema([{ d: '2026-01-01T00:00:00Z' }, { d: 5 }]), [{ name: 'd', type: 'string' }]);
   });
 
@@ -210,7 +291,10 @@ describe('inferOutputSchema', () => {
     const rows = [{ a: 1, limit: 5, __x: 1, A: 2 }, { b: 'late' }];
     assert.deepEqual(inferOutputSchema(rows, 1), [{ name: 'a', type: 'number' }]);
     const inferred = inferOutputSchema(rows);
-    assert.deepEqual(inferred, [{ name: 'a', type: 'number' }, { name: 'b', type: 'string' }]);
+    assert.deepEqual(inferred, [
+      { name: 'a', type: 'number' },
+      { name: 'b', type: 'string' },
+    ]);
     assert.deepEqual(validateOutputSchema(inferred), []);
   });
 });

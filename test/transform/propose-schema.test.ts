@@ -1,13 +1,41 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_OUTPUT_NAME, MAX_PROPOSED_FIELDS, RESERVED_QUERY_KEYS, nameFromPath, proposeOutputSchema } from '../../src/transform/propose-schema.js';
+import {
+  MAX_OUTPUT_NAME,
+  MAX_PROPOSED_FIELDS,
+  RESERVED_QUERY_KEYS,
+  nameFromPath,
+  proposeOutputSchema,
+} from '../../src/transform/propose-schema.js';
 import { fieldsOfRecord, versionOf } from './mapping-fixture.js';
 
-const names = (versions: Array<{ fields: ReturnType<typeof fieldsOfRecord> }>) => proposeOutputSchema(versions).map((f) => `${f.name}:${f.type}`);
+const names = (versions: Array<{ fields: ReturnType<typeof fieldsOfRecord> }>) =>
+  proposeOutputSchema(versions).map((f) => `${f.name}:${f.type}`);
 
 test('proposal: scalar leaves and arrays of scalars; objects, arrays of objects and null-only paths give none', () => {
-  const v = { fields: fieldsOfRecord({ id: 1, ok: true, name: 'n', gone: null, geo: { lat: 1.5 }, tags: ['a', 1], empty: [], rows: [{ sku: 'x', dims: { w: 1 } }], nested: [[1]] }) };
-  assert.deepEqual(names([v]), ['empty:array', 'geo_lat:number', 'id:number', 'name:string', 'ok:boolean', 'rows_dims_w:array', 'rows_sku:array', 'tags:array']);
+  const v = {
+    fields: fieldsOfRecord({
+      id: 1,
+      ok: true,
+      name: 'n',
+      gone: null,
+      geo: { lat: 1.5 },
+      tags: ['a', 1],
+      empty: [],
+      rows: [{ sku: 'x', dims: { w: 1 } }],
+      nested: [[1]],
+    }),
+  };
+  assert.deepEqual(names([v]), [
+    'empty:array',
+    'geo_lat:number',
+    'id:number',
+    'name:string',
+    'ok:boolean',
+    'rows_dims_w:array',
+    'rows_sku:array',
+    'tags:array',
+  ]);
 });
 
 test('proposal: paths in more versions first, then first sight; types merged across versions', () => {
@@ -19,7 +47,14 @@ test('proposal: paths in more versions first, then first sight; types merged acr
 });
 
 test('proposal: reserved query keys and taken names are renamed, internal names left out', () => {
-  const record: Record<string, unknown> = { __v: 1, _sluice_x: 1, _id: 'i', user: { name: 'a' }, user_name: 'b', 'user-name': 'c' };
+  const record: Record<string, unknown> = {
+    __v: 1,
+    _sluice_x: 1,
+    _id: 'i',
+    user: { name: 'a' },
+    user_name: 'b',
+    'user-name': 'c',
+  };
   for (const k of RESERVED_QUERY_KEYS) record[k] = 1;
   record['Limit'] = 2;
   const got = proposeOutputSchema([{ fields: fieldsOfRecord(record) }]).map((f) => f.name);
@@ -31,7 +66,10 @@ test('proposal: reserved query keys and taken names are renamed, internal names 
   assert.ok(!got.some((n) => n.startsWith('__') || n.startsWith('_sluice_')));
   assert.ok(got.includes('_id'));
   // Rendered paths sort `["user-name"]` before `user.name` and `user_name`.
-  assert.deepEqual(got.filter((n) => n.startsWith('user')), ['user_name', 'user_name_2', 'user_name_3']);
+  assert.deepEqual(
+    got.filter((n) => n.startsWith('user')),
+    ['user_name', 'user_name_2', 'user_name_3'],
+  );
   assert.equal(new Set(got).size, got.length);
 });
 
@@ -43,7 +81,10 @@ test('proposal: at most MAX_PROPOSED_FIELDS, names within MAX_OUTPUT_NAME', () =
   assert.equal(schema[0]!.name, 'f000');
   const long = 'k'.repeat(200);
   const twice = proposeOutputSchema([{ fields: fieldsOfRecord({ [long]: 1, [long + '!']: 2 }) }]).map((f) => f.name);
-  assert.deepEqual(twice.map((n) => n.length), [MAX_OUTPUT_NAME, MAX_OUTPUT_NAME]);
+  assert.deepEqual(
+    twice.map((n) => n.length),
+    [MAX_OUTPUT_NAME, MAX_OUTPUT_NAME],
+  );
   assert.notEqual(twice[0], twice[1]);
 });
 

@@ -13,7 +13,15 @@ const GENERATED = writeTransformScript({
   versionId: 'sch_1',
   versionNumber: 1,
   fields: [
-    { name: 'user', type: 'string', paths: [['user', 'screen_name'], ['user', 'name']], note: 'exact match' },
+    {
+      name: 'user',
+      type: 'string',
+      paths: [
+        ['user', 'screen_name'],
+        ['user', 'name'],
+      ],
+      note: 'exact match',
+    },
     { name: 'tags', type: 'array', paths: [['entities', 'hashtags', null, 'text']], note: 'leaf name' },
     { name: 'followers', type: 'number', paths: [['user', 'followers_count']], note: 'exact match' },
     { name: 'place', type: 'string', paths: [['place', 'full_name']], note: 'optional key' },
@@ -47,36 +55,75 @@ function cut(script: string, text: string): string {
 
 describe('script reads: what a script reads of its record', () => {
   it('follows static member chains, optional chains, literal keys and destructuring', () => {
-    assert.deepEqual(reads(NESTED_VIEW.script), { id_str: 'whole', user: { screen_name: 'whole', followers_count: 'whole' }, entities: { hashtags: 'whole' }, extended_entities: '?' });
+    assert.deepEqual(reads(NESTED_VIEW.script), {
+      id_str: 'whole',
+      user: { screen_name: 'whole', followers_count: 'whole' },
+      entities: { hashtags: 'whole' },
+      extended_entities: '?',
+    });
     assert.deepEqual(reads(FLAT_VIEW.script), { event: 'whole', ts: 'whole', ctx: { ip: 'whole', ua: 'whole' } });
-    assert.deepEqual(reads("function transform(r) { return { a: r?.a?.b, c: r['c'].d, e: r.items[0].name } }"), { a: { b: 'whole' }, c: { d: 'whole' }, items: { 0: { name: 'whole' } } });
-    assert.deepEqual(reads('function transform({ a, b: { c, d: { e = 1 } }, "f-g": h }, ctx) { return { a, c, e, h } }'), { a: 'whole', b: { c: 'whole', d: { e: 'whole' } }, 'f-g': 'whole' });
-    assert.deepEqual(reads('function transform(r) { const { x, y: [first] } = r.p; return { x, first } }'), { p: { x: 'whole', y: 'whole' } });
+    assert.deepEqual(reads("function transform(r) { return { a: r?.a?.b, c: r['c'].d, e: r.items[0].name } }"), {
+      a: { b: 'whole' },
+      c: { d: 'whole' },
+      items: { 0: { name: 'whole' } },
+    });
+    assert.deepEqual(
+      reads('function transform({ a, b: { c, d: { e = 1 } }, "f-g": h }, ctx) { return { a, c, e, h } }'),
+      { a: 'whole', b: { c: 'whole', d: { e: 'whole' } }, 'f-g': 'whole' },
+    );
+    assert.deepEqual(reads('function transform(r) { const { x, y: [first] } = r.p; return { x, first } }'), {
+      p: { x: 'whole', y: 'whole' },
+    });
     assert.deepEqual(reads('function transform(r = {}) { return { n: r.n } }'), { n: 'whole' });
     assert.equal(reads('function transform() { return { n: 1 } }'), '?');
   });
 
   it('gives whole what is used as a value: passed, returned, iterated, compared, keys of, read with a computed key, called on', () => {
-    assert.deepEqual(reads('function transform(r) { return { k: Object.keys(r.a), n: r.b.c.length } }'), { a: 'whole', b: { c: { length: 'whole' } } });
-    assert.deepEqual(reads('function transform(r) { return { t: r.tags.map((x) => x.id), u: r.user.name.toUpperCase() } }'), { tags: 'whole', user: { name: 'whole' } });
+    assert.deepEqual(reads('function transform(r) { return { k: Object.keys(r.a), n: r.b.c.length } }'), {
+      a: 'whole',
+      b: { c: { length: 'whole' } },
+    });
+    assert.deepEqual(
+      reads('function transform(r) { return { t: r.tags.map((x) => x.id), u: r.user.name.toUpperCase() } }'),
+      { tags: 'whole', user: { name: 'whole' } },
+    );
     assert.deepEqual(reads('function transform(r) { const k = "a"; return { v: r.m[k] } }'), { m: 'whole' });
-    assert.deepEqual(reads('function transform(r) { for (const x of r.list) {} for (const k in r.obj) {} return { s: `${r.t.u}`, e: r.p === r.q, i: "z" in r.w } }'), { list: 'whole', obj: 'whole', t: { u: 'whole' }, p: 'whole', q: 'whole', w: 'whole' });
+    assert.deepEqual(
+      reads(
+        'function transform(r) { for (const x of r.list) {} for (const k in r.obj) {} return { s: `${r.t.u}`, e: r.p === r.q, i: "z" in r.w } }',
+      ),
+      { list: 'whole', obj: 'whole', t: { u: 'whole' }, p: 'whole', q: 'whole', w: 'whole' },
+    );
     assert.deepEqual(reads('function transform(r) { const { a, ...rest } = r.o; return { a, rest } }'), { o: 'whole' });
-    assert.deepEqual(reads('function transform(r) { r.a.b = 1; r.c.n += 1; delete r.d.e; return { a: r.a.b, x: r.f || 0, y: r.g ?? 0 } }'), { a: { b: 'whole' }, c: { n: 'whole' }, d: '?', f: 'whole', g: 'whole' });
+    assert.deepEqual(
+      reads(
+        'function transform(r) { r.a.b = 1; r.c.n += 1; delete r.d.e; return { a: r.a.b, x: r.f || 0, y: r.g ?? 0 } }',
+      ),
+      { a: { b: 'whole' }, c: { n: 'whole' }, d: '?', f: 'whole', g: 'whole' },
+    );
   });
 
   it('gives objects only tested as "?" (typeof, !, == null, === undefined, tests, the left of &&)', () => {
     assert.deepEqual(
-      reads('function transform(r) { if (r.a) {} while (!r.b) break; return { c: typeof r.c, d: r.d == null, e: r.e !== undefined, f: r.f === void 0, g: r.g ? 1 : 0, h: r.h && r.h.i } }'),
+      reads(
+        'function transform(r) { if (r.a) {} while (!r.b) break; return { c: typeof r.c, d: r.d == null, e: r.e !== undefined, f: r.f === void 0, g: r.g ? 1 : 0, h: r.h && r.h.i } }',
+      ),
       { a: '?', b: '?', c: '?', d: '?', e: '?', f: '?', g: '?', h: { i: 'whole' } },
     );
   });
 
   it("reads a generated script's get(record, [keys]) helper calls as the paths they name", () => {
-    assert.deepEqual(reads(GENERATED), { user: { screen_name: 'whole', name: 'whole', followers_count: 'whole' }, entities: { hashtags: 'whole' }, place: { full_name: 'whole' } });
+    assert.deepEqual(reads(GENERATED), {
+      user: { screen_name: 'whole', name: 'whole', followers_count: 'whole' },
+      entities: { hashtags: 'whole' },
+      place: { full_name: 'whole' },
+    });
     // Only the helper exactly as generated: changed, it is the script's own code again.
     assert.equal(reads(GENERATED.replace('return value === undefined ? null : value;', 'return value;')), null);
-    assert.equal(reads(GENERATED.replace('get(record, ["place", "full_name"])', 'get(record, ["place", ctx.view_id])')), null);
+    assert.equal(
+      reads(GENERATED.replace('get(record, ["place", "full_name"])', 'get(record, ["place", ctx.view_id])')),
+      null,
+    );
     assert.equal(reads(GENERATED + '\nget = (v) => v;\n'), null);
   });
 
@@ -114,10 +161,12 @@ describe('script reads: what a script reads of its record', () => {
 });
 
 describe('record projection: the bytes given to the script', () => {
-  const script = 'function transform(r) { return { a: r.a, b: r.o.b, t: typeof r.big, l: r.list[0], z: r.s && r.s.z } }';
+  const script =
+    'function transform(r) { return { a: r.a, b: r.o.b, t: typeof r.big, l: r.list[0], z: r.s && r.s.z } }';
 
   it('keeps the keys read, in the order sent, with their bytes as sent; tested objects as {} and []', () => {
-    const rec = ' { "x" : [1, {"a": 2}], "o": {"c": "\\"}{", "b": 1.50e3}, "a": "é\\u00e9", "big": {"k": [1,2,3]}, "list": [ {"y": 1} ], "s": [], "q": null } ';
+    const rec =
+      ' { "x" : [1, {"a": 2}], "o": {"c": "\\"}{", "b": 1.50e3}, "a": "é\\u00e9", "big": {"k": [1,2,3]}, "list": [ {"y": 1} ], "s": [], "q": null } ';
     assert.equal(cut(script, rec), '{"o":{"b":1.50e3},"a":"é\\u00e9","big":{},"list":[ {"y": 1} ],"s":[]}');
     assert.equal(cut(script, '{"big":[1,2],"s":{"z":{"deep":true},"w":1}}'), '{"big":[],"s":{"z":{"deep":true}}}');
     assert.equal(cut(script, '{"a":null,"o":"text","big":7}'), '{"a":null,"o":"text","big":7}');
@@ -127,7 +176,10 @@ describe('record projection: the bytes given to the script', () => {
 
   it('matches keys sent with escapes, and long keys', () => {
     const long = 'k'.repeat(40);
-    assert.equal(cut(`function transform(r) { return { a: r.a, l: r.${long} } }`, `{"\\u0061":1,"b":2,"${long}":3}`), `{"\\u0061":1,"${long}":3}`);
+    assert.equal(
+      cut(`function transform(r) { return { a: r.a, l: r.${long} } }`, `{"\\u0061":1,"b":2,"${long}":3}`),
+      `{"\\u0061":1,"${long}":3}`,
+    );
   });
 
   it('gives the record whole when a key it reads is sent twice, or the bytes are not one object', () => {
@@ -155,8 +207,17 @@ describe('record projection: scripts answer the same over cut and whole records 
       const out = Buffer.alloc(bytes.length);
       return out.subarray(0, projectRecord(bytes, 0, bytes.length, p, out, 0)).toString();
     });
-    const whole = { ...batch(script, []), recordsText: texts.join('\u001e'), receivedAt: new Float64Array(texts.length).fill(1.7e12), timestamp: new Float64Array(texts.length).fill(1.7e12) };
-    return { whole: sb.run(whole), cut: sb.run({ ...whole, scriptHash: `${script}#cut`, recordsText: cutTexts.join('\u001e') }), saved: texts.join('').length - cutTexts.join('').length };
+    const whole = {
+      ...batch(script, []),
+      recordsText: texts.join('\u001e'),
+      receivedAt: new Float64Array(texts.length).fill(1.7e12),
+      timestamp: new Float64Array(texts.length).fill(1.7e12),
+    };
+    return {
+      whole: sb.run(whole),
+      cut: sb.run({ ...whole, scriptHash: `${script}#cut`, recordsText: cutTexts.join('\u001e') }),
+      saved: texts.join('').length - cutTexts.join('').length,
+    };
   }
 
   it('the bench views over nested statuses in several key orders, and flat events', () => {
@@ -170,13 +231,17 @@ describe('record projection: scripts answer the same over cut and whole records 
     const generated = both(GENERATED, statuses);
     assert.deepEqual(generated.cut, generated.whole);
     assert.ok(generated.saved > statuses.join('').length / 2);
-    const flat = Array.from({ length: 50 }, (_, i) => JSON.stringify({ event: `e${i}`, ts: i, ctx: { ip: '10.0.0.1', ua: 'x', extra: [i] }, other: { deep: i } }));
+    const flat = Array.from({ length: 50 }, (_, i) =>
+      JSON.stringify({ event: `e${i}`, ts: i, ctx: { ip: '10.0.0.1', ua: 'x', extra: [i] }, other: { deep: i } }),
+    );
     assert.deepEqual(both(FLAT_VIEW.script, flat).cut, both(FLAT_VIEW.script, flat).whole);
   });
 
   it('scripts reading, testing, destructuring, failing and returning subtrees', () => {
     const texts = [
-      '{"user":{"name":"ann","tags":["a","b"],"meta":{"x":1}},"media":[{"url":"u1"}],"n":3,"pad":"' + 'p'.repeat(500) + '"}',
+      '{"user":{"name":"ann","tags":["a","b"],"meta":{"x":1}},"media":[{"url":"u1"}],"n":3,"pad":"' +
+        'p'.repeat(500) +
+        '"}',
       '{"user":{"name":"bob"},"n":null,"opt":{"on":true}}',
       '{"user":{"name":"cy","meta":null},"media":[],"n":-0,"opt":{"on":false,"more":[1]}}',
       '{"user":"not an object","n":1e400}',

@@ -18,17 +18,51 @@ const T0 = Date.UTC(2026, 0, 1);
 /** Record texts of many kinds; each shape appears several times so templates match. */
 function corpus(): string[] {
   const out: string[] = [];
-  const nums = ['0', '-0', '-0.0', '1', '-1', '0.1', '1e5', '1E-7', '-2.5e+3', '123456789012345678901', '1e400', '-1e400', '9007199254740993', '0.30000000000000004', '5e-324', '1.7976931348623157e308', '123.4500', '0.000001'];
+  const nums = [
+    '0',
+    '-0',
+    '-0.0',
+    '1',
+    '-1',
+    '0.1',
+    '1e5',
+    '1E-7',
+    '-2.5e+3',
+    '123456789012345678901',
+    '1e400',
+    '-1e400',
+    '9007199254740993',
+    '0.30000000000000004',
+    '5e-324',
+    '1.7976931348623157e308',
+    '123.4500',
+    '0.000001',
+  ];
   for (let i = 0; i < 6; i++) {
     // Flat, as the e2e bench's records.
     const s = i % 3;
-    out.push(JSON.stringify({ event: `event_${s}`, ts: 1767225600000 + i, [`f${s}_0`]: `value-${i}`, [`f${s}_1`]: i * 0.5, [`f${s}_2`]: i % 2 === 0, ctx: { ip: '10.0.0.1', ua: 'bench/1.0' } }));
+    out.push(
+      JSON.stringify({
+        event: `event_${s}`,
+        ts: 1767225600000 + i,
+        [`f${s}_0`]: `value-${i}`,
+        [`f${s}_1`]: i * 0.5,
+        [`f${s}_2`]: i % 2 === 0,
+        ctx: { ip: '10.0.0.1', ua: 'bench/1.0' },
+      }),
+    );
     // Nested objects, nulls, arrays of scalars (nulls among them), empty containers, whitespace.
-    out.push(`{ "a" : { "b": { "c": ${nums[i % nums.length]} , "d": null }, "e": [1, "x${i}", true, null, ${nums[(i + 3) % nums.length]}] }, "f": {}, "g": [], "h": false }`);
+    out.push(
+      `{ "a" : { "b": { "c": ${nums[i % nums.length]} , "d": null }, "e": [1, "x${i}", true, null, ${nums[(i + 3) % nums.length]}] }, "f": {}, "g": [], "h": false }`,
+    );
     // Integer-like and special keys: JSON.parse's key order and own "__proto__".
-    out.push(`{"b":1,"10":"ten${i}","2":${i},"01":"lead","4294967295":"max","4294967294":"idx","-1":"neg","1.5":"dec","__proto__":{"polluted":${i}},"constructor":"c","toString":"t","hasOwnProperty":${i % 2 === 0}}`);
+    out.push(
+      `{"b":1,"10":"ten${i}","2":${i},"01":"lead","4294967295":"max","4294967294":"idx","-1":"neg","1.5":"dec","__proto__":{"polluted":${i}},"constructor":"c","toString":"t","hasOwnProperty":${i % 2 === 0}}`,
+    );
     // Escapes in strings (the template path parses those strings' quoted text).
-    out.push(String.raw`{"q":"say \"hi\" ${i}","nl":"a\nb","u":"\u0001\u00e9${i}","slash":"a\\b\/","sur":"\ud83d\ude00","lone":"\udc00","plain":"p${i}"}`);
+    out.push(
+      String.raw`{"q":"say \"hi\" ${i}","nl":"a\nb","u":"\u0001\u00e9${i}","slash":"a\\b\/","sur":"\ud83d\ude00","lone":"\udc00","plain":"p${i}"}`,
+    );
     // Numbers of every form.
     out.push(`{"n":${nums[i]},"m":${nums[i + 6]},"k":${nums[i + 12]}}`);
   }
@@ -41,7 +75,11 @@ function corpus(): string[] {
 }
 
 /** A batch's records as the worker has them: templates learned from the corpus, then matched and captured. */
-function captured(texts: readonly string[]): { bytes: Uint8Array; templates: TemplateRecords | undefined; templated: number } {
+function captured(texts: readonly string[]): {
+  bytes: Uint8Array;
+  templates: TemplateRecords | undefined;
+  templated: number;
+} {
   const body = Buffer.from(texts.join('\n'));
   const ranges: Array<[number, number]> = [];
   for (let s = 0, k = 0; k < texts.length; k++) {
@@ -52,7 +90,10 @@ function captured(texts: readonly string[]): { bytes: Uint8Array; templates: Tem
   const templates = new RecordTemplates();
   // Shape keys: one per distinct key structure (the learner needs a key and a hash only).
   const keys = new Map<string, number>();
-  const keyOf = (r: unknown): string => (r !== null && typeof r === 'object' ? JSON.stringify(Array.isArray(r) ? r.map(keyOf) : Object.entries(r).map(([k, v]) => [k, keyOf(v)])) : typeof r);
+  const keyOf = (r: unknown): string =>
+    r !== null && typeof r === 'object'
+      ? JSON.stringify(Array.isArray(r) ? r.map(keyOf) : Object.entries(r).map(([k, v]) => [k, keyOf(v)]))
+      : typeof r;
   for (const [s, e] of ranges) {
     if (templates.match(body, s, e) !== null) continue;
     const k = keyOf(JSON.parse(body.toString('utf8', s, e)));
@@ -94,13 +135,28 @@ const SCRIPTS: Record<string, string> = {
     String.prototype.slice = () => 'forged';
     function transform(r) { return { j: JSON.stringify(r), own: Object.keys(r).join(',') } }`,
   // Records are the script's to change.
-  mutate: 'function transform(r) { r.added = 1; delete r.b; r.event = "changed"; if (r.a && typeof r.a === "object") r.a.z = [r.a]; return { j: JSON.stringify(r, (k, v) => (k === "z" ? "cycle" : v)) } }',
+  mutate:
+    'function transform(r) { r.added = 1; delete r.b; r.event = "changed"; if (r.a && typeof r.a === "object") r.a.z = [r.a]; return { j: JSON.stringify(r, (k, v) => (k === "z" ? "cycle" : v)) } }',
 };
 
 /** The decoded outcome of a run, with and without templated records. */
-function inputs(script: string, texts: readonly string[], templates: TemplateRecords | undefined, bytes: Uint8Array): TransformInput {
+function inputs(
+  script: string,
+  texts: readonly string[],
+  templates: TemplateRecords | undefined,
+  bytes: Uint8Array,
+): TransformInput {
   const timestamp = Float64Array.from(texts, (_, i) => T0 + i);
-  return { viewId: 'v', scriptHash: script, script, recordsText: bytes, schemaVersion: null, receivedAt: timestamp.map((t) => t + 1), timestamp, ...(templates ? { templates } : {}) };
+  return {
+    viewId: 'v',
+    scriptHash: script,
+    script,
+    recordsText: bytes,
+    schemaVersion: null,
+    receivedAt: timestamp.map((t) => t + 1),
+    timestamp,
+    ...(templates ? { templates } : {}),
+  };
 }
 
 function ok(o: TransformOutcome) {
@@ -141,9 +197,23 @@ describe('templated records (record-slots.ts): built as JSON.parse makes them', 
     });
   });
 
-  const runners: Array<[string, () => { run: (i: TransformInput) => Promise<TransformOutcome>; close: () => Promise<void> }]> = [
-    ['in a thread', () => { const sb = new TransformSandbox(); return { run: async (i) => sb.run(i), close: async () => sb.dispose() }; }],
-    ['in the child process', () => { const p = new TransformProcess(); return { run: (i) => p.run(i), close: () => p.close() }; }],
+  const runners: Array<
+    [string, () => { run: (i: TransformInput) => Promise<TransformOutcome>; close: () => Promise<void> }]
+  > = [
+    [
+      'in a thread',
+      () => {
+        const sb = new TransformSandbox();
+        return { run: async (i) => sb.run(i), close: async () => sb.dispose() };
+      },
+    ],
+    [
+      'in the child process',
+      () => {
+        const p = new TransformProcess();
+        return { run: (i) => p.run(i), close: () => p.close() };
+      },
+    ],
   ];
   for (const [where, make] of runners) {
     for (const [name, script] of Object.entries(SCRIPTS)) {
@@ -205,7 +275,10 @@ describe('templated records (record-slots.ts): built as JSON.parse makes them', 
       assert.deepEqual(ok(sb.run(inputs(script, sub, capture.pick(rows), subBytes))), want);
       const mid = texts.slice(5, 20);
       const midBytes = new Uint8Array(Buffer.from(mid.join('\u001e')));
-      assert.deepEqual(ok(sb.run(inputs(script, mid, capture.range(5, 20), midBytes))), ok(sb.run(inputs(script, mid, undefined, midBytes))));
+      assert.deepEqual(
+        ok(sb.run(inputs(script, mid, capture.range(5, 20), midBytes))),
+        ok(sb.run(inputs(script, mid, undefined, midBytes))),
+      );
     } finally {
       sb.dispose();
     }

@@ -22,15 +22,18 @@ describe('recordsTextOf', () => {
   it('escapes non-ASCII characters so the records parse to the same values, in one byte per character', () => {
     const records = [
       { name: 'Zoë', city: 'Kraków', note: 'naïve café — “quoted”' },
-      { emoji: '😀👍🏽', cjk: '東京', mixed: 'a\u00a0b\u2028c\u2029d', 'clé': 'valeur' },
-      { escaped: 'back\\slash é', tab: '\t', nested: { deep: ['ü', { 'ß': 'ẞ' }] } },
+      { emoji: '😀👍🏽', cjk: '東京', mixed: 'a\u00a0b\u2028c\u2029d', clé: 'valeur' },
+      { escaped: 'back\\slash é', tab: '\t', nested: { deep: ['ü', { ß: 'ẞ' }] } },
     ];
     // Real records are mostly ASCII (text mostly non-ASCII is decoded instead, below).
     const text = records.map((r) => JSON.stringify({ ...r, pad: 'x'.repeat(400) })).join('\u001e');
     const got = recordsTextOf(utf8(text));
     assert.ok(oneByte(got), 'one byte per character');
     assert.ok(!/[\u0080-\uffff]/.test(got), 'only ASCII');
-    assert.deepEqual(parsed(got), records.map((r) => ({ ...r, pad: 'x'.repeat(400) })));
+    assert.deepEqual(
+      parsed(got),
+      records.map((r) => ({ ...r, pad: 'x'.repeat(400) })),
+    );
   });
 
   it('decodes as UTF-8 whatever it cannot escape exactly', () => {
@@ -54,7 +57,7 @@ describe('recordsTextOf', () => {
   it('lets a script see the records as sent, non-ASCII included', () => {
     const sb = new TransformSandbox();
     try {
-      const records = [{ s: 'Zoë 😀' }, { s: 'plain' }, { s: '東京', k: { 'clé': 'ü' } }];
+      const records = [{ s: 'Zoë 😀' }, { s: 'plain' }, { s: '東京', k: { clé: 'ü' } }];
       const out = sb.run({
         viewId: 'viw_x',
         scriptHash: 'h',

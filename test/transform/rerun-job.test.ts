@@ -38,11 +38,15 @@ test('requests while a pass runs fold into one more pass; a failing pass is retr
   let passes = 0;
   let release!: () => void;
   const gate = new Promise<void>((r) => (release = r));
-  const job = new RerunJob(async () => {
-    passes++;
-    if (passes === 1) await gate;
-    if (passes === 2) throw new Error('boom');
-  }, log, 'test pass');
+  const job = new RerunJob(
+    async () => {
+      passes++;
+      if (passes === 1) await gate;
+      if (passes === 2) throw new Error('boom');
+    },
+    log,
+    'test pass',
+  );
   job.request();
   job.request();
   job.request();

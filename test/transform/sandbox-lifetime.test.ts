@@ -20,14 +20,31 @@ test('a stopped server leaves no sandbox child process behind', async () => {
   try {
     const fx = await createIngestKey(srv, 'sandbox lifetime');
     const q = `key=${fx.secret}&collection=orders`;
-    assert.equal((await ingest(srv.url, q, ndjson([{ id: 1 }]), { 'content-type': 'application/x-ndjson' })).status, 202);
+    assert.equal(
+      (await ingest(srv.url, q, ndjson([{ id: 1 }]), { 'content-type': 'application/x-ndjson' })).status,
+      202,
+    );
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
     const [collection] = ok(await srv.get(`/v1/projects/${fx.projectId}/collections`));
     const views = `/v1/projects/${fx.projectId}/views`;
-    const view = ok(await srv.post(views, { name: 'Ids', collection_id: collection.id, transform_mode: 'manual', transform_script: 'function transform(r) { return { id: r.id }; }', output_schema: [{ name: 'id', type: 'number' }] }), 201);
-    for (let i = 2; i <= 5; i++) assert.equal((await ingest(srv.url, q, ndjson([{ id: i }]), { 'content-type': 'application/x-ndjson' })).status, 202);
+    const view = ok(
+      await srv.post(views, {
+        name: 'Ids',
+        collection_id: collection.id,
+        transform_mode: 'manual',
+        transform_script: 'function transform(r) { return { id: r.id }; }',
+        output_schema: [{ name: 'id', type: 'number' }],
+      }),
+      201,
+    );
+    for (let i = 2; i <= 5; i++)
+      assert.equal(
+        (await ingest(srv.url, q, ndjson([{ id: i }]), { 'content-type': 'application/x-ndjson' })).status,
+        202,
+      );
     assert.ok(await srv.sluice.services.pipeline!.idle(20_000));
-    for (let i = 0; i < 200 && ok(await srv.get(`${views}/${view.id}/records`)).length < 5; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 200 && ok(await srv.get(`${views}/${view.id}/records`)).length < 5; i++)
+      await new Promise((r) => setTimeout(r, 20));
     assert.equal(ok(await srv.get(`${views}/${view.id}/records`)).length, 5);
     assert.ok(sandboxChildren().length > 0, 'the view ran in sandbox child processes');
   } finally {

@@ -13,12 +13,17 @@ describe('TransformProcess', () => {
     const p = new TransformProcess();
     try {
       assert.equal(okOutcome(await p.run(batch('function transform(r) { return { id: r.id } }', records(2)))).rows, 2);
-      const o = failed(await p.run(batch('function transform() { const a = []; a.length = 1e8; a.fill(1); return {} }', records(1))));
+      const o = failed(
+        await p.run(batch('function transform() { const a = []; a.length = 1e8; a.fill(1); return {} }', records(1))),
+      );
       // Under CPU contention the time limit can come first (the child is then killed): contained either way.
       assert.ok(o.reason === 'memory' || o.reason === 'timeout', o.reason);
       if (o.reason === 'memory') {
         assert.equal(o.recordIndex, null);
-        assert.match(o.message, /transform crashed its sandbox process, which was killed by SIGABRT: V8 could not allocate memory/);
+        assert.match(
+          o.message,
+          /transform crashed its sandbox process, which was killed by SIGABRT: V8 could not allocate memory/,
+        );
       }
       assert.equal(okOutcome(await p.run(batch('function transform(r) { return { id: r.id } }', records(2)))).rows, 2);
       assert.equal(p.processStarts, 2);
@@ -37,10 +42,22 @@ describe('TransformProcess', () => {
         view('v2', 'function transform() { const a = []; a.length = 1e8; a.fill(1); return {} }'),
         view('v3', 'function transform(r, ctx) { return r.id % 2 ? null : { b: r.id, v: ctx.view_id } }'),
       ]);
-      assert.deepEqual(okOutcome(outs[0]!).outputs, [0, 1, 2, 3].map((a) => ({ a, v: 'v1' })));
+      assert.deepEqual(
+        okOutcome(outs[0]!).outputs,
+        [0, 1, 2, 3].map((a) => ({ a, v: 'v1' })),
+      );
       assert.ok(['memory', 'timeout'].includes(failed(outs[1]!).reason));
       const third = okOutcome(outs[2]!);
-      assert.deepEqual([third.outputs, [...third.sources]], [[{ b: 0, v: 'v3' }, { b: 2, v: 'v3' }], [0, 2]]);
+      assert.deepEqual(
+        [third.outputs, [...third.sources]],
+        [
+          [
+            { b: 0, v: 'v3' },
+            { b: 2, v: 'v3' },
+          ],
+          [0, 2],
+        ],
+      );
       assert.equal(p.processStarts, 2);
     } finally {
       await p.close();
@@ -64,8 +81,13 @@ describe('TransformProcess', () => {
   it('queues calls: one batch at a time, answers in order', async () => {
     const p = new TransformProcess();
     try {
-      const outs = await Promise.all([1, 2, 3].map((k) => p.run(batch(`function transform() { return { k: ${k} } }`, records(1)))));
-      assert.deepEqual(outs.map((o) => okOutcome(o).outputs[0]), [{ k: 1 }, { k: 2 }, { k: 3 }]);
+      const outs = await Promise.all(
+        [1, 2, 3].map((k) => p.run(batch(`function transform() { return { k: ${k} } }`, records(1)))),
+      );
+      assert.deepEqual(
+        outs.map((o) => okOutcome(o).outputs[0]),
+        [{ k: 1 }, { k: 2 }, { k: 3 }],
+      );
     } finally {
       await p.close();
     }

@@ -21,8 +21,19 @@ function corpus(): string[] {
   const out: string[] = [];
   for (let i = 0; i < 8; i++) {
     const s = i % 3;
-    out.push(JSON.stringify({ event: `event_${s}`, ts: 1767225600000 + i, [`f${s}_0`]: `value-${i}`, [`f${s}_1`]: i * 0.5, [`f${s}_2`]: i % 2 === 0, ctx: { ip: `10.0.0.${i}`, ua: 'bench/1.0' } }));
-    out.push(`{ "user" : { "name": "u${i}", "id": ${i}, "meta": { "x": ${i}, "y": null } }, "tags": ["a${i}", "b", null, ${i}], "flag": ${i % 2 === 0}, "note": "say \\"hi\\" ${i}\\n", "empty": {}, "none": [] }`);
+    out.push(
+      JSON.stringify({
+        event: `event_${s}`,
+        ts: 1767225600000 + i,
+        [`f${s}_0`]: `value-${i}`,
+        [`f${s}_1`]: i * 0.5,
+        [`f${s}_2`]: i % 2 === 0,
+        ctx: { ip: `10.0.0.${i}`, ua: 'bench/1.0' },
+      }),
+    );
+    out.push(
+      `{ "user" : { "name": "u${i}", "id": ${i}, "meta": { "x": ${i}, "y": null } }, "tags": ["a${i}", "b", null, ${i}], "flag": ${i % 2 === 0}, "note": "say \\"hi\\" ${i}\\n", "empty": {}, "none": [] }`,
+    );
     out.push(`{"10":"ten${i}","2":${i},"b":{"c":"${'long'.repeat(20)}${i}","d":-0},"esc":"\\u0041${i}","z":null}`);
     // A record whose every kept string is gone: an empty text of its own.
     out.push(`{"k":${i},"s":"only-string-${i}"}`);
@@ -33,7 +44,12 @@ function corpus(): string[] {
 }
 
 /** The records as a worker has them: one body, templates learned and matched, values captured. */
-function captured(texts: readonly string[]): { body: Buffer; starts: number[]; ends: number[]; templates: TemplateRecords } {
+function captured(texts: readonly string[]): {
+  body: Buffer;
+  starts: number[];
+  ends: number[];
+  templates: TemplateRecords;
+} {
   const body = Buffer.from(texts.join('\n'));
   const starts: number[] = [];
   const ends: number[] = [];
@@ -44,7 +60,10 @@ function captured(texts: readonly string[]): { body: Buffer; starts: number[]; e
   }
   const templates = new RecordTemplates();
   const keys = new Map<string, number>();
-  const keyOf = (r: unknown): string => (r !== null && typeof r === 'object' ? JSON.stringify(Array.isArray(r) ? r.map(keyOf) : Object.entries(r).map(([k, v]) => [k, keyOf(v)])) : typeof r);
+  const keyOf = (r: unknown): string =>
+    r !== null && typeof r === 'object'
+      ? JSON.stringify(Array.isArray(r) ? r.map(keyOf) : Object.entries(r).map(([k, v]) => [k, keyOf(v)]))
+      : typeof r;
   texts.forEach((_, k) => {
     if (templates.match(body, starts[k]!, ends[k]!) !== null) return;
     const key = keyOf(JSON.parse(texts[k]!));
@@ -65,7 +84,14 @@ describe('slot projection: templated records cut down to what the script reads (
   const texts = corpus();
   const { body, starts, ends, templates } = captured(texts);
   const timestamp = Float64Array.from(texts, (_, i) => T0 + i * 1000);
-  const base = (script: string): Omit<TransformInput, 'recordsText'> => ({ scriptHash: script, script, viewId: 'view_1', schemaVersion: 'sv_1', receivedAt: timestamp.map((t) => t + 1500), timestamp });
+  const base = (script: string): Omit<TransformInput, 'recordsText'> => ({
+    scriptHash: script,
+    script,
+    viewId: 'view_1',
+    schemaVersion: 'sv_1',
+    receivedAt: timestamp.map((t) => t + 1500),
+    timestamp,
+  });
 
   /** The call's text and templates cut for `script`, as the view stage makes them. */
   function cut(script: string) {
@@ -98,11 +124,19 @@ describe('slot projection: templated records cut down to what the script reads (
       const parsed = sb.run({ ...base(script), recordsText: wholeText });
       const built = sb.run({ ...base(script), scriptHash: `${script}#built`, recordsText: wholeText, templates });
       const c = cut(script);
-      const projected = sb.run({ ...base(script), scriptHash: `${script}#cut`, recordsText: recordsTextOf(c.text), templates: c.templates });
+      const projected = sb.run({
+        ...base(script),
+        scriptHash: `${script}#cut`,
+        recordsText: recordsTextOf(c.text),
+        templates: c.templates,
+      });
       assert.equal(parsed.status, 'ok', script);
       assert.deepEqual(built, parsed, script);
       assert.deepEqual(projected, parsed, script);
-      assert.ok(c.text.length < wholeText.length / 2, `the cut text is smaller: ${c.text.length} of ${wholeText.length}`);
+      assert.ok(
+        c.text.length < wholeText.length / 2,
+        `the cut text is smaller: ${c.text.length} of ${wholeText.length}`,
+      );
       // Cut records come with shapes of their own (not the captured ones).
       const capturedIds = new Set(templates.used);
       assert.ok(c.templates.used.length > 0 && c.templates.used.every((id) => !capturedIds.has(id)));
@@ -113,7 +147,12 @@ describe('slot projection: templated records cut down to what the script reads (
     const script = 'function transform(r) { return { ip: r.ctx.ip } }';
     const parsed = sb.run({ ...base(script), recordsText: texts.join('\u001e') });
     const c = cut(script);
-    const projected = sb.run({ ...base(script), scriptHash: `${script}#cut`, recordsText: recordsTextOf(c.text), templates: c.templates });
+    const projected = sb.run({
+      ...base(script),
+      scriptHash: `${script}#cut`,
+      recordsText: recordsTextOf(c.text),
+      templates: c.templates,
+    });
     assert.equal(parsed.status, 'failed');
     assert.deepEqual(projected, parsed);
   });

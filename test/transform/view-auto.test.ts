@@ -11,7 +11,13 @@ async function setup(srv: TestServer, records: object[]) {
   const q = `key=${fx.secret}&collection=orders`;
   await send(srv, q, records);
   const [collection] = ok(await srv.get(`/v1/projects/${fx.projectId}/collections`));
-  return { fx, q, collection, views: `/v1/projects/${fx.projectId}/views`, schemas: `/v1/projects/${fx.projectId}/collections/${collection.id}/schemas` };
+  return {
+    fx,
+    q,
+    collection,
+    views: `/v1/projects/${fx.projectId}/views`,
+    schemas: `/v1/projects/${fx.projectId}/collections/${collection.id}/schemas`,
+  };
 }
 
 async function send(srv: TestServer, q: string, records: object[]) {
@@ -30,11 +36,17 @@ async function settleDown(srv: TestServer) {
 }
 
 async function settleAll(srv: TestServer, schemas: string) {
-  for (const v of ok(await srv.get(schemas))) if (v.state !== 'settled') ok(await srv.post(`${schemas}/${v.id}`, { state: 'settled' }));
+  for (const v of ok(await srv.get(schemas)))
+    if (v.state !== 'settled') ok(await srv.post(`${schemas}/${v.id}`, { state: 'settled' }));
   await settleDown(srv);
 }
 
-const order = (i: number) => ({ id: i, amount: i * 10, user: { name: `u${i}` }, timestamp: new Date(Date.UTC(2026, 0, 2, 0, i)).toISOString() });
+const order = (i: number) => ({
+  id: i,
+  amount: i * 10,
+  user: { name: `u${i}` },
+  timestamp: new Date(Date.UTC(2026, 0, 2, 0, i)).toISOString(),
+});
 
 test('an auto view without script or output schema: waits while its version collects samples, then gets a proposed schema, a generated script, a version record, and every record', async (t) => {
   const srv = await TestServer.start();
@@ -54,13 +66,25 @@ test('an auto view without script or output schema: waits while its version coll
   assert.equal(ok(await srv.get(`${one}/transforms`))[0].status, 'queued');
   fails(await srv.get(`${one}/deferrals/${collecting.id}/hint`), 404, 'not_found');
   const waiting = ok(await srv.get(`${one}/deferrals/${collecting.id}/inspection`));
-  assert.deepEqual([waiting.object, waiting.view_id, waiting.deferral_id, waiting.version, waiting.decision.action], ['view_shape_inspection', view.id, collecting.id, 1, 'wait']);
+  assert.deepEqual(
+    [waiting.object, waiting.view_id, waiting.deferral_id, waiting.version, waiting.decision.action],
+    ['view_shape_inspection', view.id, collecting.id, 1, 'wait'],
+  );
   assert.deepEqual(waiting.candidates, []);
   assert.equal(waiting.signatures.amount, 'number', 'the paths of the version, typed');
 
   await settleAll(srv, schemas);
   const got = ok(await srv.get(one));
-  assert.deepEqual(got.output_schema.map((f: any) => [f.name, f.type]), [['amount', 'number'], ['id', 'number'], ['timestamp', 'string'], ['user_name', 'string']], 'proposed from the settled version');
+  assert.deepEqual(
+    got.output_schema.map((f: any) => [f.name, f.type]),
+    [
+      ['amount', 'number'],
+      ['id', 'number'],
+      ['timestamp', 'string'],
+      ['user_name', 'string'],
+    ],
+    'proposed from the settled version',
+  );
   assert.equal(got.status, 'active');
   assert.equal(got.waiting_shapes_count, 0);
   const [tr] = ok(await srv.get(`${one}/transforms`));
@@ -69,7 +93,10 @@ test('an auto view without script or output schema: waits while its version coll
   assert.match(tr.transform_script, /function transform\(record, ctx\)/);
   assert.equal(tr.backfill_status, 'completed', 'the records from before the script were backfilled');
   const [ver] = ok(await srv.get(`${one}/versions`));
-  assert.deepEqual([ver.version, ver.transform_id, ver.script_hash, ver.script, ver.status], [1, tr.id, tr.script_hash, tr.transform_script, 'active']);
+  assert.deepEqual(
+    [ver.version, ver.transform_id, ver.script_hash, ver.script, ver.status],
+    [1, tr.id, tr.script_hash, tr.transform_script, 'active'],
+  );
   const [served] = ok(await srv.get(`${one}/deferrals`));
   assert.deepEqual([served.id, served.reason, served.transform_id], [collecting.id, 'served', tr.id]);
   assert.ok(served.resolved_at);
@@ -78,7 +105,11 @@ test('an auto view without script or output schema: waits while its version coll
   await send(srv, q, [order(3)]);
   await settleDown(srv);
   const rows = ok(await srv.get(`${one}/records?sort=asc`));
-  assert.deepEqual(rows, [1, 2, 3].map((i) => ({ id: i, amount: i * 10, user_name: `u${i}`, timestamp: order(i).timestamp })), 'backfilled (1, 2) and live (3)');
+  assert.deepEqual(
+    rows,
+    [1, 2, 3].map((i) => ({ id: i, amount: i * 10, user_name: `u${i}`, timestamp: order(i).timestamp })),
+    'backfilled (1, 2) and live (3)',
+  );
 
   // Deterministic: regenerating gives the same script; nothing is rewritten.
   ok(await srv.post(`${one}/regenerate`, {}));
@@ -91,11 +122,22 @@ test('an auto view without script or output schema: waits while its version coll
 test('an ambiguous output field waits with a question; a hint line or an output binding answers it and the records follow', async (t) => {
   const srv = await TestServer.start();
   t.after(() => srv.stop());
-  const rec = (i: number) => ({ author: { user_id: 100 + i }, user: { id: i }, amount: i, timestamp: new Date(Date.UTC(2026, 0, 3, 0, i)).toISOString() });
+  const rec = (i: number) => ({
+    author: { user_id: 100 + i },
+    user: { id: i },
+    amount: i,
+    timestamp: new Date(Date.UTC(2026, 0, 3, 0, i)).toISOString(),
+  });
   const { collection, views, schemas } = await setup(srv, [rec(1), rec(2)]);
-  const out = [{ name: 'user_id', type: 'number' }, { name: 'amount', type: 'number' }];
+  const out = [
+    { name: 'user_id', type: 'number' },
+    { name: 'amount', type: 'number' },
+  ];
   const byHint = ok(await srv.post(views, { name: 'By hint', collection_id: collection.id, output_schema: out }), 201);
-  const byPolicy = ok(await srv.post(views, { name: 'By policy', collection_id: collection.id, output_schema: out }), 201);
+  const byPolicy = ok(
+    await srv.post(views, { name: 'By policy', collection_id: collection.id, output_schema: out }),
+    201,
+  );
   await settleAll(srv, schemas);
 
   for (const v of [byHint, byPolicy]) {
@@ -111,10 +153,20 @@ test('an ambiguous output field waits with a question; a hint line or an output 
     const hint = ok(await srv.get(`${one}/deferrals/${d.id}/hint`));
     assert.deepEqual([hint.question, hint.paths, hint.mapping_generation], [d.hint_question, d.hint_paths, 0]);
     const inspection = ok(await srv.get(`${one}/deferrals/${d.id}/inspection`));
-    assert.deepEqual([inspection.version, inspection.decision.action, inspection.decision.reason], [1, 'ask', d.hint_question]);
+    assert.deepEqual(
+      [inspection.version, inspection.decision.action, inspection.decision.reason],
+      [1, 'ask', d.hint_question],
+    );
     assert.equal(inspection.candidates.length, 1);
     assert.deepEqual([inspection.candidates[0].verdict, inspection.candidates[0].reason], ['question', 'ambiguous']);
-    assert.deepEqual(inspection.signatures, { amount: 'number', author: 'object', 'author.user_id': 'number', timestamp: 'string', user: 'object', 'user.id': 'number' });
+    assert.deepEqual(inspection.signatures, {
+      amount: 'number',
+      author: 'object',
+      'author.user_id': 'number',
+      timestamp: 'string',
+      user: 'object',
+      'user.id': 'number',
+    });
     const view = ok(await srv.get(one));
     assert.deepEqual([view.status, view.waiting_shapes_count], ['initializing', 1]);
     assert.equal(ok(await srv.get(`${one}/transforms`))[0].status, 'queued');
@@ -123,14 +175,24 @@ test('an ambiguous output field waits with a question; a hint line or an output 
   }
 
   ok(await srv.post(`${views}/${byHint.id}`, { hint: 'Orders by the buyer.\nuser_id: $.user.id' }));
-  ok(await srv.post(`${views}/${byPolicy.id}`, { mapping_policy: { output_bindings: { user_id: ['$.author.user_id'] } } }));
+  ok(
+    await srv.post(`${views}/${byPolicy.id}`, {
+      mapping_policy: { output_bindings: { user_id: ['$.author.user_id'] } },
+    }),
+  );
   await settleDown(srv);
-  for (const [v, ids] of [[byHint, [1, 2]], [byPolicy, [101, 102]]] as const) {
+  for (const [v, ids] of [
+    [byHint, [1, 2]],
+    [byPolicy, [101, 102]],
+  ] as const) {
     const one = `${views}/${v.id}`;
     const [tr] = ok(await srv.get(`${one}/transforms`));
     assert.equal(tr.status, 'active');
     assert.ok(tr.transform_script.includes(v === byHint ? '(hint line)' : '(output_bindings)'));
-    assert.deepEqual(ok(await srv.get(`${one}/records?sort=asc`)), ids.map((id, i) => ({ user_id: id, amount: i + 1 })));
+    assert.deepEqual(
+      ok(await srv.get(`${one}/records?sort=asc`)),
+      ids.map((id, i) => ({ user_id: id, amount: i + 1 })),
+    );
     assert.equal(ok(await srv.get(one)).waiting_shapes_count, 0);
     const [d] = ok(await srv.get(`${one}/deferrals`));
     assert.deepEqual([d.reason, d.transform_id], ['served', tr.id]);
@@ -143,7 +205,15 @@ test('a manual view gets a generated script only when asked; bad requests stay 4
   const srv = await TestServer.start();
   t.after(() => srv.stop());
   const { collection, views, schemas } = await setup(srv, [order(1)]);
-  const manual = ok(await srv.post(views, { name: 'M', collection_id: collection.id, transform_mode: 'manual', output_schema: [{ name: 'amount', type: 'number' }] }), 201);
+  const manual = ok(
+    await srv.post(views, {
+      name: 'M',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      output_schema: [{ name: 'amount', type: 'number' }],
+    }),
+    201,
+  );
   const one = `${views}/${manual.id}`;
   await settleAll(srv, schemas);
   const [tr] = ok(await srv.get(`${one}/transforms`));

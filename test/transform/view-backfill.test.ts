@@ -26,13 +26,30 @@ test('a batch that ran before the view existed and commits after its backfill co
     }
     return complete(lease, stage);
   };
-  assert.equal((await ingest(srv.url, q, ndjson([{ id: 'early' }]), { 'content-type': 'application/x-ndjson' })).status, 202);
+  assert.equal(
+    (await ingest(srv.url, q, ndjson([{ id: 'early' }]), { 'content-type': 'application/x-ndjson' })).status,
+    202,
+  );
   await atCommit;
   const [collection] = ok(await srv.get(`/v1/projects/${fx.projectId}/collections`));
   const views = `/v1/projects/${fx.projectId}/views`;
-  const view = ok(await srv.post(views, { name: 'One', collection_id: collection.id, transform_mode: 'manual', transform_script: ONE_ROW, output_schema: [{ name: 'rid', type: 'string' }] }), 201);
+  const view = ok(
+    await srv.post(views, {
+      name: 'One',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: ONE_ROW,
+      output_schema: [{ name: 'rid', type: 'string' }],
+    }),
+    201,
+  );
   // Nothing committed yet: the backfill finds no file and completes.
-  for (let i = 0; i < 200 && ok(await srv.get(`${views}/${view.id}/transforms`))[0].backfill_status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 10));
+  for (
+    let i = 0;
+    i < 200 && ok(await srv.get(`${views}/${view.id}/transforms`))[0].backfill_status !== 'completed';
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 10));
   held();
   assert.ok(await pipeline!.idle(20_000));
   const rids = async () => {
@@ -43,7 +60,10 @@ test('a batch that ran before the view existed and commits after its backfill co
   assert.deepEqual(await rids(), ['early'], 'the record of the late batch reaches the view (by backfill)');
   assert.equal((ok(await srv.get(`${views}/${view.id}/transforms`)) as any[])[0].backfill_status, 'completed');
   // Live records after it: once each.
-  assert.equal((await ingest(srv.url, q, ndjson([{ id: 'live' }]), { 'content-type': 'application/x-ndjson' })).status, 202);
+  assert.equal(
+    (await ingest(srv.url, q, ndjson([{ id: 'live' }]), { 'content-type': 'application/x-ndjson' })).status,
+    202,
+  );
   assert.ok(await pipeline!.idle(20_000));
   assert.deepEqual((await rids()).sort(), ['early', 'live']);
 });

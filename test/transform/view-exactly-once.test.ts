@@ -50,14 +50,31 @@ describe('views exactly once', () => {
     const views = `/v1/projects/${project.id}/views`;
 
     // The collection comes with its first record, which the views then get by backfill.
-    const first = await fetch(ingestUrl(child.url), { method: 'POST', body: JSON.stringify({ id: 'first' }), headers: { 'content-type': 'application/x-ndjson' } });
+    const first = await fetch(ingestUrl(child.url), {
+      method: 'POST',
+      body: JSON.stringify({ id: 'first' }),
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     assert.equal(first.status, 202);
     const acked = new Set<string>(['first']);
     let collection: { id: string } | undefined;
-    for (let i = 0; i < 200 && !collection; i++, await sleep(25)) [collection] = await api(child.url, 'GET', `/v1/projects/${project.id}/collections`);
+    for (let i = 0; i < 200 && !collection; i++, await sleep(25))
+      [collection] = await api(child.url, 'GET', `/v1/projects/${project.id}/collections`);
     assert.ok(collection, 'the collection was created');
-    const v1 = await api(child.url, 'POST', views, { name: 'One', collection_id: collection.id, transform_mode: 'manual', transform_script: ONE_ROW, output_schema: RID });
-    const v2 = await api(child.url, 'POST', views, { name: 'Two', collection_id: collection.id, transform_mode: 'manual', transform_script: TWO_ROWS, output_schema: [...RID, { name: 'k', type: 'number' }] });
+    const v1 = await api(child.url, 'POST', views, {
+      name: 'One',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: ONE_ROW,
+      output_schema: RID,
+    });
+    const v2 = await api(child.url, 'POST', views, {
+      name: 'Two',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: TWO_ROWS,
+      output_schema: [...RID, { name: 'k', type: 'number' }],
+    });
 
     const perRequest = 40;
     const requests = new Set<string>(['first']);
@@ -68,9 +85,15 @@ describe('views exactly once', () => {
         for (let r = 0; !stopped; r++) {
           const request = `p${phase}c${c}r${r}`;
           requests.add(request);
-          const body = Array.from({ length: perRequest }, (_, k) => JSON.stringify({ id: `${request}k${k}`, n: k, pad: 'x'.repeat(k % 7) })).join('\n');
+          const body = Array.from({ length: perRequest }, (_, k) =>
+            JSON.stringify({ id: `${request}k${k}`, n: k, pad: 'x'.repeat(k % 7) }),
+          ).join('\n');
           try {
-            const res = await fetch(ingestUrl(base), { method: 'POST', body, headers: { 'content-type': 'application/x-ndjson' } });
+            const res = await fetch(ingestUrl(base), {
+              method: 'POST',
+              body,
+              headers: { 'content-type': 'application/x-ndjson' },
+            });
             await res.arrayBuffer();
             if (res.status === 202) acked.add(request);
           } catch {
@@ -97,13 +120,21 @@ describe('views exactly once', () => {
     child.proc.kill('SIGKILL');
     await child.exited;
     await stop1();
-    t.diagnostic(`kill 1 after ${acked.size} acknowledged requests, ${viewFiles(v1)} + ${viewFiles(v2)} view files on disk`);
+    t.diagnostic(
+      `kill 1 after ${acked.size} acknowledged requests, ${viewFiles(v1)} + ${viewFiles(v2)} view files on disk`,
+    );
     assert.ok(acked.size >= 30, 'enough load before the first kill');
 
     // Kill 2: a third view backfills the collection's files while live load goes on; killed once
     // its backfill has committed some files (or, bounded, whenever the moment is missed).
     child = await startChild(env);
-    const v3 = await api(child.url, 'POST', views, { name: 'Three', collection_id: collection.id, transform_mode: 'manual', transform_script: ONE_ROW, output_schema: RID });
+    const v3 = await api(child.url, 'POST', views, {
+      name: 'Three',
+      collection_id: collection.id,
+      transform_mode: 'manual',
+      transform_script: ONE_ROW,
+      output_schema: RID,
+    });
     const stop2 = load(child.url, 2, 2);
     const wantDone = 1 + Math.floor(random() * 3);
     let backfill: any = null;
@@ -116,14 +147,18 @@ describe('views exactly once', () => {
     child.proc.kill('SIGKILL');
     await child.exited;
     await stop2();
-    t.diagnostic(`kill 2 with the third view's backfill ${backfill?.backfill_status} at ${backfill?.backfill_files_done}/${backfill?.backfill_file_count} files; ${acked.size} acknowledged requests`);
+    t.diagnostic(
+      `kill 2 with the third view's backfill ${backfill?.backfill_status} at ${backfill?.backfill_files_done}/${backfill?.backfill_file_count} files; ${acked.size} acknowledged requests`,
+    );
 
     // Restart, drain the spool and every backfill, stop cleanly.
     child = await startChild(env);
     const drainDeadline = Date.now() + 90_000;
     for (;;) {
       const live = await api(child.url, 'GET', `/v1/projects/${project.id}/pipeline/live`);
-      const transforms = await Promise.all([v1, v2, v3].map(async (v) => (await api(child!.url, 'GET', `${views}/${v.id}/transforms`))[0]));
+      const transforms = await Promise.all(
+        [v1, v2, v3].map(async (v) => (await api(child!.url, 'GET', `${views}/${v.id}/transforms`))[0]),
+      );
       for (const tr of transforms) assert.equal(tr.status, 'active', JSON.stringify(tr));
       if (live.pending_records === 0 && transforms.every((tr) => tr.backfill_status === 'completed')) break;
       if (Date.now() > drainDeadline) throw new Error(`did not drain: ${JSON.stringify({ live, transforms })}`);
@@ -141,19 +176,31 @@ describe('views exactly once', () => {
       const reader = await schema.fileReader();
       // What the collection holds: each durable record once (test/schema/exactly-once.test.ts).
       const dir = schema.filesDir({ project_id: project.id, id: collection.id });
-      const docs = await reader.docs({ paths: schema.manifests(collection.id).map((m) => join(dir, m.id)), limit: 10_000_000, sort: 'asc' });
+      const docs = await reader.docs({
+        paths: schema.manifests(collection.id).map((m) => join(dir, m.id)),
+        limit: 10_000_000,
+        sort: 'asc',
+      });
       const stored = new Set<string>();
       for (const d of docs) {
         const id = (JSON.parse(d.doc) as { id: string }).id;
         assert.ok(!stored.has(id), `record ${id} is in the collection files twice`);
         stored.add(id);
       }
-      for (const [view, perRecord] of [[v1, 1], [v2, 2], [v3, 1]] as const) {
+      for (const [view, perRecord] of [
+        [v1, 1],
+        [v2, 2],
+        [v3, 1],
+      ] as const) {
         const vdir = catalog.viewDir(view);
         const manifests = catalog.store.filesOf(view.id);
         const known = new Set(manifests.map((m) => m.id));
         for (const f of readdirSync(vdir)) assert.ok(known.has(f), `view ${view.name}: file ${f} is not in a manifest`);
-        const rows = await reader.viewRows({ paths: manifests.map((m) => join(vdir, m.id)), limit: 10_000_000, desc: false });
+        const rows = await reader.viewRows({
+          paths: manifests.map((m) => join(vdir, m.id)),
+          limit: 10_000_000,
+          desc: false,
+        });
         const seen = new Map<string, number>();
         for (const r of rows) seen.set(String(r.values.rid), (seen.get(String(r.values.rid)) ?? 0) + 1);
         for (const [id, n] of seen) {
@@ -166,7 +213,9 @@ describe('views exactly once', () => {
           const ids = request === 'first' ? ['first'] : Array.from({ length: perRequest }, (_, k) => `${request}k${k}`);
           for (const id of ids) assert.equal(seen.get(id), perRecord, `view ${view.name}: acknowledged record ${id}`);
         }
-        t.diagnostic(`view ${view.name}: ${rows.length} rows in ${manifests.length} files (${manifests.filter((m) => m.origin === 'backfill').length} by backfill)`);
+        t.diagnostic(
+          `view ${view.name}: ${rows.length} rows in ${manifests.length} files (${manifests.filter((m) => m.origin === 'backfill').length} by backfill)`,
+        );
       }
       t.diagnostic(`${stored.size} records stored, ${acked.size} of ${requests.size} requests acknowledged`);
     } finally {

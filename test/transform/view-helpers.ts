@@ -11,7 +11,10 @@ import { createProject, createSource, ok } from '../catalog/helpers.js';
 export async function viewSetup(srv: TestServer, name = 'Shop') {
   const project = await createProject(srv, name);
   const source = await createSource(srv, project.id, 'web');
-  const collection = ok(await srv.post(`/v1/projects/${project.id}/collections`, { name: 'events', source_id: source.id }), 201);
+  const collection = ok(
+    await srv.post(`/v1/projects/${project.id}/collections`, { name: 'events', source_id: source.id }),
+    201,
+  );
   return { project, source, collection, views: `/v1/projects/${project.id}/views` };
 }
 
@@ -28,21 +31,53 @@ export interface FileRow {
  * Write a view output file the way the pipeline does (columns `__ts`, `__seq`, `__row`, then one
  * per output field) and commit its manifest; returns the manifest.
  */
-export async function writeViewFile(srv: TestServer, view: { id: string; project_id: string }, fields: OutputField[], id: string, rows: FileRow[]): Promise<ViewFileManifest> {
+export async function writeViewFile(
+  srv: TestServer,
+  view: { id: string; project_id: string },
+  fields: OutputField[],
+  id: string,
+  rows: FileRow[],
+): Promise<ViewFileManifest> {
   const columns: Record<string, Vector> = {
-    __ts: vectorFromArray(rows.map((r) => r.ts), new TimestampMillisecond('UTC')),
-    __seq: vectorFromArray(rows.map((r) => BigInt(r.seq)), new Int64()),
-    __row: vectorFromArray(rows.map((_, i) => i), new Int32()),
+    __ts: vectorFromArray(
+      rows.map((r) => r.ts),
+      new TimestampMillisecond('UTC'),
+    ),
+    __seq: vectorFromArray(
+      rows.map((r) => BigInt(r.seq)),
+      new Int64(),
+    ),
+    __row: vectorFromArray(
+      rows.map((_, i) => i),
+      new Int32(),
+    ),
   };
   for (const f of fields) {
     const vals = rows.map((r) => r.values[f.name] ?? null);
     switch (f.type) {
-      case 'number': columns[f.name] = vectorFromArray(vals as (number | null)[], new Float64()); break;
-      case 'boolean': columns[f.name] = vectorFromArray(vals as (boolean | null)[], new Bool()); break;
-      case 'date': columns[f.name] = vectorFromArray(vals as (number | null)[], new TimestampMillisecond('UTC')); break;
-      case 'array': columns[f.name] = vectorFromArray(vals.map((v) => (v === null ? null : JSON.stringify(v))), new Utf8()); break;
-      case 'null': columns[f.name] = vectorFromArray(vals.map(() => null), new Utf8()); break;
-      default: columns[f.name] = vectorFromArray(vals as (string | null)[], new Utf8());
+      case 'number':
+        columns[f.name] = vectorFromArray(vals as (number | null)[], new Float64());
+        break;
+      case 'boolean':
+        columns[f.name] = vectorFromArray(vals as (boolean | null)[], new Bool());
+        break;
+      case 'date':
+        columns[f.name] = vectorFromArray(vals as (number | null)[], new TimestampMillisecond('UTC'));
+        break;
+      case 'array':
+        columns[f.name] = vectorFromArray(
+          vals.map((v) => (v === null ? null : JSON.stringify(v))),
+          new Utf8(),
+        );
+        break;
+      case 'null':
+        columns[f.name] = vectorFromArray(
+          vals.map(() => null),
+          new Utf8(),
+        );
+        break;
+      default:
+        columns[f.name] = vectorFromArray(vals as (string | null)[], new Utf8());
     }
   }
   const bytes = encodeParquet(tableOf(columns));

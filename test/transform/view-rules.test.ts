@@ -2,14 +2,36 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import type { ViewRecord, ViewTransformRecord } from '../../src/transform/view-records.js';
-import { dependantsOf, derivedStatus, newTransform, scriptHash, topologicalOrder, withDependants } from '../../src/transform/view-rules.js';
+import {
+  dependantsOf,
+  derivedStatus,
+  newTransform,
+  scriptHash,
+  topologicalOrder,
+  withDependants,
+} from '../../src/transform/view-rules.js';
 
 /** A view record with only what the graph rules read. */
 function view(id: string, created: number, over: Partial<ViewRecord> = {}): ViewRecord {
-  return { id, created_at: new Date(created).toISOString(), parent_view_id: null, join_base_view_id: null, joins: [], ...over } as ViewRecord;
+  return {
+    id,
+    created_at: new Date(created).toISOString(),
+    parent_view_id: null,
+    join_base_view_id: null,
+    joins: [],
+    ...over,
+  } as ViewRecord;
 }
 
-const lookup = (id: string) => ({ alias: id, lookup_view_id: id, join_type: 'left' as const, base_field: 'k', lookup_field: 'k', match_strategy: 'latest' as const, priority: 0 });
+const lookup = (id: string) => ({
+  alias: id,
+  lookup_view_id: id,
+  join_type: 'left' as const,
+  base_field: 'k',
+  lookup_field: 'k',
+  match_strategy: 'latest' as const,
+  priority: 0,
+});
 
 test('scriptHash: the first 16 hex characters of the SHA-256, null without a script', () => {
   assert.equal(scriptHash('x'), createHash('sha256').update('x').digest('hex').slice(0, 16));
@@ -25,9 +47,14 @@ test('newTransform: a script serves at once with a pending backfill; none queues
 });
 
 test('derivedStatus: active while a transform runs a script; an error stays until one does', () => {
-  const t = (status: ViewTransformRecord['status'], script: string | null) => ({ status, transform_script: script }) as ViewTransformRecord;
+  const t = (status: ViewTransformRecord['status'], script: string | null) =>
+    ({ status, transform_script: script }) as ViewTransformRecord;
   assert.equal(derivedStatus('initializing', [t('queued', null)]), 'initializing');
-  assert.equal(derivedStatus('initializing', [t('queued', 'x')]), 'active', 'a queued transform keeps serving its script');
+  assert.equal(
+    derivedStatus('initializing', [t('queued', 'x')]),
+    'active',
+    'a queued transform keeps serving its script',
+  );
   assert.equal(derivedStatus('active', [t('disabled', 'x')]), 'initializing');
   assert.equal(derivedStatus('error', [t('error', 'x')]), 'error');
   assert.equal(derivedStatus('error', [t('error', 'x'), t('active', 'y')]), 'active');
@@ -42,9 +69,17 @@ test('topologicalOrder: inputs first whatever the creation order; ties by creati
   const lone = view('z', 0);
   const order = topologicalOrder([join, child, a, b, lone]).map((v) => v.id);
   assert.deepEqual(order, ['z', 'b', 'a', 'c', 'j']);
-  for (const [before, after] of [['a', 'c'], ['c', 'j'], ['b', 'j']] as const) assert.ok(order.indexOf(before) < order.indexOf(after), `${before} before ${after}`);
+  for (const [before, after] of [
+    ['a', 'c'],
+    ['c', 'j'],
+    ['b', 'j'],
+  ] as const)
+    assert.ok(order.indexOf(before) < order.indexOf(after), `${before} before ${after}`);
   // Inputs outside the set are ignored.
-  assert.deepEqual(topologicalOrder([child]).map((v) => v.id), ['c']);
+  assert.deepEqual(
+    topologicalOrder([child]).map((v) => v.id),
+    ['c'],
+  );
 });
 
 test('dependantsOf / withDependants: derived and join views, transitively', () => {
@@ -54,8 +89,24 @@ test('dependantsOf / withDependants: derived and join views, transitively', () =
   const j = view('j', 4, { join_base_view_id: 'c', joins: [lookup('b')] });
   const k = view('k', 5, { parent_view_id: 'j' });
   const all = [a, b, c, j, k];
-  assert.deepEqual(dependantsOf('a', all).map((v) => v.id), ['b']);
-  assert.deepEqual(dependantsOf('b', all).map((v) => v.id), ['j']);
-  assert.deepEqual(withDependants([a], all).map((v) => v.id).sort(), ['a', 'b', 'j', 'k']);
-  assert.deepEqual(withDependants([c], all).map((v) => v.id).sort(), ['c', 'j', 'k']);
+  assert.deepEqual(
+    dependantsOf('a', all).map((v) => v.id),
+    ['b'],
+  );
+  assert.deepEqual(
+    dependantsOf('b', all).map((v) => v.id),
+    ['j'],
+  );
+  assert.deepEqual(
+    withDependants([a], all)
+      .map((v) => v.id)
+      .sort(),
+    ['a', 'b', 'j', 'k'],
+  );
+  assert.deepEqual(
+    withDependants([c], all)
+      .map((v) => v.id)
+      .sort(),
+    ['c', 'j', 'k'],
+  );
 });

@@ -20,8 +20,22 @@ function sandboxIn(t: TestContext): { root: string; sandbox: TransformSandbox } 
 test('a sandbox that breaks its contract on a later view leaves no file of the earlier views', async (t) => {
   const root = mkdtempSync(join(tmpdir(), 'sluice-view-stage-'));
   t.after(() => rmSync(root, { recursive: true, force: true }));
-  const base: ViewInput = { texts: ['{"id":1}', '{"id":2}'], ts: Float64Array.from([1, 2]), received: Float64Array.from([1, 2]), seq: Float64Array.from([7, 7]), versions: [null, null] };
-  const task = (id: string): ViewTask => ({ viewId: id, parentViewId: null, transformId: `t_${id}`, scriptHash: id, script: '', outputSchema: [{ name: 'id', type: 'number' }], dir: join(root, id) });
+  const base: ViewInput = {
+    texts: ['{"id":1}', '{"id":2}'],
+    ts: Float64Array.from([1, 2]),
+    received: Float64Array.from([1, 2]),
+    seq: Float64Array.from([7, 7]),
+    versions: [null, null],
+  };
+  const task = (id: string): ViewTask => ({
+    viewId: id,
+    parentViewId: null,
+    transformId: `t_${id}`,
+    scriptHash: id,
+    script: '',
+    outputSchema: [{ name: 'id', type: 'number' }],
+    dir: join(root, id),
+  });
   await assert.rejects(
     transformViewsStage({
       base,
@@ -34,42 +48,84 @@ test('a sandbox that breaks its contract on a later view leaves no file of the e
     }),
     /broken answer/,
   );
-  assert.deepEqual(existsSync(join(root, 'a')) ? readdirSync(join(root, 'a')) : [], [], 'view a\'s file is removed');
+  assert.deepEqual(existsSync(join(root, 'a')) ? readdirSync(join(root, 'a')) : [], [], "view a's file is removed");
 });
 
-test('records of a routed schema version run their transform\'s script, the rest the view\'s; outputs keep record order; a failure names its transform and the batch\'s record', async (t) => {
+test("records of a routed schema version run their transform's script, the rest the view's; outputs keep record order; a failure names its transform and the batch's record", async (t) => {
   const { root, sandbox } = sandboxIn(t);
   const run: RunScript = (batch, view) => sandbox.run({ ...batch, ...view });
   const bodies = [Buffer.from('{"n":1}\n{"n":2}\n{"n":3}\n{"n":4}\n{"n":5}')];
   const starts = [0, 8, 16, 24, 32];
   const base: ViewInput = {
-    bytes: { bodies, entry: new Int32Array(5), start: Int32Array.from(starts), end: Int32Array.from(starts, (s) => s + 7) },
+    bytes: {
+      bodies,
+      entry: new Int32Array(5),
+      start: Int32Array.from(starts),
+      end: Int32Array.from(starts, (s) => s + 7),
+    },
     ts: Float64Array.from([1, 2, 3, 4, 5]),
     received: Float64Array.from([1, 2, 3, 4, 5]),
     seq: Float64Array.from([9, 9, 9, 9, 9]),
     versions: ['sch_a', 'sch_b', 'sch_a', 'sch_b', 'sch_c'],
   };
   const view = (routeScript: string): ViewTask => ({
-    viewId: 'v', parentViewId: null, transformId: 'vtr_default', scriptHash: 'h1', script: 'function transform(r) { return { n: r.n * 10 }; }',
-    outputSchema: [{ name: 'n', type: 'number' }], dir: join(root, 'v'),
-    routes: [{ transformId: 'vtr_routed', scriptHash: `h-${routeScript.length}`, script: routeScript, versionIds: ['sch_b'] }],
+    viewId: 'v',
+    parentViewId: null,
+    transformId: 'vtr_default',
+    scriptHash: 'h1',
+    script: 'function transform(r) { return { n: r.n * 10 }; }',
+    outputSchema: [{ name: 'n', type: 'number' }],
+    dir: join(root, 'v'),
+    routes: [
+      { transformId: 'vtr_routed', scriptHash: `h-${routeScript.length}`, script: routeScript, versionIds: ['sch_b'] },
+    ],
   });
   const seen: number[] = [];
-  const [ok] = await transformViewsStage({ base, views: [view('function transform(r) { return [{ n: -r.n }, { n: -r.n - 0.5 }]; }')], firstSeq: 9, run, onOutput: (_v, _ts, columns) => seen.push(...(columns[0]!.values as number[])) });
+  const [ok] = await transformViewsStage({
+    base,
+    views: [view('function transform(r) { return [{ n: -r.n }, { n: -r.n - 0.5 }]; }')],
+    firstSeq: 9,
+    run,
+    onOutput: (_v, _ts, columns) => seen.push(...(columns[0]!.values as number[])),
+  });
   assert.equal(ok!.status, 'ok');
-  assert.deepEqual(seen, [10, -2, -2.5, 30, -4, -4.5, 50], 'sch_b through the routed script (two outputs each), the rest through the view\'s, in record order');
+  assert.deepEqual(
+    seen,
+    [10, -2, -2.5, 30, -4, -4.5, 50],
+    "sch_b through the routed script (two outputs each), the rest through the view's, in record order",
+  );
 
-  const [failed] = await transformViewsStage({ base, views: [view('function transform(r) { if (r.n === 4) throw new Error("no four"); return { n: r.n }; }')], firstSeq: 10, run });
+  const [failed] = await transformViewsStage({
+    base,
+    views: [view('function transform(r) { if (r.n === 4) throw new Error("no four"); return { n: r.n }; }')],
+    firstSeq: 10,
+    run,
+  });
   assert.equal(failed!.status, 'failed');
   assert.equal(failed!.transformId, 'vtr_routed');
-  assert.equal(failed!.status === 'failed' && failed!.recordIndex, 3, 'the batch\'s index of the record, not the route\'s');
+  assert.equal(
+    failed!.status === 'failed' && failed!.recordIndex,
+    3,
+    "the batch's index of the record, not the route's",
+  );
   assert.match(failed!.status === 'failed' ? failed!.message : '', /record 3\b.*no four/);
 });
 
 test('a date field holding ctx.timestamp or ctx.received_at stores the same times as their ISO strings would; other values are coerced as before', async (t) => {
   const { root, sandbox } = sandboxIn(t);
-  const ts = [Date.UTC(2026, 0, 31, 12, 0, 0, 5), Date.UTC(2026, 0, 31, 23, 59, 59, 999), 1.5, -62198755200000 /* year -0001 */];
-  const base: ViewInput = { texts: ts.map((_, i) => JSON.stringify({ i })), ts: Float64Array.from(ts), received: Float64Array.from(ts, (x) => x + 1000), seq: Float64Array.from(ts, () => 3), versions: ts.map(() => null) };
+  const ts = [
+    Date.UTC(2026, 0, 31, 12, 0, 0, 5),
+    Date.UTC(2026, 0, 31, 23, 59, 59, 999),
+    1.5,
+    -62198755200000 /* year -0001 */,
+  ];
+  const base: ViewInput = {
+    texts: ts.map((_, i) => JSON.stringify({ i })),
+    ts: Float64Array.from(ts),
+    received: Float64Array.from(ts, (x) => x + 1000),
+    seq: Float64Array.from(ts, () => 3),
+    versions: ts.map(() => null),
+  };
   const script = `function transform(r, ctx) {
     return { at: ctx.timestamp, got: ctx.received_at, copy: ctx.timestamp + '', text: ctx.timestamp, other: r.i === 0 ? '2020-01-01T00:00:00.000Z' : null };
   }`;
@@ -83,7 +139,17 @@ test('a date field holding ctx.timestamp or ctx.received_at stores the same time
   const cols: Record<string, unknown[]> = {};
   const [o] = await transformViewsStage({
     base,
-    views: [{ viewId: 'v', parentViewId: null, transformId: 'vtr_v', scriptHash: 'hd', script, outputSchema, dir: join(root, 'v') }],
+    views: [
+      {
+        viewId: 'v',
+        parentViewId: null,
+        transformId: 'vtr_v',
+        scriptHash: 'hd',
+        script,
+        outputSchema,
+        dir: join(root, 'v'),
+      },
+    ],
     firstSeq: 3,
     run: (batch, view) => sandbox.run({ ...batch, ...view }),
     onOutput: (_v, _ts, columns) => columns.forEach((c) => (cols[c.name] = c.values)),

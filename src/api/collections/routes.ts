@@ -11,7 +11,13 @@ import { parseNullableDateFilter } from '../http/filters.js';
 import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { requireSource } from '../sources/routes.js';
-import { collectionCreateBody, collectionListFilters, collectionUpdateBody, schemaSettingsProperties, type CollectionUpdateBody } from './schemas.js';
+import {
+  collectionCreateBody,
+  collectionListFilters,
+  collectionUpdateBody,
+  schemaSettingsProperties,
+  type CollectionUpdateBody,
+} from './schemas.js';
 
 type ProjectParams = { project_id: string };
 type CollectionParams = { project_id: string; collection_id: string };
@@ -55,15 +61,27 @@ export function serializeCollection(s: Services, c: CollectionRecord) {
 }
 
 /** A collection of `project`, or 404; a scheduled one answers 404 with a restore hint unless `allowScheduled`. */
-export function requireCollection(s: Services, project: ProjectRecord, id: string, opts: { allowScheduled?: boolean } = {}): CollectionRecord {
+export function requireCollection(
+  s: Services,
+  project: ProjectRecord,
+  id: string,
+  opts: { allowScheduled?: boolean } = {},
+): CollectionRecord {
   const c = s.collections.byId(id);
-  if (!c || c.project_id !== project.id || c.team_id !== project.team_id || s.collections.destroying.has(c.id)) throw notFound(`Collection ${id} in project ${project.id}`);
+  if (!c || c.project_id !== project.id || c.team_id !== project.team_id || s.collections.destroying.has(c.id))
+    throw notFound(`Collection ${id} in project ${project.id}`);
   if (!sourceIsLive(s, c)) {
     // Scheduling a source hides what is under it at once (spec), like a project's.
-    throw new ApiError('not_found', `Collection ${id} belongs to source ${c.source_id}, which is scheduled for deletion; restore the source with POST /v1/projects/${project.id}/sources/${c.source_id} {"deleted_at": null}`);
+    throw new ApiError(
+      'not_found',
+      `Collection ${id} belongs to source ${c.source_id}, which is scheduled for deletion; restore the source with POST /v1/projects/${project.id}/sources/${c.source_id} {"deleted_at": null}`,
+    );
   }
   if (c.deleted_at && !opts.allowScheduled) {
-    throw new ApiError('not_found', `Collection ${id} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/collections/${id} {"deleted_at": null}`);
+    throw new ApiError(
+      'not_found',
+      `Collection ${id} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/collections/${id} {"deleted_at": null}`,
+    );
   }
   return c;
 }
@@ -78,14 +96,24 @@ function sourceIsLive(s: Services, c: CollectionRecord): boolean {
  * Tracked paths are children of opaque paths (spec: "children of opaque paths that stay part of
  * identity"): each must extend an opaque path by at least one segment.
  */
-export function assertTrackedUnderOpaque(next: Pick<SchemaSettings, 'schema_opaque_paths' | 'schema_tracked_paths'>, body: Pick<CollectionUpdateBody, 'schema_tracked_paths'>): void {
-  const under = (t: string[]) => next.schema_opaque_paths.some((o) => t.length > o.length && o.every((seg, i) => seg === t[i]));
+export function assertTrackedUnderOpaque(
+  next: Pick<SchemaSettings, 'schema_opaque_paths' | 'schema_tracked_paths'>,
+  body: Pick<CollectionUpdateBody, 'schema_tracked_paths'>,
+): void {
+  const under = (t: string[]) =>
+    next.schema_opaque_paths.some((o) => t.length > o.length && o.every((seg, i) => seg === t[i]));
   next.schema_tracked_paths.forEach((t, i) => {
     if (under(t)) return;
     if (body.schema_tracked_paths !== undefined) {
-      throw invalidField(`body.schema_tracked_paths[${i}]`, `(${JSON.stringify(t)}) must lie inside one of schema_opaque_paths`);
+      throw invalidField(
+        `body.schema_tracked_paths[${i}]`,
+        `(${JSON.stringify(t)}) must lie inside one of schema_opaque_paths`,
+      );
     }
-    throw invalidField('body.schema_opaque_paths', `would leave tracked path ${JSON.stringify(t)} outside every opaque path; send schema_tracked_paths without it too`);
+    throw invalidField(
+      'body.schema_opaque_paths',
+      `would leave tracked path ${JSON.stringify(t)} outside every opaque path; send schema_tracked_paths without it too`,
+    );
   });
 }
 
@@ -105,8 +133,16 @@ export function collectionRoutes(s: Services): RouteDef[] {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const q = ctx.query;
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
-        const pool = q.source_id !== undefined ? s.collections.list(q.source_id).filter((c) => c.project_id === project.id) : s.collections.listByProject(project.id);
-        return pool.filter((c) => deleted(c.deleted_at) && (q.project_id === undefined || q.project_id === c.project_id) && sourceIsLive(s, c));
+        const pool =
+          q.source_id !== undefined
+            ? s.collections.list(q.source_id).filter((c) => c.project_id === project.id)
+            : s.collections.listByProject(project.id);
+        return pool.filter(
+          (c) =>
+            deleted(c.deleted_at) &&
+            (q.project_id === undefined || q.project_id === c.project_id) &&
+            sourceIsLive(s, c),
+        );
       },
       serialize: (c) => serializeCollection(s, c),
     }),
@@ -118,7 +154,12 @@ export function collectionRoutes(s: Services): RouteDef[] {
       schema: { params: collectionParams },
       handler: (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
-        return { data: serializeCollection(s, requireCollection(s, project, ctx.params.collection_id, { allowScheduled: true })) };
+        return {
+          data: serializeCollection(
+            s,
+            requireCollection(s, project, ctx.params.collection_id, { allowScheduled: true }),
+          ),
+        };
       },
     }),
     defineRoute<{ name: string; slug?: string; source_id: string }, unknown, ProjectParams>({
@@ -130,7 +171,10 @@ export function collectionRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const source = requireSource(s, project, ctx.body.source_id, { field: 'body.source_id' });
-        const created = await s.collections.create(source, { name: ctx.body.name, ...(ctx.body.slug !== undefined ? { slug: ctx.body.slug } : {}) });
+        const created = await s.collections.create(source, {
+          name: ctx.body.name,
+          ...(ctx.body.slug !== undefined ? { slug: ctx.body.slug } : {}),
+        });
         return { status: 201, data: serializeCollection(s, created) };
       },
     }),
@@ -144,16 +188,25 @@ export function collectionRoutes(s: Services): RouteDef[] {
         const b = ctx.body;
         // A no-op would still move updated_at (tripping other writers' expected_updated_at); say so instead.
         if (Object.keys(b).every((k) => k === 'expected_updated_at')) {
-          throw invalidField('body', 'must contain at least one field to change: name, deleted_at or a schema_* rule (expected_updated_at alone changes nothing)');
+          throw invalidField(
+            'body',
+            'must contain at least one field to change: name, deleted_at or a schema_* rule (expected_updated_at alone changes nothing)',
+          );
         }
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireCollection(s, project, ctx.params.collection_id, { allowScheduled: true });
         const updated = await s.collections.update(current.source_id, current.id, (cur) => {
           // Checked inside the transaction, so no change can slip in between check and write.
           if (b.expected_updated_at !== undefined && Date.parse(b.expected_updated_at) !== Date.parse(cur.updated_at)) {
-            throw new ApiError('conflict', `The collection changed since ${b.expected_updated_at} (updated_at is now ${cur.updated_at}); read it again and retry`, {
-              details: [{ field: 'body.expected_updated_at', message: `does not match updated_at ${cur.updated_at}` }],
-            });
+            throw new ApiError(
+              'conflict',
+              `The collection changed since ${b.expected_updated_at} (updated_at is now ${cur.updated_at}); read it again and retry`,
+              {
+                details: [
+                  { field: 'body.expected_updated_at', message: `does not match updated_at ${cur.updated_at}` },
+                ],
+              },
+            );
           }
           assertRestoreFirst('collection', cur, b);
           const patch: Partial<CollectionRecord> = {};
@@ -175,7 +228,10 @@ export function collectionRoutes(s: Services): RouteDef[] {
       scope: 'sources:delete',
       params: collectionParams,
       beneath: 'its records, schema versions and files',
-      find: (ctx) => requireCollection(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.collection_id, { allowScheduled: true }),
+      find: (ctx) =>
+        requireCollection(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.collection_id, {
+          allowScheduled: true,
+        }),
       markDeleted: (c, at) => s.collections.update(c.source_id, c.id, () => ({ deleted_at: at })),
       destroy: (c) => destroyCollection(s, c),
       serialize: (c) => serializeCollection(s, c),

@@ -30,7 +30,12 @@ export const pathList: JsonSchema = {
     minItems: 1,
     maxItems: PATH_LIMITS.segments,
     errorHint: `must be a path of 1 to ${PATH_LIMITS.segments} key segments, e.g. ["payload", "items"]`,
-    items: { type: 'string', minLength: 1, maxLength: PATH_LIMITS.segmentLength, errorHint: `must be a key segment of 1 to ${PATH_LIMITS.segmentLength} characters` },
+    items: {
+      type: 'string',
+      minLength: 1,
+      maxLength: PATH_LIMITS.segmentLength,
+      errorHint: `must be a key segment of 1 to ${PATH_LIMITS.segmentLength} characters`,
+    },
   },
 };
 
@@ -59,7 +64,10 @@ export const schemaSettingsProperties: Record<keyof SchemaSettings, JsonSchema> 
   },
 };
 
-export const collectionCreateBody = object({ name: text(1, 128), slug, source_id: idSchema('source') }, ['name', 'source_id']);
+export const collectionCreateBody = object({ name: text(1, 128), slug, source_id: idSchema('source') }, [
+  'name',
+  'source_id',
+]);
 
 export const collectionUpdateBody = object({
   name: text(1, 128),

@@ -64,7 +64,10 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
       // A team scheduled for deletion is frozen until an Owner restores it (docs/accounts.md):
       // its keys stop at once, its sessions may only read or restore teams and manage themselves.
       if (team?.deleted_at && (principal.kind === 'key' || !def.allowWhenTeamDeleted)) {
-        throw new ApiError('team_scheduled_for_deletion', `Team ${principal.teamId} is scheduled for deletion (since ${team.deleted_at}); an Owner can restore it with POST /v1/teams/${principal.teamId} {"deleted_at": null}`);
+        throw new ApiError(
+          'team_scheduled_for_deletion',
+          `Team ${principal.teamId} is scheduled for deletion (since ${team.deleted_at}); an Owner can restore it with POST /v1/teams/${principal.teamId} {"deleted_at": null}`,
+        );
       }
       if (def.scope !== 'authenticated' && !hasScope(principal.scopes, def.scope)) {
         throw new ApiError('forbidden', `This operation needs the ${def.scope} scope`);
@@ -79,7 +82,10 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
     const issues: FieldIssue[] = [];
     if (route.validate.params) issues.push(...route.validate.params(params));
     if (route.validate.query) issues.push(...route.validate.query(query));
-    else if (Object.keys(query).length > 0) issues.push(...Object.keys(query).map((k) => ({ field: `query.${k}`, message: 'is not a known parameter; remove it' })));
+    else if (Object.keys(query).length > 0)
+      issues.push(
+        ...Object.keys(query).map((k) => ({ field: `query.${k}`, message: 'is not a known parameter; remove it' })),
+      );
     if (route.validate.body) issues.push(...route.validate.body(body ?? {}));
     else if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
       issues.push({ field: 'body', message: 'must be empty: this endpoint takes no body' });
@@ -110,12 +116,18 @@ export async function dispatch(deps: DispatchDeps, match: RouteMatch, raw: RawRe
     };
     if (reply.web) result.web = reply.web;
     // The page's own data: the envelope as bytes, so that the web transport compresses it (a dashboard's redraws are most of its traffic).
-    else if (def.web === 'data') result.web = { kind: 'bytes', body: responseJson(result.envelope), contentType: 'application/json; charset=utf-8' };
+    else if (def.web === 'data')
+      result.web = {
+        kind: 'bytes',
+        body: responseJson(result.envelope),
+        contentType: 'application/json; charset=utf-8',
+      };
     return result;
   } catch (err) {
     const result = failure(deps.log, raw.method, route.endpoint, err);
     // A page route fails as a page a person reads; a data route as the envelope its script reads.
-    if (def.web === 'page') result.web = { kind: 'bytes', body: errorPage(result.envelope), contentType: 'text/html; charset=utf-8' };
+    if (def.web === 'page')
+      result.web = { kind: 'bytes', body: errorPage(result.envelope), contentType: 'text/html; charset=utf-8' };
     return result;
   }
 }
@@ -132,7 +144,10 @@ export function failure(log: Logger, method: string, endpoint: string, err: unkn
   const apiErr = toApiError(err);
   if (apiErr.status >= 500) {
     // A wrapped error is logged as thrown; an ApiError thrown as such carries its own cause.
-    log.error({ err: apiErr === err ? apiErr : err, method, route: endpoint, status: apiErr.status, code: apiErr.code }, `${endpoint} answered ${apiErr.status} ${apiErr.code}`);
+    log.error(
+      { err: apiErr === err ? apiErr : err, method, route: endpoint, status: apiErr.status, code: apiErr.code },
+      `${endpoint} answered ${apiErr.status} ${apiErr.code}`,
+    );
   }
   return { status: apiErr.status, envelope: errorEnvelope(endpoint, apiErr), headers: apiErr.headers };
 }
@@ -162,7 +177,10 @@ function parseQuery(qs: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (!qs) return out;
   for (const [k, v] of new URLSearchParams(qs)) {
-    if (k in out) throw new ApiError('request_validation_failed', `query.${k} is given more than once; send it once`, { details: [{ field: `query.${k}`, message: 'is given more than once' }] });
+    if (k in out)
+      throw new ApiError('request_validation_failed', `query.${k} is given more than once; send it once`, {
+        details: [{ field: `query.${k}`, message: 'is given more than once' }],
+      });
     out[k] = v;
   }
   return out;

@@ -21,14 +21,19 @@ export interface ListRoute<T extends { id: string }, Q extends ListQuery, P> {
   serialize(item: T): unknown;
 }
 
-export function listRoute<T extends { id: string }, Q extends ListQuery = ListQuery, P = Record<string, string>>(def: ListRoute<T, Q, P>): RouteDef {
+export function listRoute<T extends { id: string }, Q extends ListQuery = ListQuery, P = Record<string, string>>(
+  def: ListRoute<T, Q, P>,
+): RouteDef {
   return defineRoute<unknown, Q, P>({
     method: 'GET',
     path: def.path,
     scope: def.scope,
     summary: def.summary,
     ...def.access,
-    schema: { ...(def.params ? { params: def.params } : {}), query: listQuerySchema(Object.keys(def.order.fields), def.filters) },
+    schema: {
+      ...(def.params ? { params: def.params } : {}),
+      query: listQuerySchema(Object.keys(def.order.fields), def.filters),
+    },
     handler: (ctx) => {
       const page = paginate(def.items(ctx), ctx.query, def.order);
       return { data: page.data.map((item) => def.serialize(item)), pagination: page.pagination };
@@ -37,7 +42,9 @@ export function listRoute<T extends { id: string }, Q extends ListQuery = ListQu
 }
 
 /** The order of sources and collections: `created_at`, `name` (case-insensitive), `updated_at`; default name ascending. */
-export function namedResourceOrder<T extends { id: string; name: string; created_at: string; updated_at: string }>(): ListOrder<T> {
+export function namedResourceOrder<
+  T extends { id: string; name: string; created_at: string; updated_at: string },
+>(): ListOrder<T> {
   return {
     fields: { created_at: (x) => x.created_at, name: (x) => x.name.toLowerCase(), updated_at: (x) => x.updated_at },
     defaultOrderBy: 'name',

@@ -56,7 +56,12 @@ function encodeCursor(c: CursorBody): string {
 }
 
 function decodeCursor(raw: string, field: 'after' | 'before'): CursorBody {
-  const invalid = () => new ApiError('request_invalid_cursor', `query.${field} is not a cursor this API issued; pass pagination.next_cursor or prev_cursor unchanged`, { details: [{ field: `query.${field}`, message: 'is not a valid cursor' }] });
+  const invalid = () =>
+    new ApiError(
+      'request_invalid_cursor',
+      `query.${field} is not a cursor this API issued; pass pagination.next_cursor or prev_cursor unchanged`,
+      { details: [{ field: `query.${field}`, message: 'is not a valid cursor' }] },
+    );
   if (!/^[A-Za-z0-9_-]+$/.test(raw)) throw invalid();
   let parsed: unknown;
   try {
@@ -66,7 +71,15 @@ function decodeCursor(raw: string, field: 'after' | 'before'): CursorBody {
   }
   const c = parsed as Partial<CursorBody>;
   const okValue = c.v === null || typeof c.v === 'string' || typeof c.v === 'number';
-  if (typeof parsed !== 'object' || parsed === null || typeof c.o !== 'string' || (c.s !== 'asc' && c.s !== 'desc') || !okValue || typeof c.i !== 'string') throw invalid();
+  if (
+    typeof parsed !== 'object' ||
+    parsed === null ||
+    typeof c.o !== 'string' ||
+    (c.s !== 'asc' && c.s !== 'desc') ||
+    !okValue ||
+    typeof c.i !== 'string'
+  )
+    throw invalid();
   return c as CursorBody;
 }
 
@@ -84,18 +97,24 @@ function compareValues(a: SortValue, b: SortValue): number {
  * Keyset pagination over (sort value, id). A cursor names the boundary item's position rather than
  * an offset, so pages stay correct when items are inserted or deleted between requests.
  */
-export function paginate<T extends { id: string }>(items: T[], query: ListQuery, order: ListOrder<T>): { data: T[]; pagination: Pagination } {
+export function paginate<T extends { id: string }>(
+  items: T[],
+  query: ListQuery,
+  order: ListOrder<T>,
+): { data: T[]; pagination: Pagination } {
   if (query.after && query.before) {
     throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', {
       details: [{ field: 'query.before', message: 'cannot be combined with after' }],
     });
   }
   const orderBy = query.order_by ?? order.defaultOrderBy;
-  const sort: Sort = query.sort ?? (query.order_by === undefined && order.sortWhenNeither ? order.sortWhenNeither : order.defaultSort);
+  const sort: Sort =
+    query.sort ?? (query.order_by === undefined && order.sortWhenNeither ? order.sortWhenNeither : order.defaultSort);
   const get = order.fields[orderBy];
   if (!get) throw new Error(`order_by ${orderBy} has no getter`);
   const dir = sort === 'asc' ? 1 : -1;
-  const cmp = (av: SortValue, aid: string, bv: SortValue, bid: string) => dir * (compareValues(av, bv) || (aid < bid ? -1 : aid > bid ? 1 : 0));
+  const cmp = (av: SortValue, aid: string, bv: SortValue, bid: string) =>
+    dir * (compareValues(av, bv) || (aid < bid ? -1 : aid > bid ? 1 : 0));
 
   const rows = items.map((item) => ({ item, v: get(item) }));
   rows.sort((a, b) => cmp(a.v, a.item.id, b.v, b.item.id));
@@ -108,9 +127,13 @@ export function paginate<T extends { id: string }>(items: T[], query: ListQuery,
     const field = query.after ? 'after' : 'before';
     const c = decodeCursor(raw, field);
     if (c.o !== orderBy || c.s !== sort) {
-      throw new ApiError('request_invalid_cursor', `query.${field} was issued for order_by=${c.o} sort=${c.s}; repeat the request with those values`, {
-        details: [{ field: `query.${field}`, message: `was issued for order_by=${c.o} sort=${c.s}` }],
-      });
+      throw new ApiError(
+        'request_invalid_cursor',
+        `query.${field} was issued for order_by=${c.o} sort=${c.s}; repeat the request with those values`,
+        {
+          details: [{ field: `query.${field}`, message: `was issued for order_by=${c.o} sort=${c.s}` }],
+        },
+      );
     }
     // First row strictly after the boundary (binary search over the sorted rows).
     let lo = 0;

@@ -22,7 +22,10 @@ export function responseJson(body: unknown): string | Buffer {
   const parts: Array<string | Buffer> = [];
   for (const [k, v] of members) {
     if (v === undefined || typeof v === 'function') continue;
-    parts.push(`${parts.length === 0 ? '{' : ','}${JSON.stringify(k)}:`, v instanceof RawJson ? v.text : (JSON.stringify(v) ?? 'null'));
+    parts.push(
+      `${parts.length === 0 ? '{' : ','}${JSON.stringify(k)}:`,
+      v instanceof RawJson ? v.text : (JSON.stringify(v) ?? 'null'),
+    );
   }
   parts.push('}');
   return joinJson(parts);

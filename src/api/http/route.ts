@@ -6,7 +6,6 @@ export type { Principal };
 
 export type Method = 'GET' | 'POST' | 'DELETE' | 'PUT' | 'PATCH';
 
-
 import type { JsonSchema } from '../../http/json-schema.js';
 
 export type { JsonSchema };
@@ -40,7 +39,12 @@ export interface SseStream {
  * asset, a 304 with no body), or an SSE stream the handler feeds.
  */
 export type WebBody =
-  | { kind: 'bytes'; body: Buffer | string; contentType: string; /** Already compressed (a precompressed asset): sent as is. */ encoded?: boolean }
+  | {
+      kind: 'bytes';
+      body: Buffer | string;
+      contentType: string /** Already compressed (a precompressed asset): sent as is. */;
+      encoded?: boolean;
+    }
   | { kind: 'sse'; open(stream: SseStream): void };
 
 export interface Reply {
@@ -85,6 +89,8 @@ export interface RouteDef<B = any, Q = any, P = any> {
 }
 
 /** Identity helper that keeps a route's type parameters checked at its declaration. */
-export function defineRoute<B = unknown, Q = Record<string, unknown>, P = Record<string, string>>(def: RouteDef<B, Q, P>): RouteDef<B, Q, P> {
+export function defineRoute<B = unknown, Q = Record<string, unknown>, P = Record<string, string>>(
+  def: RouteDef<B, Q, P>,
+): RouteDef<B, Q, P> {
   return def;
 }

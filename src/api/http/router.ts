@@ -55,9 +55,13 @@ export class Router {
       if (route.def.method === method) return { route, params };
     }
     if (pathMatched) {
-      throw new ApiError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${[...allowed].join(', ')}`, {
-        headers: { allow: [...allowed].join(', ') },
-      });
+      throw new ApiError(
+        'method_not_allowed',
+        `${method} is not allowed on ${path}; allowed: ${[...allowed].join(', ')}`,
+        {
+          headers: { allow: [...allowed].join(', ') },
+        },
+      );
     }
     throw new ApiError('route_not_found', `No endpoint ${method} ${path}`);
   }

@@ -23,7 +23,10 @@ export interface DeletableResource<T extends { id: string; deleted_at: string | 
 }
 
 /** DELETE (schedule; 200 with the resource) and DELETE …/force (destroy now; 200 with data null). */
-export function scheduledDeletionRoutes<T extends { id: string; deleted_at: string | null }, P>(s: Services, r: DeletableResource<T, P>): RouteDef[] {
+export function scheduledDeletionRoutes<T extends { id: string; deleted_at: string | null }, P>(
+  s: Services,
+  r: DeletableResource<T, P>,
+): RouteDef[] {
   return [
     defineRoute<unknown, unknown, P>({
       method: 'DELETE',
@@ -54,8 +57,15 @@ export function scheduledDeletionRoutes<T extends { id: string; deleted_at: stri
 }
 
 /** While a resource is scheduled for deletion, the only accepted update is the one restoring it. */
-export function assertRestoreFirst(noun: string, current: { deleted_at: string | null }, body: { deleted_at?: string | null }): void {
+export function assertRestoreFirst(
+  noun: string,
+  current: { deleted_at: string | null },
+  body: { deleted_at?: string | null },
+): void {
   if (current.deleted_at && body.deleted_at !== null) {
-    throw new ApiError('conflict', `The ${noun} is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`);
+    throw new ApiError(
+      'conflict',
+      `The ${noun} is scheduled for deletion; send {"deleted_at": null} to restore it before changing it`,
+    );
   }
 }

@@ -23,7 +23,12 @@ export function readHead(req: HttpRequest): RequestHead {
   req.forEach((k, v) => {
     headers[k] = v;
   });
-  return { method: req.getCaseSensitiveMethod().toUpperCase(), path: req.getUrl(), query: req.getQuery() ?? '', headers };
+  return {
+    method: req.getCaseSensitiveMethod().toUpperCase(),
+    path: req.getUrl(),
+    query: req.getQuery() ?? '',
+    headers,
+  };
 }
 
 /**
@@ -31,7 +36,14 @@ export function readHead(req: HttpRequest): RequestHead {
  * arrives — is `payload_too_large`, reported once the rest was read and thrown away (`BodyDrain`,
  * so that the client can read the answer; at most `bounds`); the caller answers and closes.
  */
-export function readBody(res: HttpResponse, state: ResponseState, head: RequestHead, limit: number, onBody: (err: ApiError | null, body: Buffer | null) => void, bounds: DrainBounds = DEFAULT_DRAIN_BOUNDS): void {
+export function readBody(
+  res: HttpResponse,
+  state: ResponseState,
+  head: RequestHead,
+  limit: number,
+  onBody: (err: ApiError | null, body: Buffer | null) => void,
+  bounds: DrainBounds = DEFAULT_DRAIN_BOUNDS,
+): void {
   const declared = Number(head.headers['content-length'] ?? '0');
   let drain: BodyDrain | null = null;
   // A client that goes away meanwhile is not noticed here: the drain's time limit ends the request.
@@ -62,19 +74,29 @@ export function readBody(res: HttpResponse, state: ResponseState, head: RequestH
     }
     // uWS reuses the chunk's memory after this callback returns: copy it.
     if (chunk.byteLength > 0) chunks.push(Buffer.from(new Uint8Array(chunk).slice()));
-    if (isLast) onBody(null, chunks.length === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    if (isLast)
+      onBody(null, chunks.length === 0 ? null : chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
   });
 }
 
 function tooLarge(limit: number): ApiError {
-  return new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes`, { details: { limit_bytes: limit } });
+  return new ApiError('payload_too_large', `The request body is larger than the limit of ${limit} bytes`, {
+    details: { limit_bytes: limit },
+  });
 }
 
 /**
  * Write a JSON response (corked: uWS needs that outside its own callbacks). `close` ends the
  * connection after it (uWS writes `Connection: close`).
  */
-export function sendJson(res: HttpResponse, state: ResponseState, status: number, body: unknown, headers: Record<string, string> = {}, close = false): void {
+export function sendJson(
+  res: HttpResponse,
+  state: ResponseState,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  close = false,
+): void {
   if (state.aborted || state.done) return;
   state.done = true;
   const payload = responseJson(body);

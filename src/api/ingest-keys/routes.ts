@@ -15,7 +15,9 @@ type SourceParams = { project_id: string; source_id: string };
 type KeyParams = SourceParams & { ingest_key_id: string };
 type KeyListQuery = ListQuery & { status?: string; project_id?: string; source_id?: string };
 
-const createBody = object({ source_id: { type: 'string', errorHint: 'is ignored (the path names the source) but must be a string' } });
+const createBody = object({
+  source_id: { type: 'string', errorHint: 'is ignored (the path names the source) but must be a string' },
+});
 
 /** The ingest address for a secret (docs/architecture.md, "Fixed contracts": `<public base>/ingest?key=<secret>`). */
 export function ingestUrl(s: Services, secret: string): string {
@@ -26,7 +28,12 @@ export function ingestUrl(s: Services, secret: string): string {
  * The ingest key as the API shows it (spec: Ingest key). `secret` is given only in the creation
  * response; afterwards `key` and `url` carry the masked key (`pik_…` + last four characters).
  */
-export function serializeIngestKey(s: Services, key: IngestKeyRecord, source: SourceRecord | undefined, secret?: string) {
+export function serializeIngestKey(
+  s: Services,
+  key: IngestKeyRecord,
+  source: SourceRecord | undefined,
+  secret?: string,
+) {
   const shown = secret ?? maskedIngestKey(key);
   return {
     object: 'ingest_key',
@@ -49,7 +56,8 @@ export function ingestKeyRoutes(s: Services): RouteDef[] {
   const sourceParams = params({ project_id: 'project', source_id: 'source' });
   const keyParams = params({ project_id: 'project', source_id: 'source', ingest_key_id: 'ingestKey' });
   // The source must be live and belong to the caller's team (another team's answers 404).
-  const liveSource = (teamId: string, p: SourceParams) => requireSource(s, requireProject(s, teamId, p.project_id), p.source_id);
+  const liveSource = (teamId: string, p: SourceParams) =>
+    requireSource(s, requireProject(s, teamId, p.project_id), p.source_id);
   const requireKey = (source: SourceRecord, id: string) => {
     const key = s.ingestKeys.get(source.id, id);
     if (!key) throw notFound(`Ingest key ${id} of source ${source.id}`);
@@ -62,16 +70,26 @@ export function ingestKeyRoutes(s: Services): RouteDef[] {
       summary: 'List the ingest keys of a source',
       params: sourceParams,
       filters: { status: filterParamSchema, project_id: idSchema('project'), source_id: idSchema('source') },
-      order: { fields: { created_at: (k) => k.created_at, status: (k) => k.status }, defaultOrderBy: 'created_at', defaultSort: 'desc' },
+      order: {
+        fields: { created_at: (k) => k.created_at, status: (k) => k.status },
+        defaultOrderBy: 'created_at',
+        defaultSort: 'desc',
+      },
       serialize: (k) => serializeIngestKey(s, k, s.sources.get(k.project_id, k.source_id)),
       items: (ctx) => {
         const source = liveSource(ctx.principal.teamId, ctx.params);
         const q = ctx.query;
-        const status = q.status === undefined ? () => true : parseFilter('status', q.status, 'enum', INGEST_KEY_STATUSES);
+        const status =
+          q.status === undefined ? () => true : parseFilter('status', q.status, 'enum', INGEST_KEY_STATUSES);
         // project_id and source_id repeat the path; a different value matches nothing.
         return s.ingestKeys
           .list(source.id)
-          .filter((k) => status(k.status) && (q.project_id === undefined || q.project_id === k.project_id) && (q.source_id === undefined || q.source_id === k.source_id));
+          .filter(
+            (k) =>
+              status(k.status) &&
+              (q.project_id === undefined || q.project_id === k.project_id) &&
+              (q.source_id === undefined || q.source_id === k.source_id),
+          );
       },
     }),
     defineRoute<unknown, unknown, KeyParams>({

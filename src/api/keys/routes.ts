@@ -34,12 +34,19 @@ export function serializeKey(k: ApiKeyRecord) {
  * subject already holds must be held by the caller; otherwise 403 naming what is missing.
  */
 export function assertMayGrant(caller: Principal, requested: Scopes, alreadyHeld: Scopes = {}): void {
-  const added = normalizeScopes(Object.fromEntries(
-    Object.entries(requested).map(([name, actions]) => [name, actions.filter((a) => !alreadyHeld[name as keyof Scopes]?.includes(a))]),
-  ));
+  const added = normalizeScopes(
+    Object.fromEntries(
+      Object.entries(requested).map(([name, actions]) => [
+        name,
+        actions.filter((a) => !alreadyHeld[name as keyof Scopes]?.includes(a)),
+      ]),
+    ),
+  );
   const missing = scopesNotHeld(caller.scopes, added);
   if (missing.length > 0) {
-    throw new ApiError('forbidden', `You can grant only scopes you hold; you lack: ${missing.join(', ')}`, { details: { missing_scopes: missing } });
+    throw new ApiError('forbidden', `You can grant only scopes you hold; you lack: ${missing.join(', ')}`, {
+      details: { missing_scopes: missing },
+    });
   }
 }
 
@@ -56,7 +63,11 @@ export function keyRoutes(s: Services): RouteDef[] {
       path: '/v1/keys',
       scope: 'keys:read',
       summary: 'List API keys of the team',
-      order: { fields: { created_at: (k) => k.created_at, name: (k) => k.name.toLowerCase() }, defaultOrderBy: 'created_at', defaultSort: 'desc' },
+      order: {
+        fields: { created_at: (k) => k.created_at, name: (k) => k.name.toLowerCase() },
+        defaultOrderBy: 'created_at',
+        defaultSort: 'desc',
+      },
       items: (ctx) => s.accounts.listKeys(ctx.principal.teamId),
       serialize: serializeKey,
     }),
@@ -79,7 +90,12 @@ export function keyRoutes(s: Services): RouteDef[] {
         // Omitted scopes: the caller's own, so a key never does more than its creator.
         const granted = normalizeScopes(ctx.body.scopes ?? p.scopes);
         assertMayGrant(p, granted);
-        const { key, secret } = await s.accounts.createKey({ teamId: p.teamId, name: ctx.body.name, scopes: granted, updatedBy: actorId(p) });
+        const { key, secret } = await s.accounts.createKey({
+          teamId: p.teamId,
+          name: ctx.body.name,
+          scopes: granted,
+          updatedBy: actorId(p),
+        });
         return { status: 201, data: { ...serializeKey(key), api_key: secret } };
       },
     }),
@@ -91,11 +107,17 @@ export function keyRoutes(s: Services): RouteDef[] {
       schema: { params: params({ key_id: 'key' }), body: updateBody },
       handler: async (ctx) => {
         const p = ctx.principal;
-        if (ctx.body.name === undefined && ctx.body.scopes === undefined) throw invalidField('body', 'must contain name or scopes');
+        if (ctx.body.name === undefined && ctx.body.scopes === undefined)
+          throw invalidField('body', 'must contain name or scopes');
         const current = requireKey(s, p.teamId, ctx.params.key_id);
         const scopes = ctx.body.scopes === undefined ? undefined : normalizeScopes(ctx.body.scopes);
         if (scopes) assertMayGrant(p, scopes, current.scopes);
-        const updated = await s.accounts.updateKey(p.teamId, current.id, { ...(ctx.body.name !== undefined ? { name: ctx.body.name } : {}), ...(scopes ? { scopes } : {}) }, actorId(p));
+        const updated = await s.accounts.updateKey(
+          p.teamId,
+          current.id,
+          { ...(ctx.body.name !== undefined ? { name: ctx.body.name } : {}), ...(scopes ? { scopes } : {}) },
+          actorId(p),
+        );
         if (!updated) throw notFound(`API key ${current.id}`);
         return { data: serializeKey(updated) };
       },
@@ -112,7 +134,11 @@ export function keyRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const p = ctx.principal;
         const self = p.kind === 'key' && p.keyId === ctx.params.key_id;
-        if (!self && !hasScope(p.scopes, 'keys:delete')) throw new ApiError('forbidden', 'This operation needs the keys:delete scope (a key may always delete itself)');
+        if (!self && !hasScope(p.scopes, 'keys:delete'))
+          throw new ApiError(
+            'forbidden',
+            'This operation needs the keys:delete scope (a key may always delete itself)',
+          );
         if (!self && s.accounts.getTeam(p.teamId)?.status === 'restricted') throw new ApiError('team_restricted');
         if (!(await s.accounts.deleteKey(p.teamId, ctx.params.key_id))) throw notFound(`API key ${ctx.params.key_id}`);
         return { data: null };

@@ -42,7 +42,12 @@ export function lateDataRoutes(s: Services): RouteDef[] {
       scope: 'projects:read',
       summary: 'List late data files of a project',
       params: params({ project_id: 'project' }),
-      filters: { refolded: { type: 'boolean', errorHint: 'must be true (files already folded back) or false (files still excluded)' } },
+      filters: {
+        refolded: {
+          type: 'boolean',
+          errorHint: 'must be true (files already folded back) or false (files still excluded)',
+        },
+      },
       order: lateOrder,
       items: (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
@@ -63,7 +68,11 @@ export function lateDataRoutes(s: Services): RouteDef[] {
         const queued = await s.store.transaction(() => {
           const f = s.lateData.get(project.id, id);
           if (!f) throw notFound(`Late data file ${id} in project ${project.id}`);
-          if (f.refolded_at !== null) throw new ApiError('conflict', `Late data file ${id} was folded back at ${f.refolded_at}; its events are in the charts already`);
+          if (f.refolded_at !== null)
+            throw new ApiError(
+              'conflict',
+              `Late data file ${id} was folded back at ${f.refolded_at}; its events are in the charts already`,
+            );
           // Asking again while queued changes nothing: the events fold back once.
           if (f.refold_queued_at !== null) return f;
           const next = { ...f, refold_queued_at: new Date(s.clock.now()).toISOString() };

@@ -1,6 +1,13 @@
 import { ApiError, invalidField, notFound } from '../../errors.js';
 import { hasScope } from '../../auth/scopes.js';
-import { changeMemberRole, getMember, inviteMember, listMembers, removeMember, type MemberView } from '../../accounts/memberships.js';
+import {
+  changeMemberRole,
+  getMember,
+  inviteMember,
+  listMembers,
+  removeMember,
+  type MemberView,
+} from '../../accounts/memberships.js';
 import type { RoleRecord } from '../../accounts/records.js';
 import type { Services } from '../../services.js';
 import { idSchema } from '../../ids.js';
@@ -41,7 +48,8 @@ function requireMember(s: Services, teamId: string, userId: string): MemberView 
 
 function requireRole(s: Services, teamId: string, roleId: string): RoleRecord {
   const role = s.accounts.roles.get(teamId, roleId);
-  if (!role) throw invalidField('body.role_id', `names no role of this team (${roleId}); list roles with GET /v1/roles`);
+  if (!role)
+    throw invalidField('body.role_id', `names no role of this team (${roleId}); list roles with GET /v1/roles`);
   return role;
 }
 
@@ -92,11 +100,21 @@ export function memberRoutes(s: Services): RouteDef[] {
         const p = ctx.principal;
         const teamId = ctx.params.team_id;
         requireCurrentTeam(p, teamId);
-        const role = ctx.body.role_id ? requireRole(s, teamId, ctx.body.role_id) : s.accounts.builtinRole(teamId, 'member');
+        const role = ctx.body.role_id
+          ? requireRole(s, teamId, ctx.body.role_id)
+          : s.accounts.builtinRole(teamId, 'member');
         if (!role) throw new ApiError('server_error', 'The team has no Member role');
         assertMayAssign(p, role, undefined);
-        const { member, inviteToken, inviteExpiresAt } = await inviteMember(s.accounts, { teamId, email: ctx.body.email, name: ctx.body.name ?? null, roleId: role.id });
-        return { status: 201, data: { ...serializeMember(member), invite_token: inviteToken, invite_expires_at: inviteExpiresAt } };
+        const { member, inviteToken, inviteExpiresAt } = await inviteMember(s.accounts, {
+          teamId,
+          email: ctx.body.email,
+          name: ctx.body.name ?? null,
+          roleId: role.id,
+        });
+        return {
+          status: 201,
+          data: { ...serializeMember(member), invite_token: inviteToken, invite_expires_at: inviteExpiresAt },
+        };
       },
     }),
     defineRoute<{ role_id: string }, unknown, MemberParams>({
@@ -129,9 +147,11 @@ export function memberRoutes(s: Services): RouteDef[] {
         const { team_id: teamId, user_id: userId } = ctx.params;
         requireCurrentTeam(p, teamId);
         const self = p.userId === userId;
-        if (!self && !hasScope(p.scopes, 'users:delete')) throw new ApiError('forbidden', 'This operation needs the users:delete scope (anyone may remove themself)');
+        if (!self && !hasScope(p.scopes, 'users:delete'))
+          throw new ApiError('forbidden', 'This operation needs the users:delete scope (anyone may remove themself)');
         const current = requireMember(s, teamId, userId);
-        if (!self && current.role?.builtin === 'owner' && !p.isOwner) throw new ApiError('owner_required', 'Only team Owners may remove an Owner');
+        if (!self && current.role?.builtin === 'owner' && !p.isOwner)
+          throw new ApiError('owner_required', 'Only team Owners may remove an Owner');
         if (!(await removeMember(s.accounts, teamId, userId))) throw notFound(`Member ${userId}`);
         return { data: null };
       },

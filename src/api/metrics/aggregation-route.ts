@@ -12,7 +12,12 @@ type MetricParams = { project_id: string; metric_id: string };
  * checks the query in full before the rollups are asked, so a bad query is a 400 even while they are
  * unavailable (503).
  */
-export function aggregationRoute(s: Services, path: string, params: JsonSchema, find: (teamId: string, p: MetricParams) => MetricRecord): RouteDef {
+export function aggregationRoute(
+  s: Services,
+  path: string,
+  params: JsonSchema,
+  find: (teamId: string, p: MetricParams) => MetricRecord,
+): RouteDef {
   return defineRoute<unknown, AggregationQuery, MetricParams>({
     method: 'GET',
     path: `${path}/aggregation`,
@@ -20,6 +25,8 @@ export function aggregationRoute(s: Services, path: string, params: JsonSchema, 
     summary: "A metric's time series: chart values per bucket and series, with trends and forecasts",
     schema: { params, query: aggregationQuerySchema },
     // Written as text (as bytes when sealed buckets bring theirs): JSON.stringify of the records' objects cost more than the rest of the answer.
-    handler: async (ctx) => ({ data: new RawJson(await s.aggregation.answerJson(find(ctx.principal.teamId, ctx.params), ctx.query)) }),
+    handler: async (ctx) => ({
+      data: new RawJson(await s.aggregation.answerJson(find(ctx.principal.teamId, ctx.params), ctx.query)),
+    }),
   });
 }

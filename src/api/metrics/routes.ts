@@ -38,11 +38,19 @@ const seriesOrder: ListOrder<MetricSeriesRecord> = {
  * A metric of `project`, or 404; one scheduled for deletion answers 404 with a restore hint unless
  * `allowScheduled`.
  */
-export function requireMetric(s: Services, project: ProjectRecord, id: string, opts: { allowScheduled?: boolean } = {}): MetricRecord {
+export function requireMetric(
+  s: Services,
+  project: ProjectRecord,
+  id: string,
+  opts: { allowScheduled?: boolean } = {},
+): MetricRecord {
   const m = s.metrics.get(project.id, id);
   if (!m) throw notFound(`Metric ${id} in project ${project.id}`);
   if (m.deleted_at && !opts.allowScheduled) {
-    throw new ApiError('not_found', `Metric ${id} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/metrics/${id} {"deleted_at": null}`);
+    throw new ApiError(
+      'not_found',
+      `Metric ${id} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/metrics/${id} {"deleted_at": null}`,
+    );
   }
   return m;
 }
@@ -52,8 +60,10 @@ export function metricRoutes(s: Services): RouteDef[] {
   const one = `${base}/:metric_id`;
   const metricParams = params({ project_id: 'project', metric_id: 'metric' });
   // `has_triggered_monitors`: whether an alert of the metric is open now; the node's default series limit for old records.
-  const show = (m: MetricRecord) => serializeRecord(m, s.monitors.hasOpenAlerts(m.id), s.metrics.seriesLimits.perMetric);
-  const find = (teamId: string, p: MetricParams, opts: { allowScheduled?: boolean } = {}) => requireMetric(s, requireProject(s, teamId, p.project_id), p.metric_id, opts);
+  const show = (m: MetricRecord) =>
+    serializeRecord(m, s.monitors.hasOpenAlerts(m.id), s.metrics.seriesLimits.perMetric);
+  const find = (teamId: string, p: MetricParams, opts: { allowScheduled?: boolean } = {}) =>
+    requireMetric(s, requireProject(s, teamId, p.project_id), p.metric_id, opts);
   return [
     listRoute<MetricRecord, MetricListQuery, ProjectParams>({
       path: base,
@@ -66,7 +76,9 @@ export function metricRoutes(s: Services): RouteDef[] {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const q = ctx.query;
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
-        return s.metrics.list(project.id).filter((m) => deleted(m.deleted_at) && (q.view_id === undefined || m.view_id === q.view_id));
+        return s.metrics
+          .list(project.id)
+          .filter((m) => deleted(m.deleted_at) && (q.view_id === undefined || m.view_id === q.view_id));
       },
       serialize: show,
     }),
@@ -99,7 +111,8 @@ export function metricRoutes(s: Services): RouteDef[] {
       schema: { params: metricParams, body: metricUpdateBody },
       handler: async (ctx) => {
         const b = ctx.body;
-        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change (or {"deleted_at": null} to restore)');
+        if (Object.keys(b).length === 0)
+          throw invalidField('body', 'must contain at least one field to change (or {"deleted_at": null} to restore)');
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireMetric(s, project, ctx.params.metric_id, { allowScheduled: true });
         if (b.view_id !== undefined) requireView(s, project, b.view_id, { field: 'body.view_id' });
@@ -123,7 +136,9 @@ export function metricRoutes(s: Services): RouteDef[] {
       scope: 'metrics:write',
       summary: "Rebuild a metric's history from its view's files (body optional: {strategy})",
       schema: { params: metricParams, body: backfillBody },
-      handler: async (ctx) => ({ data: show(await s.metrics.rebuild(find(ctx.principal.teamId, ctx.params), ctx.body.strategy)) }),
+      handler: async (ctx) => ({
+        data: show(await s.metrics.rebuild(find(ctx.principal.teamId, ctx.params), ctx.body.strategy)),
+      }),
     }),
     listRoute<MetricSeriesRecord, ListQuery, MetricParams>({
       path: `${one}/series`,
@@ -133,7 +148,9 @@ export function metricRoutes(s: Services): RouteDef[] {
       order: seriesOrder,
       // From the in-memory registry, already in the requested order (the page's sort is then one pass).
       items: (ctx) => {
-        const sorted = s.metrics.store.seriesView(find(ctx.principal.teamId, ctx.params)).sortedBy(ctx.query.order_by === 'last_value' ? 'last_value' : 'first_seen_at');
+        const sorted = s.metrics.store
+          .seriesView(find(ctx.principal.teamId, ctx.params))
+          .sortedBy(ctx.query.order_by === 'last_value' ? 'last_value' : 'first_seen_at');
         return (ctx.query.sort ?? seriesOrder.defaultSort) === 'desc' ? sorted.reverse() : sorted;
       },
       serialize: serializeSeries,
@@ -143,7 +160,10 @@ export function metricRoutes(s: Services): RouteDef[] {
       path: `${one}/series/:series_id`,
       scope: 'metrics:write',
       summary: "Change a series' color or pin it",
-      schema: { params: params({ project_id: 'project', metric_id: 'metric', series_id: 'metricSeries' }), body: seriesUpdateBody },
+      schema: {
+        params: params({ project_id: 'project', metric_id: 'metric', series_id: 'metricSeries' }),
+        body: seriesUpdateBody,
+      },
       handler: async (ctx) => {
         if (Object.keys(ctx.body).length === 0) throw invalidField('body', 'must contain color or pinned');
         const metric = find(ctx.principal.teamId, ctx.params);

@@ -6,7 +6,11 @@ import { CHART_FAMILY_OF, type MetricRecord, type MetricSeriesRecord } from '../
  * alert of it is open). The series limit fields are ours; `defaultSeriesLimit` answers `series_limit`
  * for a metric stored before they existed.
  */
-export function serializeMetric(m: MetricRecord, triggered = false, defaultSeriesLimit = DEFAULT_SERIES_LIMITS.perMetric) {
+export function serializeMetric(
+  m: MetricRecord,
+  triggered = false,
+  defaultSeriesLimit = DEFAULT_SERIES_LIMITS.perMetric,
+) {
   return {
     object: 'metric',
     id: m.id,

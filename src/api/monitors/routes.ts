@@ -51,13 +51,22 @@ export function monitorRoutes(s: Services): RouteDef[] {
     return { project, metric, monitor: requireMonitor(s, project, metric.id, p.monitor_id) };
   };
   const bodyMetric = (metric: MetricRecord, body: { metric_id?: string }) => {
-    if (body.metric_id !== undefined && body.metric_id !== metric.id) throw invalidField('body.metric_id', `must be the metric of the path (${metric.id}) or left out`);
+    if (body.metric_id !== undefined && body.metric_id !== metric.id)
+      throw invalidField('body.metric_id', `must be the metric of the path (${metric.id}) or left out`);
   };
   const checkChannels = (project: ProjectRecord, body: { notification_channel_ids?: string[] }) =>
     body.notification_channel_ids?.forEach((id, i) => {
-      if (!s.notifier.get(project.id, id)) throw invalidField(`body.notification_channel_ids[${i}]`, `names no notification channel of this project (${id})`);
+      if (!s.notifier.get(project.id, id))
+        throw invalidField(
+          `body.notification_channel_ids[${i}]`,
+          `names no notification channel of this project (${id})`,
+        );
     });
-  const filterList = (items: MonitorRecord[], q: MonitorListQuery) => items.filter((m) => (q.metric_id === undefined || m.metric_id === q.metric_id) && (q.status === undefined || m.status === q.status));
+  const filterList = (items: MonitorRecord[], q: MonitorListQuery) =>
+    items.filter(
+      (m) =>
+        (q.metric_id === undefined || m.metric_id === q.metric_id) && (q.status === undefined || m.status === q.status),
+    );
   const action = (name: 'pause' | 'resume', summary: string) =>
     defineRoute<unknown, unknown, MonitorParams>({
       method: 'POST',
@@ -79,7 +88,8 @@ export function monitorRoutes(s: Services): RouteDef[] {
       params: params({ project_id: 'project' }),
       filters: monitorListFilters,
       order: monitorOrder,
-      items: (ctx) => filterList(s.monitors.list(requireProject(s, ctx.principal.teamId, ctx.params.project_id).id), ctx.query),
+      items: (ctx) =>
+        filterList(s.monitors.list(requireProject(s, ctx.principal.teamId, ctx.params.project_id).id), ctx.query),
       serialize: full,
     }),
     listRoute<MonitorRecord, MonitorListQuery, MetricParams>({
@@ -114,14 +124,32 @@ export function monitorRoutes(s: Services): RouteDef[] {
       path: `${nested}/preview`,
       scope: 'monitors:read',
       summary: "Preview a monitor on the metric's data now: the verdict of each series (nothing saved, no alerts)",
-      schema: { params: metricParams, body: monitorPreviewBody, query: object({ backtest: { type: 'string', pattern: '^([1-9]|[12][0-9]|30)d$', errorHint: 'must be a number of days from 1 to 30 followed by d, e.g. 7d' } }) },
+      schema: {
+        params: metricParams,
+        body: monitorPreviewBody,
+        query: object({
+          backtest: {
+            type: 'string',
+            pattern: '^([1-9]|[12][0-9]|30)d$',
+            errorHint: 'must be a number of days from 1 to 30 followed by d, e.g. 7d',
+          },
+        }),
+      },
       handler: async (ctx) => {
         const { metric } = metricOf(ctx.principal.teamId, ctx.params);
         const { backtest_days: bodyDays, ...body } = ctx.body;
         bodyMetric(metric, body);
         const queryDays = ctx.query.backtest === undefined ? undefined : Number(ctx.query.backtest.slice(0, -1));
-        if (bodyDays !== undefined && queryDays !== undefined && bodyDays !== queryDays) throw invalidField('query.backtest', 'differs from body.backtest_days; send one');
-        return { data: await previewMonitor({ aggregation: s.aggregation, metrics: s.metrics, now: s.clock.now() }, metric, body, bodyDays ?? queryDays) };
+        if (bodyDays !== undefined && queryDays !== undefined && bodyDays !== queryDays)
+          throw invalidField('query.backtest', 'differs from body.backtest_days; send one');
+        return {
+          data: await previewMonitor(
+            { aggregation: s.aggregation, metrics: s.metrics, now: s.clock.now() },
+            metric,
+            body,
+            bodyDays ?? queryDays,
+          ),
+        };
       },
     }),
     defineRoute<unknown, unknown, MonitorParams>({
@@ -145,7 +173,10 @@ export function monitorRoutes(s: Services): RouteDef[] {
         return { data: full(await s.monitors.update(monitor, metric, ctx.body)) };
       },
     }),
-    action('pause', 'Pause a monitor: it stops evaluating and its open alerts end (pausing a paused monitor changes nothing)'),
+    action(
+      'pause',
+      'Pause a monitor: it stops evaluating and its open alerts end (pausing a paused monitor changes nothing)',
+    ),
     action('resume', 'Resume a paused or disabled monitor: it evaluates again from its next slot'),
     defineRoute<unknown, unknown, MonitorParams>({
       method: 'DELETE',

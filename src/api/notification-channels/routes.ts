@@ -1,6 +1,11 @@
 import { invalidField, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
-import { CHANNEL_LIMITS, CHANNEL_TYPES, type ChannelRecord, type DeliveryAttempt } from '../../notify/channel-records.js';
+import {
+  CHANNEL_LIMITS,
+  CHANNEL_TYPES,
+  type ChannelRecord,
+  type DeliveryAttempt,
+} from '../../notify/channel-records.js';
 import type { ChannelInput } from '../../notify/notifier.js';
 import { listRoute } from '../http/list-route.js';
 import { namedResourceOrder } from '../http/list-route.js';
@@ -12,7 +17,13 @@ import { requireProject } from '../projects/routes.js';
 type ProjectParams = { project_id: string };
 type ChannelParams = ProjectParams & { channel_id: string };
 
-const url = { type: 'string', minLength: 1, maxLength: CHANNEL_LIMITS.url, pattern: '^https://', errorHint: `must be an https URL of at most ${CHANNEL_LIMITS.url} characters` };
+const url = {
+  type: 'string',
+  minLength: 1,
+  maxLength: CHANNEL_LIMITS.url,
+  pattern: '^https://',
+  errorHint: `must be an https URL of at most ${CHANNEL_LIMITS.url} characters`,
+};
 
 /** The channel as the API shows it; the secret only once (`reveal`), else its last 4 characters. */
 export function serializeChannel(c: ChannelRecord, reveal = false) {
@@ -62,8 +73,16 @@ export function notificationChannelRoutes(s: Services): RouteDef[] {
       method: 'POST',
       path: base,
       scope: 'monitors:write',
-      summary: 'Create a notification channel (a webhook signed per Standard Webhooks, or an Alertmanager receiver); the secret is shown once',
-      schema: { params: params({ project_id: 'project' }), body: object({ name: text(1, CHANNEL_LIMITS.name), type: { enum: [...CHANNEL_TYPES] }, url }, ['name', 'type', 'url']) },
+      summary:
+        'Create a notification channel (a webhook signed per Standard Webhooks, or an Alertmanager receiver); the secret is shown once',
+      schema: {
+        params: params({ project_id: 'project' }),
+        body: object({ name: text(1, CHANNEL_LIMITS.name), type: { enum: [...CHANNEL_TYPES] }, url }, [
+          'name',
+          'type',
+          'url',
+        ]),
+      },
       handler: async (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         return { status: 201, data: serializeChannel(await s.notifier.create(project, ctx.body), true) };
@@ -82,7 +101,14 @@ export function notificationChannelRoutes(s: Services): RouteDef[] {
       path: one,
       scope: 'monitors:write',
       summary: 'Update a notification channel, or re-enable one the service disabled ({"status": "active"})',
-      schema: { params: channelParams, body: object({ name: text(1, CHANNEL_LIMITS.name), url, status: { enum: ['active'], errorHint: 'can only be "active" (re-enables a channel disabled after a 410)' } }) },
+      schema: {
+        params: channelParams,
+        body: object({
+          name: text(1, CHANNEL_LIMITS.name),
+          url,
+          status: { enum: ['active'], errorHint: 'can only be "active" (re-enables a channel disabled after a 410)' },
+        }),
+      },
       handler: async (ctx) => {
         if (Object.keys(ctx.body).length === 0) throw invalidField('body', 'must contain at least one field to change');
         return { data: serializeChannel(await s.notifier.update(find(ctx.principal.teamId, ctx.params), ctx.body)) };
@@ -105,7 +131,9 @@ export function notificationChannelRoutes(s: Services): RouteDef[] {
       scope: 'monitors:write',
       summary: 'Send a test event to the channel now; answers the attempt (status, latency)',
       schema: { params: channelParams },
-      handler: async (ctx) => ({ data: serializeAttempt(await s.notifier.test(find(ctx.principal.teamId, ctx.params))) }),
+      handler: async (ctx) => ({
+        data: serializeAttempt(await s.notifier.test(find(ctx.principal.teamId, ctx.params))),
+      }),
     }),
     defineRoute<unknown, unknown, ChannelParams>({
       method: 'GET',
@@ -113,7 +141,9 @@ export function notificationChannelRoutes(s: Services): RouteDef[] {
       scope: 'monitors:read',
       summary: `The channel's last ${CHANNEL_LIMITS.deliveryLog} delivery attempts, newest first`,
       schema: { params: channelParams },
-      handler: (ctx) => ({ data: s.notifier.db.attempts(find(ctx.principal.teamId, ctx.params).id).map(serializeAttempt) }),
+      handler: (ctx) => ({
+        data: s.notifier.db.attempts(find(ctx.principal.teamId, ctx.params).id).map(serializeAttempt),
+      }),
     }),
   ];
 }

@@ -38,13 +38,21 @@ export function pipelineRoutes(s: Services): RouteDef[] {
     const end = q.end_at ? Date.parse(q.end_at) : now;
     const start = q.start_at ? Date.parse(q.start_at) : end - TWELVE_HOURS;
     if (start >= end) {
-      throw new ApiError('request_validation_failed', 'start_at must be before end_at', { details: [{ field: 'query.start_at', message: 'must be before end_at' }] });
+      throw new ApiError('request_validation_failed', 'start_at must be before end_at', {
+        details: [{ field: 'query.start_at', message: 'must be before end_at' }],
+      });
     }
     const step = interval === 'minute' ? 60_000 : 3_600_000;
     if ((end - start) / step > MAX_BUCKETS[interval]) {
-      throw new ApiError('request_validation_failed', `The range spans more than ${MAX_BUCKETS[interval]} ${interval}s; narrow it or use a coarser interval`, {
-        details: [{ field: 'query.start_at', message: `must be at most ${MAX_BUCKETS[interval]} ${interval}s before end_at` }],
-      });
+      throw new ApiError(
+        'request_validation_failed',
+        `The range spans more than ${MAX_BUCKETS[interval]} ${interval}s; narrow it or use a coarser interval`,
+        {
+          details: [
+            { field: 'query.start_at', message: `must be at most ${MAX_BUCKETS[interval]} ${interval}s before end_at` },
+          ],
+        },
+      );
     }
     const first = Math.floor(start / step) * step;
     const minutes = s.telemetry.range(projectId, first, end);

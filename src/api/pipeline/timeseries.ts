@@ -30,7 +30,14 @@ interface Series {
  * `observedSince`: buckets ending before it (this node was not running) with no stored minutes are
  * null rather than 0; `now` bounds `complete_through_at` (the current bucket is provisional).
  */
-export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startMs: number, endMs: number, interval: TelemetryInterval, observedSince: number, now: number) {
+export function pipelineAggregation(
+  minutes: Map<number, MinuteCounters>,
+  startMs: number,
+  endMs: number,
+  interval: TelemetryInterval,
+  observedSince: number,
+  now: number,
+) {
   const step = STEP[interval];
   const first = Math.floor(startMs / step) * step;
   const pending = series('Pending', 'pending');
@@ -63,7 +70,10 @@ export function pipelineAggregation(minutes: Map<number, MinuteCounters>, startM
     errors.records[key] = known ? [errs, round(errs / minutesCounted)] : [null, null];
     // Without a sample in a watched bucket, nothing was spooled for the project: 0, not unknown.
     // (Only once the bucket is over: early in the current one the first sample may still be due.)
-    pending.records[key] = [null, samples > 0 ? round(pendingSum / samples) : known && observed > 0 && bucket + step <= now ? 0 : null];
+    pending.records[key] = [
+      null,
+      samples > 0 ? round(pendingSum / samples) : known && observed > 0 && bucket + step <= now ? 0 : null,
+    ];
   }
   const currentBucket = Math.floor(now / step) * step;
   return {

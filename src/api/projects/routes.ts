@@ -44,11 +44,19 @@ export function serializeProject(s: Services, p: ProjectRecord) {
 }
 
 /** A project of the caller's team, or 404 (another team's project is indistinguishable from none). */
-export function requireProject(s: Services, teamId: string, projectId: string, opts: { allowScheduled?: boolean } = {}): ProjectRecord {
+export function requireProject(
+  s: Services,
+  teamId: string,
+  projectId: string,
+  opts: { allowScheduled?: boolean } = {},
+): ProjectRecord {
   const project = s.projects.get(teamId, projectId);
   if (!project) throw notFound(`Project ${projectId}`);
   if (project.deleted_at && !opts.allowScheduled) {
-    throw new ApiError('not_found', `Project ${projectId} is scheduled for deletion; restore it with POST /v1/projects/${projectId} {"deleted_at": null}`);
+    throw new ApiError(
+      'not_found',
+      `Project ${projectId} is scheduled for deletion; restore it with POST /v1/projects/${projectId} {"deleted_at": null}`,
+    );
   }
   return project;
 }
@@ -74,7 +82,12 @@ export function projectRoutes(s: Services): RouteDef[] {
       scope: 'projects:read',
       summary: 'Get a project',
       schema: { params: params({ project_id: 'project' }) },
-      handler: (ctx) => ({ data: serializeProject(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id, { allowScheduled: true })) }),
+      handler: (ctx) => ({
+        data: serializeProject(
+          s,
+          requireProject(s, ctx.principal.teamId, ctx.params.project_id, { allowScheduled: true }),
+        ),
+      }),
     }),
     defineRoute<{ name: string; start_at?: string }>({
       method: 'POST',
@@ -82,9 +95,16 @@ export function projectRoutes(s: Services): RouteDef[] {
       scope: 'projects:write',
       summary: 'Create a project',
       schema: { body: createBody },
-      handler: async (ctx) => ({ status: 201, data: serializeProject(s, await s.projects.create(ctx.principal.teamId, ctx.body)) }),
+      handler: async (ctx) => ({
+        status: 201,
+        data: serializeProject(s, await s.projects.create(ctx.principal.teamId, ctx.body)),
+      }),
     }),
-    defineRoute<{ name?: string; start_at?: string; late_data_window_minutes?: number; deleted_at?: null }, unknown, ProjectParams>({
+    defineRoute<
+      { name?: string; start_at?: string; late_data_window_minutes?: number; deleted_at?: null },
+      unknown,
+      ProjectParams
+    >({
       method: 'POST',
       path: '/v1/projects/:project_id',
       scope: 'projects:write',
@@ -94,7 +114,11 @@ export function projectRoutes(s: Services): RouteDef[] {
         const { teamId } = ctx.principal;
         const b = ctx.body;
         // A no-op would still move updated_at; say what is missing instead.
-        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name, start_at, late_data_window_minutes or deleted_at');
+        if (Object.keys(b).length === 0)
+          throw invalidField(
+            'body',
+            'must contain at least one field to change: name, start_at, late_data_window_minutes or deleted_at',
+          );
         const current = requireProject(s, teamId, ctx.params.project_id, { allowScheduled: true });
         assertRestoreFirst('project', current, b);
         const updated = await s.projects.update(teamId, current.id, () => ({

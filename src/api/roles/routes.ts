@@ -12,7 +12,11 @@ type RoleParams = { role_id: string };
 type RoleBody = { name?: string; description?: string | null; scopes?: Scopes };
 
 const scopes = { ...scopesSchema, errorHint: 'must map scope names to arrays of actions (read, write, delete)' };
-const description = { type: ['string', 'null'], maxLength: 500, errorHint: 'must be a string of at most 500 characters, or null' };
+const description = {
+  type: ['string', 'null'],
+  maxLength: 500,
+  errorHint: 'must be a string of at most 500 characters, or null',
+};
 const createBody = object({ name: text(1, 60), description, scopes }, ['name', 'scopes']);
 const updateBody = object({ name: text(1, 60), description, scopes });
 
@@ -45,7 +49,11 @@ export function roleRoutes(s: Services): RouteDef[] {
       path: '/v1/roles',
       scope: 'roles:read',
       summary: 'List the roles of the team, built-in ones included',
-      order: { fields: { created_at: (r) => r.created_at, name: (r) => r.name.toLowerCase() }, defaultOrderBy: 'name', defaultSort: 'asc' },
+      order: {
+        fields: { created_at: (r) => r.created_at, name: (r) => r.name.toLowerCase() },
+        defaultOrderBy: 'name',
+        defaultSort: 'asc',
+      },
       items: (ctx) => s.accounts.roles.list(ctx.principal.teamId),
       serialize: (r) => serializeRole(s, r),
     }),
@@ -66,7 +74,11 @@ export function roleRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const granted = normalizeScopes(ctx.body.scopes);
         assertMayGrant(ctx.principal, granted);
-        const role = await createRole(s.accounts, ctx.principal.teamId, { name: ctx.body.name, description: ctx.body.description ?? null, scopes: granted });
+        const role = await createRole(s.accounts, ctx.principal.teamId, {
+          name: ctx.body.name,
+          description: ctx.body.description ?? null,
+          scopes: granted,
+        });
         return { status: 201, data: serializeRole(s, role) };
       },
     }),
@@ -79,7 +91,8 @@ export function roleRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const teamId = ctx.principal.teamId;
         const b = ctx.body;
-        if (b.name === undefined && b.description === undefined && b.scopes === undefined) throw invalidField('body', 'must contain name, description or scopes');
+        if (b.name === undefined && b.description === undefined && b.scopes === undefined)
+          throw invalidField('body', 'must contain name, description or scopes');
         const current = requireRole(s, teamId, ctx.params.role_id);
         const granted = b.scopes === undefined ? undefined : normalizeScopes(b.scopes);
         if (granted && !current.builtin) assertMayGrant(ctx.principal, granted, current.scopes);
@@ -99,7 +112,8 @@ export function roleRoutes(s: Services): RouteDef[] {
       summary: 'Delete a custom role no member holds',
       schema: { params: params({ role_id: 'role' }) },
       handler: async (ctx) => {
-        if (!(await deleteRole(s.accounts, ctx.principal.teamId, ctx.params.role_id))) throw notFound(`Role ${ctx.params.role_id}`);
+        if (!(await deleteRole(s.accounts, ctx.principal.teamId, ctx.params.role_id)))
+          throw notFound(`Role ${ctx.params.role_id}`);
         return { data: null };
       },
     }),

@@ -23,14 +23,22 @@ function encode(c: DocCursor): string {
 }
 
 function decode(raw: string, field: 'after' | 'before', sort: 'asc' | 'desc'): DocCursor {
-  const invalid = (why: string) => new ApiError('request_invalid_cursor', `query.${field} ${why}`, { details: [{ field: `query.${field}`, message: why }] });
+  const invalid = (why: string) =>
+    new ApiError('request_invalid_cursor', `query.${field} ${why}`, {
+      details: [{ field: `query.${field}`, message: why }],
+    });
   let c: Partial<DocCursor>;
   try {
     c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<DocCursor>;
   } catch {
     throw invalid('is not a cursor this API issued; pass pagination.next_cursor or prev_cursor unchanged');
   }
-  if (typeof c !== 'object' || c === null || (c.s !== 'asc' && c.s !== 'desc') || ![c.t, c.q, c.r].every((n) => typeof n === 'number' && Number.isFinite(n))) {
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    (c.s !== 'asc' && c.s !== 'desc') ||
+    ![c.t, c.q, c.r].every((n) => typeof n === 'number' && Number.isFinite(n))
+  ) {
     throw invalid('is not a cursor this API issued; pass pagination.next_cursor or prev_cursor unchanged');
   }
   if (c.s !== sort) throw invalid(`was issued for sort=${c.s}; repeat the request with that sort`);
@@ -88,11 +96,19 @@ const FILES_PER_QUERY = 32;
  */
 export async function listDocs(
   reader: FileReader,
-  filter: { files: DocFile[]; versionIds?: string[] | undefined; shapeHashes?: string[] | undefined; startMs?: number | undefined; endMs?: number | undefined },
+  filter: {
+    files: DocFile[];
+    versionIds?: string[] | undefined;
+    shapeHashes?: string[] | undefined;
+    startMs?: number | undefined;
+    endMs?: number | undefined;
+  },
   q: DocsQuery,
 ): Promise<{ data: RawJson; pagination: Pagination }> {
   if (q.after && q.before) {
-    throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', { details: [{ field: 'query.before', message: 'cannot be combined with after' }] });
+    throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', {
+      details: [{ field: 'query.before', message: 'cannot be combined with after' }],
+    });
   }
   const sort = q.sort ?? 'desc';
   const after = q.after ? decode(q.after, 'after', sort) : undefined;
@@ -104,7 +120,8 @@ export async function listDocs(
   let files = filter.files.filter((f) => !boundary || (scanDesc ? f.minTs <= boundary.t : f.maxTs >= boundary.t));
   files = files.sort((a, b) => (scanDesc ? b.maxTs - a.maxTs : a.minTs - b.minTs));
   const want = q.limit + 1;
-  const cmp = (x: { tsMs: number; seq: number; row: number }, y: { tsMs: number; seq: number; row: number }) => (x.tsMs - y.tsMs || x.seq - y.seq || x.row - y.row) * (scanDesc ? -1 : 1);
+  const cmp = (x: { tsMs: number; seq: number; row: number }, y: { tsMs: number; seq: number; row: number }) =>
+    (x.tsMs - y.tsMs || x.seq - y.seq || x.row - y.row) * (scanDesc ? -1 : 1);
   let rows: Awaited<ReturnType<FileReader['docs']>> = [];
   for (let i = 0; i < files.length; i += FILES_PER_QUERY) {
     const chunk = files.slice(i, i + FILES_PER_QUERY);

@@ -47,8 +47,15 @@ function collectionOf(s: Services, teamId: string, p: CollectionParams): Collect
   return requireCollection(s, project, p.collection_id);
 }
 
-const settleBody = object({ state: { enum: ['settled'], errorHint: 'must be "settled" (the only state a version can be moved to by hand)' } }, ['state']);
-const previewBody = object({ schema_opaque_paths: pathList, schema_tracked_paths: pathList, schema_max_depth: integer(1, 10) });
+const settleBody = object(
+  { state: { enum: ['settled'], errorHint: 'must be "settled" (the only state a version can be moved to by hand)' } },
+  ['state'],
+);
+const previewBody = object({
+  schema_opaque_paths: pathList,
+  schema_tracked_paths: pathList,
+  schema_max_depth: integer(1, 10),
+});
 
 export function schemaRoutes(s: Services): RouteDef[] {
   const base = '/v1/projects/:project_id/collections/:collection_id';
@@ -58,11 +65,22 @@ export function schemaRoutes(s: Services): RouteDef[] {
       path: `${base}/schemas`,
       scope: 'sources:read',
       summary: "List a collection's schema versions",
-      schema: { params: collectionParams, query: listQuerySchema([], { state: { enum: ['candidate', 'settled', 'stale'], errorHint: 'must be candidate, settled or stale' } }) },
+      schema: {
+        params: collectionParams,
+        query: listQuerySchema([], {
+          state: { enum: ['candidate', 'settled', 'stale'], errorHint: 'must be candidate, settled or stale' },
+        }),
+      },
       handler: async (ctx) => {
         const c = collectionOf(s, ctx.principal.teamId, ctx.params);
-        const versions = (await s.schema.listVersions(c)).filter((v) => !ctx.query.state || v.state === ctx.query.state);
-        const page = paginate(versions, ctx.query, { fields: { version: (v) => v.version }, defaultOrderBy: 'version', defaultSort: 'desc' });
+        const versions = (await s.schema.listVersions(c)).filter(
+          (v) => !ctx.query.state || v.state === ctx.query.state,
+        );
+        const page = paginate(versions, ctx.query, {
+          fields: { version: (v) => v.version },
+          defaultOrderBy: 'version',
+          defaultSort: 'desc',
+        });
         return { data: page.data.map(serializeSchemaVersion), pagination: page.pagination };
       },
     }),
@@ -71,7 +89,10 @@ export function schemaRoutes(s: Services): RouteDef[] {
       path: `${base}/schemas/:schema_version_id`,
       scope: 'sources:write',
       summary: 'Settle a schema version by hand',
-      schema: { params: params({ project_id: 'project', collection_id: 'collection', schema_version_id: 'schemaVersion' }), body: settleBody },
+      schema: {
+        params: params({ project_id: 'project', collection_id: 'collection', schema_version_id: 'schemaVersion' }),
+        body: settleBody,
+      },
       handler: async (ctx) => {
         const c = collectionOf(s, ctx.principal.teamId, ctx.params);
         const settled = await s.schema.settle(c, ctx.params.schema_version_id);
@@ -88,7 +109,11 @@ export function schemaRoutes(s: Services): RouteDef[] {
       schema: { params: collectionParams },
       handler: async (ctx) => ({ data: await s.schema.report(collectionOf(s, ctx.principal.teamId, ctx.params)) }),
     }),
-    defineRoute<{ schema_opaque_paths?: string[][]; schema_tracked_paths?: string[][]; schema_max_depth?: number }, unknown, CollectionParams>({
+    defineRoute<
+      { schema_opaque_paths?: string[][]; schema_tracked_paths?: string[][]; schema_max_depth?: number },
+      unknown,
+      CollectionParams
+    >({
       method: 'POST',
       path: `${base}/schema_preview`,
       scope: 'sources:write',
@@ -104,7 +129,10 @@ export function schemaRoutes(s: Services): RouteDef[] {
           maxDepth: b.schema_max_depth ?? current.maxDepth,
         };
         // The same rule the update enforces: a preview describes an update that could be applied.
-        assertTrackedUnderOpaque({ schema_opaque_paths: rules.opaquePaths, schema_tracked_paths: rules.trackedPaths }, b);
+        assertTrackedUnderOpaque(
+          { schema_opaque_paths: rules.opaquePaths, schema_tracked_paths: rules.trackedPaths },
+          b,
+        );
         return { data: await s.schema.report(c, rules) };
       },
     }),
@@ -115,7 +143,11 @@ export function schemaRoutes(s: Services): RouteDef[] {
       summary: "List a collection's documents as sent, newest first",
       schema: {
         params: collectionParams,
-        query: listQuerySchema([], { schema_version_id: idSchema('schemaVersion'), start_at: isoDateString, end_at: isoDateString }),
+        query: listQuerySchema([], {
+          schema_version_id: idSchema('schemaVersion'),
+          start_at: isoDateString,
+          end_at: isoDateString,
+        }),
       },
       handler: async (ctx) => {
         const c = collectionOf(s, ctx.principal.teamId, ctx.params);
@@ -131,18 +163,28 @@ export function schemaRoutes(s: Services): RouteDef[] {
           const ids = new Set(versionIds);
           // Linked shapes under their current hash and the hashes they had before a re-key (their
           // earlier `_unclassified` files carry those).
-          shapeHashes = [...book.shapes.values()].filter((sh) => sh.version_id !== null && ids.has(sh.version_id)).flatMap((sh) => [sh.id, ...(sh.former_ids ?? [])]);
+          shapeHashes = [...book.shapes.values()]
+            .filter((sh) => sh.version_id !== null && ids.has(sh.version_id))
+            .flatMap((sh) => [sh.id, ...(sh.former_ids ?? [])]);
         }
         const startMs = q.start_at ? Date.parse(q.start_at) : undefined;
         const endMs = q.end_at ? Date.parse(q.end_at) : undefined;
         if (startMs !== undefined && endMs !== undefined && startMs >= endMs) {
-          throw new ApiError('request_validation_failed', 'query.start_at must be before query.end_at', { details: [{ field: 'query.start_at', message: 'must be before end_at' }] });
+          throw new ApiError('request_validation_failed', 'query.start_at must be before query.end_at', {
+            details: [{ field: 'query.start_at', message: 'must be before end_at' }],
+          });
         }
         const dir = s.schema.filesDir(c);
         const files = s.schema
           .manifests(c.id)
           .filter((m) => (startMs === undefined || m.max_ts >= startMs) && (endMs === undefined || m.min_ts < endMs))
-          .filter((m) => !versionIds || m.kind === 'mixed' || (m.version_id !== null && versionIds.includes(m.version_id)) || (m.shape_hash !== null && shapeHashes!.includes(m.shape_hash)))
+          .filter(
+            (m) =>
+              !versionIds ||
+              m.kind === 'mixed' ||
+              (m.version_id !== null && versionIds.includes(m.version_id)) ||
+              (m.shape_hash !== null && shapeHashes!.includes(m.shape_hash)),
+          )
           .map((m) => ({ path: join(dir, m.id), minTs: m.min_ts, maxTs: m.max_ts }));
         return listDocs(await s.schema.fileReader(), { files, versionIds, shapeHashes, startMs, endMs }, q);
       },

@@ -36,14 +36,19 @@ const entryParams = {
   type: 'object',
   properties: {
     ...(params({ project_id: 'project', collection_id: 'collection' }).properties as Record<string, unknown>),
-    seq: { type: 'string', pattern: '^[1-9][0-9]{0,15}$', errorHint: 'must be the sequence number of a set-aside entry' },
+    seq: {
+      type: 'string',
+      pattern: '^[1-9][0-9]{0,15}$',
+      errorHint: 'must be the sequence number of a set-aside entry',
+    },
   },
   required: ['project_id', 'collection_id', 'seq'],
 };
 
 export function unprocessableRoutes(s: Services): RouteDef[] {
   const base = '/v1/projects/:project_id/collections/:collection_id/unprocessable';
-  const collectionOf = (teamId: string, p: CollectionParams) => requireCollection(s, requireProject(s, teamId, p.project_id), p.collection_id);
+  const collectionOf = (teamId: string, p: CollectionParams) =>
+    requireCollection(s, requireProject(s, teamId, p.project_id), p.collection_id);
   const entryOf = (collectionId: string, seq: string) => {
     const e = s.schema.unprocessable(collectionId).find((x) => x.seq === Number(seq));
     if (!e) throw notFound(`Set-aside entry ${seq} of collection ${collectionId}`);
@@ -58,7 +63,11 @@ export function unprocessableRoutes(s: Services): RouteDef[] {
       schema: { params: params({ project_id: 'project', collection_id: 'collection' }), query: listQuerySchema([]) },
       handler: (ctx) => {
         const c = collectionOf(ctx.principal.teamId, ctx.params);
-        const page = paginate(s.schema.unprocessable(c.id), ctx.query, { fields: { seq: (e) => e.seq }, defaultOrderBy: 'seq', defaultSort: 'asc' });
+        const page = paginate(s.schema.unprocessable(c.id), ctx.query, {
+          fields: { seq: (e) => e.seq },
+          defaultOrderBy: 'seq',
+          defaultSort: 'asc',
+        });
         return { data: page.data.map((e) => serialize(e)), pagination: page.pagination };
       },
     }),
@@ -83,7 +92,9 @@ export function unprocessableRoutes(s: Services): RouteDef[] {
         const c = collectionOf(ctx.principal.teamId, ctx.params);
         const e = entryOf(c.id, ctx.params.seq);
         const seq = await s.schema.retryUnprocessable(e, s.spool).catch((err: unknown) => {
-          throw err instanceof ApiError ? err : new ApiError('server_error', 'the entry could not be put back in the spool', { cause: err });
+          throw err instanceof ApiError
+            ? err
+            : new ApiError('server_error', 'the entry could not be put back in the spool', { cause: err });
         });
         return { status: 202, data: { object: 'unprocessable_retry', seq: e.seq, spool_seq: seq, records: e.records } };
       },

@@ -16,7 +16,13 @@ type ProjectParams = { project_id: string };
 type SourceParams = { project_id: string; source_id: string };
 type SourceListQuery = ListQuery & { project_id?: string; deleted_at?: string };
 
-const createBody = object({ name: text(1, 128), project_id: { type: 'string', errorHint: 'is ignored (the path names the project) but must be a string' } }, ['name']);
+const createBody = object(
+  {
+    name: text(1, 128),
+    project_id: { type: 'string', errorHint: 'is ignored (the path names the project) but must be a string' },
+  },
+  ['name'],
+);
 const updateBody = object({ name: text(1, 128), deleted_at: restoreOnly });
 
 /** The source as the API shows it (spec: Source). */
@@ -43,12 +49,21 @@ export function serializeSource(s: Services, src: SourceRecord) {
  * A source of `project`, or 404; a scheduled one answers 404 with a restore hint unless
  * `allowScheduled`. `field` names the request field the id came from (in the error's details).
  */
-export function requireSource(s: Services, project: ProjectRecord, sourceId: string, opts: { allowScheduled?: boolean; field?: string } = {}): SourceRecord {
-  const missing = (message: string) => new ApiError('not_found', message, opts.field ? { details: [{ field: opts.field, message }] } : {});
+export function requireSource(
+  s: Services,
+  project: ProjectRecord,
+  sourceId: string,
+  opts: { allowScheduled?: boolean; field?: string } = {},
+): SourceRecord {
+  const missing = (message: string) =>
+    new ApiError('not_found', message, opts.field ? { details: [{ field: opts.field, message }] } : {});
   const source = s.sources.get(project.id, sourceId);
-  if (!source || source.team_id !== project.team_id) throw missing(`Source ${sourceId} in project ${project.id} not found`);
+  if (!source || source.team_id !== project.team_id)
+    throw missing(`Source ${sourceId} in project ${project.id} not found`);
   if (source.deleted_at && !opts.allowScheduled) {
-    throw missing(`Source ${sourceId} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/sources/${sourceId} {"deleted_at": null}`);
+    throw missing(
+      `Source ${sourceId} is scheduled for deletion; restore it with POST /v1/projects/${project.id}/sources/${sourceId} {"deleted_at": null}`,
+    );
   }
   return source;
 }
@@ -69,7 +84,13 @@ export function sourceRoutes(s: Services): RouteDef[] {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const deleted = parseNullableDateFilter('deleted_at', ctx.query.deleted_at);
         // `project_id` is redundant with the path; a different value matches nothing.
-        return s.sources.list(project.id).filter((src) => deleted(src.deleted_at) && (ctx.query.project_id === undefined || ctx.query.project_id === src.project_id));
+        return s.sources
+          .list(project.id)
+          .filter(
+            (src) =>
+              deleted(src.deleted_at) &&
+              (ctx.query.project_id === undefined || ctx.query.project_id === src.project_id),
+          );
       },
       serialize: (x) => serializeSource(s, x),
     }),
@@ -104,7 +125,8 @@ export function sourceRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const b = ctx.body;
         // A no-op would still move updated_at; say what is missing instead.
-        if (Object.keys(b).length === 0) throw invalidField('body', 'must contain at least one field to change: name or deleted_at');
+        if (Object.keys(b).length === 0)
+          throw invalidField('body', 'must contain at least one field to change: name or deleted_at');
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireSource(s, project, ctx.params.source_id, { allowScheduled: true });
         assertRestoreFirst('source', current, b);
@@ -123,7 +145,10 @@ export function sourceRoutes(s: Services): RouteDef[] {
       scope: 'sources:delete',
       params: sourceParams,
       beneath: 'its collections, ingest keys, records and files',
-      find: (ctx) => requireSource(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.source_id, { allowScheduled: true }),
+      find: (ctx) =>
+        requireSource(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.source_id, {
+          allowScheduled: true,
+        }),
       markDeleted: (src, at) => s.sources.update(src.project_id, src.id, () => ({ deleted_at: at })),
       destroy: (src) => destroySource(s, src),
       serialize: (src) => serializeSource(s, src),

@@ -26,13 +26,24 @@ const envelope = {
     error: {
       oneOf: [
         { type: 'null' },
-        { type: 'object', required: ['code', 'message'], properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} } },
+        {
+          type: 'object',
+          required: ['code', 'message'],
+          properties: { code: { type: 'string' }, message: { type: 'string' }, details: {} },
+        },
       ],
     },
     pagination: {
       oneOf: [
         { type: 'null' },
-        { type: 'object', properties: { next_cursor: { type: ['string', 'null'] }, prev_cursor: { type: ['string', 'null'] }, limit: { type: 'integer' } } },
+        {
+          type: 'object',
+          properties: {
+            next_cursor: { type: ['string', 'null'] },
+            prev_cursor: { type: ['string', 'null'] },
+            limit: { type: 'integer' },
+          },
+        },
       ],
     },
     endpoint: { type: 'string' },
@@ -50,9 +61,11 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<stri
     const path = r.path.replace(/:([a-z_]+)/g, '{$1}');
     const parameters: unknown[] = [];
     const p = r.schema?.params as { properties?: Record<string, JsonSchema> } | undefined;
-    for (const [name, schema] of Object.entries(p?.properties ?? {})) parameters.push({ name, in: 'path', required: true, schema: clean(schema) });
+    for (const [name, schema] of Object.entries(p?.properties ?? {}))
+      parameters.push({ name, in: 'path', required: true, schema: clean(schema) });
     const q = r.schema?.query as { properties?: Record<string, JsonSchema>; required?: string[] } | undefined;
-    for (const [name, schema] of Object.entries(q?.properties ?? {})) parameters.push({ name, in: 'query', required: q?.required?.includes(name) ?? false, schema: clean(schema) });
+    for (const [name, schema] of Object.entries(q?.properties ?? {}))
+      parameters.push({ name, in: 'query', required: q?.required?.includes(name) ?? false, schema: clean(schema) });
     const op: Record<string, unknown> = {
       summary: r.summary,
       operationId: `${r.method.toLowerCase()}_${r.path.replace(/[/:]+/g, '_').replace(/^_|_$/g, '')}`,
@@ -60,10 +73,14 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<stri
       security: r.auth === 'none' ? [] : [{ bearer: [] }],
       parameters,
       responses: {
-        default: { description: 'The envelope; on failure data is null and error carries code, message and details', content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } } },
+        default: {
+          description: 'The envelope; on failure data is null and error carries code, message and details',
+          content: { 'application/json': { schema: { $ref: '#/components/schemas/Envelope' } } },
+        },
       },
     };
-    if (r.schema?.body) op.requestBody = { required: true, content: { 'application/json': { schema: clean(r.schema.body) } } };
+    if (r.schema?.body)
+      op.requestBody = { required: true, content: { 'application/json': { schema: clean(r.schema.body) } } };
     (paths[path] ??= {})[r.method.toLowerCase()] = op;
   }
   return {
@@ -71,7 +88,9 @@ export function buildOpenApi(routes: RouteDef[], serverUrl: string): Record<stri
     info: { title: 'Sluice API', version: '1' },
     servers: [{ url: serverUrl }],
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key or a session token from POST /v1/sessions' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key or a session token from POST /v1/sessions' },
+      },
       schemas: { Envelope: envelope },
     },
     paths,

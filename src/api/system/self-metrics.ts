@@ -37,16 +37,30 @@ async function jsonSamples(): Promise<JsonSample[]> {
  * `?format=json`. Public when `SLUICE_METRICS_PUBLIC=1`; otherwise a key or session with
  * `servers:read` (401/403 in the usual envelope, so a misconfigured scraper sees why).
  */
-export async function answerMetrics(services: Services, headers: Record<string, string>, query = ''): Promise<MetricsAnswer> {
+export async function answerMetrics(
+  services: Services,
+  headers: Record<string, string>,
+  query = '',
+): Promise<MetricsAnswer> {
   try {
     if (!services.config.metricsPublic) {
       const principal = authenticate(services.accounts, headers);
-      if (!hasScope(principal.scopes, 'servers:read')) throw new ApiError('forbidden', 'GET /metrics needs the servers:read scope (or SLUICE_METRICS_PUBLIC=1 on the server)');
+      if (!hasScope(principal.scopes, 'servers:read'))
+        throw new ApiError(
+          'forbidden',
+          'GET /metrics needs the servers:read scope (or SLUICE_METRICS_PUBLIC=1 on the server)',
+        );
     }
     const format = new URLSearchParams(query).get('format');
-    if (format !== null && format !== 'json' && format !== 'prometheus') throw invalidField('query.format', 'must be prometheus (the default) or json');
+    if (format !== null && format !== 'json' && format !== 'prometheus')
+      throw invalidField('query.format', 'must be prometheus (the default) or json');
     sampleServerGauges();
-    if (format === 'json') return { status: 200, contentType: 'application/json; charset=utf-8', body: JSON.stringify({ samples: await jsonSamples() }) };
+    if (format === 'json')
+      return {
+        status: 200,
+        contentType: 'application/json; charset=utf-8',
+        body: JSON.stringify({ samples: await jsonSamples() }),
+      };
     return { status: 200, contentType: registry.contentType, body: await registry.metrics() };
   } catch (err) {
     const e = toApiError(err);
@@ -72,7 +86,8 @@ function gaugeSources(services: Services) {
       let rows = 0;
       for (const team of services.accounts.teams.list(GLOBAL)) {
         for (const project of services.projects.list(team.id)) {
-          for (const m of services.metrics.list(project.id)) if (m.deleted_at === null) rows += Math.max(0, m.compact_total_count - m.compact_completed_count);
+          for (const m of services.metrics.list(project.id))
+            if (m.deleted_at === null) rows += Math.max(0, m.compact_total_count - m.compact_completed_count);
         }
       }
       return rows;
@@ -90,7 +105,8 @@ export function mountSelfMetrics(app: TemplatedApp, services: Services): () => v
     const state: ResponseState = { aborted: false, done: false };
     res.onAborted(() => (state.aborted = true));
     void answerMetrics(services, head.headers, head.query).then((answer) => {
-      if ('error' in answer) return sendJson(res, state, answer.status, errorEnvelope('GET /metrics', answer.error), answer.error.headers);
+      if ('error' in answer)
+        return sendJson(res, state, answer.status, errorEnvelope('GET /metrics', answer.error), answer.error.headers);
       if (state.aborted || state.done) return;
       state.done = true;
       res.cork(() => {

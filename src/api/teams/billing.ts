@@ -2,7 +2,15 @@ import { iso } from '../../clock.js';
 import type { BillingPlan, TeamRecord } from '../../accounts/records.js';
 
 /** Line item types of a billing estimate, in invoice order (spec: Billing line item). */
-export const LINE_ITEM_TYPES = ['compute', 'storage', 'subscription', 'ai_input', 'ai_output', 'ai_cache_read', 'ai_cache_write'] as const;
+export const LINE_ITEM_TYPES = [
+  'compute',
+  'storage',
+  'subscription',
+  'ai_input',
+  'ai_output',
+  'ai_cache_read',
+  'ai_cache_write',
+] as const;
 type LineItemType = (typeof LINE_ITEM_TYPES)[number];
 
 /**

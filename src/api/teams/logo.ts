@@ -14,10 +14,12 @@ const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
  */
 export function assertValidLogo(field: string, uri: string): void {
   const m = DATA_URI.exec(uri);
-  if (!m) throw invalidField(field, 'must be a base64 data URI of a PNG or JPEG image, e.g. data:image/png;base64,iVBOR…');
+  if (!m)
+    throw invalidField(field, 'must be a base64 data URI of a PNG or JPEG image, e.g. data:image/png;base64,iVBOR…');
   const bytes = Buffer.from(m[2]!, 'base64');
   if (bytes.length === 0) throw invalidField(field, 'holds no image data');
-  if (bytes.length > MAX_LOGO_BYTES) throw invalidField(field, `is ${bytes.length} bytes; a logo may be at most 5 MB (${MAX_LOGO_BYTES} bytes)`);
+  if (bytes.length > MAX_LOGO_BYTES)
+    throw invalidField(field, `is ${bytes.length} bytes; a logo may be at most 5 MB (${MAX_LOGO_BYTES} bytes)`);
   const isPng = bytes.subarray(0, 8).equals(PNG_MAGIC);
   const isJpeg = bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff;
   if (m[1] === 'png' && !isPng) throw invalidField(field, 'says image/png but the data is not a PNG image');

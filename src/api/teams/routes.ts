@@ -25,7 +25,13 @@ import {
 } from './schemas.js';
 
 type TeamParams = { team_id: string };
-type TeamListQuery = ListQuery & { name?: string; status?: string; billing_plan?: string; created_at?: string; deleted_at?: string };
+type TeamListQuery = ListQuery & {
+  name?: string;
+  status?: string;
+  billing_plan?: string;
+  created_at?: string;
+  deleted_at?: string;
+};
 
 /** Teams the caller may see: a key its own team, a session its user's teams (scheduled ones to Owners). */
 export function visibleTeams(s: Services, p: Principal): TeamRecord[] {
@@ -49,16 +55,34 @@ export function teamRoutes(s: Services): RouteDef[] {
       scope: 'authenticated',
       access: { allowNoTeam: true, allowWhenTeamDeleted: true },
       summary: 'List the teams the caller may see',
-      filters: { name: filterParamSchema, status: filterParamSchema, billing_plan: filterParamSchema, created_at: filterParamSchema, deleted_at: filterParamSchema },
+      filters: {
+        name: filterParamSchema,
+        status: filterParamSchema,
+        billing_plan: filterParamSchema,
+        created_at: filterParamSchema,
+        deleted_at: filterParamSchema,
+      },
       order: teamOrder,
       serialize: show,
       items: (ctx) => {
         const q = ctx.query;
         const checks: ((t: TeamRecord) => boolean)[] = [];
-        if (q.name !== undefined) { const f = parseFilter('name', q.name, 'text'); checks.push((t) => f(t.name)); }
-        if (q.status !== undefined) { const f = parseFilter('status', q.status, 'enum', TEAM_STATUSES); checks.push((t) => f(t.status)); }
-        if (q.billing_plan !== undefined) { const f = parseFilter('billing_plan', q.billing_plan, 'enum', BILLING_PLANS); checks.push((t) => f(t.billing_plan)); }
-        if (q.created_at !== undefined) { const f = parseFilter('created_at', q.created_at, 'date'); checks.push((t) => f(t.created_at)); }
+        if (q.name !== undefined) {
+          const f = parseFilter('name', q.name, 'text');
+          checks.push((t) => f(t.name));
+        }
+        if (q.status !== undefined) {
+          const f = parseFilter('status', q.status, 'enum', TEAM_STATUSES);
+          checks.push((t) => f(t.status));
+        }
+        if (q.billing_plan !== undefined) {
+          const f = parseFilter('billing_plan', q.billing_plan, 'enum', BILLING_PLANS);
+          checks.push((t) => f(t.billing_plan));
+        }
+        if (q.created_at !== undefined) {
+          const f = parseFilter('created_at', q.created_at, 'date');
+          checks.push((t) => f(t.created_at));
+        }
         const deleted = parseNullableDateFilter('deleted_at', q.deleted_at);
         checks.push((t) => deleted(t.deleted_at));
         return visibleTeams(s, ctx.principal).filter((t) => checks.every((c) => c(t)));
@@ -104,7 +128,10 @@ export function teamRoutes(s: Services): RouteDef[] {
         // max_servers_per_project are ignored on create (spec); the logo is still checked.
         if (b.logo_url !== undefined) assertValidLogo('body.logo_url', b.logo_url);
         const billingEmail = b.billing_email ?? user.email;
-        assertBillingEmailAllowed(b.billing_email !== undefined ? 'body.billing_email' : 'body.billing_email (defaulted to your email)', billingEmail);
+        assertBillingEmailAllowed(
+          b.billing_email !== undefined ? 'body.billing_email' : 'body.billing_email (defaulted to your email)',
+          billingEmail,
+        );
         const team = await s.accounts.createTeam({
           name: b.name ?? 'Team',
           billing_email: billingEmail,
@@ -132,7 +159,10 @@ export function teamRoutes(s: Services): RouteDef[] {
         const updated = await s.accounts.updateTeam(access.team.id, (current) => {
           // Re-check the optimistic status guard against the committed state.
           if (ctx.body.expected_status !== undefined && current.status !== ctx.body.expected_status) {
-            throw new ApiError('conflict', `The team status is ${current.status}, not ${ctx.body.expected_status}; reload and retry`);
+            throw new ApiError(
+              'conflict',
+              `The team status is ${current.status}, not ${ctx.body.expected_status}; reload and retry`,
+            );
           }
           return applyChange(current, change);
         });
@@ -154,8 +184,13 @@ export function teamRoutes(s: Services): RouteDef[] {
         requireSessionUser(s.accounts, ctx.principal);
         const access = requireTeamAccess(s.accounts, ctx.principal, ctx.params.team_id);
         if (!access.isOwner) throw new ApiError('owner_required', 'Only team Owners may delete the team');
-        if (access.team.status === 'restricted') throw new ApiError('team_restricted', 'The team is restricted: it is read-only apart from billing fields, so it cannot be deleted now');
-        if (!access.team.deleted_at) await s.accounts.updateTeam(access.team.id, () => ({ deleted_at: iso(s.clock.now()) }));
+        if (access.team.status === 'restricted')
+          throw new ApiError(
+            'team_restricted',
+            'The team is restricted: it is read-only apart from billing fields, so it cannot be deleted now',
+          );
+        if (!access.team.deleted_at)
+          await s.accounts.updateTeam(access.team.id, () => ({ deleted_at: iso(s.clock.now()) }));
         return { data: null };
       },
     }),
@@ -166,6 +201,8 @@ export function teamRoutes(s: Services): RouteDef[] {
 
 function applyChange(current: TeamRecord, change: TeamChange): Partial<TeamRecord> {
   const { billing_address, ...rest } = change;
-  return { ...rest, ...(billing_address ? { billing_address: { ...current.billing_address, ...billing_address } } : {}) };
+  return {
+    ...rest,
+    ...(billing_address ? { billing_address: { ...current.billing_address, ...billing_address } } : {}),
+  };
 }
-

@@ -29,35 +29,61 @@ export function validateTeamUpdate(access: TeamAccess, b: TeamUpdateBody): TeamC
   if (fields.length === 0) throw invalidField('body', 'must contain at least one field to change');
   if ((b.status === undefined) !== (b.expected_status === undefined)) {
     const missing = b.status === undefined ? 'status' : 'expected_status';
-    throw invalidField(`body.${missing}`, 'is required together with ' + (missing === 'status' ? 'expected_status' : 'status'));
+    throw invalidField(
+      `body.${missing}`,
+      'is required together with ' + (missing === 'status' ? 'expected_status' : 'status'),
+    );
   }
   // Like projects: a team scheduled for deletion is restored first, then changed.
   assertRestoreFirst('team', team, b);
   if (team.status === 'restricted') {
     const blocked = fields.filter((f) => !RESTRICTED_FIELDS.has(f));
-    if (blocked.length) throw new ApiError('team_restricted', `The team is restricted: only ${[...RESTRICTED_FIELDS].join(', ')} can change; remove ${blocked.join(', ')}`);
+    if (blocked.length)
+      throw new ApiError(
+        'team_restricted',
+        `The team is restricted: only ${[...RESTRICTED_FIELDS].join(', ')} can change; remove ${blocked.join(', ')}`,
+      );
   }
   if (!access.isOwner) {
     const ownerOnly = fields.filter((f) => !MEMBER_FIELDS.has(f));
-    if (ownerOnly.length) throw new ApiError('owner_required', `Only team Owners may change ${ownerOnly.join(', ')}; members may change name and logo_url`);
+    if (ownerOnly.length)
+      throw new ApiError(
+        'owner_required',
+        `Only team Owners may change ${ownerOnly.join(', ')}; members may change name and logo_url`,
+      );
   }
   if (b.expected_status !== undefined && b.expected_status !== team.status) {
     throw new ApiError('conflict', `The team status is ${team.status}, not ${b.expected_status}; reload and retry`);
   }
   if (b.status !== undefined && b.status !== team.status) {
-    throw new ApiError('managed_by_service', 'status is managed by the service (billing and the operator); it cannot be set through the API');
+    throw new ApiError(
+      'managed_by_service',
+      'status is managed by the service (billing and the operator); it cannot be set through the API',
+    );
   }
   if (b.max_servers_per_project !== undefined && b.max_servers_per_project !== team.max_servers_per_project) {
-    throw new ApiError('managed_by_service', 'max_servers_per_project is managed by the service per plan; it cannot be set through the API');
+    throw new ApiError(
+      'managed_by_service',
+      'max_servers_per_project is managed by the service per plan; it cannot be set through the API',
+    );
   }
   if (b.deleted_at !== undefined && b.deleted_at !== null) {
-    throw new ApiError('managed_by_service', `deleted_at is set by the service; schedule deletion with DELETE /v1/teams/${team.id}, or send null to cancel it`);
+    throw new ApiError(
+      'managed_by_service',
+      `deleted_at is set by the service; schedule deletion with DELETE /v1/teams/${team.id}, or send null to cancel it`,
+    );
   }
   if (b.is_mfa_required !== undefined && b.is_mfa_required !== team.is_mfa_required) {
-    throw new ApiError('mfa_recent_required', 'Changing is_mfa_required needs a recently verified multi-factor sign-in, and this server does not offer multi-factor sign-in yet');
+    throw new ApiError(
+      'mfa_recent_required',
+      'Changing is_mfa_required needs a recently verified multi-factor sign-in, and this server does not offer multi-factor sign-in yet',
+    );
   }
   if (b.billing_plan !== undefined && b.billing_plan !== team.billing_plan && !team.has_payment_method) {
-    throw new ApiError('payment_method_required', `Moving to ${b.billing_plan} needs a valid payment method on the team`);
+    throw new ApiError(
+      'payment_method_required',
+      `Moving to ${b.billing_plan} needs a valid payment method on the team`,
+    );
   }
   if (b.billing_email !== undefined) assertBillingEmailAllowed('body.billing_email', b.billing_email);
   if (typeof b.logo_url === 'string') assertValidLogo('body.logo_url', b.logo_url);

@@ -15,18 +15,35 @@ import { serializeUser } from './serialize.js';
 
 type UserParams = { user_id: string };
 
-export const emailSchema = { type: 'string', format: 'email', maxLength: 254, errorHint: 'must be an email address of at most 254 characters' };
-const updateBody = object({ name: { ...text(1, 100), type: ['string', 'null'], errorHint: 'must be a string of 1 to 100 characters, or null' }, email: emailSchema });
+export const emailSchema = {
+  type: 'string',
+  format: 'email',
+  maxLength: 254,
+  errorHint: 'must be an email address of at most 254 characters',
+};
+const updateBody = object({
+  name: { ...text(1, 100), type: ['string', 'null'], errorHint: 'must be a string of 1 to 100 characters, or null' },
+  email: emailSchema,
+});
 const passwordBody = object(
   {
     password: text(8, 128),
-    current_password: { type: 'string', minLength: 1, maxLength: 1024, errorHint: 'must be the password currently set' },
+    current_password: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 1024,
+      errorHint: 'must be the password currently set',
+    },
   },
   ['password'],
 );
 
 const userOrder = {
-  fields: { created_at: (u: UserRecord) => u.created_at, email: (u: UserRecord) => u.email, name: (u: UserRecord) => (u.name ?? '').toLowerCase() },
+  fields: {
+    created_at: (u: UserRecord) => u.created_at,
+    email: (u: UserRecord) => u.email,
+    name: (u: UserRecord) => (u.name ?? '').toLowerCase(),
+  },
   defaultOrderBy: 'email',
   defaultSort: 'asc' as const,
 };
@@ -85,7 +102,8 @@ export function userRoutes(s: Services): RouteDef[] {
       schema: { params: params({ user_id: 'user' }), body: updateBody },
       handler: async (ctx) => {
         const user = requireSelf(s, ctx.principal, ctx.params.user_id);
-        if (ctx.body.name === undefined && ctx.body.email === undefined) throw invalidField('body', 'must contain name or email');
+        if (ctx.body.name === undefined && ctx.body.email === undefined)
+          throw invalidField('body', 'must contain name or email');
         const updated = await s.accounts.updateUser(user.id, ctx.body);
         if (!updated) throw notFound(`User ${user.id}`);
         return { data: serializeUser(updated) };
@@ -103,8 +121,10 @@ export function userRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const user = requireSelf(s, ctx.principal, ctx.params.user_id);
         if (user.password_hash) {
-          if (ctx.body.current_password === undefined) throw invalidField('body.current_password', 'is required because the account already has a password');
-          if (!(await verifyPassword(ctx.body.current_password, user.password_hash))) throw new ApiError('current_password_invalid');
+          if (ctx.body.current_password === undefined)
+            throw invalidField('body.current_password', 'is required because the account already has a password');
+          if (!(await verifyPassword(ctx.body.current_password, user.password_hash)))
+            throw new ApiError('current_password_invalid');
         }
         const updated = await s.accounts.setPassword(user.id, ctx.body.password, ctx.principal.sessionId);
         if (!updated) throw notFound(`User ${user.id}`);

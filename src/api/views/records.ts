@@ -28,14 +28,23 @@ function encode(c: RecordCursor): string {
 }
 
 function decode(raw: string, field: 'after' | 'before', sort: Sort): RecordCursor {
-  const invalid = (why: string) => new ApiError('request_invalid_cursor', `query.${field} ${why}`, { details: [{ field: `query.${field}`, message: why }] });
+  const invalid = (why: string) =>
+    new ApiError('request_invalid_cursor', `query.${field} ${why}`, {
+      details: [{ field: `query.${field}`, message: why }],
+    });
   let c: Partial<RecordCursor>;
   try {
     c = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<RecordCursor>;
   } catch {
     throw invalid('is not a cursor this API issued; pass pagination.next_cursor or prev_cursor unchanged');
   }
-  if (typeof c !== 'object' || c === null || (c.s !== 'asc' && c.s !== 'desc') || typeof c.f !== 'string' || ![c.t, c.q, c.r].every((n) => typeof n === 'number' && Number.isFinite(n))) {
+  if (
+    typeof c !== 'object' ||
+    c === null ||
+    (c.s !== 'asc' && c.s !== 'desc') ||
+    typeof c.f !== 'string' ||
+    ![c.t, c.q, c.r].every((n) => typeof n === 'number' && Number.isFinite(n))
+  ) {
     throw invalid('is not a cursor this API issued; pass pagination.next_cursor or prev_cursor unchanged');
   }
   if (c.s !== sort) throw invalid(`was issued for sort=${c.s}; repeat the request with that sort`);
@@ -54,12 +63,16 @@ export async function listViewRecords(
   q: RecordsQuery,
 ): Promise<{ data: Record<string, unknown>[]; pagination: Pagination; missing: string[] }> {
   if (q.after && q.before) {
-    throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', { details: [{ field: 'query.before', message: 'cannot be combined with after' }] });
+    throw new ApiError('request_validation_failed', 'query.after and query.before are mutually exclusive; send one', {
+      details: [{ field: 'query.before', message: 'cannot be combined with after' }],
+    });
   }
   const startMs = q.start_at ? Date.parse(q.start_at) : undefined;
   const endMs = q.end_at ? Date.parse(q.end_at) : undefined;
   if (startMs !== undefined && endMs !== undefined && startMs >= endMs) {
-    throw new ApiError('request_validation_failed', 'query.start_at must be before query.end_at', { details: [{ field: 'query.start_at', message: 'must be before end_at' }] });
+    throw new ApiError('request_validation_failed', 'query.start_at must be before query.end_at', {
+      details: [{ field: 'query.start_at', message: 'must be before end_at' }],
+    });
   }
   const sort = q.sort ?? 'desc';
   const after = q.after ? decode(q.after, 'after', sort) : undefined;
@@ -73,13 +86,16 @@ export async function listViewRecords(
     .sort((a, b) => (scanDesc ? b.max_ts - a.max_ts : a.min_ts - b.min_ts));
   const want = q.limit + 1;
   const dirSign = scanDesc ? -1 : 1;
-  const cmp = (x: ViewRow, y: ViewRow) => dirSign * (x.ts - y.ts || x.seq - y.seq || x.row - y.row || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
+  const cmp = (x: ViewRow, y: ViewRow) =>
+    dirSign * (x.ts - y.ts || x.seq - y.seq || x.row - y.row || (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
   let rows: ViewRow[] = [];
   const missing: string[] = [];
   for (let i = 0; i < files.length; i += FILES_PER_QUERY) {
     // A file its manifest names but the disk lost (removed by hand, a disk fault) is skipped and
     // reported, so the rest of the view stays readable.
-    const chunk = files.slice(i, i + FILES_PER_QUERY).filter((m) => existsSync(join(view.dir, m.id)) || (missing.push(m.id), false));
+    const chunk = files
+      .slice(i, i + FILES_PER_QUERY)
+      .filter((m) => existsSync(join(view.dir, m.id)) || (missing.push(m.id), false));
     if (chunk.length === 0) continue;
     if (rows.length >= want) {
       const worst = rows[want - 1]!.ts;
@@ -92,7 +108,9 @@ export async function listViewRecords(
       ...(endMs !== undefined ? { endMs } : {}),
       limit: want,
       desc: scanDesc,
-      ...(boundary ? { after: { ts: boundary.t, seq: boundary.q, row: boundary.r, path: join(view.dir, boundary.f) } } : {}),
+      ...(boundary
+        ? { after: { ts: boundary.t, seq: boundary.q, row: boundary.r, path: join(view.dir, boundary.f) } }
+        : {}),
     });
     rows = [...rows, ...got].sort(cmp).slice(0, want);
   }

@@ -19,7 +19,12 @@ import { viewTransformRoutes } from './transform-routes.js';
 
 type ProjectParams = { project_id: string };
 type ViewParams = { project_id: string; view_id: string };
-type ViewListQuery = ListQuery & { project_id?: string; collection_id?: string; parent_view_id?: string; deleted_at?: string };
+type ViewListQuery = ListQuery & {
+  project_id?: string;
+  collection_id?: string;
+  parent_view_id?: string;
+  deleted_at?: string;
+};
 
 interface CreateBody {
   name: string;
@@ -37,7 +42,9 @@ interface JoinBody {
   name: string;
   project_id?: string;
   base_view_id: string;
-  joins: Array<Partial<ViewJoinClause> & Pick<ViewJoinClause, 'lookup_view_id' | 'alias' | 'base_field' | 'lookup_field'>>;
+  joins: Array<
+    Partial<ViewJoinClause> & Pick<ViewJoinClause, 'lookup_view_id' | 'alias' | 'base_field' | 'lookup_field'>
+  >;
   output_schema?: OutputField[];
   transform_script?: string;
   hint?: string | null;
@@ -52,7 +59,8 @@ const viewOrder: ListOrder<ViewRecord> = {
 
 /** `project_id` in a body is optional and, when sent, must name the project of the path. */
 function assertBodyProject(bodyProject: string | undefined, projectId: string): void {
-  if (bodyProject !== undefined && bodyProject !== projectId) throw invalidField('body.project_id', `must be ${projectId} (the project in the path) or be omitted`);
+  if (bodyProject !== undefined && bodyProject !== projectId)
+    throw invalidField('body.project_id', `must be ${projectId} (the project in the path) or be omitted`);
 }
 
 export function viewRoutes(s: Services): RouteDef[] {
@@ -74,7 +82,12 @@ export function viewRoutes(s: Services): RouteDef[] {
         return s.views
           .list(project.id)
           .filter((v) => deleted(v.deleted_at))
-          .filter((v) => (q.project_id === undefined || v.project_id === q.project_id) && (q.collection_id === undefined || v.collection_id === q.collection_id) && (q.parent_view_id === undefined || v.parent_view_id === q.parent_view_id));
+          .filter(
+            (v) =>
+              (q.project_id === undefined || v.project_id === q.project_id) &&
+              (q.collection_id === undefined || v.collection_id === q.collection_id) &&
+              (q.parent_view_id === undefined || v.parent_view_id === q.parent_view_id),
+          );
       },
       serialize: (v) => serializeView(s, v),
     }),
@@ -101,19 +114,25 @@ export function viewRoutes(s: Services): RouteDef[] {
         assertBodyProject(b.project_id, project.id);
         if ((b.collection_id === undefined) === (b.parent_view_id === undefined)) {
           const both = b.collection_id !== undefined;
-          const message = both ? 'cannot be combined with parent_view_id: a view reads one collection or one view' : 'or parent_view_id is required: exactly one says what the view reads';
+          const message = both
+            ? 'cannot be combined with parent_view_id: a view reads one collection or one view'
+            : 'or parent_view_id is required: exactly one says what the view reads';
           throw new ApiError('request_validation_failed', `body.collection_id ${message}`, {
             details: [
               { field: 'body.collection_id', message },
-              { field: 'body.parent_view_id', message: both ? 'cannot be combined with collection_id' : 'or collection_id is required' },
+              {
+                field: 'body.parent_view_id',
+                message: both ? 'cannot be combined with collection_id' : 'or collection_id is required',
+              },
             ],
           });
         }
         assertScript(b.transform_script);
         assertOutputSchema(b.output_schema);
-        const reads = b.collection_id !== undefined
-          ? { collection: requireCollection(s, project, b.collection_id) }
-          : { parent: requireView(s, project, b.parent_view_id!, { field: 'body.parent_view_id' }) };
+        const reads =
+          b.collection_id !== undefined
+            ? { collection: requireCollection(s, project, b.collection_id) }
+            : { parent: requireView(s, project, b.parent_view_id!, { field: 'body.parent_view_id' }) };
         const view = await s.views.create(project, {
           name: b.name,
           reads,
@@ -143,7 +162,11 @@ export function viewRoutes(s: Services): RouteDef[] {
         const joins: ViewJoinClause[] = b.joins.map((j, i) => {
           const at = `body.joins[${i}]`;
           const first = seen.get(j.alias);
-          if (first !== undefined) throw invalidField(`${at}.alias`, `"${j.alias}" is already used by joins[${first}]; aliases must be unique`);
+          if (first !== undefined)
+            throw invalidField(
+              `${at}.alias`,
+              `"${j.alias}" is already used by joins[${first}]; aliases must be unique`,
+            );
           seen.set(j.alias, i);
           assertAliasFree(baseView, j.alias, `${at}.alias`);
           const lookup = requireView(s, project, j.lookup_view_id, { field: `${at}.lookup_view_id` });
@@ -179,7 +202,10 @@ export function viewRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const b = ctx.body;
         if (Object.keys(b).length === 0) {
-          throw invalidField('body', 'must contain at least one field to change: name, hint, output_schema, mapping_policy, transform_mode, view_transform_id or deleted_at');
+          throw invalidField(
+            'body',
+            'must contain at least one field to change: name, hint, output_schema, mapping_policy, transform_mode, view_transform_id or deleted_at',
+          );
         }
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const current = requireView(s, project, ctx.params.view_id, { allowScheduled: true });
@@ -193,7 +219,10 @@ export function viewRoutes(s: Services): RouteDef[] {
       scope: 'views:delete',
       params: viewParams,
       beneath: 'its transforms, versions, waiting shapes and files (and views scheduled for deletion reading it)',
-      find: (ctx) => requireView(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.view_id, { allowScheduled: true }),
+      find: (ctx) =>
+        requireView(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.view_id, {
+          allowScheduled: true,
+        }),
       markDeleted: (v) => s.views.scheduleDelete(v),
       destroy: (v) => s.views.destroy(v),
       serialize: (v) => serializeView(s, v),
@@ -207,9 +236,16 @@ export function viewRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const project = requireProject(s, ctx.principal.teamId, ctx.params.project_id);
         const view = requireView(s, project, ctx.params.view_id);
-        const page = await listViewRecords(await s.schema.fileReader(), { dir: s.views.viewDir(view), fields: view.output_schema, files: s.views.store.filesOf(view.id) }, ctx.query);
+        const page = await listViewRecords(
+          await s.schema.fileReader(),
+          { dir: s.views.viewDir(view), fields: view.output_schema, files: s.views.store.filesOf(view.id) },
+          ctx.query,
+        );
         if (page.missing.length === 0) return { data: page.data, pagination: page.pagination };
-        s.log.warn({ view_id: view.id, files: page.missing }, 'view output files named by manifests are missing on disk; records listed without them');
+        s.log.warn(
+          { view_id: view.id, files: page.missing },
+          'view output files named by manifests are missing on disk; records listed without them',
+        );
         const message = `OK; ${page.missing.length} output file${page.missing.length === 1 ? '' : 's'} of view ${view.id} missing on disk ${page.missing.length === 1 ? 'was' : 'were'} skipped (${page.missing.join(', ')}): their records are not listed`;
         return { data: page.data, pagination: page.pagination, message };
       },

@@ -1,5 +1,10 @@
 import { idSchema } from '../../ids.js';
-import { DEFERRAL_ACTIONS, DEFERRAL_REASONS, OUTPUT_FIELD_TYPES, TRANSFORM_MODES } from '../../transform/view-records.js';
+import {
+  DEFERRAL_ACTIONS,
+  DEFERRAL_REASONS,
+  OUTPUT_FIELD_TYPES,
+  TRANSFORM_MODES,
+} from '../../transform/view-records.js';
 import type { JsonSchema } from '../http/route.js';
 import { filterParamSchema } from '../http/filters.js';
 import { isoDateString, object, restoreOnly, text } from '../http/schemas.js';
@@ -27,7 +32,11 @@ const outputField = object(
   {
     name: text(1, VIEW_LIMITS.fieldName),
     type: { enum: [...OUTPUT_FIELD_TYPES] },
-    description: { type: 'string', maxLength: VIEW_LIMITS.fieldDescription, errorHint: `must be a string of at most ${VIEW_LIMITS.fieldDescription} characters` },
+    description: {
+      type: 'string',
+      maxLength: VIEW_LIMITS.fieldDescription,
+      errorHint: `must be a string of at most ${VIEW_LIMITS.fieldDescription} characters`,
+    },
   },
   ['name', 'type'],
 );
@@ -49,11 +58,21 @@ const hint: JsonSchema = {
 };
 
 const pathText = text(1, VIEW_LIMITS.policyPath);
-const pathList: JsonSchema = { type: 'array', maxItems: VIEW_LIMITS.policyEntries, items: pathText, errorHint: `must be an array of at most ${VIEW_LIMITS.policyEntries} input paths` };
+const pathList: JsonSchema = {
+  type: 'array',
+  maxItems: VIEW_LIMITS.policyEntries,
+  items: pathText,
+  errorHint: `must be an array of at most ${VIEW_LIMITS.policyEntries} input paths`,
+};
 
 const mappingPolicy = object({
   nullable_inputs: pathList,
-  fallback_groups: { type: 'array', maxItems: VIEW_LIMITS.policyEntries, items: { ...pathList, minItems: 1 }, errorHint: `must be an array of at most ${VIEW_LIMITS.policyEntries} groups, each a non-empty array of input paths` },
+  fallback_groups: {
+    type: 'array',
+    maxItems: VIEW_LIMITS.policyEntries,
+    items: { ...pathList, minItems: 1 },
+    errorHint: `must be an array of at most ${VIEW_LIMITS.policyEntries} groups, each a non-empty array of input paths`,
+  },
   output_bindings: {
     type: 'object',
     maxProperties: VIEW_LIMITS.policyEntries,
@@ -75,7 +94,11 @@ export const viewCreateBody = object(
     transform_script: transformScript,
     transform_mode: { enum: [...TRANSFORM_MODES] },
     // Named so the answer says why rather than "unknown field".
-    source_id: { not: {}, errorHint: 'is not accepted: views read a collection (collection_id) or a view (parent_view_id); find collections with GET .../collections?source_id=' },
+    source_id: {
+      not: {},
+      errorHint:
+        'is not accepted: views read a collection (collection_id) or a view (parent_view_id); find collections with GET .../collections?source_id=',
+    },
   },
   ['name'],
 );
@@ -83,12 +106,21 @@ export const viewCreateBody = object(
 const joinClause = object(
   {
     lookup_view_id: idSchema('view'),
-    alias: { type: 'string', pattern: ALIAS_PATTERN, errorHint: 'must be 1 to 64 characters of lowercase letters, digits and "_", starting with a letter' },
+    alias: {
+      type: 'string',
+      pattern: ALIAS_PATTERN,
+      errorHint: 'must be 1 to 64 characters of lowercase letters, digits and "_", starting with a letter',
+    },
     join_type: { enum: ['left', 'inner'] },
     base_field: text(1, VIEW_LIMITS.joinField),
     lookup_field: text(1, VIEW_LIMITS.joinField),
     match_strategy: { enum: ['latest'] },
-    priority: { type: 'integer', minimum: 0, maximum: 1_000_000, errorHint: 'must be an integer from 0 to 1000000 (lower runs first)' },
+    priority: {
+      type: 'integer',
+      minimum: 0,
+      maximum: 1_000_000,
+      errorHint: 'must be an integer from 0 to 1000000 (lower runs first)',
+    },
   },
   ['lookup_view_id', 'alias', 'base_field', 'lookup_field'],
 );
@@ -98,7 +130,13 @@ export const viewJoinBody = object(
     name: text(1, VIEW_LIMITS.name),
     project_id: idSchema('project'),
     base_view_id: idSchema('view'),
-    joins: { type: 'array', minItems: 1, maxItems: VIEW_LIMITS.joins, items: joinClause, errorHint: `must be an array of 1 to ${VIEW_LIMITS.joins} join clauses` },
+    joins: {
+      type: 'array',
+      minItems: 1,
+      maxItems: VIEW_LIMITS.joins,
+      items: joinClause,
+      errorHint: `must be an array of 1 to ${VIEW_LIMITS.joins} join clauses`,
+    },
     output_schema: outputSchema,
     transform_script: transformScript,
     hint,
@@ -115,7 +153,10 @@ export const viewUpdateBody = object({
   view_transform_id: idSchema('viewTransform'),
   deleted_at: restoreOnly,
   collection_id: { not: {}, errorHint: 'cannot be changed: a view keeps the collection it reads; create another view' },
-  parent_view_id: { not: {}, errorHint: 'cannot be changed: a view keeps the view it derives from; create another view' },
+  parent_view_id: {
+    not: {},
+    errorHint: 'cannot be changed: a view keeps the view it derives from; create another view',
+  },
 });
 
 const maxReadDepth: JsonSchema = {

@@ -1,5 +1,10 @@
 import type { Services } from '../../services.js';
-import type { ViewDeferralRecord, ViewRecord, ViewTransformRecord, ViewVersionRecord } from '../../transform/view-records.js';
+import type {
+  ViewDeferralRecord,
+  ViewRecord,
+  ViewTransformRecord,
+  ViewVersionRecord,
+} from '../../transform/view-records.js';
 import { dependantsOf } from '../../transform/view-rules.js';
 
 /** The view as the API shows it (spec: View, every field; names and dependants counts computed). */

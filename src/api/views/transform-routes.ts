@@ -1,6 +1,11 @@
 import { ApiError, notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
-import type { ViewDeferralRecord, ViewRecord, ViewTransformRecord, ViewVersionRecord } from '../../transform/view-records.js';
+import type {
+  ViewDeferralRecord,
+  ViewRecord,
+  ViewTransformRecord,
+  ViewVersionRecord,
+} from '../../transform/view-records.js';
 import type { DeferralDecisionInput, TransformChange } from '../../transform/view-transforms.js';
 import { listRoute } from '../http/list-route.js';
 import type { ListOrder, ListQuery } from '../http/pagination.js';
@@ -10,7 +15,13 @@ import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 import { assertScript, requireView } from './checks.js';
 import { inspectShape } from '../../transform/shape-inspection.js';
-import { decisionBody, deferralListFilters, transformCreateBody, transformUpdateBody, versionListFilters } from './schemas.js';
+import {
+  decisionBody,
+  deferralListFilters,
+  transformCreateBody,
+  transformUpdateBody,
+  versionListFilters,
+} from './schemas.js';
 import { serializeDeferral, serializeHint, serializeTransform, serializeVersion, serializeView } from './serialize.js';
 
 type ViewParams = { project_id: string; view_id: string };
@@ -18,7 +29,11 @@ type TransformParams = ViewParams & { transform_id: string };
 type VersionParams = ViewParams & { version_id: string };
 type DeferralParams = ViewParams & { deferral_id: string };
 
-const byCreation = <T extends { created_at: string }>(): ListOrder<T> => ({ fields: { created_at: (x) => x.created_at }, defaultOrderBy: 'created_at', defaultSort: 'asc' });
+const byCreation = <T extends { created_at: string }>(): ListOrder<T> => ({
+  fields: { created_at: (x) => x.created_at },
+  defaultOrderBy: 'created_at',
+  defaultSort: 'asc',
+});
 
 /**
  * Transforms, versions, waiting shapes and regeneration of one view. Reads work on views scheduled
@@ -31,7 +46,9 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
   const versionParams = params({ project_id: 'project', view_id: 'view', version_id: 'viewVersion' });
   const deferralParams = params({ project_id: 'project', view_id: 'view', deferral_id: 'viewDeferral' });
   const viewOf = (ctx: RequestContext<unknown, unknown, ViewParams>): ViewRecord =>
-    requireView(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.view_id, { allowScheduled: true });
+    requireView(s, requireProject(s, ctx.principal.teamId, ctx.params.project_id), ctx.params.view_id, {
+      allowScheduled: true,
+    });
   const transformOf = (view: ViewRecord, id: string): ViewTransformRecord => {
     const t = s.views.transforms.get(view.id, id);
     if (!t) throw notFound(`Transform ${id} of view ${view.id}`);
@@ -82,7 +99,11 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
       schema: { params: transformParams, body: transformUpdateBody },
       handler: async (ctx) => {
         if (Object.keys(ctx.body).length === 0) {
-          throw new ApiError('request_validation_failed', 'body must contain at least one field to change: transform_script, status or max_read_depth', { details: [{ field: 'body', message: 'must contain at least one field to change' }] });
+          throw new ApiError(
+            'request_validation_failed',
+            'body must contain at least one field to change: transform_script, status or max_read_depth',
+            { details: [{ field: 'body', message: 'must contain at least one field to change' }] },
+          );
         }
         const view = viewOf(ctx);
         transformOf(view, ctx.params.transform_id);
@@ -142,8 +163,15 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
       summary: 'List the source schema versions a view maps, with the script covering each',
       params: viewParams,
       filters: versionListFilters,
-      order: { fields: { created_at: (v) => v.created_at, version: (v) => v.version }, defaultOrderBy: 'version', defaultSort: 'asc' },
-      items: (ctx) => s.views.transforms.versions(viewOf(ctx).id).filter((v) => ctx.query.transform_id === undefined || v.transform_id === ctx.query.transform_id),
+      order: {
+        fields: { created_at: (v) => v.created_at, version: (v) => v.version },
+        defaultOrderBy: 'version',
+        defaultSort: 'asc',
+      },
+      items: (ctx) =>
+        s.views.transforms
+          .versions(viewOf(ctx).id)
+          .filter((v) => ctx.query.transform_id === undefined || v.transform_id === ctx.query.transform_id),
       serialize: serializeVersion,
     }),
     defineRoute<unknown, unknown, VersionParams>({
@@ -166,11 +194,18 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
       summary: 'List the event shapes waiting for a transform (and those resolved)',
       params: viewParams,
       filters: deferralListFilters,
-      order: { fields: { created_at: (d) => d.created_at, last_deferred_at: (d) => d.last_deferred_at }, defaultOrderBy: 'last_deferred_at', defaultSort: 'desc' },
+      order: {
+        fields: { created_at: (d) => d.created_at, last_deferred_at: (d) => d.last_deferred_at },
+        defaultOrderBy: 'last_deferred_at',
+        defaultSort: 'desc',
+      },
       items: (ctx) => {
         const q = ctx.query;
-        const resolved = q.resolved_at === undefined ? () => true : parseNullableDateFilter('resolved_at', q.resolved_at);
-        return s.views.transforms.deferrals(viewOf(ctx).id).filter((d) => (q.reason === undefined || d.reason === q.reason) && resolved(d.resolved_at));
+        const resolved =
+          q.resolved_at === undefined ? () => true : parseNullableDateFilter('resolved_at', q.resolved_at);
+        return s.views.transforms
+          .deferrals(viewOf(ctx).id)
+          .filter((d) => (q.reason === undefined || d.reason === q.reason) && resolved(d.resolved_at));
       },
       serialize: serializeDeferral,
     }),
@@ -190,9 +225,17 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
       schema: { params: deferralParams },
       handler: (ctx) => {
         const d = deferralOf(viewOf(ctx), ctx.params.deferral_id);
-        if (d.hint_question === null) throw new ApiError('not_found', `Waiting shape ${d.id} has no question pending; hints are asked when generation cannot decide a mapping alone`);
+        if (d.hint_question === null)
+          throw new ApiError(
+            'not_found',
+            `Waiting shape ${d.id} has no question pending; hints are asked when generation cannot decide a mapping alone`,
+          );
         // The question stays on the shape as history; once it no longer waits, nothing is asked.
-        if (d.resolved_at !== null) throw new ApiError('not_found', `Waiting shape ${d.id} no longer waits (resolved at ${d.resolved_at}, reason ${d.reason}); its question was answered`);
+        if (d.resolved_at !== null)
+          throw new ApiError(
+            'not_found',
+            `Waiting shape ${d.id} no longer waits (resolved at ${d.resolved_at}, reason ${d.reason}); its question was answered`,
+          );
         return { data: serializeHint(d) };
       },
     }),
@@ -208,7 +251,12 @@ export function viewTransformRoutes(s: Services): RouteDef[] {
         const collection = s.collections.byId(view.root_collection_id);
         const versions = collection && d.schema_version !== null ? await s.schema.listVersions(collection) : [];
         const version = versions.find((v) => v.version === d.schema_version) ?? null;
-        return { data: { object: 'view_shape_inspection', ...inspectShape(view, d, version, s.views.transforms.list(view.id)) } };
+        return {
+          data: {
+            object: 'view_shape_inspection',
+            ...inspectShape(view, d, version, s.views.transforms.list(view.id)),
+          },
+        };
       },
     }),
     defineRoute<DeferralDecisionInput, unknown, DeferralParams>({

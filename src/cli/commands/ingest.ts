@@ -40,7 +40,8 @@ const LISTED_REFUSALS = 20;
 
 function positiveInt(name: string, raw: string, max: number): number {
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > max) throw usageError(`${name} must be an integer from 1 to ${max}, got "${raw}"`);
+  if (!Number.isInteger(n) || n < 1 || n > max)
+    throw usageError(`${name} must be an integer from 1 to ${max}, got "${raw}"`);
   return n;
 }
 
@@ -48,9 +49,18 @@ function positiveInt(name: string, raw: string, max: number): number {
  * The ingest key to send with and a stable name of the target: `--ingest-key`/`SLUICE_INGEST_KEY`,
  * else the key this profile made for the source before, else a new one (kept in the profile).
  */
-async function ingestTarget(ctx: CliContext, opts: IngestOptions): Promise<{ key: string; target: string; sourceId: string | null; cached: boolean }> {
+async function ingestTarget(
+  ctx: CliContext,
+  opts: IngestOptions,
+): Promise<{ key: string; target: string; sourceId: string | null; cached: boolean }> {
   const given = opts.ingestKey ?? ctx.env.SLUICE_INGEST_KEY;
-  if (given) return { key: given, target: `${ctx.url}|key:${given.slice(-8)}|${opts.collection}`, sourceId: null, cached: false };
+  if (given)
+    return {
+      key: given,
+      target: `${ctx.url}|key:${given.slice(-8)}|${opts.collection}`,
+      sourceId: null,
+      cached: false,
+    };
   if (!opts.source) throw usageError('ingest needs --source <src_… or name> (or --ingest-key <key>)');
   const project = ctx.project();
   const sourceId = await resolveId(ctx, resourceDef('sources'), {}, opts.source);
@@ -58,12 +68,19 @@ async function ingestTarget(ctx: CliContext, opts: IngestOptions): Promise<{ key
   let key = stored?.ingest_keys?.[sourceId];
   const cached = key !== undefined;
   if (!key) {
-    const created = await ctx.client.data<{ key: string }>('POST', `/v1/projects/${encodeURIComponent(project)}/sources/${encodeURIComponent(sourceId)}/ingest_keys`, { body: {} });
+    const created = await ctx.client.data<{ key: string }>(
+      'POST',
+      `/v1/projects/${encodeURIComponent(project)}/sources/${encodeURIComponent(sourceId)}/ingest_keys`,
+      { body: {} },
+    );
     key = created.key;
     if (stored) {
       stored.ingest_keys = { ...stored.ingest_keys, [sourceId]: key };
       ctx.save();
-    } else process.stderr.write(`sluice: created an ingest key for ${sourceId}; without a profile it is not kept (pass --ingest-key to reuse one)\n`);
+    } else
+      process.stderr.write(
+        `sluice: created an ingest key for ${sourceId}; without a profile it is not kept (pass --ingest-key to reuse one)\n`,
+      );
   }
   return { key, target: `${ctx.url}|${sourceId}|${opts.collection}`, sourceId, cached };
 }
@@ -77,7 +94,11 @@ async function spoolStdin(): Promise<{ path: string; cleanup: () => void }> {
 }
 
 /** Records with the ones that cannot be sent taken out and reported. */
-async function* checked(records: AsyncIterable<InputRecord>, check: boolean, refused: (r: Refusal) => void): AsyncGenerator<BatchRecord & { offset: number }> {
+async function* checked(
+  records: AsyncIterable<InputRecord>,
+  check: boolean,
+  refused: (r: Refusal) => void,
+): AsyncGenerator<BatchRecord & { offset: number }> {
   for await (const r of records) {
     const why = r.refusal ?? (check ? recordRefusal(r.text) : null);
     if (why) refused({ line: r.line, reason: why });
@@ -86,11 +107,18 @@ async function* checked(records: AsyncIterable<InputRecord>, check: boolean, ref
 }
 
 async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Promise<void> {
-  const limits = { records: positiveInt('--batch-records', opts.batchRecords, 100_000), bytes: positiveInt('--batch-bytes', opts.batchBytes, 9 * 1024 * 1024) };
+  const limits = {
+    records: positiveInt('--batch-records', opts.batchRecords, 100_000),
+    bytes: positiveInt('--batch-bytes', opts.batchBytes, 9 * 1024 * 1024),
+  };
   const concurrency = positiveInt('--concurrency', opts.concurrency, 64);
   const retries = Number(opts.retries);
-  if (!Number.isInteger(retries) || retries < 0 || retries > 1000) throw usageError(`--retries must be an integer from 0 to 1000, got "${opts.retries}"`);
-  if (!isValidSlug(opts.collection)) throw usageError(`--collection must be a collection slug (lowercase letters, digits, "-" and "_"), got "${opts.collection}"`);
+  if (!Number.isInteger(retries) || retries < 0 || retries > 1000)
+    throw usageError(`--retries must be an integer from 0 to 1000, got "${opts.retries}"`);
+  if (!isValidSlug(opts.collection))
+    throw usageError(
+      `--collection must be a collection slug (lowercase letters, digits, "-" and "_"), got "${opts.collection}"`,
+    );
   if (opts.resume && file === '-') throw usageError('--resume needs a file: stdin cannot be read again');
   const csv = { cast: opts.cast, delimiter: opts.delimiter };
 
@@ -108,7 +136,16 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
       for await (const _ of checked(input.records, true, (r) => refusals.push(r))) void _;
       if (refusals.length > 0) {
         // One document on stdout with --json: the summary says it all; the reason goes to stderr.
-        report(ctx, { file, accepted: 0, refusals, batches: 0, bytes: input.size ?? 0, seconds: 0, resumedFrom: 0, atomic: true });
+        report(ctx, {
+          file,
+          accepted: 0,
+          refusals,
+          batches: 0,
+          bytes: input.size ?? 0,
+          seconds: 0,
+          resumedFrom: 0,
+          atomic: true,
+        });
         process.stderr.write(`sluice: ${refusals.length} invalid record(s): nothing was sent (--atomic)\n`);
         process.exitCode = 1;
         return;
@@ -116,20 +153,41 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
     }
     const input = await openInput(path, opts.format, csv);
     const resumable = path !== '-' && input.size !== null && input.mtimeMs !== null;
-    const stateFile = resumable ? statePath(configDir(ctx.env), { file: resolve(path), size: input.size!, mtimeMs: input.mtimeMs!, target }) : null;
+    const stateFile = resumable
+      ? statePath(configDir(ctx.env), { file: resolve(path), size: input.size!, mtimeMs: input.mtimeMs!, target })
+      : null;
     const previous = stateFile ? loadState(stateFile) : null;
     let state: ResumeState | null = null;
     if (opts.resume) {
-      if (!previous) throw new CliError(`Nothing to resume: no interrupted ingest of ${file} into this target (an edited file starts over)`, 1, 'nothing_to_resume');
+      if (!previous)
+        throw new CliError(
+          `Nothing to resume: no interrupted ingest of ${file} into this target (an edited file starts over)`,
+          1,
+          'nothing_to_resume',
+        );
       state = previous;
       limits.records = state.batch_records;
       limits.bytes = state.batch_bytes;
       refusals.push(...state.server_refusals);
     } else if (previous) {
-      process.stderr.write(`sluice: an interrupted ingest of ${file} was stopped after ${previous.acked_records} records; starting over (use --resume to continue it)\n`);
+      process.stderr.write(
+        `sluice: an interrupted ingest of ${file} was stopped after ${previous.acked_records} records; starting over (use --resume to continue it)\n`,
+      );
     }
     if (stateFile) {
-      state ??= { run_id: newRunId(), file: resolve(path), size: input.size!, mtime_ms: input.mtimeMs!, target, batch_records: limits.records, batch_bytes: limits.bytes, acked_batches: 0, acked_records: 0, server_refusals: [], updated_at: '' };
+      state ??= {
+        run_id: newRunId(),
+        file: resolve(path),
+        size: input.size!,
+        mtime_ms: input.mtimeMs!,
+        target,
+        batch_records: limits.records,
+        batch_bytes: limits.bytes,
+        acked_batches: 0,
+        acked_records: 0,
+        server_refusals: [],
+        updated_at: '',
+      };
     }
     const runId = state?.run_id ?? newRunId();
     const resumedFrom = state?.acked_batches ?? 0;
@@ -147,7 +205,12 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
       const now = performance.now();
       if (!force && now - lastSave < 200) return;
       lastSave = now;
-      saveState(stateFile, { ...state, acked_batches: acked, acked_records: accepted, server_refusals: refusals.filter((r) => r.reason.startsWith('server: ')) });
+      saveState(stateFile, {
+        ...state,
+        acked_batches: acked,
+        acked_records: accepted,
+        server_refusals: refusals.filter((r) => r.reason.startsWith('server: ')),
+      });
     };
     const onSigint = () => {
       failure ??= new CliError('Interrupted', 130, 'interrupted');
@@ -155,13 +218,22 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
     process.once('SIGINT', onSigint);
     const inflight = new Set<Promise<void>>();
     try {
-      for await (const batch of batchesOf(checked(input.records, opts.check, (r) => refusals.push(r)), limits)) {
+      for await (const batch of batchesOf(
+        checked(input.records, opts.check, (r) => refusals.push(r)),
+        limits,
+      )) {
         offset = batch.offset;
         if (batch.index < resumedFrom) continue;
         while (inflight.size >= concurrency && !failure) await Promise.race(inflight);
         if (failure) break;
         batches++;
-        const p: Promise<void> = sendBatch(batch, { url, runId, retries, atomic: opts.atomic === true, onRetry: () => progress.update({ offset, accepted, refused: refusals.length, startedAt }) })
+        const p: Promise<void> = sendBatch(batch, {
+          url,
+          runId,
+          retries,
+          atomic: opts.atomic === true,
+          onRetry: () => progress.update({ offset, accepted, refused: refusals.length, startedAt }),
+        })
           .then(
             (r) => {
               done.set(batch.index, r);
@@ -199,31 +271,71 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
         delete ctx.config.profiles[ctx.profileName]?.ingest_keys?.[sourceId];
         ctx.save();
       }
-      const e = failure instanceof CliError ? failure : new CliError(`Reading ${file}: ${(failure as Error).message}`, 1, 'input_invalid');
-      const resume = stateFile && !(e.code === 'input_invalid') ? `; ${accepted} records in ${acked} batches are acknowledged: run the same command with --resume to continue from there` : '';
+      const e =
+        failure instanceof CliError
+          ? failure
+          : new CliError(`Reading ${file}: ${(failure as Error).message}`, 1, 'input_invalid');
+      const resume =
+        stateFile && !(e.code === 'input_invalid')
+          ? `; ${accepted} records in ${acked} batches are acknowledged: run the same command with --resume to continue from there`
+          : '';
       if (failure instanceof RetriesExhausted || e.code === 'interrupted' || resume) {
         throw new CliError(`${e.message}${resume}`, e.exitCode, e.code, e.details);
       }
       throw e;
     }
     if (stateFile) clearState(stateFile);
-    report(ctx, { file, accepted, refusals, batches, bytes: offset, seconds, resumedFrom, atomic: opts.atomic === true });
+    report(ctx, {
+      file,
+      accepted,
+      refusals,
+      batches,
+      bytes: offset,
+      seconds,
+      resumedFrom,
+      atomic: opts.atomic === true,
+    });
     if (refusals.length > 0) process.exitCode = 1;
   } finally {
     cleanup();
   }
 }
 
-function report(ctx: CliContext, r: { file: string; accepted: number; refusals: Refusal[]; batches: number; bytes: number; seconds: number; resumedFrom: number; atomic: boolean }): void {
+function report(
+  ctx: CliContext,
+  r: {
+    file: string;
+    accepted: number;
+    refusals: Refusal[];
+    batches: number;
+    bytes: number;
+    seconds: number;
+    resumedFrom: number;
+    atomic: boolean;
+  },
+): void {
   const sorted = [...r.refusals].sort((a, b) => a.line - b.line);
   const rate = r.seconds > 0 ? Math.round(r.accepted / r.seconds) : 0;
   if (ctx.json) {
-    printJson({ file: r.file, accepted: r.accepted, refused: sorted.length, refusals: sorted, batches: r.batches, resumed_from_batch: r.resumedFrom, bytes: r.bytes, seconds: Math.round(r.seconds * 1000) / 1000, records_per_second: rate });
+    printJson({
+      file: r.file,
+      accepted: r.accepted,
+      refused: sorted.length,
+      refusals: sorted,
+      batches: r.batches,
+      resumed_from_batch: r.resumedFrom,
+      bytes: r.bytes,
+      seconds: Math.round(r.seconds * 1000) / 1000,
+      records_per_second: rate,
+    });
     return;
   }
-  const lines = [`${r.accepted} records accepted, ${sorted.length} refused (${r.batches} batches, ${formatBytes(r.bytes)}, ${r.seconds.toFixed(1)} s, ${rate} records/s${r.resumedFrom ? `, resumed after batch ${r.resumedFrom - 1}` : ''})`];
+  const lines = [
+    `${r.accepted} records accepted, ${sorted.length} refused (${r.batches} batches, ${formatBytes(r.bytes)}, ${r.seconds.toFixed(1)} s, ${rate} records/s${r.resumedFrom ? `, resumed after batch ${r.resumedFrom - 1}` : ''})`,
+  ];
   for (const x of sorted.slice(0, LISTED_REFUSALS)) lines.push(`  line ${x.line}: ${x.reason}`);
-  if (sorted.length > LISTED_REFUSALS) lines.push(`  … and ${sorted.length - LISTED_REFUSALS} more (--json lists every one)`);
+  if (sorted.length > LISTED_REFUSALS)
+    lines.push(`  … and ${sorted.length - LISTED_REFUSALS} more (--json lists every one)`);
   process.stdout.write(lines.join('\n') + '\n');
 }
 
@@ -232,22 +344,35 @@ export function registerIngest(program: Command): void {
   program
     .command('ingest')
     .argument('<file>', 'NDJSON, a JSON array or CSV file; "-" reads stdin')
-    .description('Send a file of records in batches, with a progress bar, retries that never double a batch, and a summary')
+    .description(
+      'Send a file of records in batches, with a progress bar, retries that never double a batch, and a summary',
+    )
     .option('--source <source>', 'the source (id or name) to write into')
     .option('--collection <slug>', 'the collection slug inside the source (created when data first arrives)', 'default')
-    .option('--ingest-key <key>', 'send with this ingest key instead of one the CLI makes for the source (env SLUICE_INGEST_KEY)')
+    .option(
+      '--ingest-key <key>',
+      'send with this ingest key instead of one the CLI makes for the source (env SLUICE_INGEST_KEY)',
+    )
     .option('--format <format>', 'ndjson, json (an array) or csv (default: by extension, else sniffed)')
-    .option('--atomic', 'check the whole file first; if any record is invalid send nothing (default: send the valid ones, report the rest)')
+    .option(
+      '--atomic',
+      'check the whole file first; if any record is invalid send nothing (default: send the valid ones, report the rest)',
+    )
     .option('--resume', 'continue an interrupted run of the same file from its last acknowledged batch')
     .option('--no-check', 'do not check records before sending (the server still refuses invalid ones)')
-    .option('--no-cast', 'CSV: keep every value a string (default: numbers and true/false become JSON numbers and booleans)')
+    .option(
+      '--no-cast',
+      'CSV: keep every value a string (default: numbers and true/false become JSON numbers and booleans)',
+    )
     .option('--delimiter <char>', 'CSV field delimiter', ',')
     .option('--batch-records <n>', 'records per request at most', '5000')
     .option('--batch-bytes <n>', 'bytes per request at most (the server takes 10 MiB)', String(4 * 1024 * 1024))
     .option('--concurrency <n>', 'requests in flight', '4')
     .option('--retries <n>', 'retries of a batch on network errors, 429 and 5xx (503 waits its Retry-After)', '8')
     .option('--no-progress', 'no progress bar (it is shown only on a terminal anyway)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Records that cannot be stored (not JSON, not an object, a bad timestamp) are reported with their line
 numbers and the others still go in; exit code 1 when any was refused. With --atomic nothing is sent
 unless every record is valid. Each batch is sent with an Idempotency-Key, so a retried batch is never
@@ -258,10 +383,12 @@ Examples:
   $ sluice ingest export.csv --source src_… --collection orders --atomic
   $ zcat big.ndjson.gz | sluice ingest - --source browser --collection page-views
   $ sluice ingest events.ndjson --source browser --collection page-views --resume
-  $ sluice ingest events.json --ingest-key pik_… --collection page-views --json`)
+  $ sluice ingest events.json --ingest-key pik_… --collection page-views --json`,
+    )
     .action(
       action<IngestOptions>(async (ctx, opts, [file]) => {
-        if (opts.format !== undefined && !['ndjson', 'json', 'csv'].includes(opts.format)) throw usageError(`--format must be ndjson, json or csv, got "${opts.format}"`);
+        if (opts.format !== undefined && !['ndjson', 'json', 'csv'].includes(opts.format))
+          throw usageError(`--format must be ndjson, json or csv, got "${opts.format}"`);
         await runIngest(ctx, opts, file!);
       }),
     );

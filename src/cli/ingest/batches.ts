@@ -23,7 +23,10 @@ export interface BatchLimits {
  * Deterministic for the same input and limits: `--resume` rebuilds the same batches (so the same
  * idempotency keys) and skips the ones already acknowledged.
  */
-export async function* batchesOf(records: AsyncIterable<BatchRecord & { offset: number }>, limits: BatchLimits): AsyncGenerator<Batch> {
+export async function* batchesOf(
+  records: AsyncIterable<BatchRecord & { offset: number }>,
+  limits: BatchLimits,
+): AsyncGenerator<Batch> {
   let index = 0;
   let current: BatchRecord[] = [];
   let bytes = 0;

@@ -8,7 +8,10 @@ import type { InputRecord } from './input-record.js';
  * A row that does not parse (a wrong number of fields, a broken quote) is refused with its line and
  * the rest still goes on.
  */
-export async function* csvRecords(input: Readable, opts: { cast: boolean; delimiter: string }): AsyncGenerator<InputRecord> {
+export async function* csvRecords(
+  input: Readable,
+  opts: { cast: boolean; delimiter: string },
+): AsyncGenerator<InputRecord> {
   const skipped: InputRecord[] = [];
   const parser = input.pipe(
     parse({
@@ -38,7 +41,10 @@ export async function* csvRecords(input: Readable, opts: { cast: boolean; delimi
         : false,
     }),
   );
-  for await (const row of parser as AsyncIterable<{ record: Record<string, unknown>; info: { lines: number; bytes: number } }>) {
+  for await (const row of parser as AsyncIterable<{
+    record: Record<string, unknown>;
+    info: { lines: number; bytes: number };
+  }>) {
     while (skipped.length > 0) yield skipped.shift()!;
     yield { text: JSON.stringify(row.record), line: row.info.lines, offset: row.info.bytes };
   }

@@ -24,7 +24,11 @@ const CHUNK = 1024 * 1024;
  * (`.csv`, `.json`, `.ndjson`/`.jsonl`), else sniffed: a first non-blank `[` is a JSON array,
  * anything else NDJSON (a single JSON object is one NDJSON record).
  */
-export async function openInput(path: string, format: InputFormat | undefined, csv: { cast: boolean; delimiter: string }): Promise<Input> {
+export async function openInput(
+  path: string,
+  format: InputFormat | undefined,
+  csv: { cast: boolean; delimiter: string },
+): Promise<Input> {
   let size: number | null = null;
   let mtimeMs: number | null = null;
   if (path !== '-') {
@@ -38,7 +42,8 @@ export async function openInput(path: string, format: InputFormat | undefined, c
       throw usageError(`Cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   }
-  const open = (): Readable => (path === '-' ? process.stdin : (createReadStream(path, { highWaterMark: CHUNK }) as ReadStream));
+  const open = (): Readable =>
+    path === '-' ? process.stdin : (createReadStream(path, { highWaterMark: CHUNK }) as ReadStream);
   let stream = open();
   let fmt = format ?? byExtension(path);
   if (!fmt) {
@@ -46,7 +51,12 @@ export async function openInput(path: string, format: InputFormat | undefined, c
     fmt = first === 0x5b ? 'json' : 'ndjson';
     stream = rest;
   }
-  const records = fmt === 'csv' ? csvRecords(stream, csv) : fmt === 'json' ? jsonArrayRecords(stream as AsyncIterable<Buffer>) : ndjsonRecords(stream as AsyncIterable<Buffer>);
+  const records =
+    fmt === 'csv'
+      ? csvRecords(stream, csv)
+      : fmt === 'json'
+        ? jsonArrayRecords(stream as AsyncIterable<Buffer>)
+        : ndjsonRecords(stream as AsyncIterable<Buffer>);
   return { format: fmt, size, mtimeMs, records };
 }
 

@@ -35,8 +35,20 @@ export async function* jsonArrayRecords(chunks: AsyncIterable<Buffer>): AsyncGen
   };
   const emit = (): InputRecord => {
     const rec: InputRecord = tooLong
-      ? { text: '', line: elemStartLine, offset, refusal: `the element is longer than ${MAX_RECORD_BYTES} bytes (the server's limit on one record)` }
-      : { text: Buffer.concat(parts).toString('utf8').replace(/[\r\n]/g, ' ').trim(), line: elemStartLine, offset };
+      ? {
+          text: '',
+          line: elemStartLine,
+          offset,
+          refusal: `the element is longer than ${MAX_RECORD_BYTES} bytes (the server's limit on one record)`,
+        }
+      : {
+          text: Buffer.concat(parts)
+            .toString('utf8')
+            .replace(/[\r\n]/g, ' ')
+            .trim(),
+          line: elemStartLine,
+          offset,
+        };
     parts = [];
     partBytes = 0;
     tooLong = false;

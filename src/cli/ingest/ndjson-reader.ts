@@ -16,7 +16,12 @@ export async function* ndjsonRecords(chunks: AsyncIterable<Buffer>): AsyncGenera
       tooLong = false;
       pending = [];
       pendingBytes = 0;
-      return { text: '', line, offset, refusal: `the line is longer than ${MAX_RECORD_BYTES} bytes (the server's limit on one record)` };
+      return {
+        text: '',
+        line,
+        offset,
+        refusal: `the line is longer than ${MAX_RECORD_BYTES} bytes (the server's limit on one record)`,
+      };
     }
     const buf = pending.length === 0 ? (tail ?? Buffer.alloc(0)) : Buffer.concat(tail ? [...pending, tail] : pending);
     pending = [];

@@ -30,7 +30,10 @@ export class IngestProgress {
       ? new cliProgress.SingleBar(
           {
             stream: process.stderr,
-            format: total === null ? '{records} records | {rate} rec/s | {bytes} | refused {refused}' : '{bar} {percentage}% | {records} records | {rate} rec/s | {bytes} of {total_bytes} | ETA {eta_formatted} | refused {refused}',
+            format:
+              total === null
+                ? '{records} records | {rate} rec/s | {bytes} | refused {refused}'
+                : '{bar} {percentage}% | {records} records | {rate} rec/s | {bytes} of {total_bytes} | ETA {eta_formatted} | refused {refused}',
             hideCursor: true,
             etaBuffer: 50,
             fps: 5,
@@ -38,13 +41,24 @@ export class IngestProgress {
           cliProgress.Presets.shades_classic,
         )
       : null;
-    this.bar?.start(total ?? 0, 0, { records: 0, rate: 0, bytes: '0 B', total_bytes: formatBytes(total ?? 0), refused: 0 });
+    this.bar?.start(total ?? 0, 0, {
+      records: 0,
+      rate: 0,
+      bytes: '0 B',
+      total_bytes: formatBytes(total ?? 0),
+      refused: 0,
+    });
   }
 
   update(s: ProgressStats): void {
     if (!this.bar) return;
     const seconds = Math.max(0.001, (performance.now() - s.startedAt) / 1000);
-    this.bar.update(s.offset, { records: s.accepted, rate: Math.round(s.accepted / seconds), bytes: formatBytes(s.offset), refused: s.refused });
+    this.bar.update(s.offset, {
+      records: s.accepted,
+      rate: Math.round(s.accepted / seconds),
+      bytes: formatBytes(s.offset),
+      refused: s.refused,
+    });
   }
 
   stop(): void {

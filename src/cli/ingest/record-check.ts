@@ -15,6 +15,7 @@ export function recordRefusal(text: string): string | null {
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'a record must be a JSON object';
   const ts = (value as Record<string, unknown>).timestamp;
-  if (ts !== undefined && Number.isNaN(timestampMs(ts))) return `timestamp ${JSON.stringify(ts).slice(0, 80)} is neither an ISO 8601 date-time from 1970 on nor epoch milliseconds`;
+  if (ts !== undefined && Number.isNaN(timestampMs(ts)))
+    return `timestamp ${JSON.stringify(ts).slice(0, 80)} is neither an ISO 8601 date-time from 1970 on nor epoch milliseconds`;
   return null;
 }

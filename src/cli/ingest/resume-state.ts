@@ -25,8 +25,14 @@ export interface ResumeState {
 }
 
 /** One state file per (file as it is now, target): a changed file never resumes into another's run. */
-export function statePath(dir: string, identity: { file: string; size: number; mtimeMs: number; target: string }): string {
-  const h = createHash('sha256').update(JSON.stringify([identity.file, identity.size, identity.mtimeMs, identity.target])).digest('hex').slice(0, 32);
+export function statePath(
+  dir: string,
+  identity: { file: string; size: number; mtimeMs: number; target: string },
+): string {
+  const h = createHash('sha256')
+    .update(JSON.stringify([identity.file, identity.size, identity.mtimeMs, identity.target]))
+    .digest('hex')
+    .slice(0, 32);
   return join(dir, 'ingest', `${h}.json`);
 }
 

@@ -47,13 +47,20 @@ export async function sendBatch(batch: Batch, opts: SendOptions): Promise<SendRe
     let res: Response;
     let text: string;
     try {
-      res = await fetch(opts.url, { method: 'POST', headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': key }, body: ndjsonBody(records) });
+      res = await fetch(opts.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': key },
+        body: ndjsonBody(records),
+      });
       text = await res.text();
     } catch (err) {
       await backoff(`cannot reach the server (${describeFetchError(err)})`, null);
       continue;
     }
-    let env: { data?: { accepted?: number }; error?: { code: string; message: string; details?: { line?: number; reason?: string } } | null } = {};
+    let env: {
+      data?: { accepted?: number };
+      error?: { code: string; message: string; details?: { line?: number; reason?: string } } | null;
+    } = {};
     try {
       env = JSON.parse(text);
     } catch {
@@ -67,26 +74,55 @@ export async function sendBatch(batch: Batch, opts: SendOptions): Promise<SendRe
       continue;
     }
     const line = env.error?.details?.line;
-    if (res.status === 400 && code === 'frame_invalid' && typeof line === 'number' && line >= 1 && line <= records.length) {
+    if (
+      res.status === 400 &&
+      code === 'frame_invalid' &&
+      typeof line === 'number' &&
+      line >= 1 &&
+      line <= records.length
+    ) {
       const bad = records[line - 1]!;
       const refusal = { line: bad.line, reason: env.error?.details?.reason ?? message };
       if (opts.atomic) {
-        throw new CliError(`line ${bad.line}: the server refused the record (${refusal.reason}); --atomic stops here: batches before this one were stored`, 1, code, { refusals: [refusal], batch: batch.index });
+        throw new CliError(
+          `line ${bad.line}: the server refused the record (${refusal.reason}); --atomic stops here: batches before this one were stored`,
+          1,
+          code,
+          { refusals: [refusal], batch: batch.index },
+        );
       }
       refusals.push(refusal);
       records = records.filter((_, i) => i !== line - 1);
       continue;
     }
-    if (res.status === 401) throw new CliError(`The ingest key was refused (${code}): ${message}. Check --ingest-key, or run again to make a new one`, 1, code);
-    throw new CliError(`The server refused batch ${batch.index} (lines ${batch.records[0]!.line}–${batch.records[batch.records.length - 1]!.line}): ${message} (${code}, HTTP ${res.status})`, 1, code, env.error?.details);
+    if (res.status === 401)
+      throw new CliError(
+        `The ingest key was refused (${code}): ${message}. Check --ingest-key, or run again to make a new one`,
+        1,
+        code,
+      );
+    throw new CliError(
+      `The server refused batch ${batch.index} (lines ${batch.records[0]!.line}–${batch.records[batch.records.length - 1]!.line}): ${message} (${code}, HTTP ${res.status})`,
+      1,
+      code,
+      env.error?.details,
+    );
   }
   return { accepted: 0, refusals };
 
   async function backoff(why: string, retryAfter: string | null): Promise<void> {
     attempt++;
-    if (attempt > opts.retries) throw new RetriesExhausted(`batch ${batch.index}: ${why}; gave up after ${opts.retries} retries`, 1, 'retries_exhausted');
+    if (attempt > opts.retries)
+      throw new RetriesExhausted(
+        `batch ${batch.index}: ${why}; gave up after ${opts.retries} retries`,
+        1,
+        'retries_exhausted',
+      );
     const seconds = retryAfter !== null && /^\d+$/.test(retryAfter.trim()) ? Number(retryAfter) : NaN;
-    const wait = Math.min(opts.maxWaitMs ?? 60_000, Number.isFinite(seconds) ? seconds * 1000 : 250 * 2 ** Math.min(attempt - 1, 7));
+    const wait = Math.min(
+      opts.maxWaitMs ?? 60_000,
+      Number.isFinite(seconds) ? seconds * 1000 : 250 * 2 ** Math.min(attempt - 1, 7),
+    );
     opts.onRetry?.(why, wait);
     await sleep(wait);
   }

@@ -14,7 +14,15 @@ export function aggregationJson(a: AggregationAnswer): string {
 
 /** `aggregationJson` as the response writes it: a string, or one buffer when sealed buckets brought their text as bytes. */
 export function aggregationJsonParts(a: AggregationAnswer): string | Buffer {
-  const head = { object: a.object, coverage_mode: a.coverage_mode, coverage_reasons: a.coverage_reasons, start_at: a.start_at, end_at: a.end_at, interval: a.interval, values: a.values };
+  const head = {
+    object: a.object,
+    coverage_mode: a.coverage_mode,
+    coverage_reasons: a.coverage_reasons,
+    start_at: a.start_at,
+    end_at: a.end_at,
+    interval: a.interval,
+    values: a.values,
+  };
   const tail = { series_total: a.series_total, complete_through_at: a.complete_through_at };
   const out: Array<string | Buffer> = [`${JSON.stringify(head).slice(0, -1)},"series":[`];
   a.series.forEach((s, i) => {

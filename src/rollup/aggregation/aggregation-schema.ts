@@ -1,4 +1,10 @@
-import { CHART_INTERVALS, EMPTY_BUCKET_HANDLINGS, FORECAST_MODELS, NULL_HANDLINGS, TIME_RANGES } from '../metric-records.js';
+import {
+  CHART_INTERVALS,
+  EMPTY_BUCKET_HANDLINGS,
+  FORECAST_MODELS,
+  NULL_HANDLINGS,
+  TIME_RANGES,
+} from '../metric-records.js';
 import { AGGREGATION_LIMITS } from './buckets.js';
 import type { JsonSchema } from '../../http/json-schema.js';
 import { integer, isoDateString, object } from '../../http/schemas.js';
@@ -22,7 +28,12 @@ export interface AggregationQuery {
   forecast_at?: string;
 }
 
-const list = (what: string): JsonSchema => ({ type: 'string', minLength: 1, maxLength: 8192, errorHint: `must be a comma-separated list of ${what}` });
+const list = (what: string): JsonSchema => ({
+  type: 'string',
+  minLength: 1,
+  maxLength: 8192,
+  errorHint: `must be a comma-separated list of ${what}`,
+});
 
 /**
  * Shapes of the aggregation parameters (spec: Metrics, "Aggregation query parameters"; `values`,
@@ -36,10 +47,17 @@ export const aggregationQuerySchema: JsonSchema = object({
   end_at: isoDateString,
   time_range: { enum: [...TIME_RANGES] },
   interval: { enum: [...CHART_INTERVALS] },
-  timezone: { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be an IANA time zone name, e.g. Europe/Berlin or UTC' },
+  timezone: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    errorHint: 'must be an IANA time zone name, e.g. Europe/Berlin or UTC',
+  },
   page_id: { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a page id' },
   normalize: { type: 'boolean', errorHint: 'must be true or false' },
-  values: list('chart values (count, sum, average, min, max, last, cumulative_sum, cumulative_count, p50, p95, p99, count_unique)'),
+  values: list(
+    'chart values (count, sum, average, min, max, last, cumulative_sum, cumulative_count, p50, p95, p99, count_unique)',
+  ),
   empty_bucket_handling: { enum: [...EMPTY_BUCKET_HANDLINGS] },
   null_handling: { enum: [...NULL_HANDLINGS] },
   max_series: integer(1, AGGREGATION_LIMITS.maxSeries),

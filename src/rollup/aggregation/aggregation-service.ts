@@ -13,7 +13,13 @@ import type { MetricRecord } from '../metric-records.js';
 import type { RollupReader } from '../rollup-reader-contract.js';
 import { aggregationJsonParts } from './aggregation-json.js';
 import { parseAggregationQuery } from './aggregation-query.js';
-import { answerAggregation, runAggregation, type AggregationContext, type AggregationRequest, type TimeseriesAggregation } from './run-aggregation.js';
+import {
+  answerAggregation,
+  runAggregation,
+  type AggregationContext,
+  type AggregationRequest,
+  type TimeseriesAggregation,
+} from './run-aggregation.js';
 
 export type { AggregationQuery } from './aggregation-schema.js';
 
@@ -74,7 +80,11 @@ export class AggregationService {
   }
 
   /** The answer as objects (spec: TimeseriesAggregation). */
-  async answer(metric: MetricRecord, query: AggregationQuery, opts: AggregationOptions = {}): Promise<TimeseriesAggregation> {
+  async answer(
+    metric: MetricRecord,
+    query: AggregationQuery,
+    opts: AggregationOptions = {},
+  ): Promise<TimeseriesAggregation> {
     const { ctx, req } = this.prepare(metric, query, opts);
     return runAggregation(ctx, req);
   }
@@ -83,13 +93,21 @@ export class AggregationService {
    * The answer's JSON text as the API sends it (a string, or one buffer when sealed buckets brought
    * their text as bytes): the records are written straight from their tables, no object per cell.
    */
-  async answerJson(metric: MetricRecord, query: AggregationQuery, opts: AggregationOptions = {}): Promise<string | Buffer> {
+  async answerJson(
+    metric: MetricRecord,
+    query: AggregationQuery,
+    opts: AggregationOptions = {},
+  ): Promise<string | Buffer> {
     const { ctx, req } = this.prepare(metric, query, opts);
     return aggregationJsonParts(await answerAggregation(ctx, req));
   }
 
   /** The checked request and its context; throws the query's 400s, then `page_id`'s 404. */
-  private prepare(metric: MetricRecord, query: AggregationQuery, opts: AggregationOptions): { ctx: AggregationContext; req: AggregationRequest } {
+  private prepare(
+    metric: MetricRecord,
+    query: AggregationQuery,
+    opts: AggregationOptions,
+  ): { ctx: AggregationContext; req: AggregationRequest } {
     const d = this.deps();
     // ajv coerces in place ("false" → false): the caller's object is left alone.
     const q = { ...query } as AggregationQuery;
@@ -97,8 +115,16 @@ export class AggregationService {
     const registry = d.metrics.store.seriesView(metric);
     const now = d.clock.now();
     const known = { has: (hash: string) => registry.get(hash) !== undefined };
-    const req: AggregationRequest = { ...parseAggregationQuery(q, metric, known, now), ...(opts.allSeries === true ? { allSeries: true } : {}) };
-    const customRange = opts.customRange !== undefined ? parseCustomRange(opts.customRange) : q.page_id !== undefined ? this.pageCustomRange(metric, q.page_id) : undefined;
+    const req: AggregationRequest = {
+      ...parseAggregationQuery(q, metric, known, now),
+      ...(opts.allSeries === true ? { allSeries: true } : {}),
+    };
+    const customRange =
+      opts.customRange !== undefined
+        ? parseCustomRange(opts.customRange)
+        : q.page_id !== undefined
+          ? this.pageCustomRange(metric, q.page_id)
+          : undefined;
     const view = d.views.get(metric.project_id, metric.view_id);
     const ctx: AggregationContext = {
       reader: d.rollups,
@@ -134,7 +160,9 @@ export class AggregationService {
     const d = this.deps();
     const window = (d.projects.byId(metric.project_id)?.late_data_window_minutes ?? 0) * 60_000;
     const view = d.views.store.byId(metric.view_id);
-    const late = view ? d.lateData.lateBefore(view.id, window / 60_000, d.spool.oldestReceivedAt(view.root_collection_id)) : undefined;
+    const late = view
+      ? d.lateData.lateBefore(view.id, window / 60_000, d.spool.oldestReceivedAt(view.root_collection_id))
+      : undefined;
     const t = Math.min(completeThrough - window, late ?? Infinity) - SEAL_MARGIN_MS;
     return Math.floor(t / 60_000) * 60_000;
   }
@@ -145,9 +173,15 @@ function parseCustomRange(r: CustomRange): { start: number; end: number } {
   const issues: FieldIssue[] = [];
   const start = typeof r.start_at === 'string' ? timestampMs(r.start_at) : Number.NaN;
   const end = typeof r.end_at === 'string' ? timestampMs(r.end_at) : Number.NaN;
-  if (Number.isNaN(start)) issues.push({ field: 'custom_range.start_at', message: 'must be an ISO 8601 date-time from 1970 on' });
-  if (Number.isNaN(end)) issues.push({ field: 'custom_range.end_at', message: 'must be an ISO 8601 date-time from 1970 on' });
-  if (issues.length === 0 && end <= start) issues.push({ field: 'custom_range.end_at', message: `must be after start_at (${r.start_at} to ${r.end_at} is empty)` });
+  if (Number.isNaN(start))
+    issues.push({ field: 'custom_range.start_at', message: 'must be an ISO 8601 date-time from 1970 on' });
+  if (Number.isNaN(end))
+    issues.push({ field: 'custom_range.end_at', message: 'must be an ISO 8601 date-time from 1970 on' });
+  if (issues.length === 0 && end <= start)
+    issues.push({
+      field: 'custom_range.end_at',
+      message: `must be after start_at (${r.start_at} to ${r.end_at} is empty)`,
+    });
   assertValid(issues);
   return { start, end };
 }

@@ -25,7 +25,10 @@ export class CellGrid {
   private readonly merged = new Map<number, Cell>();
   private readonly scratch = blankCell();
 
-  constructor(private readonly columns: StoredColumns, boundaries: readonly number[]) {
+  constructor(
+    private readonly columns: StoredColumns,
+    boundaries: readonly number[],
+  ) {
     const c = columns;
     const buckets = (this.buckets = boundaries.length - 1);
     this.series = new Map(c.names.map((n, i) => [n, i]));
@@ -35,7 +38,10 @@ export class CellGrid {
       const start = c.start[i]!;
       // Rows come by series then start: the next row's bucket is usually this one or the next.
       if (!(k >= 0 && start >= boundaries[k]! && start < boundaries[k + 1]!)) {
-        k = k >= 0 && k + 2 < boundaries.length && start >= boundaries[k + 1]! && start < boundaries[k + 2]! ? k + 1 : bucketIndex(boundaries, start);
+        k =
+          k >= 0 && k + 2 < boundaries.length && start >= boundaries[k + 1]! && start < boundaries[k + 2]!
+            ? k + 1
+            : bucketIndex(boundaries, start);
       }
       if (k < 0) continue; // a read span never reaches past the answer; defensive
       const at = c.si[i]! * buckets + k;
@@ -88,15 +94,26 @@ export class CellGrid {
 }
 
 /** How `__other__` is made from what was read: none, by subtraction from the total, or the tail merged already (tail-union.ts). */
-export type OtherCells = { method: 'none' } | { method: 'subtract' } | { method: 'merge'; cells: ReadonlyArray<Cell | null> };
+export type OtherCells =
+  | { method: 'none' }
+  | { method: 'subtract' }
+  | { method: 'merge'; cells: ReadonlyArray<Cell | null> };
 
 /**
  * The answer's series from the stored rows a read plan fetched (pure): the kept series in order,
  * then `__other__` when a tail folds — by subtraction from the total pseudo-series, or the tail's
  * merged cells (read-plan.ts `OtherMethod`).
  */
-export function assembleSeries(grid: CellGrid, selection: SeriesSelection, other: OtherCells, rules: RecordRules): AssembledSeries[] {
-  const out: AssembledSeries[] = selection.kept.map((details) => ({ details, table: seriesRecords(grid.reader(details.hash), rules) }));
+export function assembleSeries(
+  grid: CellGrid,
+  selection: SeriesSelection,
+  other: OtherCells,
+  rules: RecordRules,
+): AssembledSeries[] {
+  const out: AssembledSeries[] = selection.kept.map((details) => ({
+    details,
+    table: seriesRecords(grid.reader(details.hash), rules),
+  }));
   const otherCells = otherCellsOf(grid, selection, other);
   if (otherCells === null) return out;
   out.push({ details: OTHER_DETAILS, table: seriesRecords((k) => otherCells[k] ?? null, rules) });
@@ -104,10 +121,19 @@ export function assembleSeries(grid: CellGrid, selection: SeriesSelection, other
 }
 
 /** `__other__`'s cell per bucket (null: no tail folds): the merged tail, or the total less the kept series. */
-export function otherCellsOf(grid: CellGrid, selection: SeriesSelection, other: OtherCells): ReadonlyArray<Cell | null> | null {
+export function otherCellsOf(
+  grid: CellGrid,
+  selection: SeriesSelection,
+  other: OtherCells,
+): ReadonlyArray<Cell | null> | null {
   if (other.method === 'none') return null;
   if (other.method === 'merge') return other.cells;
   const kept = selection.kept.map((s) => grid.cells(s.hash));
   const total = grid.cells(TOTAL_SERIES);
-  return total.map((t, k) => subtractCells(t, kept.map((c) => c[k] ?? null)));
+  return total.map((t, k) =>
+    subtractCells(
+      t,
+      kept.map((c) => c[k] ?? null),
+    ),
+  );
 }

@@ -18,7 +18,12 @@ export type Interval = Tier;
 export const INTERVALS: readonly Interval[] = ['minute', 'hour', 'day', 'month'];
 
 /** Shortest length of one bucket of each interval, for counting buckets without listing them. */
-const SHORTEST_MS: Record<Interval, number> = { minute: 60_000, hour: 3_600_000, day: 23 * 3_600_000, month: 28 * 86_400_000 };
+const SHORTEST_MS: Record<Interval, number> = {
+  minute: 60_000,
+  hour: 3_600_000,
+  day: 23 * 3_600_000,
+  month: 28 * 86_400_000,
+};
 
 /** At most how many buckets `interval` gives over `[start, end)` (exact for minutes, a bound otherwise). */
 export function bucketBound(interval: Interval, start: number, end: number): number {

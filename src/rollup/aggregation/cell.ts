@@ -57,7 +57,22 @@ export function cellOfColumns(c: StoredColumns, i: number, into?: Cell): Cell {
 
 /** A cell of no rows, every field written out (one hidden class for every cell). */
 export function blankCell(): Cell {
-  return { rows: 0, count: 0, valueCount: 0, sum: 0, min: null, max: null, last: null, lastAt: null, p50: null, p95: null, p99: null, distinct: null, state: null, ownsState: false };
+  return {
+    rows: 0,
+    count: 0,
+    valueCount: 0,
+    sum: 0,
+    min: null,
+    max: null,
+    last: null,
+    lastAt: null,
+    p50: null,
+    p95: null,
+    p99: null,
+    distinct: null,
+    state: null,
+    ownsState: false,
+  };
 }
 
 const orNull = (x: number): number | null => (Number.isNaN(x) ? null : x);
@@ -68,8 +83,10 @@ function copyState(s: BucketState): BucketState {
   return copy;
 }
 
-const lesser = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.min(a, b));
-const greater = (a: number | null, b: number | null): number | null => (a === null ? b : b === null ? a : Math.max(a, b));
+const lesser = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.min(a, b);
+const greater = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.max(a, b);
 
 /** Adds `from` into `into` (`from` unchanged). A later `last` wins; on a tie the one merged last. */
 export function mergeCell(into: Cell, from: Cell): void {
@@ -97,7 +114,23 @@ export function mergeCells(cells: ReadonlyArray<Cell | null>): Cell | null {
   for (const c of cells) {
     if (c === null) continue;
     // Fields written out: an object spread costs microseconds a cell in V8.
-    if (out === null) out = { rows: c.rows, count: c.count, valueCount: c.valueCount, sum: c.sum, min: c.min, max: c.max, last: c.last, lastAt: c.lastAt, p50: c.p50, p95: c.p95, p99: c.p99, distinct: c.distinct, state: c.state, ownsState: false };
+    if (out === null)
+      out = {
+        rows: c.rows,
+        count: c.count,
+        valueCount: c.valueCount,
+        sum: c.sum,
+        min: c.min,
+        max: c.max,
+        last: c.last,
+        lastAt: c.lastAt,
+        p50: c.p50,
+        p95: c.p95,
+        p99: c.p99,
+        distinct: c.distinct,
+        state: c.state,
+        ownsState: false,
+      };
     else mergeCell(out, c);
   }
   return out;

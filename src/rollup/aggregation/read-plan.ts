@@ -23,7 +23,11 @@ export interface ReadPlan {
 }
 
 /** The last boundary the answer may reach: strict answers stop at the last final bucket. */
-export function answerEnd(boundaries: readonly number[], coverage: CoverageMode, completeThrough: number | null): number {
+export function answerEnd(
+  boundaries: readonly number[],
+  coverage: CoverageMode,
+  completeThrough: number | null,
+): number {
   const end = boundaries[boundaries.length - 1]!;
   if (coverage === 'observed') return end;
   if (completeThrough === null) return boundaries[0]!;
@@ -36,7 +40,11 @@ export function answerEnd(boundaries: readonly number[], coverage: CoverageMode,
  * The reads that find which series have data in the answered window (for ranking, `__other__` and
  * `series_total`): the window as a whole in the coarsest tiers, figures only.
  */
-export function scanSpans(boundaries: readonly number[], coverage: CoverageMode, completeThrough: number | null): ReadSpan[] {
+export function scanSpans(
+  boundaries: readonly number[],
+  coverage: CoverageMode,
+  completeThrough: number | null,
+): ReadSpan[] {
   const end = answerEnd(boundaries, coverage, completeThrough);
   return coalesce(tileBucket(boundaries[0]!, end, completeThrough).map((t) => ({ ...t, sketches: false })));
 }
@@ -59,10 +67,17 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   const { boundaries, completeThrough, selection, values } = input;
   const has = (set: ReadonlySet<ChartValue>): boolean => values.some((v) => set.has(v));
   const percentiles = has(PERCENTILE_VALUES);
-  const other: OtherMethod = selection.tail.length === 0 ? 'none' : values.includes('last') || values.includes('count_unique') ? 'merge' : 'subtract';
+  const other: OtherMethod =
+    selection.tail.length === 0
+      ? 'none'
+      : values.includes('last') || values.includes('count_unique')
+        ? 'merge'
+        : 'subtract';
   const mergedNeedsSketch = percentiles || values.includes('count_unique');
   // A merged tail is read on its own (tail-union.ts): the kept series need no states for it.
-  const alwaysSketch = (percentiles && input.nullHandling === 'count_as_zero') || (other === 'subtract' && (percentiles || values.includes('min') || values.includes('max')));
+  const alwaysSketch =
+    (percentiles && input.nullHandling === 'count_as_zero') ||
+    (other === 'subtract' && (percentiles || values.includes('min') || values.includes('max')));
   const end = answerEnd(boundaries, input.coverage, completeThrough);
   const spans: ReadSpan[] = [];
   for (let k = 0; k + 1 < boundaries.length && boundaries[k + 1]! <= end; k++) {
@@ -71,7 +86,8 @@ export function planReads(input: ReadPlanInput): ReadPlan {
     for (const t of tiles) {
       // Joined to the previous span when adjacent (a by-minute day is then one span, not 1,440 for coalesce).
       const prev = spans[spans.length - 1];
-      if (prev !== undefined && prev.tier === t.tier && prev.sketches === sketches && prev.to === t.from) prev.to = t.to;
+      if (prev !== undefined && prev.tier === t.tier && prev.sketches === sketches && prev.to === t.from)
+        prev.to = t.to;
       else spans.push({ tier: t.tier, from: t.from, to: t.to, sketches });
     }
   }

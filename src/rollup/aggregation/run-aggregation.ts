@@ -18,7 +18,14 @@ import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
 const NO_FITS: SeriesFits = { regression: null, forecast: null };
 /** The read plan of an answer whose series are all read at once (no tail folds). */
 const NO_SELECTION: SeriesSelection = { kept: [], tail: [], seriesTotal: 0 };
-import { recordPoints, recordsObject, type CoverageMode, type EmptyBucketHandling, type RecordRules, type RecordTable } from './series-records.js';
+import {
+  recordPoints,
+  recordsObject,
+  type CoverageMode,
+  type EmptyBucketHandling,
+  type RecordRules,
+  type RecordTable,
+} from './series-records.js';
 import type { ReadSpan } from './tiling.js';
 import { planWindow, type WindowPlan, type WindowRequest } from './window-plan.js';
 
@@ -52,14 +59,24 @@ export interface TimeseriesAggregation {
   end_at: string;
   interval: Interval;
   values: ChartValue[];
-  series: Array<{ details: SeriesDetails; records: Record<string, Array<number | null>>; regression: Regression | null; forecast: Forecast | null }>;
+  series: Array<{
+    details: SeriesDetails;
+    records: Record<string, Array<number | null>>;
+    regression: Regression | null;
+    forecast: Forecast | null;
+  }>;
   series_total: number;
   complete_through_at: string | null;
 }
 
 /** A TimeseriesAggregation with each series' records still a table (aggregation-json.ts writes it as text). */
 export interface AggregationAnswer extends Omit<TimeseriesAggregation, 'series'> {
-  series: Array<{ details: SeriesDetails; table: RecordTable; regression: Regression | null; forecast: Forecast | null }>;
+  series: Array<{
+    details: SeriesDetails;
+    table: RecordTable;
+    regression: Regression | null;
+    forecast: Forecast | null;
+  }>;
 }
 
 export interface AggregationContext {
@@ -94,7 +111,15 @@ export interface AggregationContext {
  */
 export async function runAggregation(ctx: AggregationContext, req: AggregationRequest): Promise<TimeseriesAggregation> {
   const answer = await answerAggregation(ctx, req);
-  return { ...answer, series: answer.series.map((s) => ({ details: s.details, records: recordsObject(s.table), regression: s.regression, forecast: s.forecast })) };
+  return {
+    ...answer,
+    series: answer.series.map((s) => ({
+      details: s.details,
+      records: recordsObject(s.table),
+      regression: s.regression,
+      forecast: s.forecast,
+    })),
+  };
 }
 
 /** runAggregation's answer with the records as tables: the API writes it as JSON text (aggregation-json.ts). */
@@ -112,41 +137,117 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const completeThrough = reader.completeThrough(metric.id);
   // The answer's own reads fetch only the figures its values use; the merged tail's (cached between answers of any values) every one.
   const figures = figuresFor(req.values);
-  const read = async (spans: readonly ReadSpan[], series: readonly string[] | null, only?: ReadonlySet<ColumnFigure>): Promise<StoredColumns> => {
+  const read = async (
+    spans: readonly ReadSpan[],
+    series: readonly string[] | null,
+    only?: ReadonlySet<ColumnFigure>,
+  ): Promise<StoredColumns> => {
     if (series !== null && series.length === 0) return allocColumns(0, [], false);
-    const parts = await Promise.all(spans.map((s) => readColumns(reader, { metricId: metric.id, revision: metric.definition_revision, tier: s.tier, from: s.from, to: s.to, series, sketches: s.sketches, figures: only })));
+    const parts = await Promise.all(
+      spans.map((s) =>
+        readColumns(reader, {
+          metricId: metric.id,
+          revision: metric.definition_revision,
+          tier: s.tier,
+          from: s.from,
+          to: s.to,
+          series,
+          sketches: s.sketches,
+          figures: only,
+        }),
+      ),
+    );
     return parts.length === 0 ? allocColumns(0, [], false) : concatColumns(parts);
   };
 
   const grouped = metric.group_by.length > 0;
   const registry = ctx.registry;
   const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
-    selectSeries({ metricName: metric.name, grouped, registry, withData, totalHasData, filter: req.series, maxSeries: req.maxSeries, all: req.allSeries === true });
-  const planOf = (boundaries: readonly number[], selection: SeriesSelection) => planReads({ boundaries, completeThrough, coverage: req.coverage, selection, values: req.values, nullHandling: req.nullHandling });
+    selectSeries({
+      metricName: metric.name,
+      grouped,
+      registry,
+      withData,
+      totalHasData,
+      filter: req.series,
+      maxSeries: req.maxSeries,
+      all: req.allSeries === true,
+    });
+  const planOf = (boundaries: readonly number[], selection: SeriesSelection) =>
+    planReads({
+      boundaries,
+      completeThrough,
+      coverage: req.coverage,
+      selection,
+      values: req.values,
+      nullHandling: req.nullHandling,
+    });
 
   const everyCandidate = nothingFolds(grouped, registry, req, metric.series_limit_reached_at != null);
   const rules = recordRules(req, window.boundaries, completeThrough);
   const sealed = reader.sealed;
-  const cacheable = sealed !== undefined && ctx.sealBefore !== undefined && completeThrough !== null && sealable(req.values);
+  const cacheable =
+    sealed !== undefined && ctx.sealBefore !== undefined && completeThrough !== null && sealable(req.values);
   const sealBefore = cacheable ? Math.min(ctx.sealBefore!(completeThrough), completeThrough) : null;
   // What cached rows depend on besides their bucket and series (sealed-cells.ts).
-  const shapeKey = [metric.id, metric.definition_revision, window.interval, req.window.timeZone, req.values.join(','), req.nullHandling, req.emptyHandling, req.normalize].join('\u0000');
+  const shapeKey = [
+    metric.id,
+    metric.definition_revision,
+    window.interval,
+    req.window.timeZone,
+    req.values.join(','),
+    req.nullHandling,
+    req.emptyHandling,
+    req.normalize,
+  ].join('\u0000');
   if (everyCandidate !== null) {
     // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
     // with data are found in their rows (one read instead of a scan and a read). The registry holds
     // every series with rows: a batch's or file's series are registered before its rows are merged.
-    const readAll = async (rules: RecordRules) => columnsPart(await read(planOf(rules.boundaries, NO_SELECTION).spans, everyCandidate, figures), everyCandidate, rules);
+    const readAll = async (rules: RecordRules) =>
+      columnsPart(
+        await read(planOf(rules.boundaries, NO_SELECTION).spans, everyCandidate, figures),
+        everyCandidate,
+        rules,
+      );
     // The leading sealed buckets come from the cache; DuckDB reads only the buckets after them.
-    const { tables, withData } = cacheable ? await sealedTables({ cache: sealed, key: `${shapeKey}\u0000all\u0000${everyCandidate.join(',')}`, metricId: metric.id, sealBefore: sealBefore!, candidates: everyCandidate, rules, compute: (sub) => readAll({ ...rules, boundaries: sub }) }) : await readAll(rules);
+    const { tables, withData } = cacheable
+      ? await sealedTables({
+          cache: sealed,
+          key: `${shapeKey}\u0000all\u0000${everyCandidate.join(',')}`,
+          metricId: metric.id,
+          sealBefore: sealBefore!,
+          candidates: everyCandidate,
+          rules,
+          compute: (sub) => readAll({ ...rules, boundaries: sub }),
+        })
+      : await readAll(rules);
     const totalHasData = withData.delete(TOTAL_SERIES);
     const selection = selectionOf(grouped ? withData : new Set(), totalHasData);
     const byHash = new Map(everyCandidate.map((h, j) => [h, tables[j]!]));
-    return answerOf(ctx, req, window, completeThrough, selection, selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })));
+    return answerOf(
+      ctx,
+      req,
+      window,
+      completeThrough,
+      selection,
+      selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })),
+    );
   }
   // Which series have data: their names only, never their rows (a metric may have 100,000 series).
-  const scan = (boundaries: readonly number[]) => reader.seriesWithData({ metricId: metric.id, revision: metric.definition_revision, spans: scanSpans(boundaries, req.coverage, completeThrough) });
-  const scanned = cacheable ? await sealedScan(sealed, metric, window.boundaries, sealBefore!, scan) : await scan(window.boundaries);
-  const chosen = selectionOf(new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []), scanned.includes(TOTAL_SERIES));
+  const scan = (boundaries: readonly number[]) =>
+    reader.seriesWithData({
+      metricId: metric.id,
+      revision: metric.definition_revision,
+      spans: scanSpans(boundaries, req.coverage, completeThrough),
+    });
+  const scanned = cacheable
+    ? await sealedScan(sealed, metric, window.boundaries, sealBefore!, scan)
+    : await scan(window.boundaries);
+  const chosen = selectionOf(
+    new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []),
+    scanned.includes(TOTAL_SERIES),
+  );
   const kept = chosen.kept.map((s) => s.hash);
   // The kept series, then `__other__` when a tail folds.
   const candidates = chosen.tail.length > 0 ? [...kept, OTHER_SERIES] : kept;
@@ -158,11 +259,26 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     let other: OtherCells = { method: plan.other === 'merge' ? 'none' : plan.other };
     if (plan.other === 'merge') {
       const end = answerEnd(boundaries, req.coverage, completeThrough);
-      const tail = { metricId: metric.id, revision: metric.definition_revision, tail: chosen.tail, boundaries, end, completeThrough, sketches: plan.tailSketches, total: grid.cells(TOTAL_SERIES), read };
+      const tail = {
+        metricId: metric.id,
+        revision: metric.definition_revision,
+        tail: chosen.tail,
+        boundaries,
+        end,
+        completeThrough,
+        sketches: plan.tailSketches,
+        total: grid.cells(TOTAL_SERIES),
+        read,
+      };
       other = { method: 'merge', cells: await tailCells(tail, ctx.tailCache ?? tailUnionCache) };
     }
     const otherCells = otherCellsOf(grid, chosen, other);
-    const assembled = assembleSeries(grid, chosen, otherCells === null ? other : { method: 'merge', cells: otherCells }, rules);
+    const assembled = assembleSeries(
+      grid,
+      chosen,
+      otherCells === null ? other : { method: 'merge', cells: otherCells },
+      rules,
+    );
     return {
       tables: assembled.map((s) => s.table),
       hasRecords: (j, i) => (j < kept.length ? grid.hasRecords(kept[j]!, i) : (otherCells?.[i]?.count ?? 0) > 0),
@@ -173,9 +289,27 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   // as themselves (the tail is every other series with data in it): the kept list is in the key.
   // One ranking per dashboard is kept: the same shape, `max_series` and filter under another ranking replaces it.
   const family = `${shapeKey}\u0000kept\u0000${req.series === null ? `top ${req.maxSeries}` : `series ${req.series.join(',')}`}`;
-  const { tables } = cacheable ? await sealedTables({ cache: sealed, key: `${family}\u0000${candidates.join(',')}`, family, metricId: metric.id, sealBefore: sealBefore!, candidates, rules, compute: (sub) => compute({ ...rules, boundaries: sub }) }) : await compute(rules);
+  const { tables } = cacheable
+    ? await sealedTables({
+        cache: sealed,
+        key: `${family}\u0000${candidates.join(',')}`,
+        family,
+        metricId: metric.id,
+        sealBefore: sealBefore!,
+        candidates,
+        rules,
+        compute: (sub) => compute({ ...rules, boundaries: sub }),
+      })
+    : await compute(rules);
   const details = [...chosen.kept, ...(candidates.length > kept.length ? [OTHER_DETAILS] : [])];
-  return answerOf(ctx, req, window, completeThrough, chosen, details.map((d, j) => ({ details: d, table: tables[j]! })));
+  return answerOf(
+    ctx,
+    req,
+    window,
+    completeThrough,
+    chosen,
+    details.map((d, j) => ({ details: d, table: tables[j]! })),
+  );
 }
 
 /**
@@ -183,7 +317,13 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
  * the sealed cache's rules (sealed-cells.ts: a write there drops it): an answer of a wholly sealed
  * window then asks DuckDB nothing.
  */
-async function sealedScan(cache: SealedCells, metric: MetricRecord, boundaries: readonly number[], sealBefore: number, scan: (boundaries: readonly number[]) => Promise<string[]>): Promise<readonly string[]> {
+async function sealedScan(
+  cache: SealedCells,
+  metric: MetricRecord,
+  boundaries: readonly number[],
+  sealBefore: number,
+  scan: (boundaries: readonly number[]) => Promise<string[]>,
+): Promise<readonly string[]> {
   let s = 0;
   while (s + 1 < boundaries.length && boundaries[s + 1]! <= sealBefore) s++;
   if (s === 0) return scan(boundaries);
@@ -201,28 +341,56 @@ async function sealedScan(cache: SealedCells, metric: MetricRecord, boundaries: 
 }
 
 /** The query's rules for turning cells into records. */
-function recordRules(req: AggregationRequest, boundaries: readonly number[], completeThrough: number | null): RecordRules {
-  return { boundaries, completeThrough, coverage: req.coverage, normalize: req.normalize, values: req.values, nullHandling: req.nullHandling, emptyHandling: req.emptyHandling };
+function recordRules(
+  req: AggregationRequest,
+  boundaries: readonly number[],
+  completeThrough: number | null,
+): RecordRules {
+  return {
+    boundaries,
+    completeThrough,
+    coverage: req.coverage,
+    normalize: req.normalize,
+    values: req.values,
+    nullHandling: req.nullHandling,
+    emptyHandling: req.emptyHandling,
+  };
 }
 
 /** The answer around its assembled series: fits, coverage, window and watermark. */
-function answerOf(ctx: AggregationContext, req: AggregationRequest, window: WindowPlan, completeThrough: number | null, selection: SeriesSelection, assembled: readonly AssembledSeries[]): AggregationAnswer {
+function answerOf(
+  ctx: AggregationContext,
+  req: AggregationRequest,
+  window: WindowPlan,
+  completeThrough: number | null,
+  selection: SeriesSelection,
+  assembled: readonly AssembledSeries[],
+): AggregationAnswer {
   const { metric, now } = ctx;
   const fits: FitRequest = {
     regression: req.regression,
-    forecastAt: req.forecastAt ?? defaultForecastAt(metric, window.projectFrom !== null ? window.requestedEnd : null, now, ctx.horizonTime),
+    forecastAt:
+      req.forecastAt ??
+      defaultForecastAt(metric, window.projectFrom !== null ? window.requestedEnd : null, now, ctx.horizonTime),
     forecastModel: metric.ui_chart_forecast_model,
   };
   return {
     object: 'aggregation',
     coverage_mode: req.coverage,
-    coverage_reasons: metric.status === 'active' ? [] : [{ view_id: ctx.view.id, view_name: ctx.view.name, reason: metric.status, count: null }],
+    coverage_reasons:
+      metric.status === 'active'
+        ? []
+        : [{ view_id: ctx.view.id, view_name: ctx.view.name, reason: metric.status, count: null }],
     start_at: new Date(window.start).toISOString(),
     end_at: new Date(window.end).toISOString(),
     interval: window.interval,
     values: req.values,
     // Points only when a fit uses them (one object per answered bucket otherwise made for nothing).
-    series: assembled.map((s) => ({ details: s.details, table: s.table, ...(fits.regression === 'none' && fits.forecastAt === null ? NO_FITS : fitSeries(recordPoints(s.table), fits)) })),
+    series: assembled.map((s) => ({
+      details: s.details,
+      table: s.table,
+      ...(fits.regression === 'none' && fits.forecastAt === null ? NO_FITS : fitSeries(recordPoints(s.table), fits)),
+    })),
     series_total: selection.seriesTotal,
     complete_through_at: completeThrough === null ? null : new Date(completeThrough).toISOString(),
   };
@@ -234,16 +402,25 @@ function answerOf(ctx: AggregationContext, req: AggregationRequest, window: Wind
  * that may answer. Null when a tail may fold. `folded`: the revision has rows under the stored
  * `__other__` (series past the series limit, series-limit.ts), which always fold.
  */
-function nothingFolds(grouped: boolean, registry: SeriesLookup, req: AggregationRequest, folded: boolean): string[] | null {
+function nothingFolds(
+  grouped: boolean,
+  registry: SeriesLookup,
+  req: AggregationRequest,
+  folded: boolean,
+): string[] | null {
   if (!grouped) return [TOTAL_SERIES];
-  if (req.allSeries === true && req.series === null) return folded ? [...registry.hashes(), OTHER_SERIES] : [...registry.hashes()];
+  if (req.allSeries === true && req.series === null)
+    return folded ? [...registry.hashes(), OTHER_SERIES] : [...registry.hashes()];
   if (folded || req.series !== null || registry.size > req.maxSeries || registry.pinned().length > 0) return null;
   return [...registry.hashes()];
 }
 
 function available(reader: RollupReader | null): RollupReader {
   if (reader === null) {
-    throw new ApiError('service_unavailable', 'Metric rollups are not available on this server (the pipeline is off or the rollup store is not open yet); try again once it has started');
+    throw new ApiError(
+      'service_unavailable',
+      'Metric rollups are not available on this server (the pipeline is off or the rollup store is not open yet); try again once it has started',
+    );
   }
   return reader;
 }
@@ -257,7 +434,12 @@ function savedCustomRange(m: MetricRecord): { start: number; end: number } | nul
  * Without `forecast_at`: a `next_*` range forecasts at its end; otherwise the metric's horizon when
  * it opens with the forecast shown (`ui_chart_show_forecast`); otherwise none.
  */
-function defaultForecastAt(m: MetricRecord, rangeEnd: number | null, now: number, horizonTime: AggregationContext['horizonTime']): number | null {
+function defaultForecastAt(
+  m: MetricRecord,
+  rangeEnd: number | null,
+  now: number,
+  horizonTime: AggregationContext['horizonTime'],
+): number | null {
   if (rangeEnd !== null) return rangeEnd;
   return m.ui_chart_show_forecast ? horizonTime(m.ui_chart_forecast_horizon, now) : null;
 }
@@ -269,7 +451,15 @@ function defaultForecastAt(m: MetricRecord, rangeEnd: number | null, now: number
  */
 async function earliestData(reader: RollupReader, m: MetricRecord, now: number): Promise<number | null> {
   for (const tier of ['month', 'day', 'hour', 'minute'] as const) {
-    const rows = await reader.read({ metricId: m.id, revision: m.definition_revision, tier, from: 0, to: now + 60_000, series: [TOTAL_SERIES], sketches: false });
+    const rows = await reader.read({
+      metricId: m.id,
+      revision: m.definition_revision,
+      tier,
+      from: 0,
+      to: now + 60_000,
+      series: [TOTAL_SERIES],
+      sketches: false,
+    });
     if (rows.length > 0) return rows.reduce((min, r) => Math.min(min, r.start), Infinity);
   }
   return null;

@@ -57,7 +57,9 @@ export function columnsPart(rows: StoredColumns, candidates: readonly string[], 
  * the newly sealed ones among those kept for the next answer. The same tables as computing every
  * bucket from stored rows (sealed-cells.ts says why they stay true).
  */
-export async function sealedTables(input: SealedTablesInput): Promise<{ tables: RecordTable[]; withData: Set<string> }> {
+export async function sealedTables(
+  input: SealedTablesInput,
+): Promise<{ tables: RecordTable[]; withData: Set<string> }> {
   const { cache, key, metricId, sealBefore, candidates, rules } = input;
   const { boundaries } = rules;
   const n = boundaries.length - 1;
@@ -74,9 +76,20 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
   if (prefix === n && n > 0) {
     // Every bucket cached (a window wholly in the past): the last such answer's tables, when it asked the same buckets.
     const whole = cache.whole(key, generation, boundaries, () => {
-      const leads = cache.lead(key, generation, boundaries[0]!, prefix, () => candidates.map((_, j) => leadJson(hits, j)));
-      const none: RecordTable = { boundaries: boundaries.slice(n), width: rules.values.length, rows: 0, buckets: new Int32Array(0), cells: new Float64Array(0) };
-      return { tables: candidates.map((_, j) => joinTables(boundaries, hits, j, none, leads[j]!)), withData: cachedWithData(hits, candidates, new Set()) };
+      const leads = cache.lead(key, generation, boundaries[0]!, prefix, () =>
+        candidates.map((_, j) => leadJson(hits, j)),
+      );
+      const none: RecordTable = {
+        boundaries: boundaries.slice(n),
+        width: rules.values.length,
+        rows: 0,
+        buckets: new Int32Array(0),
+        cells: new Float64Array(0),
+      };
+      return {
+        tables: candidates.map((_, j) => joinTables(boundaries, hits, j, none, leads[j]!)),
+        withData: cachedWithData(hits, candidates, new Set()),
+      };
     });
     return { tables: whole.tables, withData: new Set(whole.withData) };
   }
@@ -100,7 +113,8 @@ export async function sealedTables(input: SealedTablesInput): Promise<{ tables: 
 /** `into` with the candidates that have records in the cached buckets `hits`. */
 function cachedWithData(hits: readonly SealedRef[], candidates: readonly string[], into: Set<string>): Set<string> {
   const count = candidates.length;
-  for (const { block: b, i } of hits) for (let j = 0; j < count; j++) if (b.hasData[i * count + j] === 1) into.add(candidates[j]!);
+  for (const { block: b, i } of hits)
+    for (let j = 0; j < count; j++) if (b.hasData[i * count + j] === 1) into.add(candidates[j]!);
   return into;
 }
 
@@ -144,7 +158,18 @@ function sealBlock(input: SealedTablesInput, part: SealedPart, prefix: number): 
   while (end + 1 < boundaries.length && boundaries[end + 1]! <= input.sealBefore) end++;
   if (end === prefix) return null;
   const m = end - prefix;
-  const block: SealedBlock = { starts: boundaries.slice(prefix, end), series: count, width, hasData: new Uint8Array(m * count), answered: new Uint8Array(m * count), cells: new Float64Array(m * count * width).fill(NaN), json: [], offsets: [], bytes: 0, live: 0 };
+  const block: SealedBlock = {
+    starts: boundaries.slice(prefix, end),
+    series: count,
+    width,
+    hasData: new Uint8Array(m * count),
+    answered: new Uint8Array(m * count),
+    cells: new Float64Array(m * count * width).fill(NaN),
+    json: [],
+    offsets: [],
+    bytes: 0,
+    live: 0,
+  };
   for (let j = 0; j < count; j++) {
     const t = fresh[j]!;
     for (let i = 0; i < m; i++) if (part.hasRecords(j, i)) block.hasData[i * count + j] = 1;
@@ -173,13 +198,26 @@ function sealBlock(input: SealedTablesInput, part: SealedPart, prefix: number): 
  * Candidate `j`'s table over the whole window: its cached rows of the first `hits.length` buckets
  * (their text as `lead`), then `fresh` (over the rest).
  */
-function joinTables(boundaries: readonly number[], hits: readonly SealedRef[], j: number, fresh: RecordTable, lead: Buffer): RecordTable {
+function joinTables(
+  boundaries: readonly number[],
+  hits: readonly SealedRef[],
+  j: number,
+  fresh: RecordTable,
+  lead: Buffer,
+): RecordTable {
   const width = fresh.width;
   const prefix = hits.length;
   let cachedRows = 0;
   for (const { block, i } of hits) cachedRows += block.answered[i * block.series + j]!;
   const rows = cachedRows + fresh.rows;
-  const t: RecordTable = { boundaries, width, rows, buckets: new Int32Array(rows), cells: new Float64Array(rows * width), lead: joinLeads(lead, cachedRows, fresh.lead) };
+  const t: RecordTable = {
+    boundaries,
+    width,
+    rows,
+    buckets: new Int32Array(rows),
+    cells: new Float64Array(rows * width),
+    lead: joinLeads(lead, cachedRows, fresh.lead),
+  };
   let r = 0;
   for (let k = 0; k < prefix; k++) {
     const { block, i } = hits[k]!;

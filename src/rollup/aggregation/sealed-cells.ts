@@ -124,7 +124,10 @@ export class SealedCells {
     }
     if (!e) {
       if (family !== null) for (const [k, old] of this.entries) if (old.family === family) this.drop(k, old);
-      this.entries.set(key, (e = { metricId, family, generation, buckets: new Map(), bytes: 0, lead: null, whole: null }));
+      this.entries.set(
+        key,
+        (e = { metricId, family, generation, buckets: new Map(), bytes: 0, lead: null, whole: null }),
+      );
     }
     block.bytes = blockBytes(block);
     block.live = block.starts.length;

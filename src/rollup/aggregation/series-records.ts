@@ -60,7 +60,13 @@ export function seriesRecords(cellAt: (k: number) => Cell | null, rules: RecordR
   const { values, boundaries } = rules;
   const n = values.length;
   const buckets = boundaries.length - 1;
-  const table: RecordTable = { boundaries, width: n, rows: 0, buckets: new Int32Array(buckets), cells: new Float64Array(buckets * n) };
+  const table: RecordTable = {
+    boundaries,
+    width: n,
+    rows: 0,
+    buckets: new Int32Array(buckets),
+    cells: new Float64Array(buckets * n),
+  };
   const running = new Float64Array(n);
   let carried: number | null = null;
   const empty = rules.emptyHandling === 'zero' ? 0 : NaN;

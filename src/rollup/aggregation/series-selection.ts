@@ -25,7 +25,9 @@ export const OTHER_DETAILS: SeriesDetails = { label: 'Other', hash: OTHER_SERIES
 /** A series' label: its display label, else its dimension values joined by " / " (null shows as "(null)"). */
 export function seriesLabel(s: Pick<MetricSeriesRecord, 'display_label' | 'dimensions'>): string {
   if (s.display_label) return s.display_label;
-  const parts = Object.values(s.dimensions).map((v) => (v === null || v === undefined ? '(null)' : typeof v === 'string' ? v : JSON.stringify(v)));
+  const parts = Object.values(s.dimensions).map((v) =>
+    v === null || v === undefined ? '(null)' : typeof v === 'string' ? v : JSON.stringify(v),
+  );
   return parts.length ? parts.join(' / ') : '(all)';
 }
 
@@ -66,20 +68,31 @@ export interface SelectionInput {
 export function selectSeries(input: SelectionInput): SeriesSelection {
   const { registry, withData } = input;
   if (!input.grouped) {
-    return { kept: [{ label: input.metricName, hash: TOTAL_SERIES, dimensions: {}, color: null }], tail: [], seriesTotal: input.totalHasData ? 1 : 0 };
+    return {
+      kept: [{ label: input.metricName, hash: TOTAL_SERIES, dimensions: {}, color: null }],
+      tail: [],
+      seriesTotal: input.totalHasData ? 1 : 0,
+    };
   }
   const seriesTotal = withData.size;
   if (input.filter !== null) {
-    const kept = input.filter.map((h) => (h === TOTAL_SERIES ? { label: 'Total', hash: h, dimensions: {}, color: null } : detailsOf(h, registry)));
+    const kept = input.filter.map((h) =>
+      h === TOTAL_SERIES ? { label: 'Total', hash: h, dimensions: {}, color: null } : detailsOf(h, registry),
+    );
     return { kept, tail: [], seriesTotal };
   }
   const pinned = registry.pinned().map((s) => s.hash);
   const folded = withData.has(OTHER_SERIES);
   if (input.all === true) {
-    const keptHashes = [...pinned, ...rankAll(withData, registry, new Set([...pinned, OTHER_SERIES])), ...(folded ? [OTHER_SERIES] : [])];
+    const keptHashes = [
+      ...pinned,
+      ...rankAll(withData, registry, new Set([...pinned, OTHER_SERIES])),
+      ...(folded ? [OTHER_SERIES] : []),
+    ];
     return { kept: keptHashes.map((h) => detailsOf(h, registry)), tail: [], seriesTotal };
   }
-  const keptHashes = pinned.length > 0 ? pinned : topByLastValue(folded ? withoutOther(withData) : withData, registry, input.maxSeries);
+  const keptHashes =
+    pinned.length > 0 ? pinned : topByLastValue(folded ? withoutOther(withData) : withData, registry, input.maxSeries);
   const keptSet = new Set(keptHashes);
   return {
     kept: keptHashes.map((h) => detailsOf(h, registry)),
@@ -109,7 +122,9 @@ function sortedTail(withData: ReadonlySet<string>, kept: ReadonlySet<string>): s
 
 /** Every hash of `withData` not in `skip`, ranked as topByLastValue ranks (a sort: every one is kept). */
 function rankAll(withData: ReadonlySet<string>, registry: SeriesLookup, skip: ReadonlySet<string>): string[] {
-  const ranked = [...withData].filter((h) => !skip.has(h)).map((h) => ({ h, v: registry.get(h)?.last_value ?? -Infinity }));
+  const ranked = [...withData]
+    .filter((h) => !skip.has(h))
+    .map((h) => ({ h, v: registry.get(h)?.last_value ?? -Infinity }));
   ranked.sort((a, b) => (b.v === a.v ? 0 : b.v > a.v ? 1 : -1) || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0));
   return ranked.map((e) => e.h);
 }
@@ -120,7 +135,8 @@ function rankAll(withData: ReadonlySet<string>, registry: SeriesLookup, skip: Re
  */
 function topByLastValue(hashes: Iterable<string>, registry: SeriesLookup, n: number): string[] {
   const value = (h: string): number => registry.get(h)?.last_value ?? -Infinity;
-  const before = (a: { h: string; v: number }, b: { h: string; v: number }): boolean => (b.v - a.v || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0)) < 0;
+  const before = (a: { h: string; v: number }, b: { h: string; v: number }): boolean =>
+    (b.v - a.v || (a.h < b.h ? -1 : a.h > b.h ? 1 : 0)) < 0;
   const top: Array<{ h: string; v: number }> = [];
   for (const h of hashes) {
     const v = value(h);

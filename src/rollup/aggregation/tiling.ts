@@ -76,5 +76,8 @@ export function coalesce(spans: readonly ReadSpan[]): ReadSpan[] {
       else out.push((prev = { tier: s.tier, from: s.from, to: s.to, sketches: s.sketches }));
     }
   }
-  return out.sort((x, y) => (x.tier < y.tier ? -1 : x.tier > y.tier ? 1 : 0) || Number(x.sketches) - Number(y.sketches) || x.from - y.from);
+  return out.sort(
+    (x, y) =>
+      (x.tier < y.tier ? -1 : x.tier > y.tier ? 1 : 0) || Number(x.sketches) - Number(y.sketches) || x.from - y.from,
+  );
 }

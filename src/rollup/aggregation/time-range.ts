@@ -29,7 +29,11 @@ const ROLLING: Partial<Record<TimeRange, number>> = {
 };
 
 /** Windows ending after now: the same length before now is observed, the part past now projected. */
-const AHEAD: Partial<Record<TimeRange, number>> = { next_7_days: 7 * DAY, next_30_days: 30 * DAY, next_90_days: 90 * DAY };
+const AHEAD: Partial<Record<TimeRange, number>> = {
+  next_7_days: 7 * DAY,
+  next_30_days: 30 * DAY,
+  next_90_days: 90 * DAY,
+};
 
 /** Calendar periods in the viewer's zone: the current one (up to now) and the previous one (whole). */
 const CALENDAR: Partial<Record<TimeRange, { unit: CalendarUnit; back: 0 | 1 }>> = {

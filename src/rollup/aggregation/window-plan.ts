@@ -37,7 +37,10 @@ export interface WindowPlan {
 export function planWindow(req: WindowRequest, ctx: RangeContext): WindowPlan {
   const range = req.explicit ? { ...req.explicit, projectFrom: null } : resolveTimeRange(req.timeRange, ctx);
   if (range === null) {
-    throw invalidField('query.time_range', 'is custom but no custom range is saved: send start_at and end_at, or save ui_chart_custom_range_start_at and ui_chart_custom_range_end_at on the metric');
+    throw invalidField(
+      'query.time_range',
+      'is custom but no custom range is saved: send start_at and end_at, or save ui_chart_custom_range_start_at and ui_chart_custom_range_end_at on the metric',
+    );
   }
   const { start, end } = range;
   const interval: Interval = req.interval === 'auto' ? autoInterval(start, end) : req.interval;
@@ -46,10 +49,16 @@ export function planWindow(req: WindowRequest, ctx: RangeContext): WindowPlan {
     const max = AGGREGATION_LIMITS.maxBuckets;
     if (req.interval === 'auto') {
       // Only a window of centuries overflows months: the range itself is what to fix.
-      throw invalidField(req.explicit ? 'query.start_at' : 'query.time_range', `gives a window of about ${n} months; at most ${max} buckets are answered: send a shorter range`);
+      throw invalidField(
+        req.explicit ? 'query.start_at' : 'query.time_range',
+        `gives a window of about ${n} months; at most ${max} buckets are answered: send a shorter range`,
+      );
     }
     const what = req.explicit ? 'start_at to end_at' : `time_range ${req.timeRange}`;
-    throw invalidField('query.interval', `${interval} gives about ${n} buckets over ${what}; at most ${max} are answered: use a coarser interval (or auto), or a shorter range`);
+    throw invalidField(
+      'query.interval',
+      `${interval} gives about ${n} buckets over ${what}; at most ${max} are answered: use a coarser interval (or auto), or a shorter range`,
+    );
   }
   const boundaries = bucketBoundaries(interval, req.timeZone, start, end);
   return {

@@ -72,7 +72,15 @@ export function localFields(tz: string, t: number): LocalFields {
   const fixed = fixedOffset(tz);
   if (fixed !== null) {
     const d = new Date(Math.floor(t / 1000) * 1000 + fixed);
-    return { year: d.getUTCFullYear(), month: d.getUTCMonth() + 1, day: d.getUTCDate(), hour: d.getUTCHours(), minute: d.getUTCMinutes(), second: d.getUTCSeconds(), weekday: ((d.getUTCDay() + 6) % 7) + 1 };
+    return {
+      year: d.getUTCFullYear(),
+      month: d.getUTCMonth() + 1,
+      day: d.getUTCDate(),
+      hour: d.getUTCHours(),
+      minute: d.getUTCMinutes(),
+      second: d.getUTCSeconds(),
+      weekday: ((d.getUTCDay() + 6) % 7) + 1,
+    };
   }
   const parts = formatter(tz).formatToParts(new Date(t));
   const get = (type: Intl.DateTimeFormatPartTypes): number => Number(parts.find((p) => p.type === type)?.value ?? 0);
@@ -106,7 +114,11 @@ export function zonedInstant(tz: string, year: number, month: number, day: numbe
   const wall = utcOf(year, month, day, hour, minute);
   // The offsets in force around the wall time: one of them is the right one.
   const guess = wall - offsetAt(tz, wall);
-  const offsets = new Set([offsetAt(tz, guess), offsetAt(tz, guess - 6 * 3_600_000), offsetAt(tz, guess + 6 * 3_600_000)]);
+  const offsets = new Set([
+    offsetAt(tz, guess),
+    offsetAt(tz, guess - 6 * 3_600_000),
+    offsetAt(tz, guess + 6 * 3_600_000),
+  ]);
   let valid = Infinity;
   let latest = -Infinity;
   for (const o of offsets) {

@@ -18,7 +18,7 @@ export function fitRegression(points: readonly FitPoint[], model: FitModel | 'au
   if (series === null) return null;
   if (model === 'auto') return fitAuto(series);
   const fitter = modelOf(model);
-  return fitter === undefined ? null : fitWith(series, fitter)?.regression ?? null;
+  return fitter === undefined ? null : (fitWith(series, fitter)?.regression ?? null);
 }
 
 /** The regression's value at epoch ms `t`. NaN only where the model is undefined (logarithmic before its pole). */

@@ -18,7 +18,8 @@ const Z95 = 1.959964;
  */
 export function forecastAt(points: readonly FitPoint[], r: Regression, at: number): Forecast {
   const raw = predict(r, at);
-  if (Number.isNaN(raw)) throw new RangeError(`the ${r.model} regression is undefined at ${new Date(at).toISOString()}`);
+  if (Number.isNaN(raw))
+    throw new RangeError(`the ${r.model} regression is undefined at ${new Date(at).toISOString()}`);
   const value = Math.max(-Number.MAX_VALUE, Math.min(Number.MAX_VALUE, raw));
   const forecast: Forecast = { at: new Date(at).toISOString(), value, model: r.model };
   const halfWidth = Number.isFinite(raw) ? bandHalfWidth(points, r, at) : null;
@@ -67,4 +68,3 @@ function gradient(
     return (curve({ ...params, [name]: value + h }, days) - curve({ ...params, [name]: value - h }, days)) / (2 * h);
   });
 }
-

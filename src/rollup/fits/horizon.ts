@@ -1,6 +1,12 @@
 /** Spec `ui_chart_forecast_horizon` → the instant the forecast is for. */
 
-export type ForecastHorizon = 'next_7_days' | 'next_30_days' | 'next_90_days' | 'end_of_quarter' | 'end_of_year' | 'next_year';
+export type ForecastHorizon =
+  | 'next_7_days'
+  | 'next_30_days'
+  | 'next_90_days'
+  | 'end_of_quarter'
+  | 'end_of_year'
+  | 'next_year';
 
 const DAY_MS = 86_400_000;
 
@@ -25,7 +31,9 @@ export function horizonTime(h: ForecastHorizon, now: number): number {
       return Date.UTC(year + 1, 0, 1) - 1;
     case 'next_year': {
       const day = Math.min(date.getUTCDate(), daysInMonth(year + 1, date.getUTCMonth()));
-      return Date.UTC(year + 1, date.getUTCMonth(), day) + (now - Date.UTC(year, date.getUTCMonth(), date.getUTCDate()));
+      return (
+        Date.UTC(year + 1, date.getUTCMonth(), day) + (now - Date.UTC(year, date.getUTCMonth(), date.getUTCDate()))
+      );
     }
   }
 }

@@ -64,7 +64,10 @@ function descend(problem: CurveProblem, start: number[]): CurveFit | null {
     for (;;) {
       const step = solveDamped(normal, scale, damping, gradient);
       if (step === null) return { params, sse };
-      const candidate = clamp(problem, params.map((v, j) => v + step[j]!));
+      const candidate = clamp(
+        problem,
+        params.map((v, j) => v + step[j]!),
+      );
       const candidateSse = squaredError(problem, candidate);
       const predicted = step.reduce((sum, s, j) => sum + s * (damping * scale[j]! * s + gradient[j]!), 0);
       const gain = (sse - candidateSse) / predicted;

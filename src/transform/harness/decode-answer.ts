@@ -14,7 +14,8 @@ const REASONS = new Set<string>(['threw', 'bad_output', 'output_too_large']);
  */
 export function decodeRunResult(answer: unknown, records: number, fields = 0): RunResult {
   const n = records;
-  if (fields > 0 && typeof answer === 'object' && answer !== null) return decodeColumns(answer as Partial<ColumnsAnswer>, n, fields);
+  if (fields > 0 && typeof answer === 'object' && answer !== null)
+    return decodeColumns(answer as Partial<ColumnsAnswer>, n, fields);
   if (typeof answer !== 'string' || answer.length === 0) return forged('the transform context returned no result');
   const tag = answer.charCodeAt(0);
   if (tag === 0x78 /* x */) throw new Error(`transform sandbox: ${answer.slice(1)}`);
@@ -43,13 +44,23 @@ export function decodeRunResult(answer: unknown, records: number, fields = 0): R
   if (!Array.isArray(body)) return forged('the transform context returned outputs that are not an array');
   const rows = body.length;
   const sources = sourcesOf(srcList, rows, n);
-  if (sources === null) return forged(srcList === null ? 'the transform context returned a wrong number of outputs' : 'the transform context returned wrong record indexes');
+  if (sources === null)
+    return forged(
+      srcList === null
+        ? 'the transform context returned a wrong number of outputs'
+        : 'the transform context returned wrong record indexes',
+    );
   for (let k = 0; k < rows; k++) {
     const o = body[k] as unknown;
     // A toJSON the script installed can turn an object into anything.
     if (typeof o !== 'object' || o === null || Array.isArray(o)) {
       const i = sources[k]!;
-      return { status: 'failed', reason: 'bad_output', recordIndex: i, message: `the output of record ${i} did not convert to a JSON object (a toJSON method?)` };
+      return {
+        status: 'failed',
+        reason: 'bad_output',
+        recordIndex: i,
+        message: `the output of record ${i} did not convert to a JSON object (a toJSON method?)`,
+      };
     }
   }
   return { status: 'ok', outputs: body as Record<string, unknown>[], sources, rows };
@@ -57,7 +68,13 @@ export function decodeRunResult(answer: unknown, records: number, fields = 0): R
 
 /** A `ColumnsAnswer` as value columns (typed ones read into arrays); anything malformed is forged. */
 function decodeColumns(a: Partial<ColumnsAnswer>, n: number, fields: number): RunResult {
-  if (typeof a.src !== 'string' || typeof a.extra !== 'string' || !Array.isArray(a.columns) || a.columns.length !== fields) return forged('the transform context returned malformed columns');
+  if (
+    typeof a.src !== 'string' ||
+    typeof a.extra !== 'string' ||
+    !Array.isArray(a.columns) ||
+    a.columns.length !== fields
+  )
+    return forged('the transform context returned malformed columns');
   let srcList: unknown = null;
   let extraIn: unknown;
   const columns: unknown[][] = [];
@@ -66,7 +83,8 @@ function decodeColumns(a: Partial<ColumnsAnswer>, n: number, fields: number): Ru
     extraIn = JSON.parse(a.extra);
     for (const c of a.columns as unknown[]) {
       const values = valuesOf(c);
-      if (values === null || values.length !== (columns[0] ?? values).length) return forged('the transform context returned malformed columns');
+      if (values === null || values.length !== (columns[0] ?? values).length)
+        return forged('the transform context returned malformed columns');
       columns.push(values);
     }
   } catch {
@@ -74,10 +92,17 @@ function decodeColumns(a: Partial<ColumnsAnswer>, n: number, fields: number): Ru
   }
   const rows = columns[0]!.length;
   const sources = sourcesOf(srcList, rows, n);
-  if (sources === null) return forged(srcList === null ? 'the transform context returned a wrong number of outputs' : 'the transform context returned wrong record indexes');
-  if (extraIn === null || typeof extraIn !== 'object' || Array.isArray(extraIn)) return forged('the transform context returned malformed counts');
+  if (sources === null)
+    return forged(
+      srcList === null
+        ? 'the transform context returned a wrong number of outputs'
+        : 'the transform context returned wrong record indexes',
+    );
+  if (extraIn === null || typeof extraIn !== 'object' || Array.isArray(extraIn))
+    return forged('the transform context returned malformed counts');
   const extra: Record<string, number> = {};
-  for (const [k, v] of Object.entries(extraIn)) if (Number.isSafeInteger(v) && (v as number) > 0) extra[k] = v as number;
+  for (const [k, v] of Object.entries(extraIn))
+    if (Number.isSafeInteger(v) && (v as number) > 0) extra[k] = v as number;
   return { status: 'ok', columns, extra, sources, rows };
 }
 
@@ -95,7 +120,12 @@ function valuesOf(c: unknown): unknown[] | null {
     }
     return out;
   }
-  if (c !== null && typeof c === 'object' && typeof (c as DictColumn).strings === 'string' && (c as DictColumn).index instanceof Int32Array) {
+  if (
+    c !== null &&
+    typeof c === 'object' &&
+    typeof (c as DictColumn).strings === 'string' &&
+    (c as DictColumn).index instanceof Int32Array
+  ) {
     const strings = JSON.parse((c as DictColumn).strings) as unknown;
     if (!Array.isArray(strings) || !strings.every((x) => typeof x === 'string')) return null;
     const index = (c as DictColumn).index;

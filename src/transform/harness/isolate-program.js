@@ -12,30 +12,52 @@
 (function () {
   // biome-ignore lint/suspicious/noRedundantUseStrict: the isolate compiles this file as a classic script, not a module
   'use strict';
-  const parse = JSON.parse, stringify = JSON.stringify, isArray = Array.isArray;
-  const getProto = Object.getPrototypeOf, ObjProto = Object.prototype, I32 = Int32Array;
-  const keys = Object.keys, create = Object.create;
-  const toText = String, exec = RegExp.prototype.exec, apply = Reflect.apply, DateCtor = Date;
+  const parse = JSON.parse,
+    stringify = JSON.stringify,
+    isArray = Array.isArray;
+  const getProto = Object.getPrototypeOf,
+    ObjProto = Object.prototype,
+    I32 = Int32Array;
+  const keys = Object.keys,
+    create = Object.create;
+  const toText = String,
+    exec = RegExp.prototype.exec,
+    apply = Reflect.apply,
+    DateCtor = Date;
   // Builtin methods as plain functions: a script that rewrites String.prototype breaks only itself.
   const uncurry = Function.prototype.bind.bind(Function.prototype.call);
-  const indexOf = uncurry(String.prototype.indexOf), slice = uncurry(String.prototype.slice);
+  const indexOf = uncurry(String.prototype.indexOf),
+    slice = uncurry(String.prototype.slice);
   const toISO = uncurry(Date.prototype.toISOString);
-  const push = uncurry(Array.prototype.push), join = uncurry(Array.prototype.join);
+  const push = uncurry(Array.prototype.push),
+    join = uncurry(Array.prototype.join);
   const charCodeAt = uncurry(String.prototype.charCodeAt);
-  const FunctionCtor = Function, isInteger = Number.isInteger, hasOwn = Object.hasOwn;
+  const FunctionCtor = Function,
+    isInteger = Number.isInteger,
+    hasOwn = Object.hasOwn;
   const RS = '\u001e';
   const CHUNK = 128;
   // Column modes (see run): values in a Float64Array, in a Uint8Array, or converted to JSON.
-  const F64 = 1, BOOL = 2, DICT = 3, GEN = 0;
-  const F64A = Float64Array, U8A = Uint8Array, I32A = Int32Array, MapCtor = Map;
-  const mapGet = uncurry(Map.prototype.get), mapSet = uncurry(Map.prototype.set);
+  const F64 = 1,
+    BOOL = 2,
+    DICT = 3,
+    GEN = 0;
+  const F64A = Float64Array,
+    U8A = Uint8Array,
+    I32A = Int32Array,
+    MapCtor = Map;
+  const mapGet = uncurry(Map.prototype.get),
+    mapSet = uncurry(Map.prototype.set);
   // A string column stays a dictionary while it has at most DICT_MIN distinct values, or at
   // most one per DICT_SHARE outputs (checked at each chunk).
-  const DICT_MIN = 64, DICT_SHARE = 4;
+  const DICT_MIN = 64,
+    DICT_SHARE = 4;
   // Thrown (a harness value the script never sees) when a new string passes maxOutputChars.
   const CAP_PASSED = create(null);
   const TypedProto = getProto(Int8Array.prototype);
-  const taSet = uncurry(TypedProto.set), taFill = uncurry(TypedProto.fill), taSlice = uncurry(TypedProto.slice);
+  const taSet = uncurry(TypedProto.set),
+    taFill = uncurry(TypedProto.fill),
+    taSlice = uncurry(TypedProto.slice);
   // What one typed value counts for against maxOutputChars.
   const TYPED_CHARS = 8;
   // Where an error of the user's script is: SCRIPT_FILENAME's line and column in a stack.
@@ -53,7 +75,10 @@
   function describe(e) {
     let text;
     try {
-      text = e !== null && typeof e === 'object' && typeof e.name === 'string' && typeof e.message === 'string' ? e.name + ': ' + e.message : toText(e);
+      text =
+        e !== null && typeof e === 'object' && typeof e.name === 'string' && typeof e.message === 'string'
+          ? e.name + ': ' + e.message
+          : toText(e);
     } catch (_) {
       text = 'a value that cannot be converted to text';
     }
@@ -90,7 +115,15 @@
     return p === ObjProto || p === null;
   }
   function badReturn(i, v) {
-    return fail('bad_output', i, 'transform returned ' + kind(v) + ' for record ' + i + '; return a plain object, an array of plain objects, or null to skip the record');
+    return fail(
+      'bad_output',
+      i,
+      'transform returned ' +
+        kind(v) +
+        ' for record ' +
+        i +
+        '; return a plain object, an array of plain objects, or null to skip the record',
+    );
   }
   function range(n) {
     const a = new Array(n);
@@ -105,7 +138,8 @@
       try {
         stringify(item(k));
       } catch (e) {
-        if (e instanceof RangeError && apply(exec, TOO_LONG, [toText(e.message)]) !== null) return fail('output_too_large', i, 'the output of record ' + i + ' is too large to convert to JSON');
+        if (e instanceof RangeError && apply(exec, TOO_LONG, [toText(e.message)]) !== null)
+          return fail('output_too_large', i, 'the output of record ' + i + ' is too large to convert to JSON');
         return fail('bad_output', i, 'the output of record ' + i + ' cannot be converted to JSON: ' + describe(e));
       }
     }
@@ -126,7 +160,9 @@
   for (let f = 0; f < 1000; f++) push(MS_ENDS, '.' + (f < 100 ? (f < 10 ? '00' : '0') : '') + f + 'Z');
   // One cache per ctx time (received_at, timestamp): the two are often in different seconds.
   function isoCache() {
-    let secStart = 0, secEnd = -1, secText = '';
+    let secStart = 0,
+      secEnd = -1,
+      secText = '';
     return function isoOf(ms) {
       if (ms >= secStart && ms < secEnd && ms % 1 === 0) return secText + MS_ENDS[ms - secStart];
       if (!(ms >= -8.64e15 && ms <= 8.64e15)) return null;
@@ -156,10 +192,19 @@
     // Own properties only: the script may have put any property on Object.prototype.
     const own = (x, key) => (hasOwn(x, key) ? x[key] : undefined);
     const d = parse(desc);
-    const kinds = own(d, 'k'), tree = own(d, 't');
-    if (typeof kinds !== 'string' || typeof tree !== 'object' || tree === null || !isArray(own(tree, 'o')) || hasOwn(tree, 'a')) throw new TypeError('not a record shape');
+    const kinds = own(d, 'k'),
+      tree = own(d, 't');
+    if (
+      typeof kinds !== 'string' ||
+      typeof tree !== 'object' ||
+      tree === null ||
+      !isArray(own(tree, 'o')) ||
+      hasOwn(tree, 'a')
+    )
+      throw new TypeError('not a record shape');
     const at = [];
-    let ni = 1, nn = 0;
+    let ni = 1,
+      nn = 0;
     for (let j = 0; j < kinds.length; j++) {
       const c = kinds[j];
       if (c === 's') {
@@ -175,10 +220,16 @@
         if (!isInteger(node) || node < 0 || node >= kinds.length || used[node] === 1) throw new TypeError('bad slot');
         used[node] = 1;
         const c = kinds[node];
-        return c === 's' ? 'S(t,p,I,o+' + at[node] + ')' : c === 'n' ? 'F[f+' + at[node] + ']' : '(F[f+' + at[node] + ']!==0)';
+        return c === 's'
+          ? 'S(t,p,I,o+' + at[node] + ')'
+          : c === 'n'
+            ? 'F[f+' + at[node] + ']'
+            : '(F[f+' + at[node] + ']!==0)';
       }
       if (typeof node !== 'object' || depth > 64) throw new TypeError('bad node');
-      const parts = [], a = own(node, 'a'), members = own(node, 'o');
+      const parts = [],
+        a = own(node, 'a'),
+        members = own(node, 'o');
       if (isArray(a)) {
         for (let k = 0; k < a.length; k++) push(parts, code(a[k], depth + 1));
         return '[' + join(parts, ',') + ']';
@@ -204,7 +255,20 @@
     const factories = new MapCtor();
     // One batch: records = their JSON texts joined by U+001E (which no JSON text holds raw); ctx
     // columns: view id, schema version(s) as JSON text, receivedAt/timestamp epoch ms per record.
-    return function run(text, viewId, schemaVersionJson, svIndex, receivedAt, timestamps, fieldsJson, typesJson, tplIds, tplInts, tplNums, tplShapesJson) {
+    return function run(
+      text,
+      viewId,
+      schemaVersionJson,
+      svIndex,
+      receivedAt,
+      timestamps,
+      fieldsJson,
+      typesJson,
+      tplIds,
+      tplInts,
+      tplNums,
+      tplShapesJson,
+    ) {
       try {
         const n = receivedAt.length;
         if (timestamps.length !== n) return 'xreceivedAt and timestamp differ in length';
@@ -217,7 +281,13 @@
               if (!isArray(list)) throw new TypeError('not a list');
               for (let k = 0; k < list.length; k++) {
                 const entry = list[k];
-                if (!isArray(entry) || entry.length !== 2 || typeof entry[0] !== 'number' || typeof entry[1] !== 'string') throw new TypeError('not [id, description]');
+                if (
+                  !isArray(entry) ||
+                  entry.length !== 2 ||
+                  typeof entry[0] !== 'number' ||
+                  typeof entry[1] !== 'string'
+                )
+                  throw new TypeError('not [id, description]');
                 mapSet(factories, entry[0], factoryOf(entry[1]));
               }
             } catch (e) {
@@ -225,7 +295,9 @@
             }
           }
         }
-        let sv, fields = null, types = null;
+        let sv,
+          fields = null,
+          types = null;
         try {
           sv = parse(schemaVersionJson);
           if (fieldsJson !== null) fields = parse(fieldsJson);
@@ -237,8 +309,10 @@
         // svIndex: record i's version is sv[svIndex[i]] (one string per distinct version).
         const svPer = svIndex !== null;
         if (svPer) {
-          if (!isArray(sv) || svIndex.length !== n) return 'xschemaVersion index has ' + svIndex.length + ' entries for ' + n + ' records';
-          for (let k = 0; k < n; k++) if (!(svIndex[k] >= 0 && svIndex[k] < sv.length)) return 'xschemaVersion index out of range at ' + k;
+          if (!isArray(sv) || svIndex.length !== n)
+            return 'xschemaVersion index has ' + svIndex.length + ' entries for ' + n + ' records';
+          for (let k = 0; k < n; k++)
+            if (!(svIndex[k] >= 0 && svIndex[k] < sv.length)) return 'xschemaVersion index out of range at ' + k;
         }
         // Declared fields: each output's values go to their columns as it is returned (no key
         // repeated per row, no object per row kept or rebuilt outside); keys outside them are
@@ -249,9 +323,15 @@
         // value its array cannot hold, or a string column of many values — is converted to JSON a
         // chunk at a time.
         const nf = fields === null ? 0 : fields.length;
-        const slot = create(null), extra = create(null);
+        const slot = create(null),
+          extra = create(null);
         for (let k = 0; k < nf; k++) slot[fields[k]] = k;
-        const mode = [], isDate = [], cols = [], colParts = [], dicts = [], dictValues = [];
+        const mode = [],
+          isDate = [],
+          cols = [],
+          colParts = [],
+          dicts = [],
+          dictValues = [];
         for (let k = 0; k < nf; k++) {
           const t = types !== null && isArray(types) ? types[k] : null;
           push(isDate, t === 'date');
@@ -280,15 +360,32 @@
         };
         // Outputs so far (m), of which the first (done) are converted; without fields the
         // chunk's output objects are kept in (out) and converted to JSON rows.
-        let out = [], m = 0, done = 0, chars = 0, dictChars = 0;
+        let out = [],
+          m = 0,
+          done = 0,
+          chars = 0,
+          dictChars = 0;
         const parts = [];
         // Record index of each output; null while output k came from record k.
         let src = null;
         // A typed column met a value its array cannot hold: its values so far go to JSON (the
         // converted ones as one part, the chunk's as raw values) and it goes on as JSON.
         const toJson = (k) => {
-          const a = cols[k], md = mode[k], list = dictValues[k];
-          const value = (r) => (md === F64 ? (a[r] === a[r] ? a[r] : null) : md === BOOL ? (a[r] === 2 ? null : a[r] === 1) : a[r] < 0 ? null : list[a[r]]);
+          const a = cols[k],
+            md = mode[k],
+            list = dictValues[k];
+          const value = (r) =>
+            md === F64
+              ? a[r] === a[r]
+                ? a[r]
+                : null
+              : md === BOOL
+                ? a[r] === 2
+                  ? null
+                  : a[r] === 1
+                : a[r] < 0
+                  ? null
+                  : list[a[r]];
           if (done > 0) {
             const old = new Array(done);
             for (let r = 0; r < done; r++) old[r] = value(r);
@@ -381,7 +478,8 @@
           progress[0] = PROGRESS_SERIALIZING;
           const rows = nf === 0 ? out.length : m - done;
           // A string column with many distinct values goes on as JSON.
-          for (let k = 0; k < nf; k++) if (mode[k] === DICT && dictValues[k].length > DICT_MIN && dictValues[k].length * DICT_SHARE > m) toJson(k);
+          for (let k = 0; k < nf; k++)
+            if (mode[k] === DICT && dictValues[k].length > DICT_MIN && dictValues[k].length * DICT_SHARE > m) toJson(k);
           const texts = chunkTexts();
           if (typeof texts === 'string') return texts;
           // A typed value counts as TYPED_CHARS characters of JSON.
@@ -392,13 +490,19 @@
             // Name the record whose output passes the cap.
             let at = i;
             for (let k = 0, total = chars; k < rows; k++) {
-              total += (nf === 0 ? stringify(out[k]).length : stringify(rowOf(cols, mode, k)).length + nTyped * TYPED_CHARS) + 1;
+              total +=
+                (nf === 0 ? stringify(out[k]).length : stringify(rowOf(cols, mode, k)).length + nTyped * TYPED_CHARS) +
+                1;
               if (total > maxOutputChars) {
                 at = src === null ? done + k : src[done + k];
                 break;
               }
             }
-            return fail('output_too_large', at, 'the outputs of the batch exceed ' + maxOutputChars + ' characters of JSON at record ' + at);
+            return fail(
+              'output_too_large',
+              at,
+              'the outputs of the batch exceed ' + maxOutputChars + ' characters of JSON at record ' + at,
+            );
           }
           chars += size;
           if (nf === 0) {
@@ -427,26 +531,40 @@
             // Object.keys: the own enumerable keys, the ones JSON.stringify would write.
             const ks = keys(o);
             for (let q = 0; q < ks.length; q++) {
-              const key = ks[q], v = o[key], k = slot[key];
+              const key = ks[q],
+                v = o[key],
+                k = slot[key];
               if (k === undefined) {
-                if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol') extra[key] = (extra[key] || 0) + 1;
+                if (v !== undefined && typeof v !== 'function' && typeof v !== 'symbol')
+                  extra[key] = (extra[key] || 0) + 1;
                 continue;
               }
               put(k, v, i, tIso, rIso);
             }
           } catch (e) {
-            if (e === CAP_PASSED) return fail('output_too_large', i, 'the outputs of the batch exceed ' + maxOutputChars + ' characters of JSON at record ' + i);
+            if (e === CAP_PASSED)
+              return fail(
+                'output_too_large',
+                i,
+                'the outputs of the batch exceed ' + maxOutputChars + ' characters of JSON at record ' + i,
+              );
             return fail('bad_output', i, 'the output of record ' + i + ' cannot be converted to JSON: ' + describe(e));
           }
           m++;
           return null;
         };
         const len = text.length;
-        let p = 0, i = 0;
-        let lastR = NaN, lastT = NaN, receivedIso = null, timestampIso = null;
-        const receivedIsoOf = isoCache(), timestampIsoOf = isoCache();
+        let p = 0,
+          i = 0;
+        let lastR = NaN,
+          lastT = NaN,
+          receivedIso = null,
+          timestampIso = null;
+        const receivedIsoOf = isoCache(),
+          timestampIsoOf = isoCache();
         // Where the next templated record's values start.
-        let o = 0, f = 0;
+        let o = 0,
+          f = 0;
         while (p < len) {
           if (i === n) return 'xthe records text holds more than the ' + n + ' records of the ctx';
           progress[0] = i;
@@ -464,17 +582,28 @@
             const fac = mapGet(factories, id);
             if (fac === undefined) return 'xrecord ' + i + ' has shape ' + id + ', which was not described';
             e = p + tplInts[o];
-            if (!(e <= len && (e === len || charCodeAt(text, e) === 0x1e)) || o + fac.ints > tplInts.length || f + fac.nums > tplNums.length) return 'xthe template values of record ' + i + ' do not fit the records text';
+            if (
+              !(e <= len && (e === len || charCodeAt(text, e) === 0x1e)) ||
+              o + fac.ints > tplInts.length ||
+              f + fac.nums > tplNums.length
+            )
+              return 'xthe template values of record ' + i + ' do not fit the records text';
             record = fac.build(text, p, tplInts, o, tplNums, f);
             o += fac.ints;
             f += fac.nums;
           }
           p = e + 1;
           // The records of one request share their receive time: its ISO string is made once.
-          const rms = receivedAt[i], tms = timestamps[i];
+          const rms = receivedAt[i],
+            tms = timestamps[i];
           if (rms !== lastR) receivedIso = receivedIsoOf((lastR = rms));
           if (tms !== lastT) timestampIso = timestampIsoOf((lastT = tms));
-          const ctx = { view_id: viewId, schema_version: svPer ? sv[svIndex[i]] : sv, received_at: receivedIso, timestamp: timestampIso };
+          const ctx = {
+            view_id: viewId,
+            schema_version: svPer ? sv[svIndex[i]] : sv,
+            received_at: receivedIso,
+            timestamp: timestampIso,
+          };
           let r;
           try {
             r = transform(record, ctx);
@@ -488,7 +617,18 @@
             if (src === null) src = range(m);
             for (let k = 0; k < r.length; k++) {
               const o = r[k];
-              if (!isPlain(o)) return fail('bad_output', i, 'transform returned an array holding ' + kind(o) + ' at position ' + k + ' for record ' + i + '; each element must be a plain object');
+              if (!isPlain(o))
+                return fail(
+                  'bad_output',
+                  i,
+                  'transform returned an array holding ' +
+                    kind(o) +
+                    ' at position ' +
+                    k +
+                    ' for record ' +
+                    i +
+                    '; each element must be a plain object',
+                );
               const failed = emit(o, i, timestampIso, receivedIso);
               if (failed !== null) return failed;
               push(src, i);
@@ -507,7 +647,8 @@
           i++;
         }
         if (i !== n) return 'xthe records text holds ' + i + ' records, the ctx ' + n;
-        if (tpl && (o !== tplInts.length || f !== tplNums.length)) return 'xthe template values do not match the templated records';
+        if (tpl && (o !== tplInts.length || f !== tplNums.length))
+          return 'xthe template values do not match the templated records';
         if (m > done) {
           const failed = flush(n - 1);
           if (failed !== null) return failed;
@@ -519,7 +660,14 @@
           if (mode[k] === GEN) push(columns, '[' + join(colParts[k], ',') + ']');
           else {
             // No output yet grew the typed columns.
-            const a = cap === 0 ? (mode[k] === F64 ? new F64A(0) : mode[k] === BOOL ? new U8A(0) : new I32A(0)) : taSlice(cols[k], 0, m);
+            const a =
+              cap === 0
+                ? mode[k] === F64
+                  ? new F64A(0)
+                  : mode[k] === BOOL
+                    ? new U8A(0)
+                    : new I32A(0)
+                : taSlice(cols[k], 0, m);
             push(columns, mode[k] === DICT ? { strings: stringify(dictValues[k]), index: a } : a);
           }
         }

@@ -10,7 +10,10 @@ import { MAX_ERROR_MESSAGE_CHARS, PROGRESS_SERIALIZING, SCRIPT_FILENAME } from '
  */
 
 /** Where the program is: beside this module (run from `src/`), else in the source tree from `dist/src/transform/harness/`. */
-const CANDIDATES = [new URL('./isolate-program.js', import.meta.url), new URL('../../../../src/transform/harness/isolate-program.js', import.meta.url)];
+const CANDIDATES = [
+  new URL('./isolate-program.js', import.meta.url),
+  new URL('../../../../src/transform/harness/isolate-program.js', import.meta.url),
+];
 
 /**
  * The constants the program writes out, each as the line that declares it: the program cannot
@@ -24,9 +27,14 @@ const SHARED = [
 
 function readProgram(): string {
   const path = CANDIDATES.map((url) => fileURLToPath(url)).find((p) => existsSync(p));
-  if (path === undefined) throw new Error(`the transform harness program is missing (looked for ${CANDIDATES.map((url) => fileURLToPath(url)).join(', ')})`);
+  if (path === undefined)
+    throw new Error(
+      `the transform harness program is missing (looked for ${CANDIDATES.map((url) => fileURLToPath(url)).join(', ')})`,
+    );
   const text = readFileSync(path, 'utf8');
-  for (const line of SHARED) if (!text.includes(line)) throw new Error(`${path} must declare \`${line}\` (kept equal to src/transform/harness.ts)`);
+  for (const line of SHARED)
+    if (!text.includes(line))
+      throw new Error(`${path} must declare \`${line}\` (kept equal to src/transform/harness.ts)`);
   return text;
 }
 
