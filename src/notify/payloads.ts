@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { serializeAlert } from '../monitor/alert-json.js';
 import type { AlertRecord, MonitorRecord } from '../monitor/monitor-records.js';
 import type { ChannelRecord, EventKind } from './channel-records.js';
 
@@ -6,29 +7,6 @@ import type { ChannelRecord, EventKind } from './channel-records.js';
 export interface AlertEventData {
   alert: AlertRecord;
   monitor: Pick<MonitorRecord, 'id' | 'name' | 'slug' | 'metric_id' | 'project_id'>;
-}
-
-function alertJson(a: AlertRecord) {
-  return {
-    object: 'alert',
-    id: a.id,
-    slug: a.slug,
-    team_id: a.team_id,
-    project_id: a.project_id,
-    metric_id: a.metric_id,
-    metric_name: a.metric_name,
-    monitor_id: a.monitor_id,
-    monitor_name: a.monitor_name,
-    created_at: a.created_at,
-    ended_at: a.ended_at,
-    is_open: a.ended_at === null,
-    series_hash: a.series_hash,
-    series_label: a.series_label,
-    trigger_value: a.trigger_value,
-    threshold_value: a.threshold_value,
-    condition_description: a.condition_description,
-    end_reason: a.end_reason,
-  };
 }
 
 /**
@@ -41,7 +19,7 @@ export function webhookBody(kind: EventKind, at: string, e: AlertEventData | nul
     type: kind,
     timestamp: at,
     data: {
-      alert: alertJson(e.alert),
+      alert: serializeAlert(e.alert),
       monitor: { id: e.monitor.id, name: e.monitor.name, slug: e.monitor.slug, metric_id: e.monitor.metric_id },
       url: `${publicUrl}/v1/projects/${e.alert.project_id}/alerts/${e.alert.id}`,
     },

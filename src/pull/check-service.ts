@@ -6,12 +6,12 @@ import { pullRuns } from '../self-metrics/registry.js';
 import type { SlotRun } from '../schedule/types.js';
 import { fetchOnce, statusError, type FetchOnce } from './fetch-once.js';
 import { FetchJobs, type FetchJobDeps } from './fetch-jobs.js';
-import { headersForCreate, patchHeaders } from './headers.js';
+import { patchHeaders } from './headers.js';
 import { healthAfter } from './health.js';
 import { addToHour } from './hourly.js';
 import { BODY_PREVIEW_BYTES } from './pull-service.js';
 import type { CheckRecord, FetchMethod } from './records.js';
-import { checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
+import { checkCreateRequest, checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
 import { sleep } from './spread.js';
 
 export const DEFAULT_CHECK_RETRY_SECONDS = 10;
@@ -89,13 +89,7 @@ export class CheckService {
   }
 
   async create(project: ProjectRecord, input: CheckCreateInput): Promise<CheckRecord> {
-    const method = input.method ?? 'get';
-    const body = input.request_body ?? null;
-    checkMethodBody(method, body, input);
-    const cron = input.schedule_cron ?? '* * * * *';
-    checkCron(cron);
-    const headers = headersForCreate(input.headers);
-    await checkEndpoint(this.deps.outbound, input.endpoint_url);
+    const { method, body, cron, headers } = await checkCreateRequest(this.deps.outbound, input);
     const id = newId('check');
     const now = iso(this.deps.clock.now());
     return this.jobs.create({

@@ -5,12 +5,12 @@ import { newId } from '../ids.js';
 import { pullRuns } from '../self-metrics/registry.js';
 import type { SlotRun } from '../schedule/types.js';
 import { FetchJobs, type FetchJobDeps } from './fetch-jobs.js';
-import { headersForCreate, patchHeaders } from './headers.js';
+import { patchHeaders } from './headers.js';
 import { healthAfter, sameRequest } from './health.js';
 import { addToHour } from './hourly.js';
 import { fetchPull, type PullFetchResult } from './pull-fetch.js';
 import type { FetchMethod, PullRecord } from './records.js';
-import { checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
+import { checkCreateRequest, checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
 import type { RecordObject } from './formats/json.js';
 
 /**
@@ -65,13 +65,7 @@ export class PullService {
   }
 
   async create(project: ProjectRecord, input: PullCreateInput): Promise<PullRecord> {
-    const method = input.method ?? 'get';
-    const body = input.request_body ?? null;
-    checkMethodBody(method, body, input);
-    const cron = input.schedule_cron ?? '* * * * *';
-    checkCron(cron);
-    const headers = headersForCreate(input.headers);
-    await checkEndpoint(this.deps.outbound, input.endpoint_url);
+    const { method, body, cron, headers } = await checkCreateRequest(this.deps.outbound, input);
     const id = newId('pull');
     const now = iso(this.deps.clock.now());
     return this.jobs.create({

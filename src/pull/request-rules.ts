@@ -1,6 +1,7 @@
 import { invalidField } from '../errors.js';
 import type { OutboundClient } from '../outbound/types.js';
 import { validateUserCron } from '../schedule/cron.js';
+import { type HeaderList, headersForCreate } from './headers.js';
 import type { FetchMethod } from './records.js';
 
 /**
@@ -49,4 +50,28 @@ export async function checkEndpoint(outbound: OutboundClient, url: string): Prom
     throw invalidField(field, 'must not carry credentials in the URL; send them as a header');
   const verdict = await outbound.checkTarget(url, { requireHttps: true });
   if (!verdict.ok) throw invalidField(field, `is refused: ${verdict.message}`);
+}
+
+/** What a create body of a pull or a check sends about its request, before the defaults. */
+export interface RequestInput {
+  method?: FetchMethod;
+  request_body?: string | null;
+  schedule_cron?: string;
+  headers?: Record<string, unknown> | null;
+  endpoint_url: string;
+}
+
+/** The request of a new pull or check with the defaults applied, after every request rule held. */
+export async function checkCreateRequest(
+  outbound: OutboundClient,
+  input: RequestInput,
+): Promise<{ method: FetchMethod; body: string | null; cron: string; headers: HeaderList }> {
+  const method = input.method ?? 'get';
+  const body = input.request_body ?? null;
+  checkMethodBody(method, body, input);
+  const cron = input.schedule_cron ?? '* * * * *';
+  checkCron(cron);
+  const headers = headersForCreate(input.headers);
+  await checkEndpoint(outbound, input.endpoint_url);
+  return { method, body, cron, headers };
 }
