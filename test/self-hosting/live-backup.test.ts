@@ -94,7 +94,8 @@ test('a live data dir backed up under ingest (scripts/backup-live.mjs) restores 
   );
   let out = '';
   backup.stdout!.on('data', (d) => (out += d));
-  const code = await new Promise<number | null>((r) => backup.on('exit', r));
+  // 'close', not 'exit': the script's stdout may still be in flight when the process has exited.
+  const code = await new Promise<number | null>((r) => backup.on('close', r));
   assert.equal(code, 0, 'the backup script succeeded');
   const result = JSON.parse(out) as { frozen_at: number; thawed_at: number; pause_ms: number };
   await sleep(500);
