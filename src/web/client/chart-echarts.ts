@@ -5,7 +5,7 @@ import { CanvasRenderer } from 'echarts/renderers';
 import { cssColor, lastValue, NAMED, ruleColor, seriesColor } from './colors.js';
 import { formatValue } from './format.js';
 import { reduce } from './reduce.js';
-import type { CardSeries, DrawInput, Drawn } from './types.js';
+import type { CardMarkers, CardSeries, DrawInput, Drawn } from './types.js';
 
 // Only the modules these four charts need: this chunk is loaded only for a page that has one.
 // Tooltips render as canvas text (richText), so no label is ever parsed as HTML.
@@ -77,7 +77,10 @@ export function drawEcharts(input: DrawInput): Drawn {
   } else if (m.ui_chart_type === 'gauge') {
     const s = shown[0];
     const v = s ? lastValue(s.values) : null;
-    const max = m.ui_chart_y_max ?? Math.max(1, (v ?? 0) * 1.5);
+    const thresholds = m.ui_chart_show_monitors ? (card.markers?.thresholds ?? []) : [];
+    const min = m.ui_chart_y_min ?? 0;
+    // The dial reaches past every threshold: a threshold off the dial would say nothing.
+    const max = m.ui_chart_y_max ?? Math.max(1, (v ?? 0) * 1.5, ...thresholds.map((t) => t.value * 1.1));
     const color = (m.ui_chart_color_mode === 'by_value' ? ruleColor(m, v) : null) ?? (s ? colorOf(s) : NAMED.blue!);
     option = {
       backgroundColor: bg,
@@ -85,9 +88,10 @@ export function drawEcharts(input: DrawInput): Drawn {
       series: [
         {
           type: 'gauge',
-          min: m.ui_chart_y_min ?? 0,
+          min,
           max,
           progress: { show: true, itemStyle: { color } },
+          axisLine: { lineStyle: { width: 10, color: gaugeBands(thresholds, min, max, input.dark) } },
           detail: { formatter: () => fmt(v), fontSize: 18 },
           data: [{ value: v ?? 0, name: s?.label ?? '' }],
         },
@@ -136,4 +140,39 @@ export function drawEcharts(input: DrawInput): Drawn {
       holder.remove();
     },
   };
+}
+
+const MEETS: Record<string, (v: number, t: number) => boolean> = {
+  gt: (v, t) => v > t,
+  gte: (v, t) => v >= t,
+  lt: (v, t) => v < t,
+  lte: (v, t) => v <= t,
+  eq: (v, t) => v === t,
+  neq: (v, t) => v !== t,
+};
+
+/**
+ * The gauge's dial colored by the monitor thresholds (`ui_chart_show_monitors`): the stretches of
+ * the dial where a value would meet a threshold's condition are red, the rest grey.
+ */
+function gaugeBands(
+  thresholds: CardMarkers['thresholds'],
+  min: number,
+  max: number,
+  dark: boolean,
+): Array<[number, string]> {
+  const grey = dark ? '#374151' : '#e5e7eb';
+  const cuts = [...new Set(thresholds.map((t) => t.value).filter((v) => v > min && v < max))].sort((a, b) => a - b);
+  const edges = [min, ...cuts, max];
+  const bands: Array<[number, string]> = [];
+  for (let i = 1; i < edges.length; i++) {
+    const mid = (edges[i - 1]! + edges[i]!) / 2;
+    const hot = thresholds.some((t) => t.operator !== 'eq' && MEETS[t.operator]?.(mid, t.value));
+    const color = hot ? 'rgba(239, 68, 68, 0.45)' : grey;
+    const at = (edges[i]! - min) / (max - min || 1);
+    const last = bands[bands.length - 1];
+    if (last && last[1] === color) last[0] = at;
+    else bands.push([at, color]);
+  }
+  return bands;
 }

@@ -1,8 +1,8 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { seriesColor, lastValue } from './colors.js';
-import { formatTime, formatValue } from './format.js';
-import type { DrawInput, Drawn } from './types.js';
+import { formatTime, formatValue, thresholdText } from './format.js';
+import type { CardMarkers, CardMetric, DrawInput, Drawn } from './types.js';
 
 /**
  * line, area, bar and scatter with uPlot (docs/pages.md, "Charts"): the metric's curve, y bounds,
@@ -91,7 +91,10 @@ export function drawUplot(input: DrawInput): Drawn {
   const gridColor = input.dark ? '#374151' : '#e5e7eb';
   const markers = input.card.markers ?? null;
   const thresholds = m.ui_chart_show_monitors ? (markers?.thresholds ?? []) : [];
-  const alerts = m.ui_chart_show_alerts ? (markers?.alerts ?? []) : [];
+  // A hidden series hides its alert periods too; a period of the whole metric (no series) always shows.
+  const alerts = (m.ui_chart_show_alerts ? (markers?.alerts ?? []) : []).filter(
+    (a) => a.series_hash === null || !hidden.has(a.series_hash),
+  );
   const yRange: uPlot.Scale.Range = (_u, min, max) => {
     // Thresholds stay in view: a line off the chart would say nothing.
     for (const t of thresholds) {
@@ -121,7 +124,7 @@ export function drawUplot(input: DrawInput): Drawn {
       },
     ],
     series,
-    hooks: { draw: [(u) => drawMarkers(u, alerts, thresholds, input.dark)] },
+    hooks: { draw: [(u) => drawMarkers(u, alerts, thresholds, m, input.dark)] },
   };
   const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, el);
   return { destroy: () => plot.destroy() };
@@ -130,8 +133,9 @@ export function drawUplot(input: DrawInput): Drawn {
 /** Alert periods as red bands (to the right edge while firing), monitor thresholds as dashed lines. */
 function drawMarkers(
   u: uPlot,
-  alerts: ReadonlyArray<{ start: number; end: number | null }>,
-  thresholds: ReadonlyArray<{ value: number; label: string }>,
+  alerts: CardMarkers['alerts'],
+  thresholds: CardMarkers['thresholds'],
+  m: CardMetric,
   dark: boolean,
 ): void {
   if (alerts.length === 0 && thresholds.length === 0) return;
@@ -159,7 +163,7 @@ function drawMarkers(
     ctx.lineTo(left + width, y);
     ctx.stroke();
     // Canvas text: a monitor name is drawn, never parsed.
-    ctx.fillText(t.label, left + 4, y - 3);
+    ctx.fillText(thresholdText(t, m), left + 4, y - 3);
   }
   ctx.restore();
 }
