@@ -125,6 +125,9 @@ class Page {
         label: s.label,
         hidden: hidden.has(s.hash),
         points: data.times.map((t, i) => [t, s.values[i] ?? null]),
+        // The fits drawn when the metric shows them: the trend at each bucket, the forecast point.
+        trend: card.metric.ui_chart_show_trends && s.trend ? data.times.map((t, i) => [t, s.trend![i] ?? null]) : null,
+        forecast: card.metric.ui_chart_show_forecast ? s.forecast : null,
       })),
     );
     section.dataset.state = 'drawn';
