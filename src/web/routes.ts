@@ -17,7 +17,12 @@ import { pageForViewer } from './page-access.js';
 import { DEFAULT_WIDTH_PX, pageCards, viewerWindow, widthOf, type PageQuery } from './page-model.js';
 import { bootWindow, renderPage, renderSignIn, type PageBoot } from './render.js';
 
-const slugParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a page slug' };
+const slugParam: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  errorHint: 'must be a page slug or page id',
+};
 const componentParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a component id' };
 
 /** The viewer's window; a page answers no other parameter (nothing that could widen what it shows). */
@@ -96,7 +101,8 @@ export function webRoutes(s: Services): RouteDef[] {
     const cards = await pageCards(s, page, window, DEFAULT_WIDTH_PX, only);
     const token = principal?.viaCookie ? sessionFromCookie(headers) : undefined;
     const boot: PageBoot = {
-      slug: page.slug,
+      // The address the viewer came by (slug or page id): the page's data and events are read there too.
+      slug,
       name: page.name,
       component: only ?? null,
       window: bootWindow(window),
