@@ -48,6 +48,8 @@ const dataQuery: Record<string, JsonSchema> = {
 };
 
 const HTML = 'text/html; charset=utf-8';
+/** Chart types drawn by the ECharts chunk (src/web/client/chart-echarts.ts). */
+const ECHARTS_TYPES = new Set(['pie', 'radar', 'gauge', 'calendar']);
 /**
  * Pages run only their own bundled scripts (an injected `<script>` would not run even if it got
  * through escaping); they may be framed anywhere (cards are embeddable). Styles inline are the charts'.
@@ -99,6 +101,12 @@ export function webRoutes(s: Services): RouteDef[] {
     }
     const window = viewerWindow(page, query);
     const cards = await pageCards(s, page, window, DEFAULT_WIDTH_PX, only);
+    const charts = s.webAssets.entry('chart-echarts');
+    // A page with an ECharts card fetches that chunk while its HTML is parsed, not after its script ran.
+    const withCharts =
+      entry && charts && cards.some((c) => ECHARTS_TYPES.has(c.metric.ui_chart_type))
+        ? { ...entry, preload: [...entry.preload, charts.js] }
+        : entry;
     const token = principal?.viaCookie ? sessionFromCookie(headers) : undefined;
     const boot: PageBoot = {
       // The address the viewer came by (slug or page id): the page's data and events are read there too.
@@ -115,7 +123,7 @@ export function webRoutes(s: Services): RouteDef[] {
     return {
       data: null,
       headers: PAGE_HEADERS,
-      web: { kind: 'bytes', body: renderPage(page, boot, entry), contentType: HTML },
+      web: { kind: 'bytes', body: renderPage(page, boot, withCharts), contentType: HTML },
     };
   };
 
