@@ -288,6 +288,7 @@ try {
       `(${reads} data reads, ${(sse / 1024).toFixed(2)} KB on the SSE stream) = ${((total * 60) / seconds / 1024).toFixed(1)} KB/min (target ≤ 50 KB/min)`,
   );
   await ctx.close();
+  say(`load at the end ${load()}`);
 } finally {
   if (live) clearInterval(live);
   await browser.close();
