@@ -419,6 +419,31 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
       201,
     );
     const area = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.area.id }), 201);
+    // A gauge of the same value: its dial shows the threshold; text lists it (no time axis to draw bands on).
+    const gaugeMetric = ok(
+      await srv.post(metricsPath, {
+        view_id: metrics.area.view_id,
+        name: 'Latency now',
+        value_field: 'duration',
+        ui_chart_value: 'average',
+        ui_chart_type: 'gauge',
+        ui_chart_show_alerts: false,
+      }),
+      201,
+    );
+    ok(
+      await srv.post(`${metricsPath}/${gaugeMetric.id}/monitors`, {
+        name: `Gauge ${EVIL}`,
+        chart_value: 'average',
+        operator: 'gte',
+        threshold_value: 30,
+      }),
+      201,
+    );
+    const gauge = ok(
+      await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: gaugeMetric.id, ui_card_size: '1/2' }),
+      201,
+    );
     const line = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.line.id }), 201);
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const tab = await ctx.newPage();
@@ -442,6 +467,17 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
     const note = await tab.$$eval(`#card-${area.id} .card-markers li.firing`, (els) => els.map((e) => e.textContent));
     assert.equal(note.length, 1);
     assert.ok(note[0]!.startsWith(`Firing: Slow ${EVIL}`), note[0]!);
+    const gaugeCard = await tab.$eval(`#card-${gauge.id}`, (el: any) => ({
+      state: el.dataset.state,
+      markers: JSON.parse(el.dataset.markers),
+      notes: [...el.querySelectorAll('.card-markers li')].map((li: any) => li.textContent),
+    }));
+    assert.equal(gaugeCard.state, 'drawn');
+    assert.deepEqual(gaugeCard.markers, {
+      alerts: [],
+      thresholds: [{ value: 30, operator: 'gte', label: `Gauge ${EVIL}` }],
+    });
+    assert.deepEqual(gaugeCard.notes, [`Threshold: Gauge ${EVIL} ≥ 30`]);
     assert.equal(await tab.evaluate(() => (globalThis as any).__pwned), undefined, 'no monitor name ran');
     assert.equal(await tab.$$eval('script', (els) => els.length), 2);
 
