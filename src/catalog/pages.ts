@@ -98,11 +98,6 @@ export class PagesRepo {
     return this.pageSlugs.get(page.slug) === page.id;
   }
 
-  /** The page of the project with this slug. */
-  inProjectBySlug(projectId: string, slug: string): PageRecord | undefined {
-    return this.list(projectId).find((p) => p.slug === slug);
-  }
-
   list(projectId: string): PageRecord[] {
     return this.pages.list(projectId);
   }
