@@ -12,7 +12,9 @@ import { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
 import { SCRIPT, viewSetup } from '../transform/view-helpers.js';
 import { MemoryRollups, type Rec } from '../rollup/aggregation-fixtures.js';
-import type { MonitorRecord } from '../../src/monitor/monitor-records.js';
+import type { AlertRecord, MonitorRecord } from '../../src/monitor/monitor-records.js';
+import { alertMarkers, MAX_ALERT_MARKERS } from '../../src/web/card-markers.js';
+import type { CardData } from '../../src/web/card-data.js';
 
 const NOW = Date.parse('2026-04-02T12:00:00Z');
 const H = 3_600_000;
@@ -233,4 +235,48 @@ describe('alert markers and monitor thresholds on a page', () => {
     ok(await srv.post(`${metricsPath}/${metric.id}`, { ui_chart_show_monitors: false }));
     assert.equal(ok(await srv.get('/p/ops/data', { token: null })).cards[0].markers, null);
   });
+});
+
+test('a card carries at most the latest MAX_ALERT_MARKERS periods, oldest first, and the window bounds hold', () => {
+  const start = Date.parse('2026-04-01T00:00:00Z');
+  const data = {
+    start_at: new Date(start).toISOString(),
+    end_at: new Date(start + 1000 * 60_000).toISOString(),
+    series: [{ hash: 'h1', label: 'one' }],
+  } as CardData;
+  const alerts = Array.from(
+    { length: MAX_ALERT_MARKERS + 50 },
+    (_, i) =>
+      ({
+        id: `alr_${String(i).padStart(20, '0')}`,
+        monitor_name: null,
+        series_hash: i % 2 ? 'h1' : 'h2',
+        series_label: 'stored label',
+        created_at: new Date(start + i * 60_000).toISOString(),
+        ended_at: new Date(start + i * 60_000 + 30_000).toISOString(),
+      }) as AlertRecord,
+  ).reverse();
+  const edge = [
+    // Ended exactly at the start: still overlaps (the alerts list's rule); opened at the end: does not.
+    { id: 'alr_edge_start', created_at: new Date(start - 60_000).toISOString(), ended_at: data.start_at },
+    { id: 'alr_edge_end', created_at: data.end_at, ended_at: null },
+  ] as AlertRecord[];
+  const m = alertMarkers([...alerts, ...edge], data);
+  assert.equal(m.length, MAX_ALERT_MARKERS);
+  assert.ok(
+    m.every((a, i) => i === 0 || a.start > m[i - 1]!.start),
+    'oldest first',
+  );
+  assert.equal(m[m.length - 1]!.start, start + (MAX_ALERT_MARKERS + 49) * 60_000, 'the latest kept');
+  assert.ok(!m.some((a) => a.start === start - 60_000), 'the oldest dropped past the cap');
+  assert.ok(!m.some((a) => a.start === Date.parse(data.end_at)), 'opened at the end: outside');
+  assert.deepEqual(
+    new Set(m.map((a) => `${a.label}|${a.series_hash}|${a.series_label}`)),
+    new Set(['Alert|h1|one', 'Alert|null|null']),
+  );
+  const few = alertMarkers(edge, data);
+  assert.deepEqual(
+    few.map((a) => a.start),
+    [start - 60_000],
+  );
 });
