@@ -213,6 +213,29 @@ describe('alert markers and monitor thresholds on a page', () => {
     assert.deepEqual(boot.cards[0].markers, m);
   });
 
+  test('an alert that opens or ends, and a threshold that changes, tell open pages to redraw', async () => {
+    const s = srv.sluice.services;
+    const events: string[] = [];
+    const off = s.pageEvents.subscribe(page.id, (e) => events.push(e));
+    try {
+      s.pageEvents.poll();
+      assert.deepEqual(events, [], 'nothing changed, nothing sent');
+      await alert(monitors.sustained, at(0.5), null);
+      s.pageEvents.poll();
+      assert.deepEqual(events, ['data'], 'an alert opened');
+      s.pageEvents.poll();
+      assert.deepEqual(events, ['data'], 'once');
+      await alert(monitors.sustained, at(0.4), at(0.3));
+      s.pageEvents.poll();
+      assert.deepEqual(events, ['data', 'data'], 'an alert that opened and ended between two looks');
+      ok(await srv.post(`${monitorsPath}/${monitors.sustained.id}`, { threshold_value: 6 }));
+      s.pageEvents.poll();
+      assert.deepEqual(events, ['data', 'data', 'data'], 'a threshold changed (and its open alert ended)');
+    } finally {
+      off();
+    }
+  });
+
   test('markers follow the monitors and the metric settings at once (not cached with the data)', async () => {
     const before = ok(await srv.get('/p/ops/data', { token: null })).cards[0].markers;
     assert.ok(before.alerts.some((a: any) => a.end === null));
