@@ -444,6 +444,34 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
       await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: gaugeMetric.id, ui_card_size: '1/2' }),
       201,
     );
+    // A calendar: the days its alerts fired on are outlined.
+    const calendarMetric = ok(
+      await srv.post(metricsPath, { view_id: metrics.area.view_id, name: 'Daily', ui_chart_type: 'calendar' }),
+      201,
+    );
+    const calMonitor = ok(
+      await srv.post(`${metricsPath}/${calendarMetric.id}/monitors`, {
+        name: 'Busy',
+        chart_value: 'count',
+        threshold_value: 1,
+      }),
+      201,
+    );
+    assert.equal(
+      (
+        await s.monitors.recordSlot(
+          s.monitors.get(projectId, calMonitor.id)!,
+          now,
+          { states: [], removed: [], closed: [], opened: [opened(now - 3_600_000, now - 3_000_000)] },
+          s.metrics.get(projectId, calendarMetric.id)!,
+        )
+      ).applied,
+      true,
+    );
+    const calendar = ok(
+      await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: calendarMetric.id, ui_card_size: '1/2' }),
+      201,
+    );
     const line = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.line.id }), 201);
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const tab = await ctx.newPage();
@@ -478,6 +506,12 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
       thresholds: [{ value: 30, operator: 'gte', label: `Gauge ${EVIL}` }],
     });
     assert.deepEqual(gaugeCard.notes, [`Threshold: Gauge ${EVIL} ≥ 30`]);
+    const alertDay = new Date(now - 3_600_000).toISOString().slice(0, 10);
+    assert.equal(
+      await tab.$eval(`#card-${calendar.id} .chart`, (el: any) => el.dataset.alertDays),
+      [...new Set([alertDay, new Date(now - 3_000_000).toISOString().slice(0, 10)])].join(','),
+      'the alert day is outlined',
+    );
     assert.equal(await tab.evaluate(() => (globalThis as any).__pwned), undefined, 'no monitor name ran');
     assert.equal(await tab.$$eval('script', (els) => els.length), 2);
 

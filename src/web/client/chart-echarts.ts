@@ -5,7 +5,7 @@ import { CanvasRenderer } from 'echarts/renderers';
 import { cssColor, lastValue, NAMED, ruleColor, seriesColor } from './colors.js';
 import { formatValue } from './format.js';
 import { reduce } from './reduce.js';
-import type { CardMarkers, CardSeries, DrawInput, Drawn } from './types.js';
+import type { CardData, CardMarkers, CardSeries, DrawInput, Drawn } from './types.js';
 
 // Only the modules these four charts need: this chunk is loaded only for a page that has one.
 // Tooltips render as canvas text (richText), so no label is ever parsed as HTML.
@@ -108,22 +108,29 @@ export function drawEcharts(input: DrawInput): Drawn {
   } else {
     // calendar: one cell per day, the shown series added up per bucket.
     const days = new Map<string, number>();
+    const dayOf = new Intl.DateTimeFormat('en-CA', {
+      timeZone: input.timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    });
     data.times.forEach((t, i) => {
       let sum: number | null = null;
       for (const s of shown) if (s.values[i] !== null && s.values[i] !== undefined) sum = (sum ?? 0) + s.values[i]!;
       if (sum === null) return;
-      const day = new Intl.DateTimeFormat('en-CA', {
-        timeZone: input.timeZone,
-        year: 'numeric',
-        month: '2-digit',
-        day: '2-digit',
-      }).format(t);
+      const day = dayOf.format(t);
       days.set(day, (days.get(day) ?? 0) + sum);
     });
-    const entries = [...days.entries()];
-    const max = Math.max(1, ...entries.map(([, v]) => v));
-    const first = entries[0]?.[0] ?? new Date(data.times[0] ?? Date.now()).toISOString().slice(0, 10);
-    const last = entries[entries.length - 1]?.[0] ?? first;
+    const alerted = alertDays(card.metric.ui_chart_show_alerts ? card.markers : null, data, hidden, dayOf);
+    el.dataset.alertDays = [...alerted].sort().join(',');
+    // A day an alert fired on is outlined in red (the calendar's alert marker).
+    const entries = [...days.entries()].map(([day, v]) =>
+      alerted.has(day) ? { value: [day, v], itemStyle: { borderColor: '#ef4444', borderWidth: 2 } } : [day, v],
+    );
+    const max = Math.max(1, ...days.values());
+    const keys = [...days.keys()];
+    const first = keys[0] ?? new Date(data.times[0] ?? Date.now()).toISOString().slice(0, 10);
+    const last = keys[keys.length - 1] ?? first;
     const base = cssColor(m.ui_chart_color_base, NAMED.green!);
     option = {
       backgroundColor: bg,
@@ -148,6 +155,27 @@ export function drawEcharts(input: DrawInput): Drawn {
       holder.remove();
     },
   };
+}
+
+/** The days (`YYYY-MM-DD` in the viewer's zone) an alert period of a shown series covers, within the card's window. */
+function alertDays(
+  markers: CardMarkers | null,
+  data: CardData,
+  hidden: Set<string>,
+  dayOf: Intl.DateTimeFormat,
+): Set<string> {
+  const out = new Set<string>();
+  const windowStart = Date.parse(data.start_at);
+  const windowEnd = Date.parse(data.end_at);
+  for (const a of markers?.alerts ?? []) {
+    if (a.series_hash !== null && hidden.has(a.series_hash)) continue;
+    const from = Math.max(a.start, windowStart);
+    const to = Math.min(a.end ?? windowEnd, windowEnd);
+    // Hour steps reach every day (zones shift by at most a day's fraction); bounded by the window.
+    for (let t = from; t <= to && out.size < 400; t += 3_600_000) out.add(dayOf.format(t));
+    if (to >= from) out.add(dayOf.format(to));
+  }
+  return out;
 }
 
 const MEETS: Record<string, (v: number, t: number) => boolean> = {
