@@ -18,7 +18,7 @@ export interface PageEventsDeps {
   /** The node's scheduler: the comparison is its `page-watch` job. */
   scheduler: Pick<Scheduler, 'register'>;
   log: Logger;
-  /** The monitors: an alert that opens or ends, or a threshold that changes, redraws (card-markers.ts). */
+  /** The monitors: an alert that opens or ends, or a threshold that changes, redraws (markers-version.ts). */
   monitors?: Pick<MonitorCatalog, 'list' | 'store'>;
 }
 

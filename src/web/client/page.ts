@@ -114,7 +114,8 @@ class Page {
     else drawn = drawStat(input);
     this.drawn.set(card.id, drawn);
     if (legend) this.legend(legend, card, data);
-    this.markerNote(section, card, hidden, UPLOT.has(type));
+    const timeAxis = UPLOT.has(type);
+    this.markerNote(section, card, hidden, timeAxis);
     // What the card drew, for tests and for anyone reading the page: each series' points as [time ms, value].
     section.dataset.interval = data.interval;
     section.dataset.startAt = data.start_at;
@@ -125,9 +126,12 @@ class Page {
         label: s.label,
         hidden: hidden.has(s.hash),
         points: data.times.map((t, i) => [t, s.values[i] ?? null]),
-        // The fits drawn when the metric shows them: the trend at each bucket, the forecast point.
-        trend: card.metric.ui_chart_show_trends && s.trend ? data.times.map((t, i) => [t, s.trend![i] ?? null]) : null,
-        forecast: card.metric.ui_chart_show_forecast ? s.forecast : null,
+        // The fits drawn (time charts, when the metric shows them): the trend at each bucket, the forecast point.
+        trend:
+          timeAxis && card.metric.ui_chart_show_trends && s.trend
+            ? data.times.map((t, i) => [t, s.trend![i] ?? null])
+            : null,
+        forecast: timeAxis && card.metric.ui_chart_show_forecast ? s.forecast : null,
       })),
     );
     section.dataset.state = 'drawn';
