@@ -328,12 +328,13 @@ async function sealedScan(
   while (s + 1 < boundaries.length && boundaries[s + 1]! <= sealBefore) s++;
   if (s === 0) return scan(boundaries);
   const generation = cache.begin(metric.id, sealBefore);
+  const since = cache.writeMark(metric.id);
   const key = `${metric.id}\u0000${metric.definition_revision}\u0000${boundaries[0]}\u0000${boundaries[s]}`;
   const head = async (): Promise<readonly string[]> => {
     const kept = cache.getScan(key, generation);
     if (kept !== undefined) return kept;
     const found = await scan(boundaries.slice(0, s + 1));
-    cache.putScan(key, metric.id, generation, found);
+    cache.putScan(key, metric.id, generation, found, { from: boundaries[0]!, to: boundaries[s]!, since });
     return found;
   };
   const [a, b] = await Promise.all([head(), s + 1 < boundaries.length ? scan(boundaries.slice(s)) : []]);
