@@ -20,7 +20,7 @@ import {
 } from './rollup-types.js';
 import type { RollupReader, RollupReadQuery } from './rollup-reader-contract.js';
 import { allocColumns, columnsOfBuckets } from './stored-columns.js';
-import { readStateScalars, type StateScalars } from './state-scalars.js';
+import { decodeStateWithoutDistinct, readStateScalars, type StateScalars } from './state-scalars.js';
 import { duck, tierTable, type RollupStore } from './rollup-store.js';
 
 /** Up to this many series a read matches names with list functions; more take a hash join. */
@@ -49,7 +49,7 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       if (r === null) return [];
       return r.rows.partials === 0
         ? compactedBuckets(r.rows, r.names, q.sketches)
-        : mergedInOrder(r.rows, r.names, q.sketches);
+        : mergedInOrder(r.rows, r.names, q.sketches, decoderFor(r.wanted));
     },
 
     async readColumns(q) {
@@ -59,7 +59,7 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       // Figures that merge from the states' headers: no sketch decoded (a backlog of partials waits).
       return r.scalar
         ? mergedScalarColumns(r.rows, r.names, r.wanted)
-        : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches));
+        : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches, decoderFor(r.wanted)));
     },
 
     async seriesWithData(q) {
@@ -273,6 +273,7 @@ function compactedColumns(
 ): StoredColumns {
   const order = seriesThenStartOrder(rows.si, rows.numbers[0]!, rows.length, names.length);
   const c = allocColumns(rows.length, names, sketches, wanted);
+  const decode = decoderFor(wanted);
   COLUMN_FIGURES.forEach((f, k) => {
     const from = rows.numbers[k]!;
     const to = c[f];
@@ -284,7 +285,7 @@ function compactedColumns(
     c.si[j] = rows.si[i]!;
     if (c.states) {
       const blob = rows.blobs[i];
-      c.states[j] = blob ? decodeState(blob) : null;
+      c.states[j] = blob ? decode(blob) : null;
     }
   }
   return c;
@@ -309,6 +310,11 @@ function seriesThenStartOrder(si: Float64Array, start: Float64Array, length: num
     if (!ordered) order.subarray(a, b).sort((x, y) => start[x]! - start[y]!);
   }
   return order;
+}
+
+/** How a read decodes states: without the distinct sketch when it wants no distinct count (its last figure). */
+function decoderFor(wanted: readonly boolean[]): (blob: Uint8Array) => BucketState {
+  return wanted[COLUMN_FIGURES.indexOf('distinct')] ? decodeState : decodeStateWithoutDistinct;
 }
 
 /** Figures a state's header holds (state-scalars.ts). */
@@ -416,7 +422,12 @@ function mergedScalarColumns(rows: Rows, names: readonly string[], wanted: reado
 }
 
 /** Canonical rows with partials merged into them (or standing alone), by (series, start). */
-function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] {
+function mergedBuckets(
+  rows: Rows,
+  names: readonly string[],
+  sketches: boolean,
+  decode: (blob: Uint8Array) => BucketState,
+): StoredBucket[] {
   const out = new Map<
     string,
     { si: number; start: number; figures: StateFigures | null; state: BucketState | null; merged: boolean }
@@ -426,7 +437,7 @@ function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean):
     const start = rows.numbers[0]![i]!;
     const key = `${si}\u0000${start}`;
     const blob = rows.blobs[i]!;
-    const state = blob === null ? null : decodeState(blob);
+    const state = blob === null ? null : decode(blob);
     let b = out.get(key);
     if (!b) out.set(key, (b = { si, start, figures: null, state: null, merged: false }));
     if (rows.part[i] === 0) {
@@ -446,8 +457,13 @@ function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean):
   return buckets;
 }
 
-const mergedInOrder = (rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] =>
-  mergedBuckets(rows, names, sketches).sort((a, b) =>
+const mergedInOrder = (
+  rows: Rows,
+  names: readonly string[],
+  sketches: boolean,
+  decode: (blob: Uint8Array) => BucketState,
+): StoredBucket[] =>
+  mergedBuckets(rows, names, sketches, decode).sort((a, b) =>
     a.series < b.series ? -1 : a.series > b.series ? 1 : a.start - b.start,
   );
 

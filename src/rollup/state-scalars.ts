@@ -1,4 +1,5 @@
-import { decodeState } from './bucket-state.js';
+import { decodeState, type BucketState } from './bucket-state.js';
+import { QuantileSketch } from './ddsketch.js';
 
 /**
  * The scalar figures of an encoded bucket state — record count, the value field's count, sum, min
@@ -88,4 +89,48 @@ function viaDecode(bytes: Uint8Array, into: StateScalars): StateScalars {
   into.last = s.last ?? Number.NaN;
   into.lastAt = s.last === null ? Number.NaN : s.lastAt;
   return into;
+}
+
+/**
+ * `decodeState` without its distinct sketch (`distinct` null): a read that wants no distinct count
+ * does not decode 16 KB of HyperLogLog registers a row. Other layouts go through `decodeState`.
+ */
+export function decodeStateWithoutDistinct(bytes: Uint8Array): BucketState {
+  if (bytes.length < 3 || bytes[0] !== STATE_V1) return withoutDistinct(decodeState(bytes));
+  const flags = bytes[1]!;
+  let at = 2;
+  const varint = (): number => {
+    let x = 0;
+    let mul = 1;
+    for (;;) {
+      if (at >= bytes.length) return Number.NaN;
+      const b = bytes[at++]!;
+      x += (b & 0x7f) * mul;
+      if (b < 0x80) return x;
+      mul *= 128;
+    }
+  };
+  const count = varint();
+  let last: number | null = null;
+  let lastAt = -Infinity;
+  if (flags & HAS_LAST) {
+    if (at + 16 > bytes.length) return withoutDistinct(decodeState(bytes));
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    last = view.getFloat64(at, true);
+    lastAt = view.getFloat64(at + 8, true);
+    at += 16;
+  }
+  let values: QuantileSketch | null = null;
+  if (flags & HAS_VALUES) {
+    const length = varint();
+    if (Number.isNaN(length) || at + length > bytes.length) return withoutDistinct(decodeState(bytes));
+    values = QuantileSketch.decode(bytes.subarray(at, at + length));
+  }
+  if (Number.isNaN(count)) return withoutDistinct(decodeState(bytes));
+  return { count, values, last, lastAt, distinct: null };
+}
+
+function withoutDistinct(s: BucketState): BucketState {
+  s.distinct = null;
+  return s;
 }

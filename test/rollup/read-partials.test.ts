@@ -9,7 +9,7 @@ import { loadHasher } from '../../src/rollup/hll.js';
 import { rollupReader } from '../../src/rollup/rollup-reader.js';
 import { RollupStore } from '../../src/rollup/rollup-store.js';
 import { COLUMN_FIGURES, type ColumnFigure, type MetricPartials, type Tier } from '../../src/rollup/rollup-types.js';
-import { readStateScalars } from '../../src/rollup/state-scalars.js';
+import { decodeStateWithoutDistinct, readStateScalars } from '../../src/rollup/state-scalars.js';
 
 /**
  * docs/metrics.md, "Aggregation", "How answers are served": a read of counts, sums, extremes and
@@ -107,6 +107,15 @@ test('reads over uncompacted partials: figures merged from the states headers eq
     assert.deepEqual([...fast.si], [...decoded.si]);
     for (const f of COLUMN_FIGURES.filter((x) => scalar.has(x) && x !== 'sum'))
       assert.deepEqual([...fast[f]], [...decoded[f]], `${tier} ${f}`);
+    // Percentiles need the value sketches (decoded), not the distinct ones (left out): the same quantiles.
+    const quantiles = new Set<ColumnFigure>(['start', 'count', 'value_count', 'p50', 'p95', 'p99']);
+    for (const sketches of [false, true]) {
+      const noDistinct = await reader.readColumns!({ ...q, sketches, figures: quantiles });
+      for (const f of ['count', 'p50', 'p95', 'p99'] as const)
+        assert.deepEqual([...noDistinct[f]], [...decoded[f]], `${tier} ${f} sketches ${sketches}`);
+      if (sketches)
+        assert.ok(noDistinct.states!.every((st) => st !== null && st.distinct === null && st.values !== null));
+    }
     for (let i = 0; i < fast.length; i++) {
       const [a, b] = [fast.sum[i]!, decoded.sum[i]!];
       assert.ok(
@@ -141,6 +150,9 @@ test('state scalars: the header figures of every state shape equal those of the 
       const bytes = encodeState(s);
       const f = figuresOf(decodeState(bytes));
       const got = readStateScalars(bytes, into);
+      const { distinct: _, ...rest } = f;
+      const { distinct: __, ...withoutDistinct } = figuresOf(decodeStateWithoutDistinct(bytes));
+      assert.deepEqual(withoutDistinct, rest);
       const n = (x: number | null) => x ?? Number.NaN;
       assert.deepEqual(
         [got.count, got.valueCount, got.sum, got.min, got.max, got.last, got.lastAt],
