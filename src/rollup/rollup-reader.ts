@@ -55,11 +55,15 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
     async readColumns(q) {
       const r = await readRaw(store, q);
       if (r === null) return allocColumns(0, [], q.sketches);
-      if (r.rows.partials === 0) return compactedColumns(r.rows, r.names, q.sketches, r.wanted);
-      // Figures that merge from the states' headers: no sketch decoded (a backlog of partials waits).
-      return r.scalar
-        ? mergedScalarColumns(r.rows, r.names, r.wanted)
-        : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches, decoderFor(r.wanted)));
+      const c =
+        r.rows.partials === 0
+          ? compactedColumns(r.rows, r.names, q.sketches, r.wanted)
+          : // Figures that merge from the states' headers: no sketch decoded (a backlog of partials waits).
+            r.scalar
+            ? mergedScalarColumns(r.rows, r.names, r.wanted)
+            : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches, decoderFor(r.wanted)));
+      if (r.leftOut > 0) c.leftOut = r.leftOut;
+      return c;
     },
 
     async seriesWithData(q) {
@@ -99,7 +103,7 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
 async function readRaw(
   store: RollupStore,
   q: RollupReadQuery,
-): Promise<{ rows: Rows; names: string[]; wanted: boolean[]; scalar: boolean } | null> {
+): Promise<{ rows: Rows; names: string[]; wanted: boolean[]; scalar: boolean; leftOut: number } | null> {
   // Sorted names: index order is series order, so rows come out grouped as the contract wants.
   const names = q.series === null ? await realSeries(store, q) : [...new Set(q.series)].sort();
   if (names.length === 0) return null;
@@ -119,6 +123,11 @@ async function readRaw(
     listValue(names),
   ];
   const types = [VARCHAR, INTEGER, BIGINT, BIGINT, BIGINT, BOOLEAN, LIST(VARCHAR)];
+  const budget = q.partialBudget;
+  if (budget) {
+    params.push(BigInt(Math.max(0, Math.floor(budget.rows))), BigInt(Math.floor(budget.keepFrom)));
+    types.push(BIGINT, BIGINT);
+  }
   // A few names: matched in the list itself (cheaper than a join); many: a hash join on them.
   const few = names.length <= FEW_NAMES;
   const match = (t: string) =>
@@ -127,9 +136,17 @@ async function readRaw(
       : { from: `JOIN n ON n.series = ${t}.series`, where: '', si: 'n.si' };
   const [mc, mp] = [match('c'), match('r')];
   const sql = `WITH n AS (SELECT unnest($7) AS series, unnest(range(len($7))) AS si),
-    p AS (
-      SELECT ${mp.si} AS si, ${bucket} AS start, r.state FROM rollup_partials r ${mp.from}
+    ${
+      budget
+        ? `pa AS (
+      SELECT ${mp.si} AS si, ${bucket} AS start, r.minute, r.state FROM rollup_partials r ${mp.from}
       WHERE r.metric_id = $1 AND r.revision = $2 AND r.minute >= $3 AND r.minute < $5 ${mp.where}),
+    pc AS (SELECT count(*) AS c FROM pa WHERE start >= $3 AND start < $4),
+    p AS (SELECT si, start, state FROM pa, pc WHERE pc.c <= $8 OR pa.minute >= $9),`
+        : `p AS (
+      SELECT ${mp.si} AS si, ${bucket} AS start, r.state FROM rollup_partials r ${mp.from}
+      WHERE r.metric_id = $1 AND r.revision = $2 AND r.minute >= $3 AND r.minute < $5 ${mp.where}),`
+    }
     pk AS (SELECT DISTINCT si, start FROM p)
     SELECT 0::DOUBLE AS part, (${mc.si})::DOUBLE, ${NUMBERS.map((f, k) => (wanted[k] ? `CAST(c.${f} AS DOUBLE)` : 'NULL::DOUBLE')).join(', ')},
       CASE WHEN $6 OR ${scalar ? 'false' : 'pk.si IS NOT NULL'} THEN c.state END AS state
@@ -138,9 +155,14 @@ async function readRaw(
     UNION ALL
     SELECT 1, si::DOUBLE, CAST(start AS DOUBLE), ${NUMBERS.slice(1)
       .map(() => 'NULL')
-      .join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
+      .join(', ')}, state FROM p WHERE start >= $3 AND start < $4${
+      // Over the budget: one more row (part 2) says how many partials were in the range.
+      budget ? ` UNION ALL SELECT 2, c::DOUBLE, ${NUMBERS.map(() => 'NULL').join(', ')}, NULL FROM pc WHERE c > $8` : ''
+    }`;
   const result = await duck('read rollups', () => store.reader.run(sql, params, types));
-  return { rows: readRows(result, wanted, q.sketches), names, wanted, scalar };
+  const rows = readRows(result, wanted, q.sketches);
+  const waiting = budget ? takeMarker(rows) : null;
+  return { rows, names, wanted, scalar, leftOut: waiting === null ? 0 : Math.max(0, waiting - rows.partials) };
 }
 
 /** The real series (not TOTAL_SERIES) with rows or partials in the read's range: a read of "every series". */
@@ -211,6 +233,32 @@ function readRows(result: DuckDBMaterializedResult, wanted: readonly boolean[], 
     }
   } else blobs.fill(null);
   return { length, partials, part, si, numbers, blobs };
+}
+
+/**
+ * The partials waiting in a budgeted read's range when they were over its budget (the part-2 row,
+ * taken out of `rows`), or null when they were within it.
+ */
+function takeMarker(rows: Rows): number | null {
+  let at = -1;
+  for (let i = 0; i < rows.length && at < 0; i++) if (rows.part[i] === 2) at = i;
+  if (at < 0) return null;
+  const waiting = rows.si[at]!;
+  const without = (a: Float64Array): Float64Array => {
+    const out = new Float64Array(a.length - 1);
+    out.set(a.subarray(0, at));
+    out.set(a.subarray(at + 1), at);
+    return out;
+  };
+  rows.part = without(rows.part);
+  rows.si = without(rows.si);
+  // Figures not read share one array (readRows): each is cut once.
+  const cut = new Map<Float64Array, Float64Array>();
+  rows.numbers = rows.numbers.map((a) => cut.get(a) ?? (cut.set(a, without(a)), cut.get(a)!));
+  rows.blobs.splice(at, 1);
+  rows.length--;
+  rows.partials--;
+  return waiting;
 }
 
 /** One DOUBLE column of a chunk into `out` from `at` (NULL as NaN): a tight loop over the vector. */

@@ -126,6 +126,47 @@ test('reads over uncompacted partials: figures merged from the states headers eq
   }
 });
 
+test('an observed read over a backlog of partials: past the budget, the ones before `keepFrom` are left out and counted', async (t) => {
+  await loadHasher();
+  const dir = mkdtempSync(join(tmpdir(), 'read-budget-'));
+  const store = await RollupStore.open(dir);
+  t.after(async () => {
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const rnd = random(11);
+  assert.equal(await store.mergeBackfillFile('m1', 1, 'f0', file(rnd, 300)), true);
+  for (let more = true; more; ) more = (await compactPartials(store, () => 1)).more;
+  const waiting = file(rnd, 300);
+  assert.equal(await store.mergeBackfillFile('m1', 1, 'f1', waiting), true);
+  const reader = rollupReader(store, () => null);
+  const keepFrom = T0 + 90 * MIN;
+  const q = {
+    metricId: 'm1',
+    revision: 1,
+    tier: 'hour' as Tier,
+    from: T0 - 86_400_000,
+    to: T0 + 86_400_000,
+    series: ['s0', 's1', 's2'],
+    sketches: false,
+    figures: new Set<ColumnFigure>(['start', 'count', 'value_count', 'sum']),
+  };
+  const sum = (a: Float64Array) => a.reduce((n, x) => n + x, 0);
+  const exact = await reader.readColumns!(q);
+  assert.equal(exact.leftOut, undefined);
+  // Within the budget: exact, nothing left out.
+  const within = await reader.readColumns!({ ...q, partialBudget: { rows: 300, keepFrom } });
+  assert.equal(within.leftOut, undefined);
+  assert.deepEqual([...within.count], [...exact.count]);
+  // Over it: the partials of minutes before keepFrom are left out, and said to be.
+  const over = await reader.readColumns!({ ...q, partialBudget: { rows: 299, keepFrom } });
+  const older = waiting.partials.filter((p) => p.minute < keepFrom);
+  assert.equal(over.leftOut, older.length);
+  const olderRecords = older.reduce((n, p) => n + decodeState(p.state).count, 0);
+  assert.ok(olderRecords > 0);
+  assert.equal(sum(over.count), sum(exact.count) - olderRecords);
+});
+
 test('state scalars: the header figures of every state shape equal those of the decoded state', async () => {
   await loadHasher();
   const rnd = random(3);

@@ -39,6 +39,8 @@ export interface SealedPart {
   hasRecords(j: number, i: number): boolean;
   /** Series with records in the suffix (the rows' series, which may be more than the candidates). */
   withData: Set<string>;
+  /** Some partials were left out of its reads (an observed answer during a backlog): nothing of it is kept. */
+  incomplete?: boolean;
 }
 
 /** A SealedPart straight from stored rows: each candidate's table from its own rows. */
@@ -109,7 +111,7 @@ export async function sealedTables(
   const sub = prefix === 0 ? boundaries : boundaries.slice(prefix);
   const part = await input.compute(sub);
   const fresh = part.tables;
-  const block = sealBlock(input, part, prefix);
+  const block = part.incomplete ? null : sealBlock(input, part, prefix);
   if (block) {
     cache.put(key, metricId, generation, block, input.family ?? null, since);
     // The fresh tables' sealed rows are written from the block's bytes (made once).
