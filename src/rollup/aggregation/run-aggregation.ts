@@ -22,6 +22,8 @@ const NO_FITS: SeriesFits = { regression: null, forecast: null };
  * keeps far fewer waiting, an import's backlog (a partial row per record) far more.
  */
 export const OBSERVED_PARTIAL_BUDGET = 50_000;
+/** Partials of the last 10 minutes are always merged into an observed answer (the live edge). */
+const LIVE_EDGE_MS = 10 * 60_000;
 /** The read plan of an answer whose series are all read at once (no tail folds). */
 const NO_SELECTION: SeriesSelection = { kept: [], tail: [], seriesTotal: 0 };
 import {
@@ -145,9 +147,11 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const figures = figuresFor(req.values);
   // Observed answers while a compaction backlog waits: partials past the budget that are older than
   // the watermark are left out, and the answer says so (coverage reason `compacting`).
+  // Kept: the partials past the watermark, and always those of the last minutes (while an import's
+  // batches are still being counted the watermark sits at its oldest minute, days back).
   const partialBudget =
     req.coverage === 'observed' && completeThrough !== null
-      ? { rows: OBSERVED_PARTIAL_BUDGET, keepFrom: completeThrough }
+      ? { rows: OBSERVED_PARTIAL_BUDGET, keepFrom: Math.max(completeThrough, now - LIVE_EDGE_MS) }
       : undefined;
   let leftOut = 0;
   const read = async (
