@@ -1,13 +1,10 @@
 import { ApiError, type FieldIssue } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { ProjectsRepo } from '../../catalog/projects.js';
-import type { Spool } from '../../spool/spool.js';
 import type { ViewCatalog } from '../../transform/view-catalog.js';
 import { compileValidator, assertValid } from '../../http/validation.js';
 import { aggregationQuerySchema, type AggregationQuery } from './aggregation-schema.js';
 import { timestampMs } from '../../timestamp.js';
 import { horizonTime } from '../fits/index.js';
-import type { LateDataFiles } from '../late-data.js';
 import type { MetricCatalog } from '../metric-catalog.js';
 import type { MetricRecord } from '../metric-records.js';
 import type { RollupReader } from '../rollup-reader-contract.js';
@@ -48,9 +45,6 @@ export interface AggregationDeps {
   clock: Clock;
   metrics: MetricCatalog;
   views: ViewCatalog;
-  projects: ProjectsRepo;
-  lateData: LateDataFiles;
-  spool: Spool;
   readonly rollups: RollupReader | null;
 }
 
