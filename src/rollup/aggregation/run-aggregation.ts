@@ -145,10 +145,9 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const completeThrough = reader.completeThrough(metric.id);
   // The answer's own reads fetch only the figures its values use; the merged tail's (cached between answers of any values) every one.
   const figures = figuresFor(req.values);
-  // Observed answers while a compaction backlog waits: partials past the budget that are older than
-  // the watermark are left out, and the answer says so (coverage reason `compacting`).
-  // Kept: the partials past the watermark, and always those of the last minutes (while an import's
-  // batches are still being counted the watermark sits at its oldest minute, days back).
+  // Observed answers while a compaction backlog waits: past the budget, partials older than the
+  // watermark are left out and the answer says so (coverage reason `compacting`); those of the last
+  // minutes always stay (while an import's batches are counted the watermark sits days back).
   const partialBudget =
     req.coverage === 'observed' && completeThrough !== null
       ? { rows: OBSERVED_PARTIAL_BUDGET, keepFrom: Math.max(completeThrough, now - LIVE_EDGE_MS) }
