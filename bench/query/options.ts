@@ -7,7 +7,7 @@ import { integerKnob, listKnob, numberKnob, OptionError, refuseOptions } from '.
 
 /** Records at scale 1: 100 million over 30 days. */
 export const FULL_RECORDS = 100_000_000;
-export const PARTS = ['queries', 'lag'] as const;
+export const PARTS = ['backlog', 'queries', 'lag'] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface QueryOptions {
@@ -21,6 +21,7 @@ export interface QueryOptions {
   queryRepeats: number;
   rawRepeats: number;
   coverage: 'strict' | 'observed';
+  backlogRounds: number;
   parts: Part[];
   burstRecords: number;
   /** Offered records/s of the lag run; 0: half the measured maximum. */
@@ -46,6 +47,7 @@ export const KNOBS: Record<string, string> = {
   BENCH_QUERY_REPEATS: 'timed repeats of each aggregation request (default 50)',
   BENCH_RAW_REPEATS: 'timed repeats of each raw DuckDB scan (default 5)',
   BENCH_COVERAGE: 'coverage_mode of the timed queries, strict or observed (default observed)',
+  BENCH_BACKLOG_ROUNDS: 'most rounds of the four queries timed while the compaction backlog waits (default 200)',
   BENCH_PARTS: `comma-separated, of ${PARTS.join(', ')} (default: all)`,
   BENCH_BURST_RECORDS: 'records of the closed-loop burst that measures the maximum ingest rate (default 200,000)',
   BENCH_LAG_RATE: "offered records/s of the lag run (default 0: half the burst's rate)",
@@ -100,6 +102,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       queryRepeats: integer('BENCH_QUERY_REPEATS', 50, 1, 100_000),
       rawRepeats: integer('BENCH_RAW_REPEATS', 5, 1, 1_000),
       coverage,
+      backlogRounds: integer('BENCH_BACKLOG_ROUNDS', 200, 1, 100_000),
       parts: listKnob<Part>(KNOBS, 'BENCH_PARTS', [...PARTS], (s) =>
         (PARTS as readonly string[]).includes(s) ? (s as Part) : undefined,
       ),

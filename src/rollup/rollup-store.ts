@@ -172,14 +172,20 @@ export class RollupStore {
     }
   }
 
-  /** Per metric, the oldest minute of partials just committed, to the listener (sealed-cells.ts). */
+  /** Per metric, the minutes of partials just committed (sorted; the oldest first), to the listener (sealed-cells.ts). */
   private reportAdded(added: readonly MetricPartials[]): void {
     if (!this.listener || added.length === 0) return;
-    const oldest = new Map<string, number>();
+    const minutes = new Map<string, Set<number>>();
     for (const m of added) {
-      for (const p of m.partials) if (p.minute < (oldest.get(m.metricId) ?? Infinity)) oldest.set(m.metricId, p.minute);
+      let set = minutes.get(m.metricId);
+      if (!set) minutes.set(m.metricId, (set = new Set()));
+      for (const p of m.partials) set.add(p.minute);
     }
-    for (const [id, minute] of oldest) this.listener.added(id, minute);
+    for (const [id, set] of minutes) {
+      if (set.size === 0) continue;
+      const sorted = Float64Array.from(set).sort();
+      this.listener.added(id, sorted[0]!, sorted);
+    }
   }
 
   /** Partial rows not folded yet, per metric (compaction progress). */
@@ -256,8 +262,8 @@ export class RollupStore {
 
 /** What the rollup store tells after its writes (sealed-cells.ts keeps its cached buckets true to them). */
 export interface RollupWriteListener {
-  /** Partials of `metricId` were committed, the oldest at minute `from`. */
-  added(metricId: string, from: number): void;
+  /** Partials of `metricId` were committed, the oldest at minute `from`; `minutes`: every minute they touch, sorted. */
+  added(metricId: string, from: number, minutes: Float64Array): void;
   /** Rows of `metricId` were dropped. */
   dropped(metricId: string): void;
 }
