@@ -16,7 +16,9 @@
  *
  * Run: npm run bench:pulls (small: BENCH_CHECKS=50 BENCH_PULLS=10 BENCH_MINUTES=1).
  */
-import { testCa, startHttpsServer } from '../../test/helpers/test-ca.js';
+import { fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { testCa } from '../../test/helpers/test-ca.js';
 import { integerKnob, OptionError } from '../knobs.js';
 import { BenchServer } from '../e2e/sluice-server.js';
 import { sendNdjson } from '../e2e/send-ndjson.js';
@@ -54,18 +56,24 @@ const LEAD_MS = 2_000;
 process.env.NODE_EXTRA_CA_CERTS = testCa().caPath;
 process.env.SLUICE_ALLOW_PRIVATE_TARGETS = '1';
 
-const arrivals = new Map<string, number[]>();
-const site = await startHttpsServer((req, res) => {
-  const at = Date.now();
-  const path = (req.url ?? '/').split('?')[0]!;
-  let list = arrivals.get(path);
-  if (!list) arrivals.set(path, (list = []));
-  list.push(at);
-  if (path.startsWith('/p/')) {
-    res.setHeader('content-type', 'application/json');
-    res.end(JSON.stringify(Array.from({ length: 5 }, (_, i) => ({ i, host: `h${i}`, v: Math.random() }))));
-  } else res.end('ok');
+// The endpoint runs in its own process (target-server.ts), so its arrival times are not held up
+// by this process sending the ingest load.
+const target = fork(fileURLToPath(new URL('./target-server.js', import.meta.url)), [], {
+  stdio: 'inherit',
+  env: { ...process.env, BENCH_TARGET_CERT: testCa().cert, BENCH_TARGET_KEY: testCa().key },
 });
+const targetPort = await new Promise<number>((resolve, reject) => {
+  target.once('message', (m) => resolve((m as { port: number }).port));
+  target.once('exit', (code) => reject(new Error(`the target server exited (${code}) before listening`)));
+});
+const site = { url: (path: string, host: string) => `https://${host}:${targetPort}${path}` };
+async function arrivalsOf(): Promise<Map<string, number[]>> {
+  const reply = new Promise<Map<string, number[]>>((resolve) =>
+    target.once('message', (m) => resolve(new Map((m as { arrivals: Array<[string, number[]]> }).arrivals))),
+  );
+  target.send('arrivals');
+  return reply;
+}
 
 const server = await BenchServer.start(WORKERS);
 const bodies = Array.from({ length: 50 }, (_, b) =>
@@ -137,6 +145,7 @@ try {
   const beside = median(besideRuns);
   await sleep(to - Date.now() + 5_000);
 
+  const arrivals = await arrivalsOf();
   const jitters: number[] = [];
   let missed = 0;
   let doubled = 0;
@@ -198,5 +207,5 @@ try {
   ]);
 } finally {
   await server.stop();
-  await site.close();
+  target.disconnect();
 }
