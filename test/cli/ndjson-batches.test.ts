@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { batchesOf, ndjsonBody, type Batch } from '../../src/cli/ingest/batches.js';
@@ -132,6 +133,28 @@ test('a line longer than the server limit is refused by its line number, whether
       flat(b.batches).map(([line]) => line),
       tail ? [1, 3] : [1],
     );
+  }
+});
+
+test('bytes that are not UTF-8 go as their decoded text (U+FFFD), as the record-by-record path sends them', async () => {
+  const buf = Buffer.concat([
+    Buffer.from('{"a":"ok"}\n{"b":"'),
+    Buffer.from([0xff, 0xfe]),
+    Buffer.from('"}\n{"c":3}\n'),
+  ]);
+  for (const limits of [
+    { records: 10, bytes: 1000 },
+    { records: 1, bytes: 1000 },
+  ]) {
+    const a = await oldPath(buf, 5, limits);
+    const b = await newPath(buf, 5, limits);
+    assert.deepEqual(flat(b.batches), flat(a.batches));
+    assert.deepEqual(b.refusals, []);
+    for (const batch of b.batches) {
+      assert.ok(isUtf8(batch.body!), 'every body is UTF-8');
+      assert.equal(batch.body!.toString('utf8'), ndjsonBody(batch.records));
+    }
+    assert.equal(flat(b.batches)[1]![1], '{"b":"\ufffd\ufffd"}');
   }
 });
 

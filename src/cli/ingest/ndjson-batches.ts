@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { checkNdjson } from '../../ingest/ndjson-check.js';
 import type { Batch, BatchLimits, BatchRecord } from './batches.js';
 import { MAX_RECORD_BYTES } from './input-record.js';
@@ -73,14 +74,19 @@ export async function* ndjsonBatches(
     let records: LineRecord[] = [];
     for (let k = 0; k < lines.length; k++)
       records.push(new LineRecord(buf, spans[2 * k]!, spans[2 * k + 1]!, lines[k]!));
-    if (opts.check && checkNdjson(buf) !== records.length) {
+    // Bytes that are not UTF-8 are sent as their decoded text (U+FFFD for each bad sequence), as
+    // the record-by-record reader does: the server refuses a body that is not UTF-8 as a whole.
+    const utf8 = isUtf8(buf);
+    if (!utf8 || (opts.check && checkNdjson(buf) !== records.length)) {
       // Not sure: each line as the server would read it; the ones it would refuse are left out.
-      const good = records.filter((r) => {
-        const why = recordRefusal(r.text);
-        if (why) opts.refused({ line: r.line, reason: why });
-        return !why;
-      });
-      if (good.length !== records.length) {
+      const good = opts.check
+        ? records.filter((r) => {
+            const why = recordRefusal(r.text);
+            if (why) opts.refused({ line: r.line, reason: why });
+            return !why;
+          })
+        : records;
+      if (!utf8 || good.length !== records.length) {
         const texts = good.map((r) => r.text);
         buf = Buffer.from(texts.length ? `${texts.join('\n')}\n` : '');
         records = [];
