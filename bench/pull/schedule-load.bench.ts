@@ -12,7 +12,8 @@
  * Ingest throughput: the same NDJSON load (bodies of 1,000 records, sent again and again for
  * BENCH_INGEST_SECONDS, default 15 s) measured BENCH_MINUTES times before the jobs exist, and then
  * once in every measured minute from 2 s before its start — across the seconds where the minute's
- * runs fire and their records are written, the worst part of the minute for ingest. Ratio of medians.
+ * runs fire and their records are written, the worst part of the minute for ingest. Each
+ * measurement starts with the queue drained. Ratio of medians.
  *
  * Run: npm run bench:pulls (small: BENCH_CHECKS=50 BENCH_PULLS=10 BENCH_MINUTES=1).
  */
@@ -21,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { testCa } from '../../test/helpers/test-ca.js';
 import { integerKnob, OptionError } from '../knobs.js';
 import { BenchServer } from '../e2e/sluice-server.js';
+import { drained } from '../e2e/drain.js';
 import { sendNdjson } from '../e2e/send-ndjson.js';
 
 const KNOBS = {
@@ -104,7 +106,11 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.le
 
 try {
   const aloneRuns: number[] = [];
-  for (let i = 0; i < MINUTES; i++) aloneRuns.push(await ingest());
+  // Each measurement starts with an empty queue (the one before has drained), alone and beside alike.
+  for (let i = 0; i < MINUTES; i++) {
+    await drained(server);
+    aloneRuns.push(await ingest());
+  }
   const alone = median(aloneRuns);
   const project = server.projectId;
   const source = (await server.api('GET', `/v1/projects/${project}/sources`))[0].id as string;
@@ -139,6 +145,7 @@ try {
   const to = from + MINUTES * MINUTE;
   const besideRuns: number[] = [];
   for (let m = from; m < to; m += MINUTE) {
+    await drained(server);
     await sleep(m - LEAD_MS - Date.now());
     besideRuns.push(await ingest());
   }
