@@ -13,7 +13,6 @@ import { loadHasher } from '../../src/rollup/hll.js';
 import { metricPartialsStage } from '../../src/rollup/metric-stage.js';
 import type { MetricTask } from '../../src/rollup/metric-task.js';
 import { buildPartials } from '../../src/rollup/partials.js';
-import { SeriesKeys } from '../../src/rollup/series-keys.js';
 import type { OutputColumn, OutputField } from '../../src/transform/output-schema.js';
 import { referencePartials } from './reference-partials.js';
 
@@ -142,25 +141,4 @@ test('100 metrics over varied group_by, values and filters: each as built alone'
     }),
   );
   assertSameAsReference(many, 2_000, 200);
-});
-
-test('series keys: one id per distinct typed combination, keyed only when asked, hashed once', () => {
-  const region = ['a', null, 'a', 'b', '1', null];
-  const code = [1, 1, 1, 1, 1, 1];
-  const mixed = ['1', 1, '1', true, 'true', null];
-  const one = new SeriesKeys([mixed], mixed.length);
-  assert.deepEqual(
-    mixed.map((_, r) => one.id(r)),
-    [0, 1, 0, 2, 3, 4],
-    '"1", 1, true and "true" are apart',
-  );
-  const two = new SeriesKeys([region, code], region.length);
-  assert.equal(two.count, 0, 'nothing keyed before it is asked');
-  assert.equal(two.id(4), 0);
-  assert.equal(two.id(1), 1);
-  assert.equal(two.id(5), 1, 'null is its own value');
-  assert.equal(two.count, 2);
-  assert.deepEqual(two.values(1), [null, 1]);
-  assert.equal(two.hash(0), two.hash(0));
-  assert.notEqual(two.hash(0), two.hash(1));
 });
