@@ -8,7 +8,7 @@ import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { decodeState, emptyState, encodeState } from '../../src/rollup/bucket-state.js';
 import { encodeCell, valueBucket, type CellRecords } from '../../src/rollup/cell-state-bytes.js';
-import { EXACT_MAX, hashValue, loadHasher } from '../../src/rollup/hll.js';
+import { hashValue, loadHasher } from '../../src/rollup/hll.js';
 import { mulberry32 } from '../helpers/seeded-random.js';
 
 before(loadHasher);
@@ -92,9 +92,6 @@ test('cell bytes decode to the state the sketches give for the same records', ()
       want,
       `cell ${k}: ${JSON.stringify({ n, h: hashes?.length, users })}`,
     );
-    // The sketches' own bytes (no re-encoding) while the format is the one both write.
-    if (hashes === null || new Set(hashes).size <= EXACT_MAX)
-      assert.deepEqual(Uint8Array.from(got), want, `cell ${k} bytes`);
   }
 });
 
