@@ -7,7 +7,7 @@ import { integerKnob, listKnob, numberKnob, OptionError, refuseOptions } from '.
 
 /** Records at scale 1: 100 million over 30 days. */
 export const FULL_RECORDS = 100_000_000;
-export const PARTS = ['backlog', 'queries', 'lag'] as const;
+export const PARTS = ['backlog', 'queries', 'lag', 'series', 'many-metrics'] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface QueryOptions {
@@ -36,6 +36,12 @@ export interface QueryOptions {
   lagPollRange: string;
   /** Longest wait for a metric to become active, s. */
   backfillTimeoutS: number;
+  /** Part `series`: records over the last hour, and the user-id pools of its many-series scenarios. */
+  seriesRecords: number;
+  seriesCounts: number[];
+  /** Part `many-metrics`: metrics on the view, and records posted. */
+  manyMetrics: number;
+  manyRecords: number;
 }
 
 export const KNOBS: Record<string, string> = {
@@ -60,6 +66,10 @@ export const KNOBS: Record<string, string> = {
   BENCH_LAG_POLL_RANGE:
     'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
+  BENCH_SERIES_RECORDS: 'part series: records spread over the last hour per scenario (default 200,000)',
+  BENCH_SERIES_COUNTS: 'part series: comma-separated user-id pools of the many-series scenarios (default 20000,100000)',
+  BENCH_MANY_METRICS: 'part many-metrics: metrics on the one view (default 100)',
+  BENCH_MANY_RECORDS: 'part many-metrics: records posted per scenario (default 200,000)',
 };
 
 function scaleArg(argv: readonly string[]): number {
@@ -114,6 +124,13 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       compareMain: process.env.BENCH_COMPARE_MAIN || undefined,
       lagPollRange: pollRange(process.env.BENCH_LAG_POLL_RANGE ?? 'last_hour'),
       backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
+      seriesRecords: integer('BENCH_SERIES_RECORDS', 200_000, 1_000, 100_000_000),
+      seriesCounts: listKnob<number>(KNOBS, 'BENCH_SERIES_COUNTS', [20_000, 100_000], (s) => {
+        const n = Number(s);
+        return Number.isInteger(n) && n >= 1 && n <= 1_000_000 ? n : undefined;
+      }),
+      manyMetrics: integer('BENCH_MANY_METRICS', 100, 1, 1_000),
+      manyRecords: integer('BENCH_MANY_RECORDS', 200_000, 1_000, 100_000_000),
     };
   } catch (err) {
     return refuseOptions('query bench', KNOBS, err);

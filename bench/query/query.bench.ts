@@ -16,9 +16,11 @@ import { compacted, createAndBackfill } from './backfill.js';
 import { backlogQueries, type BacklogRun } from './backlog-queries.js';
 import { ExactScanner } from './exact.js';
 import { measureLag, type LagResult } from './lag.js';
+import { manyMetricsReport, runManyMetrics } from './many-metrics.js';
 import { KNOBS, readOptions } from './options.js';
 import { QUERIES } from './queries.js';
 import { queryRow, runQuery, type BenchMetric, type QueryRun } from './query-runs.js';
+import { runSeriesScenarios, seriesReport } from './series-scenario.js';
 import { HOSTS, REGIONS, TRAFFIC_VIEW, TrafficSource, trafficNdjson } from './traffic.js';
 import { generateViewFiles, type GeneratedFile } from './view-files.js';
 
@@ -166,6 +168,22 @@ async function main(): Promise<void> {
   say(
     `query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`,
   );
+  // The parts that run on servers of their own (one per scenario, so RSS is the scenario's).
+  if (opts.parts.includes('series')) {
+    const plan = { ...opts, records: opts.seriesRecords, repeats: opts.queryRepeats, timeoutS: opts.backfillTimeoutS };
+    seriesReport(await runSeriesScenarios(plan, say), opts.seriesRecords, say);
+  }
+  if (opts.parts.includes('many-metrics')) {
+    const plan = {
+      ...opts,
+      records: opts.manyRecords,
+      metrics: opts.manyMetrics,
+      repeats: opts.queryRepeats,
+      timeoutS: opts.backfillTimeoutS,
+    };
+    manyMetricsReport(await runManyMetrics(plan, say), opts.manyRecords, say);
+  }
+  if (!opts.parts.includes('backlog') && !opts.parts.includes('queries') && !opts.parts.includes('lag')) return;
   const server = await BenchServer.start(opts.workers, opts.serverMain);
   // Interrupted: stop the server and remove its data dir before leaving.
   for (const signal of ['SIGINT', 'SIGTERM'] as const)
