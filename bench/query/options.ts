@@ -7,7 +7,7 @@ import { integerKnob, listKnob, numberKnob, OptionError, refuseOptions } from '.
 
 /** Records at scale 1: 100 million over 30 days. */
 export const FULL_RECORDS = 100_000_000;
-export const PARTS = ['queries', 'lag'] as const;
+export const PARTS = ['queries', 'lag', 'import'] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface QueryOptions {
@@ -35,6 +35,10 @@ export interface QueryOptions {
   lagPollRange: string;
   /** Longest wait for a metric to become active, s. */
   backfillTimeoutS: number;
+  /** Records of the month's import (part `import`). */
+  importRecords: number;
+  /** Records per NDJSON body of the import. */
+  importBody: number;
 }
 
 export const KNOBS: Record<string, string> = {
@@ -58,6 +62,8 @@ export const KNOBS: Record<string, string> = {
   BENCH_LAG_POLL_RANGE:
     'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
+  BENCH_IMPORT_RECORDS: "records of part import's month (timestamps over the last 30 days; default 1,000,000)",
+  BENCH_IMPORT_BODY: 'records per NDJSON body of part import (default 1,000)',
 };
 
 function scaleArg(argv: readonly string[]): number {
@@ -111,6 +117,8 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       compareMain: process.env.BENCH_COMPARE_MAIN || undefined,
       lagPollRange: pollRange(process.env.BENCH_LAG_POLL_RANGE ?? 'last_hour'),
       backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
+      importRecords: integer('BENCH_IMPORT_RECORDS', 1_000_000, 1_000, 100_000_000),
+      importBody: integer('BENCH_IMPORT_BODY', 1_000, 1, 100_000),
     };
   } catch (err) {
     return refuseOptions('query bench', KNOBS, err);

@@ -13,6 +13,7 @@ import { BenchServer } from '../e2e/sluice-server.js';
 import { quantile } from '../ingest/load.js';
 import { countFrom, type AggregationAnswer } from './aggregation.js';
 import { compacted, createAndBackfill } from './backfill.js';
+import { importPart } from './import.js';
 import { ExactScanner } from './exact.js';
 import { measureLag, type LagResult } from './lag.js';
 import { KNOBS, readOptions } from './options.js';
@@ -165,6 +166,22 @@ async function main(): Promise<void> {
   say(
     `query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`,
   );
+  if (opts.parts.includes('import')) {
+    // Its own servers (with and without a metric), before the view files of the other parts.
+    await importPart(
+      {
+        records: opts.importRecords,
+        body: opts.importBody,
+        users: Math.max(1_000, Math.round(opts.importRecords / 5)),
+        seed: opts.seed,
+        workers: opts.workers,
+        serverMain: opts.serverMain,
+        timeoutS: opts.backfillTimeoutS,
+      },
+      say,
+    );
+    if (opts.parts.every((p) => p === 'import')) return;
+  }
   const server = await BenchServer.start(opts.workers, opts.serverMain);
   // Interrupted: stop the server and remove its data dir before leaving.
   for (const signal of ['SIGINT', 'SIGTERM'] as const)

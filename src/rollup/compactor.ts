@@ -30,6 +30,13 @@ export function compactPartials(
   current: (metricId: string) => number | null,
   limit = COMPACT_BATCH_ROWS,
 ): Promise<{ folded: Folded; more: boolean }> {
+  // One look a metric per pass: the catalogue lookup decodes the metric's record each time.
+  const revisions = new Map<string, number | null>();
+  const currentOf = (id: string): number | null => {
+    let r = revisions.get(id);
+    if (r === undefined) revisions.set(id, (r = current(id)));
+    return r;
+  };
   return store.transaction('compact partials', async (conn) => {
     const reader = await conn.runAndReadAll(
       'SELECT metric_id, revision, series, minute, state, rowid FROM rollup_partials ORDER BY rowid LIMIT $1',
@@ -51,7 +58,7 @@ export function compactPartials(
       const f = folded.get(key) ?? { metricId: g.metricId, revision: g.revision, rows: 0 };
       f.rows++;
       folded.set(key, f);
-      if (current(g.metricId) !== g.revision) continue;
+      if (currentOf(g.metricId) !== g.revision) continue;
       const bytes = (state as { bytes: Uint8Array }).bytes;
       addTo(g.minutes, `${String(series)}@${Number(minute)}`, String(series), Number(minute), {
         state: decodeState(bytes),
