@@ -9,8 +9,10 @@
  *   time the import's files take);
  * - **one metric** (10 series by region, value latency, unique user_id, created before the import so
  *   every batch is counted live): the time until the queue is drained, until every record is
- *   counted (the metric's 30-day count by day reaches the import, coverage observed) and until its
- *   partials are compacted (`compact_percent` 100, as backfill.ts `compacted()` waits).
+ *   counted (the metric's `complete_through_at` passes the drain's minute: nothing waits in LMDB;
+ *   then the month's count by day, coverage observed, holds the whole import) and until its
+ *   partials are compacted (`compact_percent` 100, as backfill.ts `compacted()` waits). The month's
+ *   count must then equal the import exactly.
  *
  * Target: counted and compacted within 2× the no-metric drain. Peak RSS of each server is sampled
  * every 250 ms.
