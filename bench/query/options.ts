@@ -7,7 +7,7 @@ import { integerKnob, listKnob, numberKnob, OptionError, refuseOptions } from '.
 
 /** Records at scale 1: 100 million over 30 days. */
 export const FULL_RECORDS = 100_000_000;
-export const PARTS = ['backlog', 'queries', 'lag', 'series', 'many-metrics'] as const;
+export const PARTS = ['import', 'backlog', 'queries', 'lag', 'series', 'many-metrics'] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface QueryOptions {
@@ -42,6 +42,10 @@ export interface QueryOptions {
   /** Part `many-metrics`: metrics on the view, and records posted. */
   manyMetrics: number;
   manyRecords: number;
+  /** Records of the month's import (part `import`). */
+  importRecords: number;
+  /** Records per NDJSON body of the import. */
+  importBody: number;
 }
 
 export const KNOBS: Record<string, string> = {
@@ -70,6 +74,8 @@ export const KNOBS: Record<string, string> = {
   BENCH_SERIES_COUNTS: 'part series: comma-separated user-id pools of the many-series scenarios (default 20000,100000)',
   BENCH_MANY_METRICS: 'part many-metrics: metrics on the one view (default 100)',
   BENCH_MANY_RECORDS: 'part many-metrics: records posted per scenario (default 200,000)',
+  BENCH_IMPORT_RECORDS: "records of part import's month (timestamps over the last 30 days; default 1,000,000)",
+  BENCH_IMPORT_BODY: 'records per NDJSON body of part import (default 1,000)',
 };
 
 function scaleArg(argv: readonly string[]): number {
@@ -131,6 +137,8 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       }),
       manyMetrics: integer('BENCH_MANY_METRICS', 100, 1, 1_000),
       manyRecords: integer('BENCH_MANY_RECORDS', 200_000, 1_000, 100_000_000),
+      importRecords: integer('BENCH_IMPORT_RECORDS', 1_000_000, 1_000, 100_000_000),
+      importBody: integer('BENCH_IMPORT_BODY', 1_000, 1, 100_000),
     };
   } catch (err) {
     return refuseOptions('query bench', KNOBS, err);

@@ -14,6 +14,7 @@ import { quantile } from '../ingest/load.js';
 import { countFrom, type AggregationAnswer } from './aggregation.js';
 import { compacted, createAndBackfill } from './backfill.js';
 import { backlogQueries, type BacklogRun } from './backlog-queries.js';
+import { importPart } from './import.js';
 import { ExactScanner } from './exact.js';
 import { measureLag, type LagResult } from './lag.js';
 import { manyMetricsReport, runManyMetrics } from './many-metrics.js';
@@ -168,6 +169,21 @@ async function main(): Promise<void> {
   say(
     `query benchmark: ${availableParallelism()} CPUs, load average ${load()}; scale ${opts.scale} = ${fmt(opts.records)} records over 30 days in files of ${fmt(opts.fileRows)}, ${fmt(opts.users)} user ids; SLUICE_WORKERS ${opts.workers}; parts ${opts.parts.join(', ')}`,
   );
+  if (opts.parts.includes('import')) {
+    // Its own servers (with and without a metric), before the view files of the other parts.
+    await importPart(
+      {
+        records: opts.importRecords,
+        body: opts.importBody,
+        users: Math.max(1_000, Math.round(opts.importRecords / 5)),
+        seed: opts.seed,
+        workers: opts.workers,
+        serverMain: opts.serverMain,
+        timeoutS: opts.backfillTimeoutS,
+      },
+      say,
+    );
+  }
   // The parts that run on servers of their own (one per scenario, so RSS is the scenario's).
   if (opts.parts.includes('series')) {
     const plan = { ...opts, records: opts.seriesRecords, repeats: opts.queryRepeats, timeoutS: opts.backfillTimeoutS };
