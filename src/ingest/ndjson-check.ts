@@ -3,7 +3,8 @@ import { timestampMs } from '../timestamp.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
 
 /**
- * A fast yes for NDJSON bodies: every line is checked against the JSON grammar on its bytes, with
+ * A fast yes for NDJSON bodies: every line is checked against the JSON grammar on its bytes (the
+ * readers of records/json-bytes.ts, which the record templates share), with
  * no string decoded and no object built. On the main thread JSON.parse of each line was most of
  * what ingest cost for records of a few KB (≈ one parse per record, the pipeline's worker doing
  * the second), and its objects were thrown away at once.
@@ -55,6 +56,8 @@ function timestampValid(b: Buffer, s: number, e: number): boolean {
   return !Number.isNaN(timestampMs(JSON.parse(b.toString('utf8', s, e))));
 }
 
+// The grammar's tokens are read by records/json-bytes.ts; the bytes this walk compares stay local constants:
+// an imported binding is a module cell read (and TDZ-checked) at every use, which these loops would feel.
 const QUOTE = 0x22;
 const LBRACE = 0x7b;
 const RBRACE = 0x7d;
