@@ -11,7 +11,11 @@ import type { Services } from '../services.js';
  * `sign_in_required` (the page answers its sign-in form), a member of another team 404 like a page
  * that does not exist. A page of a project scheduled for deletion is not served.
  */
-export function pageForViewer(s: Services, slug: string, principal: Principal | undefined): PageRecord {
+export function pageForViewer(
+  s: Pick<Services, 'accounts' | 'pages' | 'projects'>,
+  slug: string,
+  principal: Principal | undefined,
+): PageRecord {
   const page = s.pages.bySlug(slug);
   const project = page ? s.projects.byId(page.project_id) : undefined;
   if (!page || !project || project.deleted_at) throw notFound(`Page ${slug}`);
@@ -22,7 +26,7 @@ export function pageForViewer(s: Services, slug: string, principal: Principal | 
   return page;
 }
 
-function canRead(s: Services, page: PageRecord, p: Principal): boolean {
+function canRead(s: Pick<Services, 'accounts'>, page: PageRecord, p: Principal): boolean {
   if (p.kind === 'key') return p.teamId === page.team_id && hasScope(p.scopes, 'pages:read');
   // A signed-in user reads the pages of every team they are a member of, whatever team the session acts in.
   if (!p.userId) return false;
