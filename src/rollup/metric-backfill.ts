@@ -117,16 +117,25 @@ export class MetricBackfiller extends BackgroundPass {
 
   /**
    * The rescan every RESCAN_MS as a scheduler job (the server registers it): a run asks for a pass
-   * and resolves once none is running, so `scheduler.runDue()` returns with the files found counted.
-   * After `stop` a run does nothing.
+   * and resolves once none is running, so `scheduler.runDue()` returns with the files found counted —
+   * or at once when the scheduler stops (a long backfill must not hold the shutdown; the pass itself
+   * ends at its next file when the backfiller stops). After `stop` a run does nothing.
    */
   rescanJob(): JobDef {
     return {
       name: 'metric-backfill-rescan',
       schedule: { everyMs: RESCAN_MS },
-      run: () => {
+      run: ({ signal }) => {
         this.kick();
-        return this.idle();
+        if (signal.aborted) return;
+        return new Promise<void>((resolve) => {
+          const done = () => {
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          signal.addEventListener('abort', done);
+          void this.idle().then(done, done);
+        });
       },
     };
   }
