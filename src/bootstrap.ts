@@ -19,7 +19,9 @@ const BOOTSTRAPPED = 'bootstrapped_at';
  * On first start (no owner yet) create the owner user, a team named `Team` and an all-scope API
  * key (docs/architecture.md, "Fixed contracts"). Returns the credentials once; later starts return null and change nothing.
  */
-export async function bootstrap(s: Services): Promise<BootstrapCredentials | null> {
+export async function bootstrap(
+  s: Pick<Services, 'accounts' | 'clock' | 'config' | 'store'>,
+): Promise<BootstrapCredentials | null> {
   const meta = s.store.db<string, string>(META_DB);
   if (meta.get(BOOTSTRAPPED)) return null;
   const password = s.config.adminPassword ?? randomToken(24);

@@ -326,6 +326,8 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     services.rollups = rollups;
     const opened = rollups;
     await join({ name: 'rollups', start: () => opened.start(), stop: () => opened.stop() });
+    // The metric backfill's rescan for files a view's own backfill wrote (those are not announced).
+    services.scheduler.register(opened.backfill.rescanJob());
     const consumerCtx: ConsumerContext = { services, rollups };
     services.pipeline = new PipelineRunner({
       spool: services.spool,

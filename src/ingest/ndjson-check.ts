@@ -1,8 +1,10 @@
+import { falseEnd, nullEnd, numberSkip, skipSpace, stringEnd, plainStringEnd, trueEnd } from '../records/json-bytes.js';
 import { timestampMs } from '../timestamp.js';
 import { MAX_NESTING_DEPTH, MAX_RECORD_BYTES, MAX_RECORDS_PER_REQUEST } from './limits.js';
 
 /**
- * A fast yes for NDJSON bodies: every line is checked against the JSON grammar on its bytes, with
+ * A fast yes for NDJSON bodies: every line is checked against the JSON grammar on its bytes (the
+ * readers of records/json-bytes.ts, which the record templates share), with
  * no string decoded and no object built. On the main thread JSON.parse of each line was most of
  * what ingest cost for records of a few KB (≈ one parse per record, the pipeline's worker doing
  * the second), and its objects were thrown away at once.
@@ -54,8 +56,9 @@ function timestampValid(b: Buffer, s: number, e: number): boolean {
   return !Number.isNaN(timestampMs(JSON.parse(b.toString('utf8', s, e))));
 }
 
+// The grammar's tokens are read by records/json-bytes.ts; the bytes this walk compares stay local constants:
+// an imported binding is a module cell read (and TDZ-checked) at every use, which these loops would feel.
 const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 const LBRACE = 0x7b;
 const RBRACE = 0x7d;
 const LBRACKET = 0x5b;
@@ -73,93 +76,18 @@ let tsEnd = -1;
 /** `timestamp` as bytes: a top-level key spelled so is the record's event time. */
 const TIMESTAMP = Buffer.from('"timestamp"');
 
-/** JSON whitespace (and the `\r` of a CRLF line end, whitespace to JSON too). */
-function skipSpace(b: Buffer, i: number, e: number): number {
-  for (; i < e; i++) {
-    const c = b[i]!;
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
-  }
-  return i;
-}
-
 /** End of the value at `i` (after skipping whitespace), or -1. */
 function value(b: Buffer, i: number, e: number, depth: number): number {
   i = skipSpace(b, i, e);
   if (i >= e) return -1;
   const c = b[i]!;
-  if (c === QUOTE) return string(b, i, e);
+  if (c === QUOTE) return stringEnd(b, i, e);
   if (c === LBRACE) return object(b, i, e, depth + 1, false);
   if (c === LBRACKET) return array(b, i, e, depth + 1);
-  if (c === MINUS || (c >= ZERO && c <= NINE)) return number(b, i, e);
-  if (c === 0x74) return word(b, i, e, 0x72, 0x75, 0x65, -1); // true
-  if (c === 0x66) return word(b, i, e, 0x61, 0x6c, 0x73, 0x65); // false
-  if (c === 0x6e) return word(b, i, e, 0x75, 0x6c, 0x6c, -1); // null
-  return -1;
-}
-
-/** End of the literal whose first byte is at `i` and whose next bytes are `c1`…`c4` (-1: none). */
-function word(b: Buffer, i: number, e: number, c1: number, c2: number, c3: number, c4: number): number {
-  const n = c4 < 0 ? 4 : 5;
-  if (i + n > e || b[i + 1] !== c1 || b[i + 2] !== c2 || b[i + 3] !== c3 || (c4 >= 0 && b[i + 4] !== c4)) return -1;
-  return i + n;
-}
-
-const isDigit = (c: number | undefined) => c !== undefined && c >= ZERO && c <= NINE;
-
-/** End of the number at `i`: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?, or -1. */
-function number(b: Buffer, i: number, e: number): number {
-  if (b[i] === MINUS) i++;
-  if (i >= e) return -1;
-  if (b[i] === ZERO) i++;
-  else if (isDigit(b[i])) while (i < e && isDigit(b[i])) i++;
-  else return -1;
-  if (i < e && b[i] === 0x2e) {
-    i++;
-    if (i >= e || !isDigit(b[i])) return -1;
-    while (i < e && isDigit(b[i])) i++;
-  }
-  if (i < e && (b[i] === 0x65 || b[i] === 0x45)) {
-    i++;
-    if (i < e && (b[i] === 0x2b || b[i] === MINUS)) i++;
-    if (i >= e || !isDigit(b[i])) return -1;
-    while (i < e && isDigit(b[i])) i++;
-  }
-  return i;
-}
-
-/** Whether the last string `string` read had an escape. */
-let escaped = false;
-
-const isHex = (c: number | undefined) =>
-  c !== undefined && ((c >= ZERO && c <= NINE) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66));
-
-/** End (after the closing quote) of the string at `i`, or -1: no raw control character, JSON's escapes only. */
-function string(b: Buffer, i: number, e: number): number {
-  escaped = false;
-  for (i++; i < e; i++) {
-    const c = b[i]!;
-    if (c === QUOTE) return i + 1;
-    if (c < 0x20) return -1;
-    if (c !== BACKSLASH) continue;
-    escaped = true;
-    const x = b[++i];
-    if (x === 0x75) {
-      if (!isHex(b[i + 1]) || !isHex(b[i + 2]) || !isHex(b[i + 3]) || !isHex(b[i + 4])) return -1;
-      i += 4;
-    } else if (
-      !(
-        x === QUOTE ||
-        x === BACKSLASH ||
-        x === 0x2f ||
-        x === 0x62 ||
-        x === 0x66 ||
-        x === 0x6e ||
-        x === 0x72 ||
-        x === 0x74
-      )
-    )
-      return -1;
-  }
+  if (c === MINUS || (c >= ZERO && c <= NINE)) return numberSkip(b, i, e);
+  if (c === 0x74) return trueEnd(b, i, e);
+  if (c === 0x66) return falseEnd(b, i, e);
+  if (c === 0x6e) return nullEnd(b, i, e);
   return -1;
 }
 
@@ -171,10 +99,9 @@ function object(b: Buffer, i: number, e: number, depth: number, top: boolean): n
   for (;;) {
     if (i >= e || b[i] !== QUOTE) return -1;
     const keyStart = i;
-    i = string(b, i, e);
-    if (i < 0) return -1;
     // A top-level key with an escape may spell `timestamp`: the exact path decides.
-    if (top && escaped) return -1;
+    i = top ? plainStringEnd(b, i, e) : stringEnd(b, i, e);
+    if (i < 0) return -1;
     const isTimestamp =
       top && i - keyStart === TIMESTAMP.length && b.compare(TIMESTAMP, 0, TIMESTAMP.length, keyStart, i) === 0;
     i = skipSpace(b, i, e);

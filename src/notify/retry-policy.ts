@@ -7,16 +7,19 @@
 export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const;
 const MAX_RETRY_AFTER_MS = 86_400_000;
 
-/** The delay before attempt `attempts + 1` after `attempts` failed ones, or null when none is left. */
+/**
+ * The delay before attempt `attempts + 1` after `attempts` failed ones, or null when none is left.
+ * `now` is the caller's clock (an HTTP-date `Retry-After` is measured from it).
+ */
 export function retryDelay(
   attempts: number,
-  opts: { random?: () => number; retryAfter?: string | undefined; now?: number } = {},
+  opts: { random?: () => number; retryAfter?: string | undefined; now: number },
 ): number | null {
   const base = RETRY_DELAYS_MS[attempts - 1];
   if (base === undefined) return null;
   const jitter = 1 + ((opts.random ?? Math.random)() * 0.4 - 0.2);
   let delay = Math.round(base * jitter);
-  const asked = parseRetryAfter(opts.retryAfter, opts.now ?? Date.now());
+  const asked = parseRetryAfter(opts.retryAfter, opts.now);
   if (asked !== null) delay = Math.max(delay, Math.min(asked, MAX_RETRY_AFTER_MS));
   return delay;
 }

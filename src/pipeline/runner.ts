@@ -104,8 +104,9 @@ export class PipelineRunner {
       collectionExists: (id) => d.collections.byId(id) !== undefined,
       stopped: () => this.stopped,
       wakeIn: (ms) => this.schedule(ms),
+      clock: d.clock,
     });
-    this.detector = new SchemaDetector({ collections: d.collections, schema: d.schema, log: d.log });
+    this.detector = new SchemaDetector({ collections: d.collections, schema: d.schema, log: d.log, clock: d.clock });
   }
 
   start(): void {

@@ -1,4 +1,5 @@
 import type { CollectionRecord } from '../catalog/records.js';
+import type { Clock } from '../clock.js';
 import type { Logger } from '../log.js';
 import type { SchemaProposal } from '../schema/proposals.js';
 import { rulesOf } from '../schema/rules.js';
@@ -18,6 +19,7 @@ export interface SchemaDetectorDeps {
   };
   schema: Pick<SchemaService, 'report' | 'shapesUnder' | 'rulesChanged'>;
   log: Logger;
+  clock: Clock;
 }
 
 /**
@@ -34,9 +36,10 @@ export class SchemaDetector {
   /** Look at `c` (at most every DETECTOR_INTERVAL_MS per collection) and apply what is safe. */
   async detect(c: CollectionRecord): Promise<void> {
     if (c.schema_detector !== 'auto' || !this.d.collections.update) return;
-    const last = this.detectedAt.get(c.id) ?? 0;
-    if (Date.now() - last < DETECTOR_INTERVAL_MS) return;
-    this.detectedAt.set(c.id, Date.now());
+    const now = this.d.clock.now();
+    const last = this.detectedAt.get(c.id);
+    if (last !== undefined && now - last < DETECTOR_INTERVAL_MS) return;
+    this.detectedAt.set(c.id, now);
     const report = await this.d.schema.report(c);
     const safe = await this.chooseProposals(
       c,

@@ -1,3 +1,4 @@
+import { systemClock, type Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { UnprocessableEntry } from '../schema/schema-store.js';
@@ -59,6 +60,8 @@ export interface StepRetryDeps {
   stopped(): boolean;
   /** Lease again in `ms` (the back-off is over then). */
   wakeIn(ms: number): void;
+  /** The time back-offs are measured on (the runner's; default the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -76,7 +79,11 @@ export class StepRetry {
   /** Collections whose batches are narrowed to isolate a failing entry: records per lease, until a batch passes `untilSeq`. */
   private readonly narrow = new Map<string, { limit: number; untilSeq: number }>();
 
-  constructor(private readonly d: StepRetryDeps) {}
+  private readonly clock: Clock;
+
+  constructor(private readonly d: StepRetryDeps) {
+    this.clock = d.clock ?? systemClock;
+  }
 
   /**
    * Run `step` on `lease`. When it throws, `abandon` runs first (undo what the step produced; it
@@ -105,7 +112,7 @@ export class StepRetry {
    */
   gate(collectionId: string): number | undefined {
     const b = this.backoff.get(collectionId);
-    if (b && b.until > Date.now()) return 0;
+    if (b && b.until > this.clock.now()) return 0;
     if (this.narrow.has(collectionId)) return 1;
     return undefined;
   }
@@ -155,7 +162,7 @@ export class StepRetry {
     spool.release(lease);
     const prev = this.backoff.get(id)?.delay ?? 0;
     const delay = Math.min(RETRY_MAX_MS, Math.max(RETRY_MIN_MS, prev * 2));
-    this.backoff.set(id, { until: Date.now() + delay, delay });
+    this.backoff.set(id, { until: this.clock.now() + delay, delay });
     if (!this.d.stopped())
       log.error(
         { err, collection_id: id, first_seq: lease.firstSeq, retry_in_ms: delay },

@@ -18,7 +18,9 @@ import {
   isDigit,
   LBRACE,
   LBRACKET,
-  literalEnd,
+  falseEnd,
+  nullEnd,
+  trueEnd,
   MINUS,
   numberValueEnd,
   plainStringEnd,
@@ -228,13 +230,13 @@ export function skeletonOf(b: Buffer, s: number, e: number): Skeleton | null {
       end = numberValueEnd(b, i, e, scratch, 0);
     } else if (c === 0x74 || c === 0x66) {
       if (!slot(K_BOOLEAN, path)) return false;
-      end = literalEnd(b, i, e, c === 0x74 ? 'true' : 'false');
+      end = c === 0x74 ? trueEnd(b, i, e) : falseEnd(b, i, e);
     } else if (c === 0x6e) {
       // null is part of the literal: it has no value to read.
       const key = keep(path);
       if (key === null) return false;
       if (inside === 0) sk.nulls.add(key);
-      end = literalEnd(b, i, e, 'null');
+      end = nullEnd(b, i, e);
       if (end < 0) return false;
       i = end;
       return true;

@@ -14,7 +14,8 @@
 import {
   isDigit,
   LBRACKET,
-  literalEnd,
+  falseEnd,
+  trueEnd,
   MINUS,
   numberDigits,
   numberEnd,
@@ -133,7 +134,7 @@ function matchSeq(q: Seq, b: Uint8Array, view: DataView, i: number, e: number): 
       i = stringEnd(b, i, e);
       if (stringEscaped) verbatim = false;
     } else if (kind === K_NUMBER) i = numberCheck(b, i, e);
-    else if (kind === K_BOOLEAN) i = c === 0x74 ? literalEnd(b, i, e, 'true') : literalEnd(b, i, e, 'false');
+    else if (kind === K_BOOLEAN) i = c === 0x74 ? trueEnd(b, i, e) : falseEnd(b, i, e);
     else i = c === LBRACKET ? matchArray(q.subs[entry]!, b, view, i, e) : -1;
     if (i < 0) return -1;
   }
@@ -366,7 +367,7 @@ export class TemplateTrie {
         escaped[slot] = verbatim ? 0 : 1;
       } else {
         const t = b[pos] === 0x74;
-        end = t ? literalEnd(b, pos, e, 'true') : literalEnd(b, pos, e, 'false');
+        end = t ? trueEnd(b, pos, e) : falseEnd(b, pos, e);
         nums[slot] = t ? 1 : 0;
         starts[slot] = pos;
         ends[slot] = end;

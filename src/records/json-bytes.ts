@@ -7,7 +7,14 @@
  *
  * These are the hottest loops of ingest: nothing here allocates. What a reader found beyond the
  * end (a string's escapes, a number's parts) is left in module state (`stringEscaped`,
- * `number*`), read right after the call.
+ * `number*`), read right after the call. A reader that only steps over a token (`numberSkip`,
+ * `plainStringEnd`, `trueEnd`…) writes no state at all.
+ *
+ * The readers compare bytes as literals and call only functions local to this module: an exported
+ * binding is a module cell, read (and checked for its temporal dead zone) at every use, even from
+ * inside this module. `skipSpace` calling the exported `isSpace` per byte, and the named byte
+ * constants, made the NDJSON check 1.4× slower through these readers than through its own copies;
+ * with literals it runs as fast (bench/ingest/ndjson-check.bench.ts compares the two).
  */
 
 export const QUOTE = 0x22;
@@ -30,12 +37,23 @@ export const LOWER_N = 0x6e;
 
 /** JSON whitespace (the `\r` of a CRLF line end included: whitespace to JSON too). */
 export const isSpace = (c: number): boolean => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09;
-export const isDigit = (c: number): boolean => c >= ZERO && c <= NINE;
-export const isHex = (c: number): boolean => (c >= ZERO && c <= NINE) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
+export const isDigit = (c: number): boolean => digit(c);
+export const isHex = (c: number): boolean => hex(c);
+
+// The readers below call these, not the exports above (see the module comment).
+function digit(c: number): boolean {
+  return c >= 0x30 && c <= 0x39;
+}
+function hex(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || ((c | 0x20) >= 0x61 && (c | 0x20) <= 0x66);
+}
 
 /** The first position at or after `i` that is not whitespace (`e` when none is). */
 export function skipSpace(b: Uint8Array, i: number, e: number): number {
-  for (; i < e; i++) if (!isSpace(b[i]!)) return i;
+  for (; i < e; i++) {
+    const c = b[i]!;
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+  }
   return i;
 }
 
@@ -51,26 +69,17 @@ export function stringEnd(b: Uint8Array, i: number, e: number): number {
   stringEscaped = false;
   for (i++; i < e; i++) {
     const c = b[i]!;
-    if (c === QUOTE) return i + 1;
+    if (c === 0x22) return i + 1;
     if (c < 0x20) return -1;
-    if (c !== BACKSLASH) continue;
+    if (c !== 0x5c) continue;
     stringEscaped = true;
     if (++i >= e) return -1;
     const x = b[i]!;
     if (x === 0x75) {
-      if (i + 4 >= e || !isHex(b[i + 1]!) || !isHex(b[i + 2]!) || !isHex(b[i + 3]!) || !isHex(b[i + 4]!)) return -1;
+      if (i + 4 >= e || !hex(b[i + 1]!) || !hex(b[i + 2]!) || !hex(b[i + 3]!) || !hex(b[i + 4]!)) return -1;
       i += 4;
     } else if (
-      !(
-        x === QUOTE ||
-        x === BACKSLASH ||
-        x === 0x2f ||
-        x === 0x62 ||
-        x === 0x66 ||
-        x === 0x6e ||
-        x === 0x72 ||
-        x === 0x74
-      )
+      !(x === 0x22 || x === 0x5c || x === 0x2f || x === 0x62 || x === 0x66 || x === 0x6e || x === 0x72 || x === 0x74)
     )
       return -1;
   }
@@ -81,17 +90,59 @@ export function stringEnd(b: Uint8Array, i: number, e: number): number {
 export function plainStringEnd(b: Uint8Array, i: number, e: number): number {
   for (i++; i < e; i++) {
     const c = b[i]!;
-    if (c === QUOTE) return i + 1;
-    if (c === BACKSLASH || c < 0x20) return -1;
+    if (c === 0x22) return i + 1;
+    if (c === 0x5c || c < 0x20) return -1;
   }
   return -1;
 }
 
-/** End of the literal `word` (`true`, `false`, `null`) at `i`, or -1. */
+/** End of the literal `word` (`true`, `false`, `null`) at `i`, or -1 (the three below are the fast ones). */
 export function literalEnd(b: Uint8Array, i: number, e: number, word: string): number {
   if (i + word.length > e) return -1;
   for (let k = 0; k < word.length; k++) if (b[i + k] !== word.charCodeAt(k)) return -1;
   return i + word.length;
+}
+
+/** End of `true` at `i`, or -1: the bytes compared one by one, no string read (a hot path's literal). */
+export function trueEnd(b: Uint8Array, i: number, e: number): number {
+  return i + 4 <= e && b[i] === 0x74 && b[i + 1] === 0x72 && b[i + 2] === 0x75 && b[i + 3] === 0x65 ? i + 4 : -1;
+}
+
+/** End of `false` at `i`, or -1. */
+export function falseEnd(b: Uint8Array, i: number, e: number): number {
+  return i + 5 <= e && b[i] === 0x66 && b[i + 1] === 0x61 && b[i + 2] === 0x6c && b[i + 3] === 0x73 && b[i + 4] === 0x65
+    ? i + 5
+    : -1;
+}
+
+/** End of `null` at `i`, or -1. */
+export function nullEnd(b: Uint8Array, i: number, e: number): number {
+  return i + 4 <= e && b[i] === 0x6e && b[i + 1] === 0x75 && b[i + 2] === 0x6c && b[i + 3] === 0x6c ? i + 4 : -1;
+}
+
+/**
+ * End of the JSON number at `i` — the grammar `numberEnd` reads — or -1, and nothing else: no
+ * digit is added up and no module state is written. For readers that only step over a number (the
+ * NDJSON check), which need none of `numberEnd`'s parts.
+ */
+export function numberSkip(b: Uint8Array, i: number, e: number): number {
+  if (i < e && b[i] === 0x2d) i++;
+  if (i >= e) return -1;
+  let c = b[i]!;
+  if (c === 0x30) i++;
+  else if (c > 0x30 && c <= 0x39) {
+    for (i++; i < e && (c = b[i]!) >= 0x30 && c <= 0x39; ) i++;
+  } else return -1;
+  if (i < e && b[i] === 0x2e) {
+    if (++i >= e || (c = b[i]!) < 0x30 || c > 0x39) return -1;
+    for (i++; i < e && (c = b[i]!) >= 0x30 && c <= 0x39; ) i++;
+  }
+  if (i < e && ((c = b[i]!) === 0x65 || c === 0x45)) {
+    if (++i < e && ((c = b[i]!) === 0x2b || c === 0x2d)) i++;
+    if (i >= e || (c = b[i]!) < 0x30 || c > 0x39) return -1;
+    for (i++; i < e && (c = b[i]!) >= 0x30 && c <= 0x39; ) i++;
+  }
+  return i;
 }
 
 /**
@@ -117,26 +168,26 @@ export let numberExponent = 0;
  */
 export function numberEnd(b: Uint8Array, i: number, e: number): number {
   if (i >= e) return -1;
-  const negative = b[i] === MINUS;
+  const negative = b[i] === 0x2d;
   if (negative && ++i >= e) return -1;
   let c = b[i]!;
   let m = 0;
   let digits = 0;
-  if (c === ZERO) c = b[++i]!;
-  else if (c > ZERO && c <= NINE) {
-    while (i < e && isDigit((c = b[i]!))) {
-      m = m * 10 + (c - ZERO);
+  if (c === 0x30) c = b[++i]!;
+  else if (c > 0x30 && c <= 0x39) {
+    while (i < e && digit((c = b[i]!))) {
+      m = m * 10 + (c - 0x30);
       digits++;
       i++;
     }
   } else return -1;
   const integerDigits = digits;
   let frac = 0;
-  if (i < e && c === DOT) {
+  if (i < e && c === 0x2e) {
     i++;
-    if (i >= e || !isDigit(b[i]!)) return -1;
-    while (i < e && isDigit((c = b[i]!))) {
-      m = m * 10 + (c - ZERO);
+    if (i >= e || !digit(b[i]!)) return -1;
+    while (i < e && digit((c = b[i]!))) {
+      m = m * 10 + (c - 0x30);
       if (m !== 0) digits++;
       frac++;
       i++;
@@ -148,11 +199,11 @@ export function numberEnd(b: Uint8Array, i: number, e: number): number {
   if (hasExponent) {
     i++;
     let sign = 1;
-    if (i < e && (b[i] === PLUS || b[i] === MINUS)) sign = b[i++] === MINUS ? -1 : 1;
-    if (i >= e || !isDigit(b[i]!)) return -1;
-    while (i < e && isDigit((c = b[i]!))) {
+    if (i < e && (b[i] === 0x2b || b[i] === 0x2d)) sign = b[i++] === 0x2d ? -1 : 1;
+    if (i >= e || !digit(b[i]!)) return -1;
+    while (i < e && digit((c = b[i]!))) {
       // Past this the exponent is not kept exactly: `numberValueEnd` leaves the value to Number().
-      if (exp < 100_000) exp = exp * 10 + (c - ZERO);
+      if (exp < 100_000) exp = exp * 10 + (c - 0x30);
       i++;
     }
     exp *= sign;

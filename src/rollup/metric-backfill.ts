@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { iso, type Clock } from '../clock.js';
 import type { Logger } from '../log.js';
+import type { JobDef } from '../schedule/types.js';
 import { BackgroundPass } from '../transform/rerun-job.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import type { ViewFileManifest, ViewRecord } from '../transform/view-records.js';
@@ -105,16 +106,38 @@ export class MetricBackfiller extends BackgroundPass {
     super(d.log, 'metric backfill');
   }
 
-  /** Runs a pass whenever a metric or view changes, every RESCAN_MS, and now. */
+  /** Runs a pass whenever a metric or view changes, and now; the periodic rescan is `rescanJob`. */
   start(): void {
-    const timer = setInterval(() => this.kick(), RESCAN_MS);
-    timer.unref();
     this.onStop(
       this.d.metrics.onChange(() => this.kick()),
       this.d.views.onChange(() => this.kick()),
-      () => clearInterval(timer),
     );
     this.kick();
+  }
+
+  /**
+   * The rescan every RESCAN_MS as a scheduler job (the server registers it): a run asks for a pass
+   * and resolves once none is running, so `scheduler.runDue()` returns with the files found counted —
+   * or at once when the scheduler stops (a long backfill must not hold the shutdown; the pass itself
+   * ends at its next file when the backfiller stops). After `stop` a run does nothing.
+   */
+  rescanJob(): JobDef {
+    return {
+      name: 'metric-backfill-rescan',
+      schedule: { everyMs: RESCAN_MS },
+      run: ({ signal }) => {
+        this.kick();
+        if (signal.aborted) return;
+        return new Promise<void>((resolve) => {
+          const done = () => {
+            signal.removeEventListener('abort', done);
+            resolve();
+          };
+          signal.addEventListener('abort', done);
+          void this.idle().then(done, done);
+        });
+      },
+    };
   }
 
   /**

@@ -123,7 +123,8 @@ export class JoinState {
         join_updated_at: at,
       }));
     });
-    views.store.reindex(view.id);
+    // Announced (notify reindexes): the join's history is complete, which a metric backfill waits for.
+    views.notify([view.id]);
   }
 
   /** Joining failed: the view, its join and its transform in `error` (with the failing clause's progress). */

@@ -195,6 +195,7 @@ export class ViewBackfiller extends BackgroundPass {
   private async complete(view: ViewRecord, seen: ViewTransformRecord, source: BackfillSource): Promise<boolean> {
     const { views, clock } = this.d;
     const at = new Date(clock.now()).toISOString();
+    let completed = false;
     const done = await views.store.store.transaction(() => {
       const cur = views.store.transforms.get(view.id, seen.id);
       if (!cur || cur.status !== 'active' || cur.backfill_status !== 'running' || cur.script_hash !== seen.script_hash)
@@ -212,9 +213,13 @@ export class ViewBackfiller extends BackgroundPass {
       });
       if (cur.backfill_started_at)
         views.stagePatch(view.id, (v) => ({ backfill_started_at: v.backfill_started_at ?? cur.backfill_started_at }));
+      completed = true;
       return true;
     });
-    views.store.reindex(view.id);
+    // A completed backfill is announced (notify reindexes): the view's history is all written, which a
+    // metric backfill waits for (the files it wrote were announced to file listeners only).
+    if (completed) views.notify([view.id]);
+    else views.store.reindex(view.id);
     return done;
   }
 

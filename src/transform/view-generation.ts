@@ -44,7 +44,10 @@ export class ViewGenerator {
     this.kick();
   }
 
-  /** Look for work soon (coalesces bursts: each batch commit kicks). */
+  /**
+   * Look for work soon (coalesces bursts: each batch commit kicks). A real-time debounce, not a
+   * scheduler job: it is not periodic, and it only groups kicks that arrive together.
+   */
   kick(): void {
     if (this.stopped || this.timer) return;
     this.timer = setTimeout(() => {

@@ -144,3 +144,39 @@ test('literals, whitespace and the byte classes', () => {
     assert.equal(jb.isHex(c), /[0-9a-fA-F]/.test(ch));
   }
 });
+
+test('numberSkip reads the grammar numberEnd reads, ending where it ends, and writes no number parts', () => {
+  const rnd = mulberry32(5);
+  const texts = [...NUMBERS, ...NOT_NUMBERS, '1e+', '-', '0.5e', '7.', '-0.0e-0'];
+  for (let k = 0; k < 2000; k++) {
+    const pick = (s: string) => s[Math.floor(rnd() * s.length)]!;
+    texts.push(Array.from({ length: 1 + Math.floor(rnd() * 8) }, () => pick('0123456789-+.eE')).join(''));
+  }
+  for (const text of texts) {
+    const want = endOf(jb.numberEnd, text);
+    const parts = [jb.numberMantissa[0], jb.numberDigits, jb.numberFractionEnd, jb.numberExponent];
+    assert.equal(endOf(jb.numberSkip, text), want, JSON.stringify(text));
+    assert.deepEqual([jb.numberMantissa[0], jb.numberDigits, jb.numberFractionEnd, jb.numberExponent], parts);
+    // Before the end of the record (`e`) it stops as numberEnd does.
+    const b = Buffer.from(text);
+    for (let e = 0; e <= b.length; e++) assert.equal(jb.numberSkip(b, 0, e), jb.numberEnd(b, 0, e), `${text} to ${e}`);
+  }
+});
+
+test('trueEnd, falseEnd and nullEnd match their word whole, and only before the record end', () => {
+  for (const [read, word] of [
+    [jb.trueEnd, 'true'],
+    [jb.falseEnd, 'false'],
+    [jb.nullEnd, 'null'],
+  ] as const) {
+    assert.equal(endOf(read, word), word.length, word);
+    for (let k = 0; k < word.length; k++) {
+      assert.equal(endOf(read, word.slice(0, k)), -1, `${word} cut at ${k}`);
+      const wrong = `${word.slice(0, k)}x${word.slice(k + 1)}`;
+      assert.equal(endOf(read, wrong), -1, wrong);
+    }
+    const b = Buffer.from(` ${word},`);
+    assert.equal(read(b, 1, b.length), 1 + word.length);
+    assert.equal(read(b, 1, word.length), -1, 'the record ends inside the word');
+  }
+});

@@ -96,7 +96,9 @@ export function overlaps(a: Pick<AlertRecord, 'created_at' | 'ended_at'>, start:
   return Date.parse(a.created_at) < end && (a.ended_at === null || Date.parse(a.ended_at) >= start);
 }
 
-export function alertRoutes(s: Services): RouteDef[] {
+export function alertRoutes(
+  s: Pick<Services, 'aggregation' | 'clock' | 'metrics' | 'monitors' | 'projects'>,
+): RouteDef[] {
   return [
     listRoute<AlertRecord, AlertListQuery, MetricParams>({
       path: '/v1/projects/:project_id/metrics/:metric_id/alerts',

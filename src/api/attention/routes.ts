@@ -4,7 +4,7 @@ import { params } from '../http/schemas.js';
 import { requireProject } from '../projects/routes.js';
 
 /** GET /v1/projects/:project_id/attention (spec api-1: Attention item; docs/attention.md). */
-export function attentionRoutes(s: Services): RouteDef[] {
+export function attentionRoutes(s: Pick<Services, 'attention' | 'clock' | 'projects'>): RouteDef[] {
   return [
     defineRoute<unknown, unknown, { project_id: string }>({
       method: 'GET',

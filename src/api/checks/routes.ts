@@ -14,7 +14,7 @@ const checkOrder: ListOrder<CheckRecord> = {
   defaultSort: 'desc',
 };
 
-export function checkRoutes(s: Services): RouteDef[] {
+export function checkRoutes(s: Pick<Services, 'checks' | 'clock' | 'projects' | 'sources'>): RouteDef[] {
   return fetchJobRoutes<CheckRecord, CheckCreateInput, CheckUpdateInput>(s, {
     noun: 'check',
     idKind: 'check',

@@ -26,7 +26,10 @@ type CollectionListQuery = ListQuery & { source_id?: string; project_id?: string
 const SETTING_KEYS = Object.keys(schemaSettingsProperties) as (keyof SchemaSettings)[];
 
 /** The collection as the API shows it (spec: Collection, every field). */
-export function serializeCollection(s: Services, c: CollectionRecord) {
+export function serializeCollection(
+  s: Pick<Services, 'collections' | 'projects' | 'schema' | 'sources' | 'views'>,
+  c: CollectionRecord,
+) {
   return {
     object: 'collection',
     id: c.id,
@@ -62,7 +65,7 @@ export function serializeCollection(s: Services, c: CollectionRecord) {
 
 /** A collection of `project`, or 404; a scheduled one answers 404 with a restore hint unless `allowScheduled`. */
 export function requireCollection(
-  s: Services,
+  s: Pick<Services, 'collections' | 'sources'>,
   project: ProjectRecord,
   id: string,
   opts: { allowScheduled?: boolean } = {},
@@ -87,7 +90,7 @@ export function requireCollection(
 }
 
 /** Whether the collection's source exists and is not scheduled for deletion. */
-function sourceIsLive(s: Services, c: CollectionRecord): boolean {
+function sourceIsLive(s: Pick<Services, 'sources'>, c: CollectionRecord): boolean {
   const source = s.sources.byId(c.source_id);
   return source !== undefined && !source.deleted_at;
 }

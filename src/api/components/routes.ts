@@ -36,7 +36,7 @@ const updateBody = object(fields);
  * to the same project as the page (also for a changed metric_id)"). Another project's metric, an
  * unknown one and one scheduled for deletion are all 400 naming `body.metric_id`.
  */
-function requirePageMetric(s: Services, page: PageRecord, metricId: string): MetricRecord {
+function requirePageMetric(s: Pick<Services, 'metrics'>, page: PageRecord, metricId: string): MetricRecord {
   const metric = s.metrics.get(page.project_id, metricId);
   if (!metric)
     throw invalidField(
@@ -48,14 +48,14 @@ function requirePageMetric(s: Services, page: PageRecord, metricId: string): Met
   return metric;
 }
 
-function requireComponent(s: Services, page: PageRecord, id: string): ComponentRecord {
+function requireComponent(s: Pick<Services, 'pages'>, page: PageRecord, id: string): ComponentRecord {
   const c = s.pages.components.get(page.id, id);
   if (!c) throw notFound(`Component ${id} on page ${page.id}`);
   return c;
 }
 
 /** Spec: Components — create, update (reorder, resize, another metric), delete. */
-export function componentRoutes(s: Services): RouteDef[] {
+export function componentRoutes(s: Pick<Services, 'metrics' | 'pageEvents' | 'pages' | 'projects'>): RouteDef[] {
   const base = '/v1/projects/:project_id/pages/:page_id/components';
   const one = `${base}/:component_id`;
   const componentParams = params({ project_id: 'project', page_id: 'page', component_id: 'component' });

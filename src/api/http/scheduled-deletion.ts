@@ -24,7 +24,7 @@ export interface DeletableResource<T extends { id: string; deleted_at: string | 
 
 /** DELETE (schedule; 200 with the resource) and DELETE …/force (destroy now; 200 with data null). */
 export function scheduledDeletionRoutes<T extends { id: string; deleted_at: string | null }, P>(
-  s: Services,
+  s: Pick<Services, 'clock'>,
   r: DeletableResource<T, P>,
 ): RouteDef[] {
   return [

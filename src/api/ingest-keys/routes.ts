@@ -20,7 +20,7 @@ const createBody = object({
 });
 
 /** The ingest address for a secret (docs/architecture.md, "Fixed contracts": `<public base>/ingest?key=<secret>`). */
-export function ingestUrl(s: Services, secret: string): string {
+export function ingestUrl(s: Pick<Services, 'config'>, secret: string): string {
   return `${s.config.publicUrl}/ingest?key=${secret}`;
 }
 
@@ -29,7 +29,7 @@ export function ingestUrl(s: Services, secret: string): string {
  * response; afterwards `key` and `url` carry the masked key (`pik_…` + last four characters).
  */
 export function serializeIngestKey(
-  s: Services,
+  s: Pick<Services, 'activity' | 'config'>,
   key: IngestKeyRecord,
   source: SourceRecord | undefined,
   secret?: string,
@@ -50,7 +50,9 @@ export function serializeIngestKey(
   };
 }
 
-export function ingestKeyRoutes(s: Services): RouteDef[] {
+export function ingestKeyRoutes(
+  s: Pick<Services, 'activity' | 'config' | 'ingestKeys' | 'projects' | 'sources'>,
+): RouteDef[] {
   const base = '/v1/projects/:project_id/sources/:source_id/ingest_keys';
   const one = `${base}/:ingest_key_id`;
   const sourceParams = params({ project_id: 'project', source_id: 'source' });

@@ -50,14 +50,14 @@ export function assertMayGrant(caller: Principal, requested: Scopes, alreadyHeld
   }
 }
 
-function requireKey(s: Services, teamId: string, keyId: string): ApiKeyRecord {
+function requireKey(s: Pick<Services, 'accounts'>, teamId: string, keyId: string): ApiKeyRecord {
   const key = s.accounts.getKey(teamId, keyId);
   if (!key) throw notFound(`API key ${keyId}`);
   return key;
 }
 
 /** API keys of the caller's team (spec: Endpoints › API keys). */
-export function keyRoutes(s: Services): RouteDef[] {
+export function keyRoutes(s: Pick<Services, 'accounts'>): RouteDef[] {
   return [
     listRoute<ApiKeyRecord>({
       path: '/v1/keys',

@@ -18,7 +18,7 @@ const lateOrder: ListOrder<LateDataFileRecord> = {
 };
 
 /** The late data file as the API shows it (spec: Late data file), with its view's current name. */
-export function serializeLateDataFile(s: Services, f: LateDataFileRecord) {
+export function serializeLateDataFile(s: Pick<Services, 'views'>, f: LateDataFileRecord) {
   return {
     object: 'late_data_file',
     id: f.id,

@@ -40,13 +40,13 @@ function requireCurrentTeam(p: Principal, teamId: string): void {
   if (p.teamId !== teamId) throw notFound(`Team ${teamId}`);
 }
 
-function requireMember(s: Services, teamId: string, userId: string): MemberView {
+function requireMember(s: Pick<Services, 'accounts'>, teamId: string, userId: string): MemberView {
   const m = getMember(s.accounts, teamId, userId);
   if (!m) throw notFound(`Member ${userId}`);
   return m;
 }
 
-function requireRole(s: Services, teamId: string, roleId: string): RoleRecord {
+function requireRole(s: Pick<Services, 'accounts'>, teamId: string, roleId: string): RoleRecord {
   const role = s.accounts.roles.get(teamId, roleId);
   if (!role)
     throw invalidField('body.role_id', `names no role of this team (${roleId}); list roles with GET /v1/roles`);
@@ -65,7 +65,7 @@ function assertMayAssign(p: Principal, role: RoleRecord, previous: RoleRecord | 
 }
 
 /** Team members (designed in docs/accounts.md). */
-export function memberRoutes(s: Services): RouteDef[] {
+export function memberRoutes(s: Pick<Services, 'accounts'>): RouteDef[] {
   return [
     listRoute<MemberView & { id: string }, ListQuery, TeamParams>({
       path: '/v1/teams/:team_id/users',

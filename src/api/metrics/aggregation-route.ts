@@ -13,7 +13,7 @@ type MetricParams = { project_id: string; metric_id: string };
  * unavailable (503).
  */
 export function aggregationRoute(
-  s: Services,
+  s: Pick<Services, 'aggregation'>,
   path: string,
   params: JsonSchema,
   find: (teamId: string, p: MetricParams) => MetricRecord,

@@ -39,7 +39,7 @@ const seriesOrder: ListOrder<MetricSeriesRecord> = {
  * `allowScheduled`.
  */
 export function requireMetric(
-  s: Services,
+  s: Pick<Services, 'metrics'>,
   project: ProjectRecord,
   id: string,
   opts: { allowScheduled?: boolean } = {},

@@ -27,7 +27,12 @@ const monitorOrder: ListOrder<MonitorRecord> = {
 };
 
 /** A monitor of `metric`, or 404. */
-export function requireMonitor(s: Services, project: ProjectRecord, metricId: string, id: string): MonitorRecord {
+export function requireMonitor(
+  s: Pick<Services, 'monitors'>,
+  project: ProjectRecord,
+  metricId: string,
+  id: string,
+): MonitorRecord {
   const m = s.monitors.get(project.id, id);
   if (!m || m.metric_id !== metricId) throw notFound(`Monitor ${id} of metric ${metricId}`);
   return m;

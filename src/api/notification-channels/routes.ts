@@ -49,7 +49,7 @@ export function serializeAttempt(a: DeliveryAttempt) {
 }
 
 /** Notification channels (ours, docs/notifications.md): under monitors' scopes, as they exist for monitors. */
-export function notificationChannelRoutes(s: Services): RouteDef[] {
+export function notificationChannelRoutes(s: Pick<Services, 'notifier' | 'projects'>): RouteDef[] {
   const base = '/v1/projects/:project_id/notification_channels';
   const one = `${base}/:channel_id`;
   const channelParams = params({ project_id: 'project', channel_id: 'notificationChannel' });

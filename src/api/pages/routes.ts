@@ -18,7 +18,11 @@ type PageParams = ProjectParams & { page_id: string };
 type DomainParams = PageParams & { domain_id: string };
 
 /** A page of the caller's project, or 404. */
-export function requirePage(s: Services, teamId: string, p: PageParams): { project: ProjectRecord; page: PageRecord } {
+export function requirePage(
+  s: Pick<Services, 'pages' | 'projects'>,
+  teamId: string,
+  p: PageParams,
+): { project: ProjectRecord; page: PageRecord } {
   const project = requireProject(s, teamId, p.project_id);
   const page = s.pages.get(project.id, p.page_id);
   if (!page) throw notFound(`Page ${p.page_id} in project ${project.id}`);

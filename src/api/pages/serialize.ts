@@ -3,7 +3,7 @@ import type { Services } from '../../services.js';
 import { serializeMetric } from '../metrics/serialize.js';
 
 /** Spec: Component — the card with its full Metric. A component whose metric is gone is not shown. */
-export function serializeComponent(s: Services, page: PageRecord, c: ComponentRecord) {
+export function serializeComponent(s: Pick<Services, 'metrics'>, page: PageRecord, c: ComponentRecord) {
   const metric = s.metrics.get(page.project_id, c.metric_id);
   if (!metric) return null;
   return {
@@ -19,7 +19,11 @@ export function serializeComponent(s: Services, page: PageRecord, c: ComponentRe
 }
 
 /** The page as the API shows it (docs/pages.md, "The page record"); `components` only on one page's answers. */
-export function serializePage(s: Services, p: PageRecord, opts: { components: boolean }) {
+export function serializePage(
+  s: Pick<Services, 'config' | 'metrics' | 'pages'>,
+  p: PageRecord,
+  opts: { components: boolean },
+) {
   const components = s.pages.componentsOf(p.id);
   return {
     object: 'page',

@@ -31,7 +31,7 @@ const serverParams = {
 const TWELVE_HOURS = 12 * 60 * 60 * 1000;
 
 /** Pipeline telemetry: project history, the live pipeline, and the history of the project's server 0. */
-export function pipelineRoutes(s: Services): RouteDef[] {
+export function pipelineRoutes(s: Pick<Services, 'clock' | 'projects' | 'spool' | 'telemetry'>): RouteDef[] {
   const history = (projectId: string, q: RangeQuery) => {
     const now = s.clock.now();
     const interval = q.interval ?? 'minute';
@@ -100,7 +100,7 @@ export function pipelineRoutes(s: Services): RouteDef[] {
 }
 
 /** Spec: Live pipeline. This node is the project's only server and observes its queue directly. */
-export function livePipeline(s: Services, projectId: string) {
+export function livePipeline(s: Pick<Services, 'clock' | 'spool' | 'telemetry'>, projectId: string) {
   const now = s.clock.now();
   const windowStart = minuteOf(now) - 60_000;
   const minute = s.telemetry.minute(projectId, windowStart);

@@ -45,7 +45,7 @@ export function serializeProject(s: Services, p: ProjectRecord) {
 
 /** A project of the caller's team, or 404 (another team's project is indistinguishable from none). */
 export function requireProject(
-  s: Services,
+  s: Pick<Services, 'projects'>,
   teamId: string,
   projectId: string,
   opts: { allowScheduled?: boolean } = {},

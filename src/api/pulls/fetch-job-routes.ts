@@ -39,7 +39,7 @@ export interface FetchJobResource<T extends ScheduledFetchRecord, C extends { so
 
 /** List, get, create, update, delete, pause, resume and test, declared once for pulls and checks. */
 export function fetchJobRoutes<T extends ScheduledFetchRecord, C extends { source_id: string }, U extends object>(
-  s: Services,
+  s: Pick<Services, 'projects' | 'sources'>,
   r: FetchJobResource<T, C, U>,
 ): RouteDef[] {
   const base = `/v1/projects/:project_id/${r.noun}s`;

@@ -18,7 +18,7 @@ const pullOrder: ListOrder<PullRecord> = {
   defaultSort: 'desc',
 };
 
-export function pullRoutes(s: Services): RouteDef[] {
+export function pullRoutes(s: Pick<Services, 'clock' | 'projects' | 'pulls' | 'sources'>): RouteDef[] {
   return fetchJobRoutes<PullRecord, PullCreateInput, PullUpdateInput>(s, {
     noun: 'pull',
     idKind: 'pull',

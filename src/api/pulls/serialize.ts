@@ -4,7 +4,7 @@ import type { Services } from '../../services.js';
 import type { FetchJobs } from '../../pull/fetch-jobs.js';
 
 /** The fields pulls and checks show alike. */
-function common<T extends ScheduledFetchRecord>(s: Services, jobs: FetchJobs<T>, x: T) {
+function common<T extends ScheduledFetchRecord>(s: Pick<Services, 'sources'>, jobs: FetchJobs<T>, x: T) {
   return {
     id: x.id,
     project_id: x.project_id,
@@ -26,7 +26,7 @@ function common<T extends ScheduledFetchRecord>(s: Services, jobs: FetchJobs<T>,
 }
 
 /** Pull (spec api-2); `records_pulled_hourly`: 24 × `{ hour, records, fetches, failures }`, oldest first. */
-export function serializePull(s: Services, x: PullRecord) {
+export function serializePull(s: Pick<Services, 'clock' | 'pulls' | 'sources'>, x: PullRecord) {
   return {
     object: 'pull',
     ...common(s, s.pulls.jobs, x),
@@ -52,7 +52,7 @@ export function serializePull(s: Services, x: PullRecord) {
 }
 
 /** Check (spec api-2); `results_hourly`: 24 × `{ hour, up, down }`, oldest first. */
-export function serializeCheck(s: Services, x: CheckRecord) {
+export function serializeCheck(s: Pick<Services, 'checks' | 'clock' | 'sources'>, x: CheckRecord) {
   return {
     object: 'check',
     ...common(s, s.checks.jobs, x),

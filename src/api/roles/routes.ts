@@ -21,7 +21,7 @@ const createBody = object({ name: text(1, 60), description, scopes }, ['name', '
 const updateBody = object({ name: text(1, 60), description, scopes });
 
 /** A role as the API shows it; `builtin` is `owner` or `member` for the two built-in roles, else null. */
-export function serializeRole(s: Services, r: RoleRecord) {
+export function serializeRole(s: Pick<Services, 'accounts'>, r: RoleRecord) {
   return {
     object: 'role',
     id: r.id,
@@ -36,14 +36,14 @@ export function serializeRole(s: Services, r: RoleRecord) {
   };
 }
 
-function requireRole(s: Services, teamId: string, roleId: string): RoleRecord {
+function requireRole(s: Pick<Services, 'accounts'>, teamId: string, roleId: string): RoleRecord {
   const role = s.accounts.roles.get(teamId, roleId);
   if (!role) throw notFound(`Role ${roleId}`);
   return role;
 }
 
 /** Roles of the caller's team (designed in docs/accounts.md). */
-export function roleRoutes(s: Services): RouteDef[] {
+export function roleRoutes(s: Pick<Services, 'accounts'>): RouteDef[] {
   return [
     listRoute<RoleRecord>({
       path: '/v1/roles',

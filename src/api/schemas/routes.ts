@@ -42,7 +42,11 @@ export function serializeSchemaVersion(v: SchemaVersionRecord) {
   };
 }
 
-function collectionOf(s: Services, teamId: string, p: CollectionParams): CollectionRecord {
+function collectionOf(
+  s: Pick<Services, 'collections' | 'projects' | 'sources'>,
+  teamId: string,
+  p: CollectionParams,
+): CollectionRecord {
   const project = requireProject(s, teamId, p.project_id);
   return requireCollection(s, project, p.collection_id);
 }
@@ -57,7 +61,9 @@ const previewBody = object({
   schema_max_depth: integer(1, 10),
 });
 
-export function schemaRoutes(s: Services): RouteDef[] {
+export function schemaRoutes(
+  s: Pick<Services, 'collections' | 'projects' | 'schema' | 'sources' | 'viewGeneration'>,
+): RouteDef[] {
   const base = '/v1/projects/:project_id/collections/:collection_id';
   return [
     defineRoute<unknown, ListQuery & { state?: SchemaVersionRecord['state'] }, CollectionParams>({

@@ -45,7 +45,9 @@ const entryParams = {
   required: ['project_id', 'collection_id', 'seq'],
 };
 
-export function unprocessableRoutes(s: Services): RouteDef[] {
+export function unprocessableRoutes(
+  s: Pick<Services, 'collections' | 'projects' | 'schema' | 'sources' | 'spool'>,
+): RouteDef[] {
   const base = '/v1/projects/:project_id/collections/:collection_id/unprocessable';
   const collectionOf = (teamId: string, p: CollectionParams) =>
     requireCollection(s, requireProject(s, teamId, p.project_id), p.collection_id);

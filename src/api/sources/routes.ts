@@ -26,7 +26,7 @@ const createBody = object(
 const updateBody = object({ name: text(1, 128), deleted_at: restoreOnly });
 
 /** The source as the API shows it (spec: Source). */
-export function serializeSource(s: Services, src: SourceRecord) {
+export function serializeSource(s: Pick<Services, 'collections' | 'projects' | 'schema'>, src: SourceRecord) {
   return {
     object: 'source',
     id: src.id,
@@ -50,7 +50,7 @@ export function serializeSource(s: Services, src: SourceRecord) {
  * `allowScheduled`. `field` names the request field the id came from (in the error's details).
  */
 export function requireSource(
-  s: Services,
+  s: Pick<Services, 'sources'>,
   project: ProjectRecord,
   sourceId: string,
   opts: { allowScheduled?: boolean; field?: string } = {},

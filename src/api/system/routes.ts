@@ -3,7 +3,7 @@ import { defineRoute, type RouteDef } from '../http/route.js';
 import { buildOpenApi } from './openapi.js';
 
 /** Self-description. `table` is the complete route table, read lazily so this route lists itself too. */
-export function systemRoutes(s: Services, table: () => RouteDef[]): RouteDef[] {
+export function systemRoutes(s: Pick<Services, 'config'>, table: () => RouteDef[]): RouteDef[] {
   let doc: Record<string, unknown> | null = null;
   return [
     defineRoute({

@@ -38,7 +38,7 @@ async function jsonSamples(): Promise<JsonSample[]> {
  * `servers:read` (401/403 in the usual envelope, so a misconfigured scraper sees why).
  */
 export async function answerMetrics(
-  services: Services,
+  services: Pick<Services, 'accounts' | 'config'>,
   headers: Record<string, string>,
   query = '',
 ): Promise<MetricsAnswer> {

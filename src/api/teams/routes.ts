@@ -34,7 +34,7 @@ type TeamListQuery = ListQuery & {
 };
 
 /** Teams the caller may see: a key its own team, a session its user's teams (scheduled ones to Owners). */
-export function visibleTeams(s: Services, p: Principal): TeamRecord[] {
+export function visibleTeams(s: Pick<Services, 'accounts'>, p: Principal): TeamRecord[] {
   const ids = p.kind === 'key' ? [p.teamId] : p.userId ? s.accounts.teamIdsOf(p.userId) : [];
   return ids.flatMap((id) => findTeamAccess(s.accounts, p, id)?.team ?? []);
 }
@@ -47,7 +47,9 @@ export const teamOrder = {
 };
 
 /** Teams (spec: Endpoints › Teams). */
-export function teamRoutes(s: Services): RouteDef[] {
+export function teamRoutes(
+  s: Pick<Services, 'accounts' | 'clock' | 'collections' | 'projects' | 'schema'>,
+): RouteDef[] {
   const show = (t: TeamRecord) => serializeTeam(t, teamStorageGb(s, t.id));
   return [
     listRoute<TeamRecord, TeamListQuery>({

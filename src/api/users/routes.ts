@@ -52,7 +52,7 @@ const userOrder = {
  * A user the caller may see: itself, or (with users:read) a member of the caller's team.
  * Anyone else answers 404.
  */
-function requireVisibleUser(s: Services, p: Principal, userId: string): UserRecord {
+function requireVisibleUser(s: Pick<Services, 'accounts'>, p: Principal, userId: string): UserRecord {
   const user = s.accounts.getUser(userId);
   if (user && p.userId === userId) return user;
   if (!user || !p.teamId || !s.accounts.memberships.get(p.teamId, userId)) throw notFound(`User ${userId}`);
@@ -61,7 +61,7 @@ function requireVisibleUser(s: Services, p: Principal, userId: string): UserReco
 }
 
 /** Only the signed-in user may change its own account. */
-function requireSelf(s: Services, p: Principal, userId: string): UserRecord {
+function requireSelf(s: Pick<Services, 'accounts'>, p: Principal, userId: string): UserRecord {
   const user = requireSessionUser(s.accounts, p);
   if (user.id !== userId) {
     requireVisibleUser(s, p, userId); // 404 for users the caller cannot see at all
@@ -71,7 +71,7 @@ function requireSelf(s: Services, p: Principal, userId: string): UserRecord {
 }
 
 /** Users (spec: Users, roles, team members — designed in docs/accounts.md). */
-export function userRoutes(s: Services): RouteDef[] {
+export function userRoutes(s: Pick<Services, 'accounts' | 'collections' | 'projects' | 'schema'>): RouteDef[] {
   return [
     listRoute<UserRecord>({
       path: '/v1/users',

@@ -13,7 +13,7 @@ import { assertValid } from '../../http/validation.js';
  * `allowScheduled`; a view of another project of the team says so (`field` names the body field).
  */
 export function requireView(
-  s: Services,
+  s: Pick<Services, 'views'>,
   project: ProjectRecord,
   id: string,
   opts: { allowScheduled?: boolean; field?: string } = {},

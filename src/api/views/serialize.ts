@@ -8,7 +8,7 @@ import type {
 import { dependantsOf } from '../../transform/view-rules.js';
 
 /** The view as the API shows it (spec: View, every field; names and dependants counts computed). */
-export function serializeView(s: Services, v: ViewRecord) {
+export function serializeView(s: Pick<Services, 'collections' | 'metrics' | 'views'>, v: ViewRecord) {
   const siblings = s.views.list(v.project_id).filter((x) => x.deleted_at === null);
   const readers = dependantsOf(v.id, siblings);
   const viewName = (id: string | null) => (id === null ? null : (s.views.get(v.project_id, id)?.name ?? null));

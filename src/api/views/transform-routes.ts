@@ -39,7 +39,9 @@ const byCreation = <T extends { created_at: string }>(): ListOrder<T> => ({
  * Transforms, versions, waiting shapes and regeneration of one view. Reads work on views scheduled
  * for deletion too; writes answer 409 on them until they are restored.
  */
-export function viewTransformRoutes(s: Services): RouteDef[] {
+export function viewTransformRoutes(
+  s: Pick<Services, 'collections' | 'metrics' | 'projects' | 'schema' | 'views'>,
+): RouteDef[] {
   const one = '/v1/projects/:project_id/views/:view_id';
   const viewParams = params({ project_id: 'project', view_id: 'view' });
   const transformParams = params({ project_id: 'project', view_id: 'view', transform_id: 'viewTransform' });

@@ -6,7 +6,7 @@ import { defineRoute, type RouteDef } from '../http/route.js';
  * ask, whatever its scopes: a client needs its own key id to log out (a key may always delete itself)
  * and a person needs to see which team and scopes a stored key acts with.
  */
-export function whoamiRoutes(s: Services): RouteDef[] {
+export function whoamiRoutes(s: Pick<Services, 'accounts'>): RouteDef[] {
   return [
     defineRoute({
       method: 'GET',
