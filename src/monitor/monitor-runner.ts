@@ -26,6 +26,8 @@ export type SlotResult = 'applied' | 'not_ready' | 'skipped' | 'disabled';
 export const CATCH_UP_MS = 5_000;
 /** Evaluations reading the rollups at once: every monitor of a minute comes due in the same second, and ingest shares DuckDB. */
 export const EVALUATION_CONCURRENCY = 8;
+/** A `next_evaluation_at` this far in the past was missed, not late (the scheduler's late tolerance). */
+const STALE_NEXT_MS = 30_000;
 /** How long a window read is shared between monitors asking the same (metric, window, value) for one slot. */
 const SHARED_WINDOW_MS = 30_000;
 
@@ -52,13 +54,23 @@ export class MonitorRunner {
   constructor(private readonly deps: MonitorRunnerDeps) {}
 
   start(): void {
-    for (const m of this.deps.monitors.store.all()) this.sync(m.id);
+    const metricIds = new Set<string>();
+    for (const m of this.deps.monitors.store.all()) {
+      this.sync(m.id);
+      if (m.status === 'active') metricIds.add(m.metric_id);
+    }
     this.unsubscribe.push(this.deps.monitors.onChange((id) => this.sync(id)));
     this.unsubscribe.push(this.deps.metrics.onChange((metricId) => void this.metricChanged(metricId)));
+    // A metric deleted or put in error just before a crash (its change committed, the monitors' not
+    // yet): heard at start, not at the monitor's next slot.
+    for (const id of metricIds) void this.metricChanged(id);
     this.catchUp = this.deps.scheduler.register({
       name: 'monitor-catch-up',
       schedule: { everyMs: CATCH_UP_MS },
-      run: () => this.retryWaiting(),
+      run: async () => {
+        await this.retryWaiting();
+        await this.refreshStaleNext();
+      },
     });
   }
 
@@ -199,6 +211,21 @@ export class MonitorRunner {
         continue;
       }
       await this.evaluateSlot(id, at);
+    }
+  }
+
+  /**
+   * Slots the scheduler counted as missed (the clock jumped forward, the loop stalled: a slot found
+   * more than its late tolerance after its time is not run late) leave `next_evaluation_at` in the
+   * past: it is moved to the next slot after now, so the API never shows a time that will not come.
+   */
+  private async refreshStaleNext(): Promise<void> {
+    const now = this.deps.clock.now();
+    for (const id of this.jobs.keys()) {
+      if (this.waiting.has(id)) continue;
+      const m = this.deps.monitors.store.byId(id);
+      if (m?.status !== 'active' || m.next_evaluation_at === null) continue;
+      if (Date.parse(m.next_evaluation_at) < now - STALE_NEXT_MS) await this.deps.monitors.setNextEvaluation(id, now);
     }
   }
 
