@@ -38,6 +38,8 @@ export const CATCH_UP_MS = 1_000;
 export const EVALUATION_CONCURRENCY = 8;
 /** A `next_evaluation_at` this far in the past was missed, not late (the scheduler's late tolerance). */
 const STALE_NEXT_MS = 30_000;
+/** How often stale `next_evaluation_at`s are looked for. */
+const STALE_CHECK_MS = 5_000;
 /** How long a window read is shared between monitors asking the same (metric, window, value) for one slot. */
 const SHARED_WINDOW_MS = 30_000;
 
@@ -60,6 +62,8 @@ export class MonitorRunner {
   private running = 0;
   private readonly queue: Array<() => void> = [];
   private catchUp: JobHandle | null = null;
+  /** When `refreshStaleNext` last looked (clock ms). */
+  private refreshedAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly deps: MonitorRunnerDeps) {}
 
@@ -238,6 +242,9 @@ export class MonitorRunner {
    */
   private async refreshStaleNext(): Promise<void> {
     const now = this.deps.clock.now();
+    // Every few seconds is soon enough, and reads every monitor: not at each catch-up tick.
+    if (Math.abs(now - this.refreshedAt) < STALE_CHECK_MS) return;
+    this.refreshedAt = now;
     for (const id of this.jobs.keys()) {
       if (this.waiting.has(id)) continue;
       const m = this.deps.monitors.store.byId(id);
