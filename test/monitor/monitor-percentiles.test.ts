@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../../src/clock.js';
 import { TestServer } from '../helpers/server.js';
 import { ok } from '../catalog/helpers.js';
-import { completeThrough, liveMetric } from './monitor-helpers.js';
+import { completeThrough, liveMetric, waitFor } from './monitor-helpers.js';
 
 const MIN = 60_000;
 /** 10:57: the window of the 11:00 slot is its three minutes, and the hour 10:00–11:00 holds nothing else. */
@@ -30,6 +30,22 @@ test('monitors: p95 and p50 over a multi-minute window are the merged sketch of 
   });
   const total95 = await create({ name: 'p95 total', chart_value: 'p95', time_window_minutes: 3, threshold_value: 500 });
   const total50 = await create({ name: 'p50 total', chart_value: 'p50', time_window_minutes: 60, threshold_value: 5 });
+  // Distinct paths over the window: the union of the minutes' sets, not the largest of their counts.
+  const metrics = `/v1/projects/${fx.projectId}/metrics`;
+  const paths = ok(
+    await srv.post(metrics, { name: 'Paths', view_id: fx.metric.view_id, group_by: [], unique_field: 'path' }),
+    201,
+  );
+  await waitFor(async () => ok(await srv.get(`${metrics}/${paths.id}`)).status === 'active', 'Paths is active');
+  const distinct = ok(
+    await srv.post(`${metrics}/${paths.id}/monitors`, {
+      name: 'Distinct paths',
+      chart_value: 'count_unique',
+      time_window_minutes: 3,
+      threshold_value: 2,
+    }),
+    201,
+  );
 
   // Three minutes of different distributions. /a: 100 × 10 ms, then 100 × 20 ms, then 5 × 1000 ms:
   // each minute's p95 is 10, 20, 1000 — the largest (the old rule) would be 1000, the window's ~20.
@@ -42,10 +58,13 @@ test('monitors: p95 and p50 over a multi-minute window are the merged sketch of 
   add('/a', 2, 5, 1000);
   add('/b', 0, 5, 700);
   add('/b', 2, 40, 2);
+  // Minutes' path sets {/a, /b}, {/a, /c}, {/a, /b}: 2 distinct each, 3 over the window.
+  add('/c', 1, 3, 20);
   clock.set(T0 + 2 * MIN + 50_000);
   await fx.send(records);
   clock.set(T0 + 3 * MIN + 1000);
   await completeThrough(srv, fx.metric.id, T0 + 3 * MIN);
+  await completeThrough(srv, paths.id, T0 + 3 * MIN);
   await srv.sluice.services.monitorRunner!.runDue();
 
   // The aggregation endpoint: the hour 10:00–11:00 is one bucket holding exactly the window's data.
@@ -81,6 +100,13 @@ test('monitors: p95 and p50 over a multi-minute window are the merged sketch of 
   const t50 = ok(await srv.get(`${fx.monitors}/${total50.id}`));
   assert.equal(t50.series_states[0].last_value, totalP50, 'an hour window of minute rows');
   assert.equal(t50.recent_alerts.length, 1, 'p50 ≈ 10–20 > 5');
+
+  const d = ok(await srv.get(`${metrics}/${paths.id}/monitors/${distinct.id}`));
+  const q = `start_at=${encodeURIComponent('2026-01-05T10:00:00Z')}&end_at=${encodeURIComponent(at(3))}&interval=hour&values=count_unique`;
+  const hour = ok(await srv.get(`${metrics}/${paths.id}/aggregation?${q}`));
+  assert.equal(d.series_states[0].last_value, (Object.values(hour.series[0].records)[0] as number[])[0]);
+  assert.equal(d.series_states[0].last_value, 3, 'the union of the minutes: /a, /b, /c');
+  assert.equal(d.recent_alerts.length, 1, '3 > 2 (the largest minute, 2, would not fire)');
 
   // Preview judges the same way.
   const preview = ok(
