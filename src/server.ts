@@ -185,6 +185,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     intervalMs: config.pageWatchMs,
     scheduler: services.scheduler,
     log,
+    monitors: services.monitors,
   });
   services.attention.register(refusalAttention(services.telemetry));
   services.attention.register(pipelineAttention(services));

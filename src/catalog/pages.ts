@@ -1,6 +1,6 @@
 import { iso, type Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
+import { isId, newId } from '../ids.js';
 import type { Store } from '../store/db.js';
 import { Index, Table } from '../store/table.js';
 
@@ -16,7 +16,7 @@ export interface PageRecord {
   team_id: string;
   project_id: string;
   name: string;
-  /** Names the page at `/p/<slug>`: unique on the server (so within the project too). */
+  /** Unique within the project; also the page's short address `/p/<slug>` when no other project's page took it first. */
   slug: string;
   description: string | null;
   visibility: (typeof PAGE_VISIBILITIES)[number];
@@ -53,7 +53,9 @@ export type PageChange = Partial<PageInput>;
 
 /**
  * Pages keyed [project, id], their components keyed [page, id]; `pageProject` finds a page's project
- * from its id, `pageSlugs` a page from its slug (the `/p/<slug>` address).
+ * from its id, `pageSlugs` the page holding a short address `/p/<slug>` (docs/pages.md, "Slugs and
+ * addresses"): slugs are unique per project, and the first page to take a slug server-wide holds its
+ * short address until it changes its slug or is deleted; every page also answers at `/p/<page id>`.
  */
 export class PagesRepo {
   readonly pages: Table<PageRecord>;
@@ -80,9 +82,20 @@ export class PagesRepo {
     return projectId ? this.pages.get(projectId, id) : undefined;
   }
 
+  /** The page holding the short address `/p/<slug>`. */
   bySlug(slug: string): PageRecord | undefined {
     const id = this.pageSlugs.get(slug);
     return id ? this.byId(id) : undefined;
+  }
+
+  /** The page a `/p/<address>` names: a page id (always), else a short address (a slug). */
+  byAddress(address: string): PageRecord | undefined {
+    return isId('page', address) ? this.byId(address) : this.bySlug(address);
+  }
+
+  /** Whether the page holds the short address of its slug (else it is served at `/p/<page id>` only). */
+  holdsSlug(page: Pick<PageRecord, 'id' | 'slug'>): boolean {
+    return this.pageSlugs.get(page.slug) === page.id;
   }
 
   list(projectId: string): PageRecord[] {
@@ -112,23 +125,26 @@ export class PagesRepo {
       updated_at: now,
     };
     await this.store.transaction(() => {
-      this.claimSlug(page.slug, page.id);
+      this.claimSlug(page);
       this.pages.put(project.id, page);
       this.pageProject.put(page.id, project.id);
     });
     return page;
   }
 
-  /** Apply `patch` atomically (a new slug is claimed in the same transaction); undefined when the page is gone. */
+  /**
+   * Apply `patch` atomically (a new slug is claimed in the same transaction: 409 when another page of
+   * the project has it); undefined when the page is gone. A patch naming a slug — even the current
+   * one — also takes its short address when it is free.
+   */
   async update(page: PageRecord, patch: (current: PageRecord) => Partial<PageRecord>): Promise<PageRecord | undefined> {
     return this.store.transaction(() => {
       const current = this.pages.get(page.project_id, page.id);
       if (!current) return undefined;
-      const next: PageRecord = { ...current, ...patch(current), updated_at: iso(this.clock.now()) };
-      if (next.slug !== current.slug) {
-        this.claimSlug(next.slug, next.id);
-        this.pageSlugs.remove(current.slug);
-      }
+      const patched = patch(current);
+      const next: PageRecord = { ...current, ...patched, updated_at: iso(this.clock.now()) };
+      if (next.slug !== current.slug && this.holdsSlug(current)) this.pageSlugs.remove(current.slug);
+      if (next.slug !== current.slug || 'slug' in patched) this.claimSlug(next);
       this.pages.put(page.project_id, next);
       return next;
     });
@@ -140,7 +156,7 @@ export class PagesRepo {
       for (const c of this.components.list(page.id)) this.components.remove(page.id, c.id);
       this.pages.remove(page.project_id, page.id);
       this.pageProject.remove(page.id);
-      if (this.pageSlugs.get(page.slug) === page.id) this.pageSlugs.remove(page.slug);
+      if (this.holdsSlug(page)) this.pageSlugs.remove(page.slug);
     });
   }
 
@@ -208,14 +224,19 @@ export class PagesRepo {
     for (const page of this.list(projectId)) await this.destroy(page);
   }
 
-  /** In a transaction: the slug is free (or already this page's), then taken by it; else 409. */
-  private claimSlug(slug: string, pageId: string): void {
-    const holder = this.pageSlugs.get(slug);
-    if (holder !== undefined && holder !== pageId) {
-      throw new ApiError('conflict', `The slug "${slug}" is taken by another page; choose another`, {
-        details: [{ field: 'body.slug', message: 'is taken by another page' }],
-      });
+  /**
+   * In a transaction: no other page of the project has the slug (else 409 naming `body.slug`); the
+   * page then takes the slug's short address when no page holds it.
+   */
+  private claimSlug(page: Pick<PageRecord, 'id' | 'project_id' | 'slug'>): void {
+    const other = this.list(page.project_id).find((p) => p.slug === page.slug && p.id !== page.id);
+    if (other) {
+      throw new ApiError(
+        'conflict',
+        `The slug "${page.slug}" is taken by another page of this project (${other.id}); choose another`,
+        { details: [{ field: 'body.slug', message: 'is taken by another page of this project' }] },
+      );
     }
-    this.pageSlugs.put(slug, pageId);
+    if (this.pageSlugs.get(page.slug) === undefined) this.pageSlugs.put(page.slug, page.id);
   }
 }

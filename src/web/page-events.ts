@@ -3,8 +3,10 @@ import type { MetricCatalog } from '../rollup/metric-catalog.js';
 import type { RollupReader } from '../rollup/rollup-reader-contract.js';
 import type { Logger } from '../log.js';
 import type { Scheduler } from '../schedule/types.js';
+import type { MonitorCatalog } from '../monitor/monitor-catalog.js';
+import { markersVersion } from './markers-version.js';
 
-/** `data`: the page's numbers may have changed (redraw the cards); `page`: its layout or settings did (reload). */
+/** `data`: the page's numbers, alerts or thresholds may have changed (redraw the cards); `page`: its layout or settings did (reload). */
 export type PageEvent = 'data' | 'page';
 
 export interface PageEventsDeps {
@@ -16,6 +18,8 @@ export interface PageEventsDeps {
   /** The node's scheduler: the comparison is its `page-watch` job. */
   scheduler: Pick<Scheduler, 'register'>;
   log: Logger;
+  /** The monitors: an alert that opens or ends, or a threshold that changes, redraws (markers-version.ts). */
+  monitors?: Pick<MonitorCatalog, 'list' | 'store'>;
 }
 
 /**
@@ -80,7 +84,7 @@ export class PageEvents {
     }
   }
 
-  /** What a page's cards depend on: each metric's final-data watermark and definition. */
+  /** What a page's cards depend on: each metric's final-data watermark and definition, and its alerts and monitors. */
   private version(pageId: string): string {
     const page = this.deps.pages.byId(pageId);
     if (!page) return 'gone';
@@ -89,7 +93,8 @@ export class PageEvents {
       .componentsOf(pageId)
       .map((c) => {
         const m = this.deps.metrics.get(page.project_id, c.metric_id);
-        return `${c.metric_id}:${m?.updated_at ?? '-'}:${reader?.completeThrough(c.metric_id) ?? '-'}`;
+        const markers = m && this.deps.monitors ? markersVersion(this.deps.monitors, m) : '';
+        return `${c.metric_id}:${m?.updated_at ?? '-'}:${reader?.completeThrough(c.metric_id) ?? '-'}:${markers}`;
       })
       .join('|');
   }

@@ -6,6 +6,7 @@ import { timestampMs } from '../timestamp.js';
 import { assertValid } from '../http/validation.js';
 import type { Services } from '../services.js';
 import { cardData, type CardData, type CardWindow, type TimeRange } from './card-data.js';
+import { cardMarkers, type CardMarkers } from './card-markers.js';
 
 /** The query a page's URL may carry: its state (docs/pages.md, "The page's address"). Nothing else is answered. */
 export interface PageQuery {
@@ -48,6 +49,8 @@ export interface CardModel {
   data: CardData | null;
   /** Why the card has no data (the aggregation's error), else null. */
   error: { code: string; message: string } | null;
+  /** Alert periods and monitor thresholds over the data when the metric shows them, else null (card-markers.ts). */
+  markers: CardMarkers | null;
 }
 
 /** Default drawing width of a full-width card before the browser says its own (the first, inline data). */
@@ -144,7 +147,17 @@ export async function pageCards(
           message: e.status >= 500 && e.code === 'server_error' ? 'The data could not be read' : e.message,
         };
       }
-      out[i] = { id: c.id, size: c.ui_card_size, sort_index: c.ui_sort_index, metric: cardMetric(metric), data, error };
+      // Read fresh on every ask (not cached with the data): an alert opens or ends between data changes.
+      const markers = cardMarkers(s, metric, data);
+      out[i] = {
+        id: c.id,
+        size: c.ui_card_size,
+        sort_index: c.ui_sort_index,
+        metric: cardMetric(metric),
+        data,
+        error,
+        markers,
+      };
     }),
   );
   return out.filter((c) => c !== undefined);

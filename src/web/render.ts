@@ -6,6 +6,7 @@ import type { CardWindow } from './card-data.js';
 
 /** What the browser code reads from `<script id="sluice-page" type="application/json">`. */
 export interface PageBoot {
+  /** The page's address in `/p/<…>`: the slug of its short address, or its id. */
   slug: string;
   name: string;
   /** A single card for an iframe (`/p/<slug>/c/<component id>`), else null. */

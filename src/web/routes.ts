@@ -17,7 +17,12 @@ import { pageForViewer } from './page-access.js';
 import { DEFAULT_WIDTH_PX, pageCards, viewerWindow, widthOf, type PageQuery } from './page-model.js';
 import { bootWindow, renderPage, renderSignIn, type PageBoot } from './render.js';
 
-const slugParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a page slug' };
+const slugParam: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  errorHint: 'must be a page slug or page id',
+};
 const componentParam: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, errorHint: 'must be a component id' };
 
 /** The viewer's window; a page answers no other parameter (nothing that could widen what it shows). */
@@ -43,6 +48,8 @@ const dataQuery: Record<string, JsonSchema> = {
 };
 
 const HTML = 'text/html; charset=utf-8';
+/** Chart types drawn by the ECharts chunk (src/web/client/chart-echarts.ts). */
+const ECHARTS_TYPES = new Set(['pie', 'radar', 'gauge', 'calendar']);
 /**
  * Pages run only their own bundled scripts (an injected `<script>` would not run even if it got
  * through escaping); they may be framed anywhere (cards are embeddable). Styles inline are the charts'.
@@ -94,9 +101,16 @@ export function webRoutes(s: Services): RouteDef[] {
     }
     const window = viewerWindow(page, query);
     const cards = await pageCards(s, page, window, DEFAULT_WIDTH_PX, only);
+    const charts = s.webAssets.entry('chart-echarts');
+    // A page with an ECharts card fetches that chunk while its HTML is parsed, not after its script ran.
+    const withCharts =
+      entry && charts && cards.some((c) => ECHARTS_TYPES.has(c.metric.ui_chart_type))
+        ? { ...entry, preload: [...entry.preload, charts.js] }
+        : entry;
     const token = principal?.viaCookie ? sessionFromCookie(headers) : undefined;
     const boot: PageBoot = {
-      slug: page.slug,
+      // The address the viewer came by (slug or page id): the page's data and events are read there too.
+      slug,
       name: page.name,
       component: only ?? null,
       window: bootWindow(window),
@@ -109,7 +123,7 @@ export function webRoutes(s: Services): RouteDef[] {
     return {
       data: null,
       headers: PAGE_HEADERS,
-      web: { kind: 'bytes', body: renderPage(page, boot, entry), contentType: HTML },
+      web: { kind: 'bytes', body: renderPage(page, boot, withCharts), contentType: HTML },
     };
   };
 

@@ -121,6 +121,51 @@ describe('pages API', () => {
     fails(await srv.get(`${other.pages}/${second.id}`), 404, 'not_found');
   });
 
+  test('slugs are unique per project; the first page with a slug holds /p/<slug>, every page answers at /p/<page id>', async () => {
+    const bootName = async (address: string) => {
+      const res = await fetch(`${srv.url}/p/${address}`);
+      const text = await res.text();
+      if (res.status !== 200) return res.status;
+      return JSON.parse(/<script type="application\/json" id="sluice-page">([\s\S]*?)<\/script>/.exec(text)![1]!).name;
+    };
+    const first = ok(await srv.post(s.pages, { name: 'Status A', slug: 'status', visibility: 'public' }), 201);
+    fails(await srv.post(s.pages, { name: 'Status again', slug: 'status' }), 409, 'conflict', 'body.slug');
+    // Another project may use the same slug: its page is served at its id (the short address stays the first's).
+    const second = ok(await srv.post(other.pages, { name: 'Status B', slug: 'status', visibility: 'public' }), 201);
+    assert.equal(second.slug, 'status');
+    assert.equal(first.url, `${srv.config.publicUrl}/p/status`);
+    assert.equal(second.url, `${srv.config.publicUrl}/p/${second.id}`);
+    assert.equal(await bootName('status'), 'Status A', 'old links keep working');
+    assert.equal(await bootName(first.id), 'Status A');
+    assert.equal(await bootName(second.id), 'Status B');
+    ok(await srv.get(`/p/${second.id}/data`, { token: null }));
+    assert.equal((await fetch(`${srv.url}/p/pg_00000000000000000000`)).status, 404);
+    // A default slug is free in the project and server-wide, so it gets its short address.
+    const named = ok(await srv.post(other.pages, { name: 'Status' }), 201);
+    assert.equal(named.slug, 'status-2');
+    assert.equal(named.url, `${srv.config.publicUrl}/p/status-2`);
+    // Renaming: the old short address is freed; a page of the project cannot take a slug the project has.
+    fails(await srv.post(`${other.pages}/${named.id}`, { slug: 'status' }), 409, 'conflict', 'body.slug');
+    const moved = ok(await srv.post(`${s.pages}/${first.id}`, { slug: 'status-a' }));
+    assert.equal(moved.url, `${srv.config.publicUrl}/p/status-a`);
+    assert.equal(await bootName('status'), 404, 'a freed short address names no page');
+    // The other project's page takes the free short address by saving its slug again.
+    assert.equal(ok(await srv.get(`${other.pages}/${second.id}`)).url, `${srv.config.publicUrl}/p/${second.id}`);
+    assert.equal(
+      ok(await srv.post(`${other.pages}/${second.id}`, { slug: 'status' })).url,
+      `${srv.config.publicUrl}/p/status`,
+    );
+    assert.equal(await bootName('status'), 'Status B');
+    assert.equal(await bootName('status-a'), 'Status A');
+    // Deleting a page frees its short address and its slug in the project.
+    ok(await srv.delete(`${other.pages}/${second.id}`));
+    assert.equal(await bootName('status'), 404);
+    assert.equal(
+      ok(await srv.post(s.pages, { name: 'Status C', slug: 'status' }), 201).url,
+      `${srv.config.publicUrl}/p/status`,
+    );
+  });
+
   test('components: same-project metric, card size, order, limit, update, delete', async () => {
     const page = ok(await srv.post(s.pages, { name: 'Cards' }), 201);
     const comps = `${s.pages}/${page.id}/components`;
@@ -207,8 +252,20 @@ describe('pages API', () => {
 
   test('domains: no domain id names one on this server (404); refresh reports each card', async () => {
     const page = ok(await srv.post(s.pages, { name: 'Domains' }), 201);
-    fails(await srv.post(`${s.pages}/${page.id}/domains/dom_00000000000000000000`), 404, 'not_found');
-    fails(await srv.delete(`${s.pages}/${page.id}/domains/dom_00000000000000000000`), 404, 'not_found');
+    const attach = await srv.post(`${s.pages}/${page.id}/domains/dom_00000000000000000000`);
+    fails(attach, 404, 'not_found', 'params.domain_id');
+    assert.match(attach.body.error!.message, /Domain dom_00000000000000000000 not found: custom domains are not part/);
+    fails(
+      await srv.delete(`${s.pages}/${page.id}/domains/dom_00000000000000000000`),
+      404,
+      'not_found',
+      'params.domain_id',
+    );
+    // A page that does not exist is the page's 404, not the domain's.
+    const noPage = await srv.post(`${s.pages}/pg_00000000000000000000/domains/dom_00000000000000000000`);
+    fails(noPage, 404, 'not_found');
+    assert.match(noPage.body.error!.message, /^Page pg_0/);
+    assert.deepEqual(ok(await srv.get(`${s.pages}/${page.id}`)).domain_ids, []);
     ok(await srv.post(`${s.pages}/${page.id}/components`, { metric_id: s.metrics[0].id }), 201);
     const r = ok(await srv.post(`${s.pages}/${page.id}/refresh`));
     assert.equal(r.object, 'page_refresh');

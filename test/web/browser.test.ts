@@ -116,6 +116,7 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
       group_by: ['path'],
       ui_chart_type: 'line',
       ui_chart_show_trends: true,
+      ui_chart_show_forecast: true,
     });
     await make('area', {
       name: 'Latency',
@@ -377,6 +378,163 @@ describe('dashboard in headless Chromium', { skip: noBrowser }, () => {
       'nothing wider than the phone',
     );
     await tab.screenshot({ path: `${ARTIFACTS}page-phone.png`, fullPage: true });
+    await ctx.close();
+  });
+
+  test('alert periods, monitor thresholds, trends and forecast are drawn; a <script> monitor name is text', async () => {
+    const s = srv.sluice.services;
+    const monitor = ok(
+      await srv.post(`${metricsPath}/${metrics.area.id}/monitors`, {
+        name: `Slow ${EVIL}`,
+        chart_value: 'average',
+        threshold_value: 40,
+      }),
+      201,
+    );
+    // One period that ended an hour ago and one still firing, recorded as an evaluation records them.
+    const m = s.monitors.get(projectId, monitor.id)!;
+    const now = Date.now();
+    const opened = (from: number, to: number | null) => ({
+      key: '__total__',
+      series_hash: '__total__',
+      series_label: null,
+      created_at: new Date(from).toISOString(),
+      ended_at: to === null ? null : new Date(to).toISOString(),
+      trigger_value: 41,
+    });
+    const res = await s.monitors.recordSlot(
+      m,
+      now,
+      {
+        states: [],
+        removed: [],
+        closed: [],
+        opened: [opened(now - 2 * 3_600_000, now - 3_600_000), opened(now - 600_000, null)],
+      },
+      s.metrics.get(projectId, metrics.area.id)!,
+    );
+    assert.equal(res.applied, true);
+    const page = ok(
+      await srv.post(pagesPath, { name: 'Marked', slug: 'marked', visibility: 'public', time_range: 'last_6_hours' }),
+      201,
+    );
+    const area = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.area.id }), 201);
+    // A gauge of the same value: its dial shows the threshold; text lists it (no time axis to draw bands on).
+    const gaugeMetric = ok(
+      await srv.post(metricsPath, {
+        view_id: metrics.area.view_id,
+        name: 'Latency now',
+        value_field: 'duration',
+        ui_chart_value: 'average',
+        ui_chart_type: 'gauge',
+        ui_chart_show_alerts: false,
+      }),
+      201,
+    );
+    ok(
+      await srv.post(`${metricsPath}/${gaugeMetric.id}/monitors`, {
+        name: `Gauge ${EVIL}`,
+        chart_value: 'average',
+        operator: 'gte',
+        threshold_value: 30,
+      }),
+      201,
+    );
+    const gauge = ok(
+      await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: gaugeMetric.id, ui_card_size: '1/2' }),
+      201,
+    );
+    // A calendar: the days its alerts fired on are outlined.
+    const calendarMetric = ok(
+      await srv.post(metricsPath, { view_id: metrics.area.view_id, name: 'Daily', ui_chart_type: 'calendar' }),
+      201,
+    );
+    const calMonitor = ok(
+      await srv.post(`${metricsPath}/${calendarMetric.id}/monitors`, {
+        name: 'Busy',
+        chart_value: 'count',
+        threshold_value: 1,
+      }),
+      201,
+    );
+    assert.equal(
+      (
+        await s.monitors.recordSlot(
+          s.monitors.get(projectId, calMonitor.id)!,
+          now,
+          { states: [], removed: [], closed: [], opened: [opened(now - 3_600_000, now - 3_000_000)] },
+          s.metrics.get(projectId, calendarMetric.id)!,
+        )
+      ).applied,
+      true,
+    );
+    const calendar = ok(
+      await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: calendarMetric.id, ui_card_size: '1/2' }),
+      201,
+    );
+    const line = ok(await srv.post(`${pagesPath}/${page.id}/components`, { metric_id: metrics.line.id }), 201);
+    const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    const tab = await ctx.newPage();
+    const errors: string[] = [];
+    tab.on('pageerror', (e) => errors.push(String(e)));
+    await tab.goto(`${srv.url}/p/marked`);
+    await tab.waitForSelector('body[data-state="ready"]');
+    assert.deepEqual(errors, []);
+    const markers = JSON.parse((await tab.$eval(`#card-${area.id}`, (el: any) => el.dataset.markers)) ?? 'null');
+    assert.deepEqual(markers.thresholds, [{ value: 40, operator: 'gt', label: `Slow ${EVIL}` }]);
+    assert.deepEqual(
+      markers.alerts.map((a: any) => [a.start, a.end]),
+      [
+        [now - 2 * 3_600_000, now - 3_600_000],
+        [now - 600_000, null],
+      ],
+    );
+    const drawn = await tab.$eval(`#card-${area.id} .chart`, (el: any) => ({ ...el.dataset }));
+    assert.equal(drawn.drawnAlerts, '2', 'two alert bands on the chart');
+    assert.equal(drawn.drawnThresholds, '1', 'one threshold line');
+    const note = await tab.$$eval(`#card-${area.id} .card-markers li.firing`, (els) => els.map((e) => e.textContent));
+    assert.equal(note.length, 1);
+    assert.ok(note[0]!.startsWith(`Firing: Slow ${EVIL}`), note[0]!);
+    const gaugeCard = await tab.$eval(`#card-${gauge.id}`, (el: any) => ({
+      state: el.dataset.state,
+      markers: JSON.parse(el.dataset.markers),
+      notes: [...el.querySelectorAll('.card-markers li')].map((li: any) => li.textContent),
+    }));
+    assert.equal(gaugeCard.state, 'drawn');
+    assert.deepEqual(gaugeCard.markers, {
+      alerts: [],
+      thresholds: [{ value: 30, operator: 'gte', label: `Gauge ${EVIL}` }],
+    });
+    assert.deepEqual(gaugeCard.notes, [`Threshold: Gauge ${EVIL} ≥ 30`]);
+    const alertDay = new Date(now - 3_600_000).toISOString().slice(0, 10);
+    assert.equal(
+      await tab.$eval(`#card-${calendar.id} .chart`, (el: any) => el.dataset.alertDays),
+      [...new Set([alertDay, new Date(now - 3_000_000).toISOString().slice(0, 10)])].join(','),
+      'the alert day is outlined',
+    );
+    assert.equal(await tab.evaluate(() => (globalThis as any).__pwned), undefined, 'no monitor name ran');
+    assert.equal(await tab.$$eval('script', (els) => els.length), 2);
+
+    // Trends and forecast: drawn, and equal to what the aggregation service answers.
+    const lineDrawn = await tab.$eval(`#card-${line.id} .chart`, (el: any) => ({ ...el.dataset }));
+    const lineCard = (await drawnCards(tab)).find((c) => c.id === line.id)! as any;
+    assert.equal(lineDrawn.drawnTrends, String(lineCard.series.length), 'a trend per series');
+    assert.equal(lineDrawn.drawnForecasts, String(lineCard.series.length), 'a forecast per series');
+    const api = ok(
+      await srv.get(
+        `${metricsPath}/${metrics.line.id}/aggregation?start_at=${lineCard.startAt}&end_at=${lineCard.endAt}&interval=${lineCard.interval}`,
+      ),
+    );
+    for (const s of api.series) {
+      const d = lineCard.series.find((x: any) => x.hash === s.details.hash);
+      assert.ok(s.regression && d.trend, `${s.details.label}: a trend`);
+      assert.equal(d.trend.length, d.points.length);
+      const first = d.trend[0]![1];
+      assert.ok(Number.isFinite(first), 'the trend has values');
+      assert.ok(d.forecast && s.forecast, `${s.details.label}: a forecast`);
+      assert.ok(Math.abs(Date.parse(d.forecast.at) - Date.parse(s.forecast.at)) < 120_000, 'the same forecast time');
+    }
+    await tab.screenshot({ path: `${ARTIFACTS}markers.png`, fullPage: true });
     await ctx.close();
   });
 

@@ -1,5 +1,5 @@
 import { iso } from '../../clock.js';
-import { invalidField, notFound } from '../../errors.js';
+import { ApiError, invalidField, notFound } from '../../errors.js';
 import type { PageRecord } from '../../catalog/pages.js';
 import type { ProjectRecord } from '../../catalog/records.js';
 import type { Services } from '../../services.js';
@@ -68,7 +68,7 @@ export function pageRoutes(s: Services): RouteDef[] {
         const b = ctx.body;
         const input = {
           name: b.name,
-          slug: b.slug ?? freeSlug(s, slugOf(b.name)),
+          slug: b.slug ?? freeSlug(s, project.id, slugOf(b.name)),
           description: b.description ?? null,
           visibility: b.visibility ?? 'private',
           time_range: b.time_range ?? 'last_24_hours',
@@ -177,9 +177,12 @@ export function pageRoutes(s: Services): RouteDef[] {
       summary: 'Serve the page at the root of a verified custom domain with purpose pages',
       schema: { params: params({ project_id: 'project', page_id: 'page', domain_id: 'domain' }) },
       handler: (ctx) => {
-        requirePage(s, ctx.principal.teamId, ctx.params);
+        const { page } = requirePage(s, ctx.principal.teamId, ctx.params);
         // Custom domains are not part of this server yet (docs/pages.md, "Domains"): no id names one.
-        throw notFound(`Domain ${ctx.params.domain_id}`);
+        throw domainNotFound(
+          ctx.params.domain_id,
+          `custom domains are not part of this server yet, so no domain can be attached; the page is served at /p/${page.slug}`,
+        );
       },
     }),
     defineRoute<unknown, unknown, DomainParams>({
@@ -191,7 +194,8 @@ export function pageRoutes(s: Services): RouteDef[] {
       handler: async (ctx) => {
         const { page } = requirePage(s, ctx.principal.teamId, ctx.params);
         const domainId = ctx.params.domain_id;
-        if (!page.domain_ids.includes(domainId)) throw notFound(`Domain ${domainId} on page ${page.id}`);
+        if (!page.domain_ids.includes(domainId))
+          throw domainNotFound(domainId, `no such domain is attached to page ${page.id}`);
         const updated = await s.pages.update(page, (cur) => ({
           domain_ids: cur.domain_ids.filter((d) => d !== domainId),
         }));
@@ -201,12 +205,25 @@ export function pageRoutes(s: Services): RouteDef[] {
   ];
 }
 
-/** `base`, or `base-2`, `base-3`, … : the first slug no page holds (a name's default slug never conflicts). */
-function freeSlug(s: Services, base: string): string {
-  if (!s.pages.bySlug(base)) return base;
+/** 404 `not_found` naming the domain of the path (`params.domain_id`) and why. */
+function domainNotFound(domainId: string, why: string): ApiError {
+  const message = `names no domain: ${why}`;
+  return new ApiError('not_found', `Domain ${domainId} not found: ${why}`, {
+    details: [{ field: 'params.domain_id', message }],
+  });
+}
+
+/**
+ * `base`, or `base-2`, `base-3`, … : the first slug no page of the project has and no page holds as
+ * its short address, so a name's default slug never conflicts and gets its `/p/<slug>` address.
+ */
+function freeSlug(s: Services, projectId: string, base: string): string {
+  const taken = new Set(s.pages.list(projectId).map((p) => p.slug));
+  const free = (slug: string) => !taken.has(slug) && !s.pages.bySlug(slug);
+  if (free(base)) return base;
   for (let i = 2; i < 10_000; i++) {
     const candidate = `${base.slice(0, 58)}-${i}`;
-    if (!s.pages.bySlug(candidate)) return candidate;
+    if (free(candidate)) return candidate;
   }
   return `${base.slice(0, 40)}-${Date.now().toString(36)}`;
 }

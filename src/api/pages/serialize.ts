@@ -30,7 +30,8 @@ export function serializePage(s: Services, p: PageRecord, opts: { components: bo
     slug: p.slug,
     description: p.description,
     visibility: p.visibility,
-    url: `${s.config.publicUrl}/p/${p.slug}`,
+    // The short address when the page holds it; else its id address (docs/pages.md, "Slugs and addresses").
+    url: `${s.config.publicUrl}/p/${s.pages.holdsSlug(p) ? p.slug : p.id}`,
     time_range: p.time_range,
     custom_range_start_at: p.custom_range_start_at,
     custom_range_end_at: p.custom_range_end_at,

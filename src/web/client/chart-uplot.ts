@@ -1,8 +1,8 @@
 import uPlot from 'uplot';
 import 'uplot/dist/uPlot.min.css';
 import { seriesColor, lastValue } from './colors.js';
-import { formatTime, formatValue } from './format.js';
-import type { DrawInput, Drawn } from './types.js';
+import { formatTime, formatValue, thresholdText } from './format.js';
+import type { CardMarkers, CardMetric, DrawInput, Drawn } from './types.js';
 
 /**
  * line, area, bar and scatter with uPlot (docs/pages.md, "Charts"): the metric's curve, y bounds,
@@ -64,15 +64,21 @@ export function drawUplot(input: DrawInput): Drawn {
     }
   });
 
-  // A forecast is a dashed segment from the last bucket to the forecast time: one more x, nulls elsewhere.
+  // A forecast is a dashed segment from the last bucket toward the forecast: one more x, nulls elsewhere.
+  // A forecast far past the window (a 7-day horizon on a 6-hour chart) would squeeze the data into a
+  // sliver: the segment then stops a quarter of the window past its end, at the value on its way.
   if (forecasts.length > 0) {
-    const at = Math.max(...forecasts.map((f) => f.at));
+    const first = xs[0] ?? 0;
+    const last = xs[xs.length - 1] ?? 0;
+    const limit = last + Math.max(60, (last - first) / 4);
+    const at = Math.min(limit, Math.max(...forecasts.map((f) => f.at)));
     xs.push(at);
     for (const y of ys) y.push(null);
     for (const f of forecasts) {
       const line: Array<number | null> = xs.map(() => null);
       line[xs.length - 2] = f.from;
-      line[xs.length - 1] = f.value;
+      line[xs.length - 1] =
+        f.from === null || f.at <= at ? f.value : f.from + ((f.value - f.from) * (at - last)) / (f.at - last);
       ys.push(line);
       series.push({
         label: 'forecast',
@@ -91,7 +97,10 @@ export function drawUplot(input: DrawInput): Drawn {
   const gridColor = input.dark ? '#374151' : '#e5e7eb';
   const markers = input.card.markers ?? null;
   const thresholds = m.ui_chart_show_monitors ? (markers?.thresholds ?? []) : [];
-  const alerts = m.ui_chart_show_alerts ? (markers?.alerts ?? []) : [];
+  // A hidden series hides its alert periods too; a period of the whole metric (no series) always shows.
+  const alerts = (m.ui_chart_show_alerts ? (markers?.alerts ?? []) : []).filter(
+    (a) => a.series_hash === null || !hidden.has(a.series_hash),
+  );
   const yRange: uPlot.Scale.Range = (_u, min, max) => {
     // Thresholds stay in view: a line off the chart would say nothing.
     for (const t of thresholds) {
@@ -121,21 +130,32 @@ export function drawUplot(input: DrawInput): Drawn {
       },
     ],
     series,
-    hooks: { draw: [(u) => drawMarkers(u, alerts, thresholds, input.dark)] },
+    hooks: { draw: [(u) => drawMarkers(u, alerts, thresholds, m, input.dark)] },
   };
   const plot = new uPlot(opts, [xs, ...ys] as uPlot.AlignedData, el);
+  // What was drawn besides the series, for tests and readers (docs/pages.md, "Each drawn card exposes").
+  el.dataset.drawnTrends = String(series.filter((s) => s.label?.toString().endsWith(' (trend)')).length);
+  el.dataset.drawnForecasts = String(forecasts.length);
   return { destroy: () => plot.destroy() };
 }
 
 /** Alert periods as red bands (to the right edge while firing), monitor thresholds as dashed lines. */
 function drawMarkers(
   u: uPlot,
-  alerts: ReadonlyArray<{ start: number; end: number | null }>,
-  thresholds: ReadonlyArray<{ value: number; label: string }>,
+  alerts: CardMarkers['alerts'],
+  thresholds: CardMarkers['thresholds'],
+  m: CardMetric,
   dark: boolean,
 ): void {
+  const el = u.root.parentElement;
+  if (el) {
+    el.dataset.drawnAlerts = '0';
+    el.dataset.drawnThresholds = '0';
+  }
   if (alerts.length === 0 && thresholds.length === 0) return;
   const { ctx } = u;
+  let bands = 0;
+  let lines = 0;
   const { left, top, width, height } = u.bbox;
   ctx.save();
   ctx.beginPath();
@@ -145,13 +165,19 @@ function drawMarkers(
   for (const a of alerts) {
     const x0 = Math.max(left, u.valToPos(a.start / 1000, 'x', true));
     const x1 = a.end === null ? left + width : Math.min(left + width, u.valToPos(a.end / 1000, 'x', true));
-    if (x1 > x0) ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+    if (x1 > x0) {
+      ctx.fillRect(x0, top, Math.max(1, x1 - x0), height);
+      bands++;
+    }
   }
   ctx.strokeStyle = '#ef4444';
   ctx.fillStyle = dark ? '#fca5a5' : '#b91c1c';
   ctx.setLineDash([6, 4]);
   ctx.lineWidth = 1;
-  ctx.font = '11px system-ui, sans-serif';
+  ctx.font = `${Math.round(11 * uPlot.pxRatio)}px system-ui, sans-serif`;
+  // uPlot leaves the alignment of its last axis label set: captions start at the left edge, above their line.
+  ctx.textAlign = 'left';
+  ctx.textBaseline = 'bottom';
   for (const t of thresholds) {
     const y = Math.round(u.valToPos(t.value, 'y', true)) + 0.5;
     ctx.beginPath();
@@ -159,7 +185,12 @@ function drawMarkers(
     ctx.lineTo(left + width, y);
     ctx.stroke();
     // Canvas text: a monitor name is drawn, never parsed.
-    ctx.fillText(t.label, left + 4, y - 3);
+    ctx.fillText(thresholdText(t, m), left + 4, y - 3);
+    lines++;
   }
   ctx.restore();
+  if (el) {
+    el.dataset.drawnAlerts = String(bands);
+    el.dataset.drawnThresholds = String(lines);
+  }
 }

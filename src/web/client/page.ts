@@ -2,6 +2,7 @@ import './page.css';
 import { cssColor, lastValue, seriesColor } from './colors.js';
 import { drawStat, drawUptime } from './chart-html.js';
 import { drawUplot } from './chart-uplot.js';
+import { formatTime, thresholdText } from './format.js';
 import type { CardData, CardModel, Drawn, PageBoot, WindowState } from './types.js';
 
 /**
@@ -85,6 +86,8 @@ class Page {
     this.drawn.delete(card.id);
     el.textContent = '';
     section.querySelector('.card-error')?.remove();
+    section.querySelector('.card-markers')?.remove();
+    delete section.dataset.markers;
     const legend = section.querySelector<HTMLElement>('.legend');
     if (legend) legend.textContent = '';
     if (!card.data) {
@@ -111,6 +114,8 @@ class Page {
     else drawn = drawStat(input);
     this.drawn.set(card.id, drawn);
     if (legend) this.legend(legend, card, data);
+    const timeAxis = UPLOT.has(type);
+    this.markerNote(section, card, hidden, timeAxis);
     // What the card drew, for tests and for anyone reading the page: each series' points as [time ms, value].
     section.dataset.interval = data.interval;
     section.dataset.startAt = data.start_at;
@@ -121,9 +126,48 @@ class Page {
         label: s.label,
         hidden: hidden.has(s.hash),
         points: data.times.map((t, i) => [t, s.values[i] ?? null]),
+        // The fits drawn (time charts, when the metric shows them): the trend at each bucket, the forecast point.
+        trend:
+          timeAxis && card.metric.ui_chart_show_trends && s.trend
+            ? data.times.map((t, i) => [t, s.trend![i] ?? null])
+            : null,
+        forecast: timeAxis && card.metric.ui_chart_show_forecast ? s.forecast : null,
       })),
     );
     section.dataset.state = 'drawn';
+  }
+
+  /**
+   * Alerts firing now, and (on cards without a time axis to draw them on) the thresholds, as text
+   * under the chart; what the card shows is also in `data-markers` (JSON) for tests and readers.
+   */
+  private markerNote(section: HTMLElement, card: CardModel, hidden: Set<string>, timeAxis: boolean): void {
+    const m = card.metric;
+    const markers = card.markers;
+    if (!markers) return;
+    const alerts = m.ui_chart_show_alerts
+      ? markers.alerts.filter((a) => a.series_hash === null || !hidden.has(a.series_hash))
+      : [];
+    const thresholds = m.ui_chart_show_monitors ? markers.thresholds : [];
+    section.dataset.markers = JSON.stringify({ alerts, thresholds });
+    const lines: string[] = [];
+    for (const a of alerts) {
+      if (a.end !== null) continue;
+      const series = a.series_label === null ? '' : ` (${a.series_label})`;
+      lines.push(`Firing: ${a.label}${series} since ${formatTime(a.start, 'minute', this.win.timezone)}`);
+    }
+    if (!timeAxis) for (const t of thresholds) lines.push(`Threshold: ${thresholdText(t, m)}`);
+    if (lines.length === 0) return;
+    const note = document.createElement('ul');
+    note.className = 'card-markers';
+    for (const line of lines) {
+      const li = document.createElement('li');
+      // textContent: a monitor's name or a series label is shown, never parsed.
+      li.textContent = line;
+      if (line.startsWith('Firing')) li.className = 'firing';
+      note.append(li);
+    }
+    section.querySelector('.chart')?.after(note);
   }
 
   private legend(ul: HTMLElement, card: CardModel, data: CardData): void {

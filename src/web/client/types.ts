@@ -39,12 +39,18 @@ export interface CardData {
   series: CardSeries[];
 }
 
-/** Alert periods and monitor thresholds drawn over a time chart (docs/pages.md, "Charts"). */
+/** Alert periods and monitor thresholds drawn over a card (src/web/card-markers.ts; docs/pages.md, "Alerts and thresholds"). */
 export interface CardMarkers {
-  /** Firing periods overlapping the window: start and end (null while firing) in epoch ms. */
-  alerts: Array<{ start: number; end: number | null; series_hash: string; label: string }>;
-  /** Thresholds of the metric's active monitors. */
-  thresholds: Array<{ value: number; label: string }>;
+  /** Firing periods overlapping the window: start and end (null while firing) in epoch ms; the monitor's name. */
+  alerts: Array<{
+    start: number;
+    end: number | null;
+    label: string;
+    series_hash: string | null;
+    series_label: string | null;
+  }>;
+  /** Thresholds of the metric's active threshold monitors on the drawn value. */
+  thresholds: Array<{ value: number; operator: 'gt' | 'gte' | 'lt' | 'lte' | 'eq' | 'neq'; label: string }>;
 }
 
 export interface CardModel {
@@ -54,8 +60,8 @@ export interface CardModel {
   metric: CardMetric;
   data: CardData | null;
   error: { code: string; message: string } | null;
-  /** Present when the metric shows alerts or monitors. */
-  markers?: CardMarkers | null;
+  /** Null unless the metric shows alerts or monitors. */
+  markers: CardMarkers | null;
 }
 
 export interface WindowState {
