@@ -102,6 +102,11 @@ export class BenchServer {
     }
   }
 
+  /** The bootstrap key every call of `api` sends (for a bench that reads whole envelopes itself). */
+  get bootstrapKey(): string {
+    return KEY;
+  }
+
   get pid(): number {
     return this.child.proc.pid!;
   }

@@ -7,7 +7,7 @@ import { integerKnob, listKnob, numberKnob, OptionError, refuseOptions } from '.
 
 /** Records at scale 1: 100 million over 30 days. */
 export const FULL_RECORDS = 100_000_000;
-export const PARTS = ['queries', 'lag'] as const;
+export const PARTS = ['import', 'backlog', 'queries', 'lag', 'series', 'many-metrics'] as const;
 export type Part = (typeof PARTS)[number];
 
 export interface QueryOptions {
@@ -21,6 +21,7 @@ export interface QueryOptions {
   queryRepeats: number;
   rawRepeats: number;
   coverage: 'strict' | 'observed';
+  backlogRounds: number;
   parts: Part[];
   burstRecords: number;
   /** Offered records/s of the lag run; 0: half the measured maximum. */
@@ -35,6 +36,16 @@ export interface QueryOptions {
   lagPollRange: string;
   /** Longest wait for a metric to become active, s. */
   backfillTimeoutS: number;
+  /** Part `series`: records over the last hour, and the user-id pools of its many-series scenarios. */
+  seriesRecords: number;
+  seriesCounts: number[];
+  /** Part `many-metrics`: metrics on the view, and records posted. */
+  manyMetrics: number;
+  manyRecords: number;
+  /** Records of the month's import (part `import`). */
+  importRecords: number;
+  /** Records per NDJSON body of the import. */
+  importBody: number;
 }
 
 export const KNOBS: Record<string, string> = {
@@ -46,6 +57,7 @@ export const KNOBS: Record<string, string> = {
   BENCH_QUERY_REPEATS: 'timed repeats of each aggregation request (default 50)',
   BENCH_RAW_REPEATS: 'timed repeats of each raw DuckDB scan (default 5)',
   BENCH_COVERAGE: 'coverage_mode of the timed queries, strict or observed (default observed)',
+  BENCH_BACKLOG_ROUNDS: 'most rounds of the four queries timed while the compaction backlog waits (default 200)',
   BENCH_PARTS: `comma-separated, of ${PARTS.join(', ')} (default: all)`,
   BENCH_BURST_RECORDS: 'records of the closed-loop burst that measures the maximum ingest rate (default 200,000)',
   BENCH_LAG_RATE: "offered records/s of the lag run (default 0: half the burst's rate)",
@@ -58,6 +70,12 @@ export const KNOBS: Record<string, string> = {
   BENCH_LAG_POLL_RANGE:
     'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
+  BENCH_SERIES_RECORDS: 'part series: records spread over the last hour per scenario (default 200,000)',
+  BENCH_SERIES_COUNTS: 'part series: comma-separated user-id pools of the many-series scenarios (default 20000,100000)',
+  BENCH_MANY_METRICS: 'part many-metrics: metrics on the one view (default 100)',
+  BENCH_MANY_RECORDS: 'part many-metrics: records posted per scenario (default 200,000)',
+  BENCH_IMPORT_RECORDS: "records of part import's month (timestamps over the last 30 days; default 1,000,000)",
+  BENCH_IMPORT_BODY: 'records per NDJSON body of part import (default 1,000)',
 };
 
 function scaleArg(argv: readonly string[]): number {
@@ -100,6 +118,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       queryRepeats: integer('BENCH_QUERY_REPEATS', 50, 1, 100_000),
       rawRepeats: integer('BENCH_RAW_REPEATS', 5, 1, 1_000),
       coverage,
+      backlogRounds: integer('BENCH_BACKLOG_ROUNDS', 200, 1, 100_000),
       parts: listKnob<Part>(KNOBS, 'BENCH_PARTS', [...PARTS], (s) =>
         (PARTS as readonly string[]).includes(s) ? (s as Part) : undefined,
       ),
@@ -111,6 +130,15 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       compareMain: process.env.BENCH_COMPARE_MAIN || undefined,
       lagPollRange: pollRange(process.env.BENCH_LAG_POLL_RANGE ?? 'last_hour'),
       backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
+      seriesRecords: integer('BENCH_SERIES_RECORDS', 200_000, 1_000, 100_000_000),
+      seriesCounts: listKnob<number>(KNOBS, 'BENCH_SERIES_COUNTS', [20_000, 100_000], (s) => {
+        const n = Number(s);
+        return Number.isInteger(n) && n >= 1 && n <= 1_000_000 ? n : undefined;
+      }),
+      manyMetrics: integer('BENCH_MANY_METRICS', 100, 1, 1_000),
+      manyRecords: integer('BENCH_MANY_RECORDS', 200_000, 1_000, 100_000_000),
+      importRecords: integer('BENCH_IMPORT_RECORDS', 1_000_000, 1_000, 100_000_000),
+      importBody: integer('BENCH_IMPORT_BODY', 1_000, 1, 100_000),
     };
   } catch (err) {
     return refuseOptions('query bench', KNOBS, err);

@@ -2,15 +2,19 @@
  * Ad-hoc measure (not part of bench:query) of memory per series (issue 22, item 3): the heap a
  * batch's partials hold per (series, minute) — the states `buildPartials` returns for a batch of
  * `--series` series over `--minutes` minutes, one record per series-minute (values and distinct
- * sketches on) — and the heap of the series registry in memory per series (MetricSeriesView, what
- * SeriesCache holds). Run on a quiet machine, with the GC exposed:
+ * sketches on) —, the peak resident memory the build itself took per series-minute (maxRSS before
+ * and after, so one build per process), and the heap of the series registry in memory per series
+ * (MetricSeriesView, what SeriesCache holds). `--builder reference` runs the per-metric builder of
+ * before the fused pass (test/rollup/reference-partials.ts) instead, for comparison. Run on a quiet
+ * machine, with the GC exposed:
  *
- *   node --expose-gc dist/bench/query/series-memory.js --series 20000 --minutes 10
+ *   node --expose-gc dist/bench/query/series-memory.js --series 20000 --minutes 10 [--builder reference]
  */
 import { loadHasher } from '../../src/rollup/hll.js';
 import type { MetricSeriesRecord } from '../../src/rollup/metric-records.js';
 import type { MetricTask } from '../../src/rollup/metric-task.js';
 import { buildPartials } from '../../src/rollup/partials.js';
+import { referencePartials } from '../../test/rollup/reference-partials.js';
 import type { MetricPartials } from '../../src/rollup/rollup-types.js';
 import { MetricSeriesView } from '../../src/rollup/series-cache.js';
 import type { OutputColumn, OutputField } from '../../src/transform/output-schema.js';
@@ -21,6 +25,8 @@ const arg = (name: string, def: string) => {
 };
 const seriesN = Number(arg('--series', '20000'));
 const minutes = Number(arg('--minutes', '10'));
+const builder = arg('--builder', 'fused');
+if (builder !== 'fused' && builder !== 'reference') throw new Error('--builder: fused or reference');
 const gc = (globalThis as { gc?: () => void }).gc;
 if (!gc) throw new Error('run with node --expose-gc');
 
@@ -77,7 +83,9 @@ async function main(): Promise<void> {
   const { ts, columns } = batch();
 
   const before = used();
-  const kept: MetricPartials[] = [buildPartials(task, ts, columns)];
+  const rssBefore = process.resourceUsage().maxRSS * 1024;
+  const kept: MetricPartials[] = [(builder === 'fused' ? buildPartials : referencePartials)(task, ts, columns)];
+  const rssPeak = process.resourceUsage().maxRSS * 1024;
   const afterPartials = used();
   const p = kept[0]!;
   const cells = p.partials.length;
@@ -105,10 +113,12 @@ async function main(): Promise<void> {
   const afterView = used();
 
   const out = {
+    builder,
     series: seriesN,
     minutes,
     series_minutes: cells,
     partials_bytes_per_series_minute: Math.round((afterPartials - before) / cells),
+    build_peak_rss_bytes_per_series_minute: Math.round((rssPeak - rssBefore) / cells),
     encoded_state_bytes_per_series_minute: Math.round(stateBytes / cells),
     registry_bytes_per_series: Math.round((afterView - beforeView) / view.size),
   };

@@ -5,6 +5,7 @@ import tls from 'node:tls';
 import { Client, errors as undiciErrors } from 'undici';
 import { blockedAddressReason, stripBrackets } from './address-rule.js';
 import { readBody } from './body-reader.js';
+import { HeaderSet } from './header-set.js';
 import { ConnectFailure, pinnedConnector, type ConnectionFacts } from './pinned-connector.js';
 import {
   OutboundError,
@@ -156,9 +157,10 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
       let url = parseTarget(req.url, requireHttps);
       let method = req.method ?? 'GET';
       let body = req.body;
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers ?? {})) headers[k.toLowerCase()] = v;
-      headers['accept-encoding'] ??= 'gzip, br, deflate';
+      // Sent with the caller's spelling (a pull's headers go out as the user wrote them); looked up
+      // and dropped case-insensitively (two spellings of one name: the later one wins).
+      const headers = new HeaderSet(req.headers);
+      if (!headers.has('accept-encoding')) headers.set('Accept-Encoding', 'gzip, br, deflate');
       for (let redirects = 0; ; redirects++) {
         if (req.signal?.aborted) throw new OutboundError('aborted', 'request', 'The request was aborted');
         const hop = await fetchOnce(
@@ -195,13 +197,13 @@ export function createOutboundClient(opts: OutboundClientOptions): OutboundClien
           );
         }
         next = parseTarget(next.href, requireHttps);
-        if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+        if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) headers.delete(h);
         // 301/302/303 continue as GET without the body, as browsers do (HEAD stays HEAD).
         if ((hop.status === 301 || hop.status === 302 || hop.status === 303) && method !== 'HEAD') {
           method = 'GET';
           body = undefined;
-          delete headers['content-type'];
-          delete headers['content-length'];
+          headers.delete('content-type');
+          headers.delete('content-length');
         }
         url = next;
       }
@@ -220,7 +222,7 @@ interface Hop {
 async function fetchOnce(
   url: URL,
   method: string,
-  headers: Record<string, string>,
+  headers: HeaderSet,
   body: string | Uint8Array | undefined,
   req: OutboundRequest,
   secureContext: tls.SecureContext | undefined,
@@ -261,7 +263,7 @@ async function fetchOnce(
       res = await client.request({
         path: url.pathname + url.search,
         method,
-        headers,
+        headers: headers.pairs(),
         body,
         signal: req.signal,
         headersTimeout: headersTimeoutMs,

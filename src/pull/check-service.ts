@@ -194,8 +194,10 @@ export class CheckService {
     const headers = this.jobs.open(check.id, check.headers);
     let answer = await fetchOnce(outbound, check, headers, this.deps.limits.check, slot.signal);
     let attempts = 1;
-    if (!settle(answer).up && check.check_retry_seconds !== null && !slot.signal.aborted) {
-      await sleep(check.check_retry_seconds * 1000, slot.signal);
+    const retryMs = check.check_retry_seconds === null ? null : check.check_retry_seconds * 1000;
+    if (!settle(answer).up && retryMs !== null && !slot.signal.aborted) {
+      // The wait gives the run's fetch slot to others (the second request takes one again).
+      await this.deps.limiter.outside(() => sleep(retryMs, slot.signal));
       if (!slot.signal.aborted) {
         answer = await fetchOnce(outbound, check, headers, this.deps.limits.check, slot.signal);
         attempts = 2;

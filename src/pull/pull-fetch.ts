@@ -71,6 +71,7 @@ export async function fetchPull(
     if (pull.validators.last_modified && !has('if-modified-since'))
       sent['If-Modified-Since'] = pull.validators.last_modified;
   }
+  const forTargets = targetHeaders(headers);
   const answer = await fetchOnce(outbound, pull, sent, opts.limits, opts.signal);
   const base = answer.ok
     ? {
@@ -87,7 +88,7 @@ export async function fetchPull(
     const error = answer.ok ? statusError(answer.res) : answer.error;
     const errorStage = answer.ok ? 'response' : answer.stage;
     if (lastList) {
-      const followed = await followTargets(outbound, lastList, opts.limits, opts.signal);
+      const followed = await followTargets(outbound, lastList, forTargets, opts.limits, opts.signal);
       return finishTargets(
         base,
         followed,
@@ -104,7 +105,7 @@ export async function fetchPull(
     if (lastList)
       return finishTargets(
         base,
-        await followTargets(outbound, lastList, opts.limits, opts.signal),
+        await followTargets(outbound, lastList, forTargets, opts.limits, opts.signal),
         lastList,
         null,
         'response',
@@ -141,7 +142,7 @@ export async function fetchPull(
     } as PullFetchResult;
   return finishTargets(
     base,
-    await followTargets(outbound, parsed.targets, opts.limits, opts.signal),
+    await followTargets(outbound, parsed.targets, forTargets, opts.limits, opts.signal),
     parsed.targets,
     null,
     'response',
@@ -191,10 +192,28 @@ function finishTargets(
   };
 }
 
+/**
+ * What a discovered target is sent: the pull's own headers, as Prometheus sends a scrape job's
+ * credentials to every target it discovers (docs/pulls-and-checks.md, "HTTP service discovery"),
+ * with the metrics `Accept` and without the document's conditional headers. A target that
+ * redirects to another origin loses the credential headers there (the outbound client's rule).
+ */
+function targetHeaders(headers: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) {
+    const lower = name.toLowerCase();
+    if (lower === 'accept' || lower === 'if-none-match' || lower === 'if-modified-since') continue;
+    out[name] = value;
+  }
+  out.Accept = METRICS_ACCEPT;
+  return out;
+}
+
 /** Each target fetched under the same guard, retried once, its samples labelled with the target's labels. */
 async function followTargets(
   outbound: OutboundClient,
   targets: DiscoveredTarget[],
+  headers: Record<string, string>,
   limits: FetchLimits,
   signal?: AbortSignal,
 ): Promise<TargetResult> {
@@ -214,7 +233,7 @@ async function followTargets(
       }
       let last: { stage: ErrorStage; error: string } = { stage: 'request', error: 'not fetched' };
       for (let attempt = 0; attempt < TARGET_ATTEMPTS && !signal?.aborted; attempt++) {
-        const got = await scrape(outbound, url, limits, signal);
+        const got = await scrape(outbound, url, headers, limits, signal);
         if ('records' in got) {
           perTarget[i] = got.records.map((r) => ({
             ...r,
@@ -238,13 +257,14 @@ async function followTargets(
 async function scrape(
   outbound: OutboundClient,
   url: string,
+  headers: Record<string, string>,
   limits: FetchLimits,
   signal?: AbortSignal,
 ): Promise<{ records: RecordObject[] } | { stage: ErrorStage; error: string }> {
   const answer: FetchOnce = await fetchOnce(
     outbound,
     { endpoint_url: url, method: 'get', headers: [], request_body: null },
-    { Accept: METRICS_ACCEPT },
+    headers,
     limits,
     signal,
   );

@@ -36,20 +36,75 @@ const FORMAT_VERSION = 1;
 const PAGE_BITS = 6;
 const PAGE_SIZE = 1 << PAGE_BITS;
 
-/** Counts per bucket index, in pages of 64 buckets: dense-array speed without one array per range. */
+/**
+ * Distinct bucket indexes a store keeps in two short arrays before it allocates pages. Most rollup
+ * states are small (one series in one minute of a time-spread import holds one or two values): a
+ * page of 64 float64 counts per state was the largest cost of building and decoding them, in
+ * allocation and garbage collection. The form is internal: encodings and answers are the same.
+ */
+const SMALL_BUCKETS = 8;
+
+/**
+ * Counts per bucket index: up to SMALL_BUCKETS indexes in two unsorted arrays, then in pages of 64
+ * buckets (dense-array speed without one array per range).
+ */
 class BucketStore {
-  private readonly pages = new Map<number, Float64Array>();
+  private pages: Map<number, Float64Array> | null = null;
+  private smallIndex: number[] | null = null;
+  private smallCount: number[] | null = null;
 
   add(index: number, count: number): void {
+    if (this.pages === null) {
+      const idx = (this.smallIndex ??= []);
+      const cnt = (this.smallCount ??= []);
+      for (let k = 0; k < idx.length; k++) {
+        if (idx[k] === index) {
+          cnt[k]! += count;
+          return;
+        }
+      }
+      if (idx.length < SMALL_BUCKETS) {
+        idx.push(index);
+        cnt.push(count);
+        return;
+      }
+      this.toPages();
+    }
+    this.addToPage(this.pages!, index, count);
+  }
+
+  private addToPage(pages: Map<number, Float64Array>, index: number, count: number): void {
     const key = index >> PAGE_BITS; // arithmetic shift floors, so negative indexes page correctly
-    let page = this.pages.get(key);
-    if (page === undefined) this.pages.set(key, (page = new Float64Array(PAGE_SIZE)));
+    let page = pages.get(key);
+    if (page === undefined) pages.set(key, (page = new Float64Array(PAGE_SIZE)));
     page[index & (PAGE_SIZE - 1)]! += count;
+  }
+
+  private toPages(): void {
+    const pages = (this.pages = new Map());
+    const idx = this.smallIndex ?? [];
+    const cnt = this.smallCount ?? [];
+    for (let k = 0; k < idx.length; k++) this.addToPage(pages, idx[k]!, cnt[k]!);
+    this.smallIndex = this.smallCount = null;
+  }
+
+  /** The count of one bucket (0 when none). */
+  private countAt(index: number): number {
+    if (this.pages !== null) return this.pages.get(index >> PAGE_BITS)?.[index & (PAGE_SIZE - 1)] ?? 0;
+    const idx = this.smallIndex;
+    if (idx !== null) for (let k = 0; k < idx.length; k++) if (idx[k] === index) return this.smallCount![k]!;
+    return 0;
   }
 
   /** Non-empty buckets as [index, count] in ascending index order. */
   buckets(): Array<[number, number]> {
     const out: Array<[number, number]> = [];
+    if (this.pages === null) {
+      const idx = this.smallIndex;
+      if (idx === null) return out;
+      for (let k = 0; k < idx.length; k++) if (this.smallCount![k]! > 0) out.push([idx[k]!, this.smallCount![k]!]);
+      return out.length > 1 ? out.sort((x, y) => x[0] - y[0]) : out;
+    }
     for (const key of [...this.pages.keys()].sort((a, b) => a - b)) {
       const page = this.pages.get(key)!;
       for (let j = 0; j < PAGE_SIZE; j++) if (page[j]! > 0) out.push([key * PAGE_SIZE + j, page[j]!]);
@@ -59,14 +114,10 @@ class BucketStore {
 
   /** Takes `other`'s counts out of this store; false (and this store unchanged) when one would go negative. */
   subtractFrom(other: BucketStore): boolean {
-    for (const [key, page] of other.pages) {
-      const mine = this.pages.get(key);
-      for (let j = 0; j < PAGE_SIZE; j++) if (page[j]! > (mine?.[j] ?? 0)) return false;
-    }
-    for (const [key, page] of other.pages) {
-      const mine = this.pages.get(key)!;
-      for (let j = 0; j < PAGE_SIZE; j++) mine[j]! -= page[j]!;
-    }
+    const take = other.buckets();
+    for (const [index, count] of take) if (count > this.countAt(index)) return false;
+    // Adding negative counts: every bucket touched exists already, so the form does not change.
+    for (const [index, count] of take) this.add(index, -count);
     return true;
   }
 
@@ -77,6 +128,12 @@ class BucketStore {
   }
 
   mergeFrom(other: BucketStore): void {
+    if (other.pages === null) {
+      const idx = other.smallIndex;
+      if (idx !== null)
+        for (let k = 0; k < idx.length; k++) if (other.smallCount![k]! > 0) this.add(idx[k]!, other.smallCount![k]!);
+      return;
+    }
     for (const [key, page] of other.pages) {
       for (let j = 0; j < PAGE_SIZE; j++) if (page[j]! > 0) this.add(key * PAGE_SIZE + j, page[j]!);
     }

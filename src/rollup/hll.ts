@@ -166,13 +166,10 @@ export class DistinctSketch {
     w.byte(FORMAT_VERSION);
     w.byte(P);
     if (this.registers === null && this.exact !== null && this.exact.size > 0) {
-      const hashes = [...this.exact].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+      const hashes = this.exact.size === 1 ? this.exact : [...this.exact].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
       w.byte(EXACT);
-      w.uvarint(hashes.length);
-      const bytes = new Uint8Array(8 * hashes.length);
-      const view = new DataView(bytes.buffer);
-      hashes.forEach((h, k) => view.setBigUint64(8 * k, h, true));
-      w.raw(bytes);
+      w.uvarint(this.exact.size);
+      for (const h of hashes) w.uint64(h);
       return w.finish();
     }
     const regs = this.registers;

@@ -1,34 +1,19 @@
 import type { OutputColumn } from '../transform/output-schema.js';
 import type { MetricOutcome, MetricTask } from './metric-task.js';
-import { buildPartials } from './partials.js';
-import { SharedSeriesKeys, sharedSignatures } from './series-keys.js';
+import { buildViewPartials } from './partials.js';
 
 /**
- * The worker's metric stage: each metric of a view over the view's coerced output of one batch. A
- * metric's failure is its outcome (the commit records it as the metric's `error` status), never an
- * exception through the batch. Call `loadHasher()` before. Metrics with the same `group_by` share
- * the series keys of the batch's rows (series-keys.ts): the group columns are read once for them.
+ * The worker's metric stage: the metrics of a view over the view's coerced output of one batch, in
+ * one fused pass (partials.ts: filters, times, series keys and unique hashes computed once for all
+ * of them). A metric's failure is its outcome (the commit records it as the metric's `error`
+ * status), never an exception through the batch. Call `loadHasher()` before.
  */
 export function metricPartialsStage(
   tasks: readonly MetricTask[],
   ts: ArrayLike<number>,
   columns: readonly OutputColumn[],
 ): MetricOutcome[] {
-  const shared = sharedSignatures(tasks.map((t) => t.groupBy));
-  const keys =
-    shared.size === 0 ? null : new SharedSeriesKeys(new Map(columns.map((c) => [c.name, c])), ts.length, shared);
-  return tasks.map((task): MetricOutcome => {
-    try {
-      return { status: 'ok', partials: buildPartials(task, ts, columns, keys) };
-    } catch (err) {
-      return {
-        status: 'failed',
-        metricId: task.metricId,
-        revision: task.revision,
-        message: (err as Error)?.message ?? String(err),
-      };
-    }
-  });
+  return buildViewPartials(tasks, ts, columns);
 }
 
 /**

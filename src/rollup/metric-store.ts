@@ -72,9 +72,14 @@ export class MetricStore {
     return id === undefined ? undefined : this.series.get(metricId, id);
   }
 
-  stageSeries(series: MetricSeriesRecord): void {
+  /**
+   * Stage a series write. `known`: the series is registered already under this id and hash, so its
+   * hash index entry is left as it is (a batch rewrites the `last_value` of every series it saw:
+   * one write each, not two).
+   */
+  stageSeries(series: MetricSeriesRecord, known = false): void {
     void this.series.put(series.metric_id, series);
-    void this.seriesHash.put(`${series.metric_id}\u0000${series.hash}`, series.id);
+    if (!known) void this.seriesHash.put(`${series.metric_id}\u0000${series.hash}`, series.id);
     this.store.afterCommit(
       () => this.seriesCache.committed(series),
       () => this.seriesCache.drop(series.metric_id),

@@ -15,6 +15,13 @@ export interface RollupReadQuery {
   sketches: boolean;
   /** The figures wanted (default every one): the others read as null (NaN in columns), neither fetched nor converted. */
   figures?: ReadonlySet<ColumnFigure>;
+  /**
+   * An answer that may be partial (`coverage_mode=observed`): when more than `rows` partials wait in
+   * the read's range (a compaction backlog), only those of minutes from `keepFrom` on are merged,
+   * and the columns say how many were left out (`StoredColumns.leftOut`). Absent: every partial is
+   * merged (exact).
+   */
+  partialBudget?: { rows: number; keepFrom: number };
 }
 
 /** The read side of the rollup store. */

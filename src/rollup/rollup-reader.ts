@@ -20,6 +20,7 @@ import {
 } from './rollup-types.js';
 import type { RollupReader, RollupReadQuery } from './rollup-reader-contract.js';
 import { allocColumns, columnsOfBuckets } from './stored-columns.js';
+import { decodeStateWithoutDistinct, readStateScalars, type StateScalars } from './state-scalars.js';
 import { duck, tierTable, type RollupStore } from './rollup-store.js';
 
 /** Up to this many series a read matches names with list functions; more take a hash join. */
@@ -48,15 +49,21 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
       if (r === null) return [];
       return r.rows.partials === 0
         ? compactedBuckets(r.rows, r.names, q.sketches)
-        : mergedInOrder(r.rows, r.names, q.sketches);
+        : mergedInOrder(r.rows, r.names, q.sketches, decoderFor(r.wanted));
     },
 
     async readColumns(q) {
       const r = await readRaw(store, q);
       if (r === null) return allocColumns(0, [], q.sketches);
-      return r.rows.partials === 0
-        ? compactedColumns(r.rows, r.names, q.sketches, r.wanted)
-        : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches));
+      const c =
+        r.rows.partials === 0
+          ? compactedColumns(r.rows, r.names, q.sketches, r.wanted)
+          : // Figures that merge from the states' headers: no sketch decoded (a backlog of partials waits).
+            r.scalar
+            ? mergedScalarColumns(r.rows, r.names, r.wanted)
+            : columnsOfBuckets(mergedInOrder(r.rows, r.names, q.sketches, decoderFor(r.wanted)));
+      if (r.leftOut > 0) c.leftOut = r.leftOut;
+      return c;
     },
 
     async seriesWithData(q) {
@@ -96,13 +103,16 @@ export function rollupReader(store: RollupStore, completeThrough: (metricId: str
 async function readRaw(
   store: RollupStore,
   q: RollupReadQuery,
-): Promise<{ rows: Rows; names: string[]; wanted: boolean[] } | null> {
+): Promise<{ rows: Rows; names: string[]; wanted: boolean[]; scalar: boolean; leftOut: number } | null> {
   // Sorted names: index order is series order, so rows come out grouped as the contract wants.
   const names = q.series === null ? await realSeries(store, q) : [...new Set(q.series)].sort();
   if (names.length === 0) return null;
   const bucket = bucketSql(q.tier, 'minute');
   // Fewer columns: a 24 h by-minute read of count and sum took ~2 ms less in DuckDB with 4 than with 12.
   const wanted = COLUMN_FIGURES.map((f) => q.figures === undefined || q.figures.has(f));
+  // Only figures a state's header holds: canonical rows with partials are merged from their figure
+  // columns and the partials' headers, so no canonical state is fetched.
+  const scalar = !q.sketches && COLUMN_FIGURES.every((f, k) => !wanted[k] || SCALAR_FIGURES.has(f));
   const params: DuckDBValue[] = [
     q.metricId,
     q.revision,
@@ -113,6 +123,11 @@ async function readRaw(
     listValue(names),
   ];
   const types = [VARCHAR, INTEGER, BIGINT, BIGINT, BIGINT, BOOLEAN, LIST(VARCHAR)];
+  const budget = q.partialBudget;
+  if (budget) {
+    params.push(BigInt(Math.max(0, Math.floor(budget.rows))), BigInt(Math.floor(budget.keepFrom)));
+    types.push(BIGINT, BIGINT);
+  }
   // A few names: matched in the list itself (cheaper than a join); many: a hash join on them.
   const few = names.length <= FEW_NAMES;
   const match = (t: string) =>
@@ -121,20 +136,33 @@ async function readRaw(
       : { from: `JOIN n ON n.series = ${t}.series`, where: '', si: 'n.si' };
   const [mc, mp] = [match('c'), match('r')];
   const sql = `WITH n AS (SELECT unnest($7) AS series, unnest(range(len($7))) AS si),
-    p AS (
-      SELECT ${mp.si} AS si, ${bucket} AS start, r.state FROM rollup_partials r ${mp.from}
+    ${
+      budget
+        ? `pa AS (
+      SELECT ${mp.si} AS si, ${bucket} AS start, r.minute, r.state FROM rollup_partials r ${mp.from}
       WHERE r.metric_id = $1 AND r.revision = $2 AND r.minute >= $3 AND r.minute < $5 ${mp.where}),
+    pc AS (SELECT count(*) AS c FROM pa WHERE start >= $3 AND start < $4),
+    p AS (SELECT si, start, state FROM pa, pc WHERE pc.c <= $8 OR pa.minute >= $9),`
+        : `p AS (
+      SELECT ${mp.si} AS si, ${bucket} AS start, r.state FROM rollup_partials r ${mp.from}
+      WHERE r.metric_id = $1 AND r.revision = $2 AND r.minute >= $3 AND r.minute < $5 ${mp.where}),`
+    }
     pk AS (SELECT DISTINCT si, start FROM p)
     SELECT 0::DOUBLE AS part, (${mc.si})::DOUBLE, ${NUMBERS.map((f, k) => (wanted[k] ? `CAST(c.${f} AS DOUBLE)` : 'NULL::DOUBLE')).join(', ')},
-      CASE WHEN $6 OR pk.si IS NOT NULL THEN c.state END AS state
+      CASE WHEN $6 OR ${scalar ? 'false' : 'pk.si IS NOT NULL'} THEN c.state END AS state
     FROM ${tierTable(q.tier)} c ${mc.from} LEFT JOIN pk ON pk.si = ${mc.si} AND pk.start = c.start
     WHERE c.metric_id = $1 AND c.revision = $2 AND c.start >= $3 AND c.start < $4 ${mc.where}
     UNION ALL
     SELECT 1, si::DOUBLE, CAST(start AS DOUBLE), ${NUMBERS.slice(1)
       .map(() => 'NULL')
-      .join(', ')}, state FROM p WHERE start >= $3 AND start < $4`;
+      .join(', ')}, state FROM p WHERE start >= $3 AND start < $4${
+      // Over the budget: one more row (part 2) says how many partials were in the range.
+      budget ? ` UNION ALL SELECT 2, c::DOUBLE, ${NUMBERS.map(() => 'NULL').join(', ')}, NULL FROM pc WHERE c > $8` : ''
+    }`;
   const result = await duck('read rollups', () => store.reader.run(sql, params, types));
-  return { rows: readRows(result, wanted, q.sketches), names, wanted };
+  const rows = readRows(result, wanted, q.sketches);
+  const waiting = budget ? takeMarker(rows) : null;
+  return { rows, names, wanted, scalar, leftOut: waiting === null ? 0 : Math.max(0, waiting - rows.partials) };
 }
 
 /** The real series (not TOTAL_SERIES) with rows or partials in the read's range: a read of "every series". */
@@ -207,6 +235,32 @@ function readRows(result: DuckDBMaterializedResult, wanted: readonly boolean[], 
   return { length, partials, part, si, numbers, blobs };
 }
 
+/**
+ * The partials waiting in a budgeted read's range when they were over its budget (the part-2 row,
+ * taken out of `rows`), or null when they were within it.
+ */
+function takeMarker(rows: Rows): number | null {
+  let at = -1;
+  for (let i = 0; i < rows.length && at < 0; i++) if (rows.part[i] === 2) at = i;
+  if (at < 0) return null;
+  const waiting = rows.si[at]!;
+  const without = (a: Float64Array): Float64Array => {
+    const out = new Float64Array(a.length - 1);
+    out.set(a.subarray(0, at));
+    out.set(a.subarray(at + 1), at);
+    return out;
+  };
+  rows.part = without(rows.part);
+  rows.si = without(rows.si);
+  // Figures not read share one array (readRows): each is cut once.
+  const cut = new Map<Float64Array, Float64Array>();
+  rows.numbers = rows.numbers.map((a) => cut.get(a) ?? (cut.set(a, without(a)), cut.get(a)!));
+  rows.blobs.splice(at, 1);
+  rows.length--;
+  rows.partials--;
+  return waiting;
+}
+
 /** One DOUBLE column of a chunk into `out` from `at` (NULL as NaN): a tight loop over the vector. */
 function readDoubles(chunk: DuckDBDataChunk, column: number, n: number, out: Float64Array, at: number): void {
   const v = chunk.getColumnVector(column);
@@ -267,6 +321,7 @@ function compactedColumns(
 ): StoredColumns {
   const order = seriesThenStartOrder(rows.si, rows.numbers[0]!, rows.length, names.length);
   const c = allocColumns(rows.length, names, sketches, wanted);
+  const decode = decoderFor(wanted);
   COLUMN_FIGURES.forEach((f, k) => {
     const from = rows.numbers[k]!;
     const to = c[f];
@@ -278,7 +333,7 @@ function compactedColumns(
     c.si[j] = rows.si[i]!;
     if (c.states) {
       const blob = rows.blobs[i];
-      c.states[j] = blob ? decodeState(blob) : null;
+      c.states[j] = blob ? decode(blob) : null;
     }
   }
   return c;
@@ -305,8 +360,122 @@ function seriesThenStartOrder(si: Float64Array, start: Float64Array, length: num
   return order;
 }
 
+/** How a read decodes states: without the distinct sketch when it wants no distinct count (its last figure). */
+function decoderFor(wanted: readonly boolean[]): (blob: Uint8Array) => BucketState {
+  return wanted[COLUMN_FIGURES.indexOf('distinct')] ? decodeState : decodeStateWithoutDistinct;
+}
+
+/** Figures a state's header holds (state-scalars.ts). */
+const SCALAR_FIGURES: ReadonlySet<string> = new Set([
+  'start',
+  'count',
+  'value_count',
+  'sum',
+  'min',
+  'max',
+  'last',
+  'last_at',
+]);
+
+/**
+ * `mergedBuckets` for reads of scalar figures only, column-wise: a canonical row gives its figure
+ * columns, a partial the scalars of its state's header (no sketch decoded, no object per row). The
+ * same figures as merging the states: counts and sums add (canonical first, then the partials),
+ * extremes compare, the latest `last` wins (a tie: the one merged last).
+ */
+function mergedScalarColumns(rows: Rows, names: readonly string[], wanted: readonly boolean[]): StoredColumns {
+  const [start, count, valueCount, sum, min, max, last, lastAt] = rows.numbers as Float64Array[] as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ];
+  // One output row per (series, bucket start): canonical figures, then the partials' sums apart.
+  const at = names.map(() => new Map<number, number>());
+  const cap = rows.length;
+  const o = {
+    si: new Float64Array(cap),
+    start: new Float64Array(cap),
+    hasCanonical: new Uint8Array(cap),
+    count: new Float64Array(cap),
+    valueCount: new Float64Array(cap),
+    sum: new Float64Array(cap),
+    partSum: new Float64Array(cap),
+    min: new Float64Array(cap).fill(NaN),
+    max: new Float64Array(cap).fill(NaN),
+    last: new Float64Array(cap).fill(NaN),
+    lastAt: new Float64Array(cap).fill(NaN),
+  };
+  let n = 0;
+  const sc: StateScalars = { count: 0, valueCount: 0, sum: NaN, min: NaN, max: NaN, last: NaN, lastAt: NaN };
+  const lesser = (a: number, b: number) => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.min(a, b));
+  const greater = (a: number, b: number) => (Number.isNaN(a) ? b : Number.isNaN(b) ? a : Math.max(a, b));
+  for (let i = 0; i < rows.length; i++) {
+    const si = rows.si[i]!;
+    const st = start[i]!;
+    let j = at[si]!.get(st);
+    if (j === undefined) {
+      at[si]!.set(st, (j = n++));
+      o.si[j] = si;
+      o.start[j] = st;
+    }
+    if (rows.part[i] === 0) {
+      o.hasCanonical[j] = 1;
+      o.count[j]! += count[i]!;
+      o.valueCount[j]! += valueCount[i]!;
+      if (valueCount[i]! > 0) o.sum[j] = sum[i]!;
+      o.min[j] = lesser(o.min[j]!, min[i]!);
+      o.max[j] = greater(o.max[j]!, max[i]!);
+      // The canonical row merges first: a partial's `last` at the same time wins over it.
+      if (!Number.isNaN(last[i]!) && (Number.isNaN(o.lastAt[j]!) || lastAt[i]! > o.lastAt[j]!)) {
+        o.last[j] = last[i]!;
+        o.lastAt[j] = lastAt[i]!;
+      }
+      continue;
+    }
+    const blob = rows.blobs[i];
+    if (!blob) continue;
+    readStateScalars(blob, sc);
+    o.count[j]! += sc.count;
+    if (sc.valueCount > 0) {
+      o.valueCount[j]! += sc.valueCount;
+      o.partSum[j]! += sc.sum;
+      o.min[j] = lesser(o.min[j]!, sc.min);
+      o.max[j] = greater(o.max[j]!, sc.max);
+    }
+    if (!Number.isNaN(sc.last) && (Number.isNaN(o.lastAt[j]!) || sc.lastAt >= o.lastAt[j]!)) {
+      o.last[j] = sc.last;
+      o.lastAt[j] = sc.lastAt;
+    }
+  }
+  const order = seriesThenStartOrder(o.si, o.start, n, names.length);
+  const c = allocColumns(n, names, false, wanted);
+  for (let r = 0; r < n; r++) {
+    const j = order[r]!;
+    c.si[r] = o.si[j]!;
+    if (wanted[0]) c.start[r] = o.start[j]!;
+    if (wanted[1]) c.count[r] = o.count[j]!;
+    if (wanted[2]) c.value_count[r] = o.valueCount[j]!;
+    if (wanted[3]) c.sum[r] = o.valueCount[j]! > 0 ? o.sum[j]! + o.partSum[j]! : NaN;
+    if (wanted[4]) c.min[r] = o.min[j]!;
+    if (wanted[5]) c.max[r] = o.max[j]!;
+    if (wanted[6]) c.last[r] = o.last[j]!;
+    if (wanted[7]) c.last_at[r] = o.lastAt[j]!;
+  }
+  return c;
+}
+
 /** Canonical rows with partials merged into them (or standing alone), by (series, start). */
-function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] {
+function mergedBuckets(
+  rows: Rows,
+  names: readonly string[],
+  sketches: boolean,
+  decode: (blob: Uint8Array) => BucketState,
+): StoredBucket[] {
   const out = new Map<
     string,
     { si: number; start: number; figures: StateFigures | null; state: BucketState | null; merged: boolean }
@@ -316,7 +485,7 @@ function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean):
     const start = rows.numbers[0]![i]!;
     const key = `${si}\u0000${start}`;
     const blob = rows.blobs[i]!;
-    const state = blob === null ? null : decodeState(blob);
+    const state = blob === null ? null : decode(blob);
     let b = out.get(key);
     if (!b) out.set(key, (b = { si, start, figures: null, state: null, merged: false }));
     if (rows.part[i] === 0) {
@@ -336,8 +505,13 @@ function mergedBuckets(rows: Rows, names: readonly string[], sketches: boolean):
   return buckets;
 }
 
-const mergedInOrder = (rows: Rows, names: readonly string[], sketches: boolean): StoredBucket[] =>
-  mergedBuckets(rows, names, sketches).sort((a, b) =>
+const mergedInOrder = (
+  rows: Rows,
+  names: readonly string[],
+  sketches: boolean,
+  decode: (blob: Uint8Array) => BucketState,
+): StoredBucket[] =>
+  mergedBuckets(rows, names, sketches, decode).sort((a, b) =>
     a.series < b.series ? -1 : a.series > b.series ? 1 : a.start - b.start,
   );
 

@@ -111,4 +111,6 @@ export type StoredColumns = Record<ColumnFigure, Float64Array> & {
   names: readonly string[];
   si: Int32Array;
   states: Array<BucketState | null> | null;
+  /** Partial rows a budgeted read left out (RollupReadQuery.partialBudget); absent or 0: none. */
+  leftOut?: number;
 };

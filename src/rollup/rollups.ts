@@ -65,7 +65,10 @@ export class Rollups implements RollupReader {
     readonly db: RollupStore,
   ) {
     this.pending = new PendingPartials(d.store);
-    db.listener = { added: (id, from) => this.sealed.written(id, from), dropped: (id) => this.sealed.changed(id) };
+    db.listener = {
+      added: (id, _from, minutes) => this.sealed.writtenMinutes(id, minutes),
+      dropped: (id) => this.sealed.changed(id),
+    };
     this.reader = rollupReader(db, (id) => this.completeThrough(id));
     this.backfill = new MetricBackfiller({
       metrics: d.metrics,

@@ -1,75 +1,69 @@
-import type { OutputColumn } from '../transform/output-schema.js';
+import { seriesHash } from './series-hash.js';
 
 /**
- * Each row's series under one `group_by` over one view output: `ids[row]` numbers the distinct
- * combinations of the group values in the order their first row comes. Rows with the same id have
- * the same values (typed: "1" and 1 differ, null is its own value), so a metric can tell series apart
- * by id without building a key per row.
+ * Each row's series under one `group_by` over one view output, keyed on demand: `id(row)` numbers
+ * the distinct combinations of the group values in the order they are first asked for. Rows with
+ * the same id have the same values (typed: "1" and 1 differ, null is its own value), so a builder
+ * tells series apart by id without building a key per row per metric. Only rows asked for are keyed
+ * (a filter that keeps few rows keys few), and each at most once however many metrics ask.
  */
-export interface SeriesKeys {
-  ids: Int32Array;
-  /** Distinct combinations found. */
-  count: number;
-}
-
-/**
- * Series keys shared by the metrics of one view's batch (issue 22, item 4): metrics with the same
- * `group_by` read the group columns once for all of them, not once each. Only group_by lists that
- * `shared` names are computed here (keying every row costs more than one metric's own keying of the
- * rows its filter keeps); `of` answers null for the others, and the builder keys its rows itself.
- */
-export class SharedSeriesKeys {
-  private readonly done = new Map<string, SeriesKeys>();
+export class SeriesKeys {
+  private readonly ids: Int32Array;
+  private readonly index = new Map<string, number>();
+  /** A row of each id (its group values are the id's). */
+  private readonly rows: number[] = [];
+  private readonly hashes: Array<string | undefined> = [];
 
   constructor(
-    private readonly byName: ReadonlyMap<string, OutputColumn>,
-    private readonly rows: number,
-    private readonly shared: ReadonlySet<string>,
-  ) {}
+    private readonly groups: ReadonlyArray<ArrayLike<unknown>>,
+    rows: number,
+  ) {
+    this.ids = new Int32Array(rows).fill(-1);
+  }
 
-  /** The keys of `groupBy` when shared (computed on first use), else null. */
-  of(groupBy: readonly string[]): SeriesKeys | null {
-    const sig = signature(groupBy);
-    if (!this.shared.has(sig)) return null;
-    let keys = this.done.get(sig);
-    if (keys === undefined) {
-      const groups = groupBy.map((g) => this.byName.get(g)?.values as unknown[] | undefined);
-      if (groups.some((g) => g === undefined)) return null; // the builder reports the missing column
-      keys = keysOf(groups as unknown[][], this.rows);
-      this.done.set(sig, keys);
-    }
-    return keys;
+  /** Rows of the batch (ids are below it). */
+  get capacity(): number {
+    return this.ids.length;
+  }
+
+  /** Distinct combinations keyed so far. */
+  get count(): number {
+    return this.rows.length;
+  }
+
+  /** The series id of `row`. */
+  id(row: number): number {
+    let id = this.ids[row]!;
+    if (id >= 0) return id;
+    const g = this.groups;
+    const key = g.length === 1 ? keyPart(g[0]![row]) : Array.from(g, (c) => keyPart(c[row])).join('\u0000');
+    const known = this.index.get(key);
+    if (known === undefined) {
+      id = this.rows.length;
+      this.index.set(key, id);
+      this.rows.push(row);
+    } else id = known;
+    this.ids[row] = id;
+    return id;
+  }
+
+  /** The group values of an id, in group_by order (null for a missing value). */
+  values(id: number): unknown[] {
+    const row = this.rows[id]!;
+    return Array.from(this.groups, (c) => c[row] ?? null);
+  }
+
+  /** The stable hash of an id's series (seriesHash), computed once for every metric of the group_by. */
+  hash(id: number): string {
+    let h = this.hashes[id];
+    if (h === undefined) this.hashes[id] = h = seriesHash(this.values(id));
+    return h;
   }
 }
 
 /** A group_by list as one string (the same fields in the same order share keys). */
 export function signature(groupBy: readonly string[]): string {
   return groupBy.join('\u0000');
-}
-
-/** The group_by lists (signatures) at least two of `groupBys` have: the ones worth keying once. */
-export function sharedSignatures(groupBys: ReadonlyArray<readonly string[]>): Set<string> {
-  const seen = new Set<string>();
-  const shared = new Set<string>();
-  for (const g of groupBys) {
-    if (g.length === 0) continue;
-    const sig = signature(g);
-    if (seen.has(sig)) shared.add(sig);
-    seen.add(sig);
-  }
-  return shared;
-}
-
-function keysOf(groups: unknown[][], rows: number): SeriesKeys {
-  const ids = new Int32Array(rows);
-  const index = new Map<string, number>();
-  for (let r = 0; r < rows; r++) {
-    const key = groups.length === 1 ? keyPart(groups[0]![r]) : groups.map((g) => keyPart(g[r])).join('\u0000');
-    let id = index.get(key);
-    if (id === undefined) index.set(key, (id = index.size));
-    ids[r] = id;
-  }
-  return { ids, count: index.size };
 }
 
 /** Typed key text of one group value: null and every type apart ("1" and 1 differ). */

@@ -68,7 +68,7 @@ export function stageSeenSeries(
       next.display_values = s.display;
       next.display_label = labelOf(s.display);
     }
-    store.stageSeries(next);
+    store.stageSeries(next, true);
   }
   if (added > 0) budget.add(metric.project_id, added);
   const fields = countedFields(metric, count, added, folded.size, now);

@@ -139,3 +139,26 @@ test('spread: a fixed offset per job inside the spread; the limiter bounds runs 
   assert.equal(peak, 3);
   assert.equal(limiter.inFlight, 0);
 });
+
+test("limiter: a task waiting outside its slot (a check's retry delay) lets a queued task run, then queues for one again", async () => {
+  const limiter = new Limiter(1);
+  const order: string[] = [];
+  let endWait!: () => void;
+  const waited = new Promise<void>((r) => (endWait = r));
+  const a = limiter.run(async () => {
+    order.push('a fetch 1');
+    await limiter.outside(() => waited);
+    order.push('a fetch 2');
+  });
+  const b = limiter.run(async () => {
+    order.push('b');
+    assert.equal(limiter.inFlight, 1, 'b runs in the slot a gave up');
+    endWait();
+    // a's wait is over, but the slot is b's until b ends.
+    await new Promise((r) => setImmediate(r));
+    order.push('b ends');
+  });
+  await Promise.all([a, b]);
+  assert.deepEqual(order, ['a fetch 1', 'b', 'b ends', 'a fetch 2']);
+  assert.equal(limiter.inFlight, 0);
+});

@@ -398,6 +398,21 @@ export function describeTransformContract(
       await works();
     });
 
+    it('stops a 100 MB string before converting it to JSON (fast on Node 20 and 22): row outputs, named fields, a later record', async () => {
+      const script =
+        "function transform(r) { return r.id === 1 ? { id: r.id, s: 'x'.repeat(1e8) } : { id: r.id, s: 'small' } }";
+      for (const fields of [null, ['s'], ['id', 's']]) {
+        const started = Date.now();
+        const o = failed(await run({ ...batch(script, records(3)), ...(fields ? { fields } : {}) }));
+        assert.equal(o.reason, 'output_too_large', `fields ${fields}: ${o.reason}: ${o.message}`);
+        assert.equal(o.recordIndex, 1);
+        assert.match(o.message, /at record 1/);
+        // Well inside the 400 ms limit: the string is not copied (Node 22 needs seconds to convert it).
+        assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`);
+      }
+      await works();
+    });
+
     it('has only the ECMAScript builtins: no require, timers, process, fetch, WebAssembly, shared memory', async () => {
       const script = `function transform() {
   return { t: [typeof require, typeof setTimeout, typeof setInterval, typeof process, typeof fetch, typeof WebAssembly, typeof SharedArrayBuffer, typeof Atomics, typeof module, typeof globalThis.Buffer].join() };

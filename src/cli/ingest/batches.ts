@@ -11,6 +11,8 @@ export interface Batch {
   records: BatchRecord[];
   /** Input bytes read up to the end of the batch's last record (progress, resume). */
   offset: number;
+  /** The records' NDJSON body, when the reader built it as bytes (ndjson-batches.ts); else made by `ndjsonBody`. */
+  body?: Buffer;
 }
 
 export interface BatchLimits {

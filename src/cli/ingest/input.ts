@@ -15,6 +15,8 @@ export interface Input {
   size: number | null;
   mtimeMs: number | null;
   records: AsyncIterable<InputRecord>;
+  /** NDJSON only: the raw bytes, for `ndjsonBatches` (read either this or `records`, not both). */
+  chunks: AsyncIterable<Buffer> | null;
 }
 
 const CHUNK = 1024 * 1024;
@@ -57,7 +59,7 @@ export async function openInput(
       : fmt === 'json'
         ? jsonArrayRecords(stream as AsyncIterable<Buffer>)
         : ndjsonRecords(stream as AsyncIterable<Buffer>);
-  return { format: fmt, size, mtimeMs, records };
+  return { format: fmt, size, mtimeMs, records, chunks: fmt === 'ndjson' ? (stream as AsyncIterable<Buffer>) : null };
 }
 
 function byExtension(path: string): InputFormat | undefined {

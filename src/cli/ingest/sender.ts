@@ -50,7 +50,8 @@ export async function sendBatch(batch: Batch, opts: SendOptions): Promise<SendRe
       res = await fetch(opts.url, {
         method: 'POST',
         headers: { 'content-type': 'application/x-ndjson', 'idempotency-key': key },
-        body: ndjsonBody(records),
+        // The reader's bytes while no record was taken out; rebuilt from the texts after.
+        body: records === batch.records && batch.body !== undefined ? batch.body : ndjsonBody(records),
       });
       text = await res.text();
     } catch (err) {

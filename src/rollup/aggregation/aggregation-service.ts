@@ -1,13 +1,10 @@
 import { ApiError, type FieldIssue } from '../../errors.js';
 import type { Clock } from '../../clock.js';
-import type { ProjectsRepo } from '../../catalog/projects.js';
-import type { Spool } from '../../spool/spool.js';
 import type { ViewCatalog } from '../../transform/view-catalog.js';
 import { compileValidator, assertValid } from '../../http/validation.js';
 import { aggregationQuerySchema, type AggregationQuery } from './aggregation-schema.js';
 import { timestampMs } from '../../timestamp.js';
 import { horizonTime } from '../fits/index.js';
-import type { LateDataFiles } from '../late-data.js';
 import type { MetricCatalog } from '../metric-catalog.js';
 import type { MetricRecord } from '../metric-records.js';
 import type { RollupReader } from '../rollup-reader-contract.js';
@@ -49,9 +46,6 @@ export interface AggregationDeps {
   clock: Clock;
   metrics: MetricCatalog;
   views: ViewCatalog;
-  projects: ProjectsRepo;
-  lateData: LateDataFiles;
-  spool: Spool;
   readonly rollups: RollupReader | null;
 }
 
@@ -149,7 +143,7 @@ export class AggregationService {
       view: { id: metric.view_id, name: view?.name ?? metric.view_id },
       now,
       horizonTime,
-      sealBefore: (completeThrough) => this.sealPoint(metric, completeThrough),
+      sealBefore: (completeThrough) => this.sealPoint(completeThrough),
       ...(customRange !== undefined ? { customRange } : {}),
     };
     return { ctx, req };
@@ -167,20 +161,15 @@ export class AggregationService {
   }
 
   /**
-   * Where a metric's sealed buckets end (docs/metrics.md, "Sealed buckets"): behind its watermark by
-   * the project's late data window, and behind the point before which a live event is late for its
-   * view (late-data.ts `lateBefore`), less a margin. Only a guess that keeps the cache useful: a write
-   * that lands behind it anyway drops what was cached (sealed-cells.ts).
+   * Where a metric's sealed buckets end (docs/metrics.md, "Sealed buckets"): its watermark less a
+   * margin, floored to the minute. Only a guess at what no longer changes, which keeps the cache
+   * useful: a write that lands behind it anyway (late data within the project's window, an import of
+   * history, a re-backfill) drops the cached buckets it touches, and only those (sealed-cells.ts).
+   * It used to stay behind the project's late data window as well: with a window of days (an import
+   * of a month's history) nothing was ever sealed and every answer read every bucket.
    */
-  private sealPoint(metric: MetricRecord, completeThrough: number): number {
-    const d = this.deps();
-    const window = (d.projects.byId(metric.project_id)?.late_data_window_minutes ?? 0) * 60_000;
-    const view = d.views.store.byId(metric.view_id);
-    const late = view
-      ? d.lateData.lateBefore(view.id, window / 60_000, d.spool.oldestReceivedAt(view.root_collection_id))
-      : undefined;
-    const t = Math.min(completeThrough - window, late ?? Infinity) - SEAL_MARGIN_MS;
-    return Math.floor(t / 60_000) * 60_000;
+  private sealPoint(completeThrough: number): number {
+    return Math.floor((completeThrough - SEAL_MARGIN_MS) / 60_000) * 60_000;
   }
 }
 

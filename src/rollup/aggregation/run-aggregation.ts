@@ -16,6 +16,14 @@ import { OTHER_DETAILS, selectSeries, type SeriesDetails, type SeriesSelection }
 import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
 
 const NO_FITS: SeriesFits = { regression: null, forecast: null };
+/**
+ * Partial rows (not compacted yet) one read of an observed answer merges before it leaves the older
+ * ones out (docs/metrics.md, "How answers are served"): ~50 ms of merging at most; live traffic
+ * keeps far fewer waiting, an import's backlog (a partial row per record) far more.
+ */
+export const OBSERVED_PARTIAL_BUDGET = 50_000;
+/** Partials of the last 10 minutes are always merged into an observed answer (the live edge). */
+const LIVE_EDGE_MS = 10 * 60_000;
 /** The read plan of an answer whose series are all read at once (no tail folds). */
 const NO_SELECTION: SeriesSelection = { kept: [], tail: [], seriesTotal: 0 };
 import {
@@ -137,6 +145,14 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   const completeThrough = reader.completeThrough(metric.id);
   // The answer's own reads fetch only the figures its values use; the merged tail's (cached between answers of any values) every one.
   const figures = figuresFor(req.values);
+  // Observed answers while a compaction backlog waits: past the budget, partials older than the
+  // watermark are left out and the answer says so (coverage reason `compacting`); those of the last
+  // minutes always stay (while an import's batches are counted the watermark sits days back).
+  const partialBudget =
+    req.coverage === 'observed' && completeThrough !== null
+      ? { rows: OBSERVED_PARTIAL_BUDGET, keepFrom: Math.max(completeThrough, now - LIVE_EDGE_MS) }
+      : undefined;
+  let leftOut = 0;
   const read = async (
     spans: readonly ReadSpan[],
     series: readonly string[] | null,
@@ -154,11 +170,23 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
           series,
           sketches: s.sketches,
           figures: only,
+          // The answer's own reads only: the merged tail of `__other__` is cached between answers.
+          ...(only !== undefined && partialBudget !== undefined ? { partialBudget } : {}),
         }),
       ),
     );
+    for (const p of parts) leftOut += p.leftOut ?? 0;
     return parts.length === 0 ? allocColumns(0, [], false) : concatColumns(parts);
   };
+  /** `compute` with its part marked incomplete when a read of it left partials out (never cached). */
+  const marked =
+    (compute: (rules: RecordRules) => Promise<SealedPart>) =>
+    async (rules: RecordRules): Promise<SealedPart> => {
+      const before = leftOut;
+      const part = await compute(rules);
+      if (leftOut > before) part.incomplete = true;
+      return part;
+    };
 
   const grouped = metric.group_by.length > 0;
   const registry = ctx.registry;
@@ -204,12 +232,13 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     // Nothing can fold into `__other__`: every series that may answer is read at once and the ones
     // with data are found in their rows (one read instead of a scan and a read). The registry holds
     // every series with rows: a batch's or file's series are registered before its rows are merged.
-    const readAll = async (rules: RecordRules) =>
+    const readAll = marked(async (rules: RecordRules) =>
       columnsPart(
         await read(planOf(rules.boundaries, NO_SELECTION).spans, everyCandidate, figures),
         everyCandidate,
         rules,
-      );
+      ),
+    );
     // The leading sealed buckets come from the cache; DuckDB reads only the buckets after them.
     const { tables, withData } = cacheable
       ? await sealedTables({
@@ -230,6 +259,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
       req,
       window,
       completeThrough,
+      leftOut,
       selection,
       selection.kept.map((details) => ({ details, table: byHash.get(details.hash)! })),
     );
@@ -252,7 +282,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
   // The kept series, then `__other__` when a tail folds.
   const candidates = chosen.tail.length > 0 ? [...kept, OTHER_SERIES] : kept;
   /** The kept series' and `__other__`'s tables over `rules.boundaries` (the window or a suffix of it). */
-  const compute = async (rules: RecordRules): Promise<SealedPart> => {
+  const compute = marked(async (rules: RecordRules): Promise<SealedPart> => {
     const { boundaries } = rules;
     const plan = planOf(boundaries, chosen);
     const grid = new CellGrid(await read(plan.spans, plan.series, figures), boundaries);
@@ -284,7 +314,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
       hasRecords: (j, i) => (j < kept.length ? grid.hasRecords(kept[j]!, i) : (otherCells?.[i]?.count ?? 0) > 0),
       withData: new Set(),
     };
-  };
+  });
   // A sealed bucket's `__other__` is the same whatever the window as long as the same series are kept
   // as themselves (the tail is every other series with data in it): the kept list is in the key.
   // One ranking per dashboard is kept: the same shape, `max_series` and filter under another ranking replaces it.
@@ -307,6 +337,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     req,
     window,
     completeThrough,
+    leftOut,
     chosen,
     details.map((d, j) => ({ details: d, table: tables[j]! })),
   );
@@ -328,12 +359,13 @@ async function sealedScan(
   while (s + 1 < boundaries.length && boundaries[s + 1]! <= sealBefore) s++;
   if (s === 0) return scan(boundaries);
   const generation = cache.begin(metric.id, sealBefore);
+  const since = cache.writeMark(metric.id);
   const key = `${metric.id}\u0000${metric.definition_revision}\u0000${boundaries[0]}\u0000${boundaries[s]}`;
   const head = async (): Promise<readonly string[]> => {
     const kept = cache.getScan(key, generation);
     if (kept !== undefined) return kept;
     const found = await scan(boundaries.slice(0, s + 1));
-    cache.putScan(key, metric.id, generation, found);
+    cache.putScan(key, metric.id, generation, found, { from: boundaries[0]!, to: boundaries[s]!, since });
     return found;
   };
   const [a, b] = await Promise.all([head(), s + 1 < boundaries.length ? scan(boundaries.slice(s)) : []]);
@@ -363,6 +395,7 @@ function answerOf(
   req: AggregationRequest,
   window: WindowPlan,
   completeThrough: number | null,
+  leftOut: number,
   selection: SeriesSelection,
   assembled: readonly AssembledSeries[],
 ): AggregationAnswer {
@@ -377,10 +410,15 @@ function answerOf(
   return {
     object: 'aggregation',
     coverage_mode: req.coverage,
-    coverage_reasons:
-      metric.status === 'active'
+    coverage_reasons: [
+      ...(metric.status === 'active'
         ? []
-        : [{ view_id: ctx.view.id, view_name: ctx.view.name, reason: metric.status, count: null }],
+        : [{ view_id: ctx.view.id, view_name: ctx.view.name, reason: metric.status, count: null }]),
+      // Observed, during a compaction backlog: buckets before the watermark lack `count` partial rows.
+      ...(leftOut > 0
+        ? [{ view_id: ctx.view.id, view_name: ctx.view.name, reason: 'compacting', count: leftOut }]
+        : []),
+    ],
     start_at: new Date(window.start).toISOString(),
     end_at: new Date(window.end).toISOString(),
     interval: window.interval,

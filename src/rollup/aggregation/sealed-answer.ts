@@ -39,6 +39,8 @@ export interface SealedPart {
   hasRecords(j: number, i: number): boolean;
   /** Series with records in the suffix (the rows' series, which may be more than the candidates). */
   withData: Set<string>;
+  /** Some partials were left out of its reads (an observed answer during a backlog): nothing of it is kept. */
+  incomplete?: boolean;
 }
 
 /** A SealedPart straight from stored rows: each candidate's table from its own rows. */
@@ -64,6 +66,8 @@ export async function sealedTables(
   const { boundaries } = rules;
   const n = boundaries.length - 1;
   const generation = cache.begin(metricId, sealBefore);
+  // Writes from now on that touch a bucket this answer reads keep that bucket out of the cache.
+  const since = cache.writeMark(metricId);
   const cached = cache.get(key, generation);
   const hits: SealedRef[] = [];
   for (let k = 0; k < n && boundaries[k + 1]! <= sealBefore; k++) {
@@ -75,37 +79,55 @@ export async function sealedTables(
   cache.servedBuckets += prefix;
   if (prefix === n && n > 0) {
     // Every bucket cached (a window wholly in the past): the last such answer's tables, when it asked the same buckets.
-    const whole = cache.whole(key, generation, boundaries, () => {
-      const leads = cache.lead(key, generation, boundaries[0]!, prefix, () =>
-        candidates.map((_, j) => leadJson(hits, j)),
-      );
-      const none: RecordTable = {
-        boundaries: boundaries.slice(n),
-        width: rules.values.length,
-        rows: 0,
-        buckets: new Int32Array(0),
-        cells: new Float64Array(0),
-      };
-      return {
-        tables: candidates.map((_, j) => joinTables(boundaries, hits, j, none, leads[j]!)),
-        withData: cachedWithData(hits, candidates, new Set()),
-      };
-    });
+    const whole = cache.whole(
+      key,
+      generation,
+      boundaries,
+      () => {
+        const leads = cache.lead(
+          key,
+          generation,
+          boundaries[0]!,
+          prefix,
+          () => candidates.map((_, j) => leadJson(hits, j)),
+          since,
+        );
+        const none: RecordTable = {
+          boundaries: boundaries.slice(n),
+          width: rules.values.length,
+          rows: 0,
+          buckets: new Int32Array(0),
+          cells: new Float64Array(0),
+        };
+        return {
+          tables: candidates.map((_, j) => joinTables(boundaries, hits, j, none, leads[j]!)),
+          withData: cachedWithData(hits, candidates, new Set()),
+        };
+      },
+      since,
+    );
     return { tables: whole.tables, withData: new Set(whole.withData) };
   }
   const sub = prefix === 0 ? boundaries : boundaries.slice(prefix);
   const part = await input.compute(sub);
   const fresh = part.tables;
-  const block = sealBlock(input, part, prefix);
+  const block = part.incomplete ? null : sealBlock(input, part, prefix);
   if (block) {
-    cache.put(key, metricId, generation, block, input.family ?? null);
+    cache.put(key, metricId, generation, block, input.family ?? null, since);
     // The fresh tables' sealed rows are written from the block's bytes (made once).
     fresh.forEach((t, j) => (t.lead = { rows: rowsIn(block, j, 0, block.starts.length), json: block.json[j]! }));
   }
 
   const withData = cachedWithData(hits, candidates, part.withData);
   if (prefix === 0) return { tables: fresh, withData };
-  const leads = cache.lead(key, generation, boundaries[0]!, prefix, () => candidates.map((_, j) => leadJson(hits, j)));
+  const leads = cache.lead(
+    key,
+    generation,
+    boundaries[0]!,
+    prefix,
+    () => candidates.map((_, j) => leadJson(hits, j)),
+    since,
+  );
   const tables = fresh.map((t, j) => joinTables(boundaries, hits, j, t, leads[j]!));
   return { tables, withData };
 }
@@ -160,6 +182,7 @@ function sealBlock(input: SealedTablesInput, part: SealedPart, prefix: number): 
   const m = end - prefix;
   const block: SealedBlock = {
     starts: boundaries.slice(prefix, end),
+    ends: boundaries.slice(prefix + 1, end + 1),
     series: count,
     width,
     hasData: new Uint8Array(m * count),

@@ -6,11 +6,14 @@
  *
  * Correctness does not rest on the seal point (a guess at what no longer changes) but on the writes:
  * the rollup store reports, after its commit, every write that adds rows (a live merge, a backfilled
- * file, a late-data re-backfill) with the oldest minute it touched, and every drop; a write below the
- * metric's ceiling (the latest seal point any answer read to, raised before that answer's read) bumps
- * the metric's generation, which makes every cached bucket of the metric unusable, and an answer
- * keeps what it read only while the generation it started with is current. A metric's change
- * (update, rebuild, delete, restore) bumps it too. Compaction is not reported: it folds rows that
+ * file, a late-data re-backfill) with the minutes it touched, and every drop. A write whose minutes
+ * are all at or after the metric's ceiling (the latest seal point any answer read to, raised before
+ * that answer's read) touches nothing that is or may be cached. One below it drops the cached
+ * buckets (and scans) that hold one of its minutes, nothing else, and is logged: an answer that
+ * began before it keeps none of the buckets it touched (`writeMark`/`put`'s `since`). A drop of rows
+ * and a metric's change (update, rebuild, delete, restore) bump the metric's generation, which makes
+ * every cached bucket of the metric unusable, and an answer keeps what it read only while the
+ * generation it started with is current. Compaction is not reported: it folds rows that
  * are already read into coarser ones without changing any figure. In memory only: a restart starts
  * empty.
  */
@@ -29,6 +32,8 @@ import type { RecordTable } from './series-records.js';
  */
 export interface SealedBlock {
   starts: readonly number[];
+  /** Where each bucket ends (absent: a bucket is taken to reach the next start, the last one without end). */
+  ends?: readonly number[];
   series: number;
   width: number;
   hasData: Uint8Array;
@@ -75,12 +80,47 @@ const MAX_ENTRY_BUCKETS = 20_160;
 /** Series hashes kept by every cached scan together (~50 bytes each: ~10 MB). */
 const MAX_SCAN_HASHES = 200_000;
 
+/** Writes below the ceiling remembered per metric for answers in flight (an older answer keeps nothing). */
+const WRITE_LOG = 64;
+
+/** One write below a metric's ceiling: its sequence number and its minutes (sorted, ascending). */
+interface LoggedWrite {
+  seq: number;
+  minutes: ArrayLike<number>;
+}
+
+interface MetricState {
+  generation: number;
+  ceiling: number;
+  /** Writes below the ceiling so far (range writes: `writtenMinutes`). */
+  seq: number;
+  /** The last WRITE_LOG of them, oldest first. */
+  log: LoggedWrite[];
+}
+
+/** Whether a sorted list of minutes has one in [a, b). */
+function touches(minutes: ArrayLike<number>, a: number, b: number): boolean {
+  let lo = 0;
+  let hi = minutes.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (minutes[mid]! < a) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < minutes.length && minutes[lo]! < b;
+}
+
+/** Bucket `i` of a block as [start, end). */
+function bucketEnd(block: SealedBlock, i: number): number {
+  return block.ends?.[i] ?? block.starts[i + 1] ?? Infinity;
+}
+
 export class SealedCells {
   private readonly entries = new Map<string, Entry>();
   /** Series with data in sealed spans (the scan of answers that may fold), least recently used first. */
-  private readonly scans = new Map<string, { metricId: string; generation: number; series: readonly string[] }>();
+  private readonly scans = new Map<string, ScanEntry>();
   private scanHashes = 0;
-  private readonly metrics = new Map<string, { generation: number; ceiling: number }>();
+  private readonly metrics = new Map<string, MetricState>();
   private bytes = 0;
   /** Buckets answers took from here (tests, docs). */
   servedBuckets = 0;
@@ -115,8 +155,18 @@ export class SealedCells {
    * may be stale). A new entry of a `family` drops the family's others: an answer that folds is
    * keyed by the series it keeps, and when a live ranking moves only the newest one is asked again.
    */
-  put(key: string, metricId: string, generation: number, block: SealedBlock, family: string | null = null): void {
+  put(
+    key: string,
+    metricId: string,
+    generation: number,
+    block: SealedBlock,
+    family: string | null = null,
+    since?: number,
+  ): void {
     if (block.starts.length === 0 || this.metric(metricId).generation !== generation) return;
+    // Buckets a write touched since the answer began were read before or after it: not kept.
+    const stale = since === undefined ? null : this.writesSince(metricId, since);
+    if (stale === 'unknown') return;
     let e = this.entries.get(key);
     if (e && e.generation !== generation) {
       this.drop(key, e);
@@ -130,13 +180,20 @@ export class SealedCells {
       );
     }
     block.bytes = blockBytes(block);
-    block.live = block.starts.length;
-    this.account(e, block.bytes);
+    block.live = 0;
+    const entry = e;
     block.starts.forEach((start, i) => {
-      const old = e.buckets.get(start);
-      if (old) this.release(e, old);
-      e.buckets.set(start, { block, i });
+      if (stale?.some((w) => touches(w.minutes, start, bucketEnd(block, i)))) return;
+      const old = entry.buckets.get(start);
+      if (old) this.release(entry, old);
+      entry.buckets.set(start, { block, i });
+      block.live++;
     });
+    if (block.live === 0) {
+      if (e.buckets.size === 0) this.drop(key, e);
+      return;
+    }
+    this.account(e, block.bytes);
     if (e.buckets.size > MAX_ENTRY_BUCKETS) {
       const starts = [...e.buckets.keys()].sort((a, b) => a - b);
       for (const s of starts.slice(0, e.buckets.size - MAX_ENTRY_BUCKETS)) {
@@ -160,11 +217,12 @@ export class SealedCells {
    * The JSON text of the `count` cached buckets from `first` joined per series (`make` builds it),
    * kept for the next answer of the same run: within a minute a dashboard's polls ask the same one.
    */
-  lead(key: string, generation: number, first: number, count: number, make: () => Buffer[]): Buffer[] {
+  lead(key: string, generation: number, first: number, count: number, make: () => Buffer[], since?: number): Buffer[] {
     const e = this.entries.get(key);
     if (e && e.generation === generation && e.lead?.first === first && e.lead.count === count) return e.lead.json;
     const json = make();
-    if (e && e.generation === generation) {
+    // Made from buckets taken before a write that may have dropped some of them: used once, not kept.
+    if (e && e.generation === generation && this.unchangedSince(e.metricId, since)) {
       if (e.lead) this.account(e, -e.lead.bytes);
       const bytes = json.reduce((n, b) => n + b.byteLength + 64, 0);
       e.lead = { first, count, json, bytes };
@@ -183,18 +241,31 @@ export class SealedCells {
     return e.series;
   }
 
-  /** Keep a scan of a sealed span made under `generation` (nothing when the metric moved on meanwhile). */
-  putScan(key: string, metricId: string, generation: number, series: readonly string[]): void {
+  /**
+   * Keep a scan of a sealed span `[from, to)` made under `generation` (nothing when the metric moved
+   * on meanwhile, or when a write since `since` touched the span).
+   */
+  putScan(
+    key: string,
+    metricId: string,
+    generation: number,
+    series: readonly string[],
+    span: { from: number; to: number; since: number } = { from: -Infinity, to: Infinity, since: Number.NaN },
+  ): void {
     if (this.metric(metricId).generation !== generation || series.length > MAX_SCAN_HASHES / 4) return;
+    if (!Number.isNaN(span.since)) {
+      const stale = this.writesSince(metricId, span.since);
+      if (stale === 'unknown' || stale.some((w) => touches(w.minutes, span.from, span.to))) return;
+    }
     this.dropScan(key);
-    this.keepScan(key, { metricId, generation, series });
+    this.keepScan(key, { metricId, generation, series, from: span.from, to: span.to });
     for (const k of this.scans.keys()) {
       if (this.scanHashes <= MAX_SCAN_HASHES) break;
       this.dropScan(k);
     }
   }
 
-  private keepScan(key: string, e: { metricId: string; generation: number; series: readonly string[] }): void {
+  private keepScan(key: string, e: ScanEntry): void {
     this.scans.set(key, e);
     this.scanHashes += e.series.length;
   }
@@ -211,11 +282,17 @@ export class SealedCells {
    * kept for the next answer of the same window: a dashboard of a window wholly in the past asks it
    * again and again, and joining 7,200 cached rows into tables was most of a 30 d by-hour answer.
    */
-  whole(key: string, generation: number, boundaries: readonly number[], make: () => WholeAnswer): WholeAnswer {
+  whole(
+    key: string,
+    generation: number,
+    boundaries: readonly number[],
+    make: () => WholeAnswer,
+    since?: number,
+  ): WholeAnswer {
     const e = this.entries.get(key);
     if (e && e.generation === generation && e.whole?.boundaries === boundaries) return e.whole.answer;
     const answer = make();
-    if (e && e.generation === generation) {
+    if (e && e.generation === generation && this.unchangedSince(e.metricId, since)) {
       if (e.whole) this.account(e, -e.whole.bytes);
       const bytes = answer.tables.reduce((n, t) => n + 256 + t.buckets.byteLength + t.cells.byteLength, 0);
       e.whole = { boundaries, answer, bytes };
@@ -228,6 +305,54 @@ export class SealedCells {
   written(metricId: string, from: number): void {
     const m = this.metrics.get(metricId);
     if (m && from < m.ceiling) this.changed(metricId);
+  }
+
+  /**
+   * The rollup store committed rows of `metricId` in these minutes (sorted, ascending): the cached
+   * buckets and scans holding one of them are dropped, the rest stays. Writes wholly at or after the
+   * ceiling touch nothing any answer has cached or may cache.
+   */
+  writtenMinutes(metricId: string, minutes: ArrayLike<number>): void {
+    const m = this.metrics.get(metricId);
+    if (!m || minutes.length === 0 || minutes[0]! >= m.ceiling) return;
+    m.log.push({ seq: ++m.seq, minutes });
+    if (m.log.length > WRITE_LOG) m.log.shift();
+    for (const [k, e] of this.entries) {
+      if (e.metricId !== metricId) continue;
+      let dropped = false;
+      for (const [start, ref] of e.buckets) {
+        if (!touches(minutes, start, bucketEnd(ref.block, ref.i))) continue;
+        this.release(e, ref);
+        e.buckets.delete(start);
+        dropped = true;
+      }
+      if (!dropped) continue;
+      // The joined run and the whole answer were made of the buckets: made again when asked.
+      if (e.lead) this.account(e, -e.lead.bytes);
+      if (e.whole) this.account(e, -e.whole.bytes);
+      e.lead = null;
+      e.whole = null;
+      if (e.buckets.size === 0) this.drop(k, e);
+    }
+    for (const [k, e] of this.scans) if (e.metricId === metricId && touches(minutes, e.from, e.to)) this.dropScan(k);
+  }
+
+  /** The metric's write sequence now: given to `put`, `putScan`, `lead` and `whole` by an answer as it begins. */
+  writeMark(metricId: string): number {
+    return this.metric(metricId).seq;
+  }
+
+  /** The range writes after `since`, or 'unknown' when some are no longer logged. */
+  private writesSince(metricId: string, since: number): readonly LoggedWrite[] | 'unknown' {
+    const m = this.metric(metricId);
+    if (m.seq === since) return [];
+    const first = m.log[0];
+    if (first === undefined || first.seq > since + 1) return 'unknown';
+    return m.log.filter((w) => w.seq > since);
+  }
+
+  private unchangedSince(metricId: string, since: number | undefined): boolean {
+    return since === undefined || this.metric(metricId).seq === since;
   }
 
   /** Everything cached of `metricId` is stale (its rows were dropped, or the metric changed). */
@@ -243,9 +368,9 @@ export class SealedCells {
     return { entries: this.entries.size, bytes: this.bytes };
   }
 
-  private metric(metricId: string): { generation: number; ceiling: number } {
+  private metric(metricId: string): MetricState {
     let m = this.metrics.get(metricId);
-    if (!m) this.metrics.set(metricId, (m = { generation: 0, ceiling: -Infinity }));
+    if (!m) this.metrics.set(metricId, (m = { generation: 0, ceiling: -Infinity, seq: 0, log: [] }));
     return m;
   }
 
@@ -260,9 +385,18 @@ export class SealedCells {
   }
 }
 
+/** A kept scan: the series with data in the sealed span [from, to) of a window. */
+interface ScanEntry {
+  metricId: string;
+  generation: number;
+  series: readonly string[];
+  from: number;
+  to: number;
+}
+
 /** A block's estimated memory: its bytes, arrays and a header per array. */
 function blockBytes(b: SealedBlock): number {
-  let n = 256 + 16 * b.starts.length + b.hasData.length + b.answered.length + b.cells.byteLength;
+  let n = 256 + 24 * b.starts.length + b.hasData.length + b.answered.length + b.cells.byteLength;
   for (const j of b.json) n += 96 + j.byteLength;
   for (const o of b.offsets) n += 96 + o.byteLength;
   return n;

@@ -447,6 +447,10 @@
             if (v === undefined || v === null) return;
           }
           if (md !== GEN) toJson(k);
+          // A string longer than the room left under the cap passes it whatever else is output: said
+          // now, before JSON.stringify copies it (V8 12, Node 22, takes seconds over a 100 MB string
+          // and the batch would end as a timeout).
+          if (typeof v === 'string' && v.length > maxOutputChars - chars) throw CAP_PASSED;
           cols[k][m - done] = v;
         };
         // The chunk's outputs as texts to append: [rows JSON] or one [column JSON] per JSON column.
@@ -487,9 +491,13 @@
           dictChars = 0;
           for (let k = 0; k < texts.length; k++) size += texts[k].length - 1;
           if (chars + size > maxOutputChars) {
-            // Name the record whose output passes the cap.
-            let at = i;
-            for (let k = 0, total = chars; k < rows; k++) {
+            // Name the record whose output passes the cap. The chunk's texts are let go first, and a
+            // chunk of one output is not converted again: a second and third copy of one huge output
+            // (a 100 MB string) pass the isolate's memory limit, and V8 12 (Node 22) spends the time
+            // limit collecting garbage before it gives up (`timeout` instead of this answer).
+            texts.length = 0;
+            let at = rows === 1 ? (src === null ? done : src[done]) : i;
+            for (let k = 0, total = chars; rows > 1 && k < rows; k++) {
               total +=
                 (nf === 0 ? stringify(out[k]).length : stringify(rowOf(cols, mode, k)).length + nTyped * TYPED_CHARS) +
                 1;
@@ -522,6 +530,23 @@
         // One output of record i: kept as it is (no fields) or spread over the columns.
         const emit = (o, i, tIso, rIso) => {
           if (nf === 0) {
+            // As in put: a top-level string longer than the room left under the cap fails the batch
+            // before JSON.stringify copies it.
+            // (A getter that throws is left for JSON.stringify to report, with the record.)
+            let huge = false;
+            try {
+              const ks = keys(o);
+              for (let q = 0; q < ks.length && !huge; q++) {
+                const v = o[ks[q]];
+                huge = typeof v === 'string' && v.length > maxOutputChars - chars;
+              }
+            } catch (_) {}
+            if (huge)
+              return fail(
+                'output_too_large',
+                i,
+                'the outputs of the batch exceed ' + maxOutputChars + ' characters of JSON at record ' + i,
+              );
             push(out, o);
             m++;
             return null;

@@ -1,0 +1,160 @@
+/**
+ * bench:query part `series` (issue 22, item 3): memory and answers with many series. Each scenario
+ * is a fresh server holding the traffic view: a plain metric (10 series by region; value latency,
+ * unique user_id), alone, then beside a metric grouped by user_id over a pool of 20,000 and of
+ * 100,000 user ids (`series_limit` 100,000). `records` records with times spread over the last hour
+ * are posted closed-loop; the server's RSS is sampled from before the first request until every
+ * record is counted and compacted. Then the many-series metric's `max_series=10` answer (last hour
+ * by minute, count) and the plain metric's are timed. Targets: peak RSS within +300 MB of the plain
+ * metric alone with 20,000 series, no more than linear growth to 100,000; max_series=10 p50 ≤ 20 ms.
+ */
+import type { BenchServer } from '../e2e/sluice-server.js';
+import { compactedAt, countedAt, post, RssPeak, scenarioServer, spreadBodies, timeAnswers } from './scenario-server.js';
+import { TrafficSource } from './traffic.js';
+
+export interface SeriesPlan {
+  records: number;
+  /** User-id pools of the many-series scenarios (each its own server, after the plain one). */
+  seriesCounts: number[];
+  workers: number;
+  serverMain: string | undefined;
+  seed: number;
+  repeats: number;
+  timeoutS: number;
+}
+
+export interface SeriesRow {
+  scenario: string;
+  /** Series the many-series metric registered (null: plain alone). */
+  registered: number | null;
+  idleRssMb: number;
+  peakRssMb: number;
+  countedS: number;
+  compactedS: number;
+  /** The many-series metric's max_series=10 answer (the plain one's when alone), ms. */
+  topP50: number;
+  topP99: number;
+  plainP50: number;
+}
+
+const HOUR = 3_600_000;
+
+const PLAIN = { name: 'plain', group_by: ['region'], value_field: 'latency', unique_field: 'user_id' };
+
+async function scenario(plan: SeriesPlan, users: number | null): Promise<SeriesRow> {
+  const { server, viewId } = await scenarioServer(plan.workers, plan.serverMain);
+  try {
+    const plain = await server.createMetric({ ...PLAIN, view_id: viewId });
+    const many =
+      users === null
+        ? null
+        : await server.createMetric({
+            name: `by user (${users})`,
+            view_id: viewId,
+            group_by: ['user_id'],
+            value_field: 'latency',
+            series_limit: 100_000,
+          });
+    const ids = many === null ? [plain] : [plain, many];
+    await activeAll(server, ids, plan.timeoutS);
+    const now = Date.now();
+    const bodies = spreadBodies(new TrafficSource(plan.seed, users ?? 20_000), plan.records, now - HOUR, now);
+    const idle = server.rssMb();
+    const rss = new RssPeak(server);
+    rss.start();
+    const t0 = performance.now();
+    await post(server, bodies);
+    let counted = t0;
+    for (const id of ids) {
+      const at = await countedAt(server, id, plan.records, plan.timeoutS);
+      if (at === null) throw new Error(`metric ${id} did not count ${plan.records} records in ${plan.timeoutS} s`);
+      counted = Math.max(counted, at);
+    }
+    const compacted = await compactedAt(server, ids, plan.timeoutS);
+    if (compacted === null) throw new Error(`the metrics were not compacted in ${plan.timeoutS} s`);
+    const peak = await rss.stop();
+    const path = (id: string) =>
+      server.aggregationPath(id, {
+        time_range: 'last_hour',
+        interval: 'minute',
+        values: 'count',
+        max_series: '10',
+        coverage_mode: 'observed',
+        timezone: 'UTC',
+      });
+    const top = await timeAnswers(server, [path(many ?? plain)], plan.repeats);
+    const plainTimes = await timeAnswers(server, [path(plain)], plan.repeats);
+    const registered =
+      many === null ? null : ((await server.metric(many)) as unknown as { series_count: number }).series_count;
+    return {
+      scenario: users === null ? 'plain alone' : `plain + ${users.toLocaleString('en-US')} user ids`,
+      registered,
+      idleRssMb: idle,
+      peakRssMb: peak,
+      countedS: (counted - t0) / 1000,
+      compactedS: (compacted - t0) / 1000,
+      topP50: top.p50,
+      topP99: top.p99,
+      plainP50: plainTimes.p50,
+    };
+  } finally {
+    await server.stop();
+  }
+}
+
+async function activeAll(server: BenchServer, ids: readonly string[], timeoutS: number): Promise<void> {
+  const deadline = performance.now() + timeoutS * 1000;
+  for (;;) {
+    const states = await Promise.all(ids.map((id) => server.metric(id)));
+    if (states.every((m) => m.status === 'active')) return;
+    const bad = states.find((m) => m.status === 'error' || m.status === 'cancelled');
+    if (bad) throw new Error(`metric ${bad.id} went ${bad.status}`);
+    if (performance.now() > deadline) throw new Error(`the metrics were not active in ${timeoutS} s`);
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
+/** Every scenario in turn (the plain one first: the others are measured against it). */
+export async function runSeriesScenarios(plan: SeriesPlan, say: (s: string) => void): Promise<SeriesRow[]> {
+  const rows: SeriesRow[] = [];
+  for (const users of [null, ...plan.seriesCounts]) {
+    const row = await scenario(plan, users);
+    rows.push(row);
+    say(
+      `series — ${row.scenario}: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb}), counted ${row.countedS.toFixed(1)} s, compacted ${row.compactedS.toFixed(1)} s, max_series=10 p50 ${row.topP50.toFixed(1)} ms`,
+    );
+  }
+  return rows;
+}
+
+/** The table and the targets. */
+export function seriesReport(rows: readonly SeriesRow[], records: number, say: (s: string) => void): void {
+  console.table(
+    rows.map((r) => ({
+      scenario: r.scenario,
+      records: records.toLocaleString('en-US'),
+      'series registered': r.registered ?? '',
+      'idle RSS MB': r.idleRssMb,
+      'peak RSS MB': r.peakRssMb,
+      'counted s': r.countedS.toFixed(1),
+      'compacted s': r.compactedS.toFixed(1),
+      'max_series=10 p50 ms': r.topP50.toFixed(1),
+      'max_series=10 p99 ms': r.topP99.toFixed(1),
+      'plain p50 ms': r.plainP50.toFixed(1),
+    })),
+  );
+  const plain = rows[0];
+  if (!plain) return;
+  for (const r of rows.slice(1))
+    say(
+      `target — ${r.scenario}: peak RSS +${r.peakRssMb - plain.peakRssMb} MB over the plain metric alone (target ≤ +300 MB at 20,000), max_series=10 p50 ${r.topP50.toFixed(1)} ms (target ≤ 20 ms)`,
+    );
+  if (rows.length >= 3) {
+    const [a, b] = [rows[1]!, rows[rows.length - 1]!];
+    const growth = (b.peakRssMb - plain.peakRssMb) / Math.max(1, a.peakRssMb - plain.peakRssMb);
+    const ratio = (b.registered ?? 0) / Math.max(1, a.registered ?? 0);
+    say(
+      `target — growth from ${a.scenario} to ${b.scenario}: ${growth.toFixed(1)}× the extra RSS for ${ratio.toFixed(1)}× the series (target: at most linear)`,
+    );
+  }
+}
