@@ -392,6 +392,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       scheduler: services.scheduler,
       clock,
       log,
+      completeThrough: (metricId) => services.rollups?.completeThrough(metricId) ?? null,
     });
     services.monitorRunner = monitorRunner;
     await join({ name: 'monitors', start: () => monitorRunner.start(), stop: () => monitorRunner.stop() });

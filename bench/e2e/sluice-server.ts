@@ -139,6 +139,24 @@ export class BenchServer {
     return call(this.child.url, method, path, body);
   }
 
+  /** Every item of a list endpoint (`path` without `limit`/`after`), page after page of 200. */
+  async list(path: string): Promise<any[]> {
+    const out: any[] = [];
+    let cursor: string | null = null;
+    do {
+      const sep = path.includes('?') ? '&' : '?';
+      const res = await fetch(
+        `${this.child.url}${path}${sep}limit=200${cursor ? `&after=${encodeURIComponent(cursor)}` : ''}`,
+        { headers: { authorization: `Bearer ${KEY}` } },
+      );
+      const page = (await res.json()) as { data: any[] | null; pagination: { next_cursor: string | null } | null };
+      if (res.status >= 300 || !page.data) throw new Error(`GET ${path}: ${res.status}`);
+      out.push(...page.data);
+      cursor = page.pagination?.next_cursor ?? null;
+    } while (cursor !== null);
+    return out;
+  }
+
   /** Where the view's output files are (docs/views.md, "Storage"). */
   viewDir(viewId: string): string {
     return join(this.dataDir, 'views', this.projectId, viewId);

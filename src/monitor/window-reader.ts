@@ -1,5 +1,5 @@
 import { iso } from '../clock.js';
-import type { MetricRecord } from '../rollup/metric-records.js';
+import type { ChartValue, MetricRecord } from '../rollup/metric-records.js';
 import { seriesLabel } from '../rollup/aggregation/series-selection.js';
 import type { SeriesLookup } from '../rollup/series-cache.js';
 import type { SeriesValue } from './evaluate.js';
@@ -24,7 +24,24 @@ export interface MonitorAggregation {
       records: Record<string, Array<number | null>>;
     }>;
   }>;
+  /**
+   * One value per series over the whole window, states merged (aggregation-service.ts
+   * `windowValues`): what percentiles and distinct counts over several buckets are judged on.
+   */
+  windowValues(
+    metric: MetricRecord,
+    req: {
+      start: number;
+      end: number;
+      value: ChartValue;
+      nullHandling: MetricRecord['null_handling'];
+      series: readonly string[];
+    },
+  ): Promise<Map<string, number | null>>;
 }
+
+/** Values that cannot be made from bucket figures: the window's merged states answer them (`windowValues`). */
+const MERGED_VALUES: ReadonlySet<ChartValue> = new Set(['p50', 'p95', 'p99', 'count_unique']);
 
 export interface MonitorWindow {
   start: number;
@@ -106,6 +123,20 @@ export async function readWindow(
   // A metric with group_by: its total (for `total` monitors) from its series.
   if (grouped && !seen.has(TOTAL_HASH))
     series.push({ hash: TOTAL_HASH, label: metric.name, dimensions: {}, value: combineSeries(m.chart_value, parts) });
+  // Percentiles and distinct counts: from the window's merged states, per series and for the total
+  // (stored as its own series), not from bucket figures — exact whatever the window's length.
+  // Registered series without data in the window stay without a value (they are not read).
+  const valued = series.filter((s) => s.value !== null);
+  if (ready && MERGED_VALUES.has(m.chart_value) && valued.length > 0) {
+    const merged = await aggregation.windowValues(metric, {
+      start,
+      end,
+      value: m.chart_value,
+      nullHandling: metric.null_handling,
+      series: valued.map((s) => s.hash),
+    });
+    for (const s of valued) s.value = merged.get(s.hash) ?? null;
+  }
   // A registered series with nothing in the window is in it with no value (what absence looks for).
   if (grouped) {
     for (const hash of registry.hashes()) {

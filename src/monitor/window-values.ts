@@ -5,8 +5,9 @@ import type { ChartValue } from '../rollup/metric-records.js';
  * "How a window becomes one value"). Counts, sums and extremes combine exactly; `last` is the latest
  * bucket with a value; the running totals are their last bucket; `average` is the buckets' averages
  * weighted by their record counts. Percentiles and `count_unique` cannot be merged from bucket
- * figures: a window of one bucket is exact, a longer one takes the largest bucket figure (an upper
- * bound of the percentile is never below any bucket's; a lower bound of the distinct count).
+ * figures: here a longer window takes the largest bucket figure (a bound, what the backtest uses);
+ * the scheduled evaluation and the preview replace it with the window's merged states
+ * (window-reader.ts, aggregation service `windowValues`).
  */
 export function windowValue(
   chartValue: ChartValue,

@@ -56,7 +56,8 @@ const SEND_TIMEOUT_MS = 10_000;
  */
 export class Notifier {
   readonly db: NotifyStore;
-  private readonly inFlight = new Set<string>();
+  /** Entries being sent → their attempt: a second caller waits for it instead of sending it again. */
+  private readonly inFlight = new Map<string, Promise<DeliveryAttempt>>();
   /** Called after a commit that staged entries (the delivery job's kick). */
   onStaged: (() => void) | null = null;
   private readonly timeoutMs: number;
@@ -207,23 +208,29 @@ export class Notifier {
     return this.send(entry, { retry: false });
   }
 
-  /** Send every entry due now (the delivery job; tests call it after moving the clock). */
+  /**
+   * Send every entry due now (the delivery job; tests call it after moving the clock). Resolves once
+   * each of them has been attempted — also those another call was already sending, which are waited
+   * for, never sent twice at once.
+   */
   async deliverDue(): Promise<void> {
     for (let round = 0; round < 100; round++) {
-      const due = this.db.dueAt(this.deps.clock.now(), BATCH).filter((e) => !this.inFlight.has(e.id));
-      if (due.length === 0) return;
-      for (let i = 0; i < due.length; i += PARALLEL)
-        await Promise.all(due.slice(i, i + PARALLEL).map((e) => this.send(e, { retry: true })));
+      const due = this.db.dueAt(this.deps.clock.now(), BATCH);
+      const sending = due.map((e) => this.inFlight.get(e.id)).filter((p) => p !== undefined);
+      const mine = due.filter((e) => !this.inFlight.has(e.id));
+      if (mine.length === 0 && sending.length === 0) return;
+      await Promise.all(sending.map((p) => p.catch(() => undefined)));
+      for (let i = 0; i < mine.length; i += PARALLEL)
+        await Promise.all(mine.slice(i, i + PARALLEL).map((e) => this.send(e, { retry: true })));
     }
   }
 
-  private async send(entry: OutboxEntry, opts: { retry: boolean }): Promise<DeliveryAttempt> {
-    this.inFlight.add(entry.id);
-    try {
-      return await this.attempt(entry, opts);
-    } finally {
-      this.inFlight.delete(entry.id);
-    }
+  private send(entry: OutboxEntry, opts: { retry: boolean }): Promise<DeliveryAttempt> {
+    const running = this.inFlight.get(entry.id);
+    if (running) return running;
+    const attempt = this.attempt(entry, opts).finally(() => this.inFlight.delete(entry.id));
+    this.inFlight.set(entry.id, attempt);
+    return attempt;
   }
 
   private async attempt(entry: OutboxEntry, opts: { retry: boolean }): Promise<DeliveryAttempt> {

@@ -17,6 +17,7 @@ import {
   type AggregationRequest,
   type TimeseriesAggregation,
 } from './run-aggregation.js';
+import { mergedWindowValues, type WindowMergeRequest } from './window-merge.js';
 
 export type { AggregationQuery } from './aggregation-schema.js';
 
@@ -94,6 +95,21 @@ export class AggregationService {
   ): Promise<string | Buffer> {
     const { ctx, req } = this.prepare(metric, query, opts);
     return aggregationJsonParts(await answerAggregation(ctx, req));
+  }
+
+  /**
+   * One value per series over a whole window taken as one bucket, states merged (window-merge.ts):
+   * monitors judge a p95 or a distinct count over a window of many minutes with it. In-process only;
+   * 503 while the rollups are not open.
+   */
+  async windowValues(metric: MetricRecord, req: WindowMergeRequest): Promise<Map<string, number | null>> {
+    const reader = this.deps().rollups;
+    if (reader === null)
+      throw new ApiError(
+        'service_unavailable',
+        'Metric rollups are not available on this server; try again once it has started',
+      );
+    return mergedWindowValues(reader, metric, req);
   }
 
   /** The checked request and its context; throws the query's 400s, then `page_id`'s 404. */
