@@ -400,6 +400,9 @@ export class MonitorCatalog {
 
   /** A slot whose window is not complete yet: shown as not ready; nothing else changes. */
   async recordNotReady(evaluated: MonitorRecord): Promise<void> {
+    // Already marked (the common case: a thousand monitors waiting, asked every second): no write
+    // transaction at all — an empty one still queues behind the pipeline's commits.
+    if (this.store.get(evaluated.project_id, evaluated.id)?.last_ready === false) return;
     await this.db.transaction(() => {
       const m = this.store.get(evaluated.project_id, evaluated.id);
       if (!m || m.last_ready === false) return;
