@@ -36,6 +36,8 @@ export const COMPACT_BATCH_ROWS = 50_000;
 const PASS = 'compact_pass';
 /** The pass's distinct series, numbered: rows carry the number, and each name is read once. */
 const SERIES = 'compact_series';
+/** The pass's metric revisions that are merged (current ones), numbered. */
+const GROUPS = 'compact_groups';
 
 /**
  * One compaction pass (docs/metrics.md, "Rollups"), in one DuckDB transaction: the oldest partial
@@ -62,71 +64,91 @@ export function compactPartials(
       `CREATE OR REPLACE TEMP TABLE ${PASS} AS
          SELECT metric_id, revision, series, minute, state, rowid AS rid FROM rollup_partials ORDER BY rowid LIMIT ${rows};
        CREATE OR REPLACE TEMP TABLE ${SERIES} AS
-         SELECT series, (row_number() OVER (ORDER BY series) - 1)::INTEGER AS s FROM (SELECT DISTINCT series FROM ${PASS})`,
+         SELECT series, (row_number() OVER (ORDER BY series) - 1)::INTEGER AS s FROM (SELECT DISTINCT series FROM ${PASS});
+       CREATE OR REPLACE TEMP TABLE ${GROUPS} (metric_id VARCHAR, revision INTEGER, g INTEGER)`,
     );
-    const groups = (
+    const counted = (
       await conn.runAndReadAll(
         `SELECT metric_id, revision, count(*)::DOUBLE FROM ${PASS} GROUP BY metric_id, revision ORDER BY metric_id, revision`,
       )
     ).getRows();
     const folded: Folded = new Map();
     let total = 0;
-    for (const [metricId, revision, n] of groups) {
-      const g = { metricId: String(metricId), revision: Number(revision), rows: Number(n) };
-      folded.set(`${g.metricId}\u0000${g.revision}`, g);
-      total += g.rows;
+    /** The metric revisions whose rows are merged (the current ones), numbered. */
+    const groups: Group[] = [];
+    for (const [metricId, revision, n] of counted) {
+      const f = { metricId: String(metricId), revision: Number(revision), rows: Number(n) };
+      folded.set(`${f.metricId}\u0000${f.revision}`, f);
+      total += f.rows;
+      if (current(f.metricId) === f.revision) groups.push({ metricId: f.metricId, revision: f.revision });
     }
-    if (total === 0) return { folded, more: false };
-    const names = (await conn.runAndReadAll(`SELECT series FROM ${SERIES} ORDER BY s`))
-      .getRows()
-      .map((r) => String(r[0]));
-    for (const g of folded.values()) {
-      if (current(g.metricId) !== g.revision) continue;
-      await foldGroup(conn, g.metricId, g.revision, names);
+    if (groups.length > 0) {
+      await appendColumns(conn, GROUPS, [VARCHAR, INTEGER, INTEGER], groups.entries(), groups.length, ([g, m], row) => {
+        row[0] = m.metricId;
+        row[1] = m.revision;
+        row[2] = g;
+      });
+      const names = (await conn.runAndReadAll(`SELECT series FROM ${SERIES} ORDER BY s`))
+        .getRows()
+        .map((r) => String(r[0]));
+      await fold(conn, groups, names);
     }
     // Exactly the rows read: the oldest ones, up to the last rowid taken.
-    await conn.run(`DELETE FROM rollup_partials WHERE rowid <= (SELECT max(rid) FROM ${PASS})`);
+    if (total > 0) await conn.run(`DELETE FROM rollup_partials WHERE rowid <= (SELECT max(rid) FROM ${PASS})`);
     return { folded, more: total === rows };
   });
 }
 
-/** One metric revision's partials of the pass, merged into every tier. */
-async function foldGroup(conn: DuckDBConnection, metricId: string, revision: number, names: string[]): Promise<void> {
-  const minutes = new Map<number, Delta>();
+interface Group {
+  metricId: string;
+  revision: number;
+}
+
+/**
+ * The pass's partials of every group, merged into every tier: one statement per tier for all the
+ * metrics of the pass (a hundred metrics on one view put a hundred groups in a pass).
+ */
+async function fold(conn: DuckDBConnection, groups: Group[], names: string[]): Promise<void> {
+  const minutes: Deltas = [];
   let n = 0;
   // Oldest first, as the rows were committed (a tie of `last` keeps the value merged last).
   await readChunks(
     conn,
-    `SELECT c.s, p.minute::DOUBLE, p.state FROM ${PASS} p JOIN ${SERIES} c USING (series)
-       WHERE p.metric_id = $1 AND p.revision = $2 ORDER BY p.rid`,
-    [metricId, revision],
-    [VARCHAR, INTEGER],
+    `SELECT g.g, c.s, p.minute::DOUBLE, p.state FROM ${PASS} p
+       JOIN ${GROUPS} g USING (metric_id, revision) JOIN ${SERIES} c USING (series) ORDER BY p.rid`,
+    [],
+    [],
     async (chunk) => {
-      const s = chunk.getColumnVector(0);
-      const minute = chunk.getColumnVector(1);
-      const state = chunk.getColumnVector(2) as DuckDBBlobVector;
+      const g = chunk.getColumnVector(0);
+      const s = chunk.getColumnVector(1);
+      const minute = chunk.getColumnVector(2);
+      const state = chunk.getColumnVector(3) as DuckDBBlobVector;
       for (let i = 0; i < chunk.rowCount; i++) {
         const bytes = ownBytes(state.getItemBytes(i)!);
-        addTo(minutes, s.getItem(i) as number, minute.getItem(i) as number, { state: decodeState(bytes), bytes });
+        const part = { state: decodeState(bytes), bytes };
+        addTo(minutes, g.getItem(i) as number, s.getItem(i) as number, minute.getItem(i) as number, part);
         if (++n % YIELD_ROWS === 0) await breathe();
       }
     },
   );
-  if (minutes.size === 0) return;
+  if (minutes.length === 0) return;
   // Every tier's deltas before any upsert (an upsert merges the stored row into its delta): an
   // hour is the merge of its minutes, a day of its hours, a month of its days.
-  const tiers = new Map<Tier, Map<number, Delta>>([['minute', minutes]]);
+  const tiers = new Map<Tier, Deltas>([['minute', minutes]]);
   for (let i = 1; i < TIERS.length; i++) {
     const finer = tiers.get(TIERS[i - 1]!)!;
     const tier = TIERS[i]!;
-    const deltas = new Map<number, Delta>();
-    for (const d of finer.values()) {
-      if (++n % YIELD_ROWS === 0) await breathe();
-      addTo(deltas, d.s, bucketStart(tier, d.start), d);
+    const deltas: Deltas = [];
+    for (const map of finer) {
+      if (!map) continue;
+      for (const d of map.values()) {
+        if (++n % YIELD_ROWS === 0) await breathe();
+        addTo(deltas, d.g, d.s, bucketStart(tier, d.start), d);
+      }
     }
     tiers.set(tier, deltas);
   }
-  for (const [tier, deltas] of tiers) await upsertTier(conn, tier, metricId, revision, deltas, names);
+  for (const [tier, deltas] of tiers) await upsertTier(conn, tier, deltas, groups, names);
 }
 
 /**
@@ -135,6 +157,8 @@ async function foldGroup(conn: DuckDBConnection, metricId: string, revision: num
  * sparse series' coarser rows are stored without copying or re-encoding a sketch.
  */
 interface Delta {
+  /** The metric revision's number in the pass (GROUPS). */
+  g: number;
   /** The series' number in the pass (SERIES). */
   s: number;
   start: number;
@@ -146,22 +170,28 @@ interface Delta {
 }
 
 /**
- * A (series number, bucket start) key as one safe integer: minutes from the epoch, offset by half the
- * span (years 1715 to 2225), below 2^28; series numbers below 2^25 (a pass has at most `limit` rows).
+ * A (series number, bucket start) key as one safe integer: minutes from the epoch offset by half their
+ * span (years 1715 to 2225) below 2^28, series numbers below 2^25 (a pass's series are fewer than its
+ * rows). Each group (metric revision) has its own map.
  */
 const MINUTE_SPAN = 2 ** 28;
 const keyOf = (s: number, start: number) => s * MINUTE_SPAN + Math.floor(start / 60_000) + MINUTE_SPAN / 2;
 
+/** Per group number, its deltas by key. */
+type Deltas = Array<Map<number, Delta>>;
+
 function addTo(
-  deltas: Map<number, Delta>,
+  deltas: Deltas,
+  g: number,
   s: number,
   start: number,
   part: { state: BucketState; bytes: Uint8Array | null },
 ): void {
   const key = keyOf(s, start);
-  const d = deltas.get(key);
+  const map = (deltas[g] ??= new Map());
+  const d = map.get(key);
   if (!d) {
-    deltas.set(key, { s, start, state: part.state, bytes: part.bytes, shared: true });
+    map.set(key, { g, s, start, state: part.state, bytes: part.bytes, shared: true });
     return;
   }
   if (d.shared) {
@@ -211,43 +241,49 @@ const TIER_TYPES: DuckDBType[] = [
 
 /**
  * Merge `deltas` into the tier's rows: read the existing ones, delete them, insert the merged. The
- * keys are the pass's own (series, bucket of its minute), derived in SQL — a hash semi-join, the start
- * range letting DuckDB skip row groups by their min/max first. Only this lane writes the tiers, so
- * the rows read are the rows the delete removes.
+ * keys are the pass's own (metric revision, series, bucket of its minute) for the merged groups,
+ * derived in SQL — a hash semi-join, the start range letting DuckDB skip row groups by their min/max
+ * first. Only this lane writes the tiers, so the rows read are the rows the delete removes.
  */
 async function upsertTier(
   conn: DuckDBConnection,
   tier: Tier,
-  metricId: string,
-  revision: number,
-  deltas: Map<number, Delta>,
+  deltas: Deltas,
+  groups: Group[],
   names: string[],
 ): Promise<void> {
   const table = tierTable(tier);
   let lo = Infinity;
   let hi = -Infinity;
-  for (const d of deltas.values()) {
-    if (d.start < lo) lo = d.start;
-    if (d.start > hi) hi = d.start;
+  let count = 0;
+  for (const map of deltas) {
+    if (!map) continue;
+    count += map.size;
+    for (const d of map.values()) {
+      if (d.start < lo) lo = d.start;
+      if (d.start > hi) hi = d.start;
+    }
   }
-  const keys = `(SELECT DISTINCT series, ${bucketSql(tier)} AS start FROM ${PASS} WHERE metric_id = $1 AND revision = $2)`;
-  const where = `t.metric_id = $1 AND t.revision = $2 AND t.start BETWEEN $3 AND $4`;
-  const params = [metricId, revision, BigInt(lo), BigInt(hi)];
-  const types = [VARCHAR, INTEGER, BIGINT, BIGINT];
+  if (count === 0) return;
+  const keys = `(SELECT DISTINCT metric_id, revision, series, ${bucketSql(tier)} AS start FROM ${PASS} JOIN ${GROUPS} USING (metric_id, revision))`;
+  const range = 't.start BETWEEN $1 AND $2';
+  const params = [BigInt(lo), BigInt(hi)];
+  const types = [BIGINT, BIGINT];
   let existing = 0;
   let n = 0;
   await readChunks(
     conn,
-    `SELECT c.s, t.start::DOUBLE, t.state FROM ${table} t SEMI JOIN ${keys} k USING (series, start)
-       JOIN ${SERIES} c USING (series) WHERE ${where}`,
+    `SELECT g.g, c.s, t.start::DOUBLE, t.state FROM ${table} t SEMI JOIN ${keys} k USING (metric_id, revision, series, start)
+       JOIN ${GROUPS} g USING (metric_id, revision) JOIN ${SERIES} c USING (series) WHERE ${range}`,
     params,
     types,
     async (chunk) => {
-      const s = chunk.getColumnVector(0);
-      const start = chunk.getColumnVector(1);
-      const state = chunk.getColumnVector(2) as DuckDBBlobVector;
+      const g = chunk.getColumnVector(0);
+      const s = chunk.getColumnVector(1);
+      const start = chunk.getColumnVector(2);
+      const state = chunk.getColumnVector(3) as DuckDBBlobVector;
       for (let i = 0; i < chunk.rowCount; i++) {
-        const d = deltas.get(keyOf(s.getItem(i) as number, start.getItem(i) as number))!;
+        const d = deltas[g.getItem(i) as number]!.get(keyOf(s.getItem(i) as number, start.getItem(i) as number))!;
         const merged = decodeState(state.getItemBytes(i)!);
         mergeState(merged, d.state);
         d.state = merged;
@@ -259,16 +295,20 @@ async function upsertTier(
   );
   if (existing > 0)
     await conn.run(
-      `DELETE FROM ${table} t USING ${keys} k WHERE t.series = k.series AND t.start = k.start AND ${where}`,
+      `DELETE FROM ${table} t USING ${keys} k
+         WHERE t.metric_id = k.metric_id AND t.revision = k.revision AND t.series = k.series AND t.start = k.start AND ${range}`,
       params,
       types,
     );
   await breathe();
-  const revisionValue = revision;
-  await appendColumns(conn, table, TIER_TYPES, deltas.values(), deltas.size, (d, row) => {
+  function* all() {
+    for (const map of deltas) if (map) yield* map.values();
+  }
+  await appendColumns(conn, table, TIER_TYPES, all(), count, (d, row) => {
     const f = figuresCached(d.state);
-    row[0] = metricId;
-    row[1] = revisionValue;
+    const group = groups[d.g]!;
+    row[0] = group.metricId;
+    row[1] = group.revision;
     row[2] = names[d.s]!;
     row[3] = BigInt(d.start);
     row[4] = BigInt(f.count);
