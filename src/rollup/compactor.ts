@@ -8,15 +8,8 @@ import {
   type DuckDBConnection,
   type DuckDBType,
 } from '@duckdb/node-api';
-import {
-  decodeState,
-  emptyState,
-  encodeState,
-  figuresOf,
-  mergeState,
-  type BucketState,
-  type StateFigures,
-} from './bucket-state.js';
+import { FIGURES, StateRowsBuilder, type MergeOutput, type StateRows } from './compact-merge.js';
+import { mergeHere, type MergeStates } from './compact-thread.js';
 import { appendColumns, readChunks } from './duck-chunks.js';
 import { bucketStart, TIERS, type Tier } from './rollup-types.js';
 import { tierTable, type RollupStore } from './rollup-store.js';
@@ -50,13 +43,15 @@ const GROUPS = 'compact_groups';
  * What costs per row is kept out of JavaScript where DuckDB can do it: the pass is a temporary
  * table, each tier's keys are derived from it in SQL (for the lookup and the delete of the rows a
  * pass rewrites), series names are read once per pass (rows carry a number), and rows are read and
- * written a column vector at a time (duck-chunks.ts) rather than a value per call. What remains per
- * row is the sketches' decode, merge and encode.
+ * written a column vector at a time (duck-chunks.ts) rather than a value per call. The sketches'
+ * decode, merge and encode — what remains per row — run in `merge` (compact-merge.ts), on the
+ * compaction's own thread in the server (compact-thread.ts).
  */
 export function compactPartials(
   store: RollupStore,
   current: (metricId: string) => number | null,
   limit = COMPACT_BATCH_ROWS,
+  merge: MergeStates = mergeHere,
 ): Promise<{ folded: Folded; more: boolean }> {
   const rows = Math.max(1, Math.floor(limit));
   return store.transaction('compact partials', async (conn) => {
@@ -91,7 +86,7 @@ export function compactPartials(
       const names = (await conn.runAndReadAll(`SELECT series FROM ${SERIES} ORDER BY s`))
         .getRows()
         .map((r) => String(r[0]));
-      await fold(conn, groups, names);
+      await fold(conn, groups, names, merge);
     }
     // Exactly the rows read: the oldest ones, up to the last rowid taken.
     if (total > 0) await conn.run(`DELETE FROM rollup_partials WHERE rowid <= (SELECT max(rid) FROM ${PASS})`);
@@ -106,11 +101,13 @@ interface Group {
 
 /**
  * The pass's partials of every group, merged into every tier: one statement per tier for all the
- * metrics of the pass (a hundred metrics on one view put a hundred groups in a pass).
+ * metrics of the pass (a hundred metrics on one view put a hundred groups in a pass). The rows are
+ * read here, merged by `merge`, and written here.
  */
-async function fold(conn: DuckDBConnection, groups: Group[], names: string[]): Promise<void> {
-  const minutes: Deltas = [];
-  let n = 0;
+async function fold(conn: DuckDBConnection, groups: Group[], names: string[], merge: MergeStates): Promise<void> {
+  const partials = new StateRowsBuilder();
+  let lo = Infinity;
+  let hi = -Infinity;
   // Oldest first, as the rows were committed (a tie of `last` keeps the value merged last).
   await readChunks(
     conn,
@@ -124,92 +121,69 @@ async function fold(conn: DuckDBConnection, groups: Group[], names: string[]): P
       const minute = chunk.getColumnVector(2);
       const state = chunk.getColumnVector(3) as DuckDBBlobVector;
       for (let i = 0; i < chunk.rowCount; i++) {
-        const bytes = ownBytes(state.getItemBytes(i)!);
-        const part = { state: decodeState(bytes), bytes };
-        addTo(minutes, g.getItem(i) as number, s.getItem(i) as number, minute.getItem(i) as number, part);
-        if (++n % YIELD_ROWS === 0) await breathe();
+        const m = minute.getItem(i) as number;
+        if (m < lo) lo = m;
+        if (m > hi) hi = m;
+        partials.add(g.getItem(i) as number, s.getItem(i) as number, m, ownBytes(state.getItemBytes(i)!));
       }
+      await breathe();
     },
   );
-  if (minutes.length === 0) return;
-  // Every tier's deltas before any upsert (an upsert merges the stored row into its delta): an
-  // hour is the merge of its minutes, a day of its hours, a month of its days.
-  const tiers = new Map<Tier, Deltas>([['minute', minutes]]);
-  for (let i = 1; i < TIERS.length; i++) {
-    const finer = tiers.get(TIERS[i - 1]!)!;
-    const tier = TIERS[i]!;
-    const deltas: Deltas = [];
-    for (const map of finer) {
-      if (!map) continue;
-      for (const d of map.values()) {
-        if (++n % YIELD_ROWS === 0) await breathe();
-        addTo(deltas, d.g, d.s, bucketStart(tier, d.start), d);
-      }
-    }
-    tiers.set(tier, deltas);
+  if (partials.length === 0) return;
+  const existing: StateRows[] = [];
+  for (const tier of TIERS) existing.push(await readStored(conn, tier, bucketStart(tier, lo), bucketStart(tier, hi)));
+  const stored = existing.map((r) => r.g.length);
+  const out = await merge({ partials: partials.build(), existing });
+  for (const [t, tier] of TIERS.entries()) {
+    const range = [BigInt(bucketStart(tier, lo)), BigInt(bucketStart(tier, hi))];
+    // Only this lane writes the tiers, so the rows read are the rows the delete removes.
+    if (stored[t]! > 0)
+      await conn.run(
+        `DELETE FROM ${tierTable(tier)} t USING ${keysOf(tier)} k
+           WHERE t.metric_id = k.metric_id AND t.revision = k.revision AND t.series = k.series AND t.start = k.start
+             AND t.start BETWEEN $1 AND $2`,
+        range,
+        [BIGINT, BIGINT],
+      );
+    await writeRows(conn, tier, out[t]!, groups, names);
   }
-  for (const [tier, deltas] of tiers) await upsertTier(conn, tier, deltas, groups, names);
+}
+
+/** The tier's keys the pass writes: (metric revision, series, bucket of its minute) of the merged groups. */
+function keysOf(tier: Tier): string {
+  return `(SELECT DISTINCT metric_id, revision, series, ${bucketSql(tier)} AS start FROM ${PASS} JOIN ${GROUPS} USING (metric_id, revision))`;
 }
 
 /**
- * A tier row's delta. A bucket with one part shares that part's state (never mutated: a second
- * part gets a fresh state) and its blob bytes, so most minutes of a backfill — one partial each — and
- * sparse series' coarser rows are stored without copying or re-encoding a sketch.
+ * The stored rows of the tier the pass's deltas replace: a hash semi-join on the pass's keys, the
+ * start range letting DuckDB skip row groups by their min/max first.
  */
-interface Delta {
-  /** The metric revision's number in the pass (GROUPS). */
-  g: number;
-  /** The series' number in the pass (SERIES). */
-  s: number;
-  start: number;
-  state: BucketState;
-  /** The encoded `state` when it is one part's unchanged; null once merged. */
-  bytes: Uint8Array | null;
-  /** Whether `state` is a part's own object (copied before a merge into it). */
-  shared: boolean;
-}
-
-/**
- * A (series number, bucket start) key as one safe integer: minutes from the epoch offset by half their
- * span (years 1715 to 2225) below 2^28, series numbers below 2^25 (a pass's series are fewer than its
- * rows). Each group (metric revision) has its own map.
- */
-const MINUTE_SPAN = 2 ** 28;
-const keyOf = (s: number, start: number) => s * MINUTE_SPAN + Math.floor(start / 60_000) + MINUTE_SPAN / 2;
-
-/** Per group number, its deltas by key. */
-type Deltas = Array<Map<number, Delta>>;
-
-function addTo(
-  deltas: Deltas,
-  g: number,
-  s: number,
-  start: number,
-  part: { state: BucketState; bytes: Uint8Array | null },
-): void {
-  const key = keyOf(s, start);
-  const map = (deltas[g] ??= new Map());
-  const d = map.get(key);
-  if (!d) {
-    map.set(key, { g, s, start, state: part.state, bytes: part.bytes, shared: true });
-    return;
-  }
-  if (d.shared) {
-    const own = emptyState({ values: d.state.values !== null, distinct: d.state.distinct !== null });
-    mergeState(own, d.state);
-    d.state = own;
-    d.shared = false;
-  }
-  mergeState(d.state, part.state);
-  d.bytes = null;
-}
-
-/** A state shared by the rows of several tiers has its figures (quantiles, distinct estimate) computed once. */
-const figures = new WeakMap<BucketState, StateFigures>();
-function figuresCached(s: BucketState): StateFigures {
-  let f = figures.get(s);
-  if (!f) figures.set(s, (f = figuresOf(s)));
-  return f;
+async function readStored(conn: DuckDBConnection, tier: Tier, lo: number, hi: number): Promise<StateRows> {
+  const rows = new StateRowsBuilder();
+  await readChunks(
+    conn,
+    `SELECT g.g, c.s, t.start::DOUBLE, t.state FROM ${tierTable(tier)} t
+       SEMI JOIN ${keysOf(tier)} k USING (metric_id, revision, series, start)
+       JOIN ${GROUPS} g USING (metric_id, revision) JOIN ${SERIES} c USING (series)
+       WHERE t.start BETWEEN $1 AND $2`,
+    [BigInt(lo), BigInt(hi)],
+    [BIGINT, BIGINT],
+    async (chunk) => {
+      const g = chunk.getColumnVector(0);
+      const s = chunk.getColumnVector(1);
+      const start = chunk.getColumnVector(2);
+      const state = chunk.getColumnVector(3) as DuckDBBlobVector;
+      for (let i = 0; i < chunk.rowCount; i++)
+        rows.add(
+          g.getItem(i) as number,
+          s.getItem(i) as number,
+          start.getItem(i) as number,
+          ownBytes(state.getItemBytes(i)!),
+        );
+      await breathe();
+    },
+  );
+  return rows.build();
 }
 
 /** The start of a tier's bucket holding `minute`, in SQL (as bucketStart does; floor division for times before 1970). */
@@ -239,105 +213,52 @@ const TIER_TYPES: DuckDBType[] = [
   BLOB,
 ];
 
-/**
- * Merge `deltas` into the tier's rows: read the existing ones, delete them, insert the merged. The
- * keys are the pass's own (metric revision, series, bucket of its minute) for the merged groups,
- * derived in SQL — a hash semi-join, the start range letting DuckDB skip row groups by their min/max
- * first. Only this lane writes the tiers, so the rows read are the rows the delete removes.
- */
-async function upsertTier(
+/** The merged rows of one tier, appended a data chunk at a time; a NaN figure is NULL. */
+async function writeRows(
   conn: DuckDBConnection,
   tier: Tier,
-  deltas: Deltas,
+  rows: MergeOutput[number],
   groups: Group[],
   names: string[],
 ): Promise<void> {
-  const table = tierTable(tier);
-  let lo = Infinity;
-  let hi = -Infinity;
-  let count = 0;
-  for (const map of deltas) {
-    if (!map) continue;
-    count += map.size;
-    for (const d of map.values()) {
-      if (d.start < lo) lo = d.start;
-      if (d.start > hi) hi = d.start;
-    }
-  }
-  if (count === 0) return;
-  const keys = `(SELECT DISTINCT metric_id, revision, series, ${bucketSql(tier)} AS start FROM ${PASS} JOIN ${GROUPS} USING (metric_id, revision))`;
-  const range = 't.start BETWEEN $1 AND $2';
-  const params = [BigInt(lo), BigInt(hi)];
-  const types = [BIGINT, BIGINT];
-  let existing = 0;
-  let n = 0;
-  await readChunks(
-    conn,
-    `SELECT g.g, c.s, t.start::DOUBLE, t.state FROM ${table} t SEMI JOIN ${keys} k USING (metric_id, revision, series, start)
-       JOIN ${GROUPS} g USING (metric_id, revision) JOIN ${SERIES} c USING (series) WHERE ${range}`,
-    params,
-    types,
-    async (chunk) => {
-      const g = chunk.getColumnVector(0);
-      const s = chunk.getColumnVector(1);
-      const start = chunk.getColumnVector(2);
-      const state = chunk.getColumnVector(3) as DuckDBBlobVector;
-      for (let i = 0; i < chunk.rowCount; i++) {
-        const d = deltas[g.getItem(i) as number]!.get(keyOf(s.getItem(i) as number, start.getItem(i) as number))!;
-        const merged = decodeState(state.getItemBytes(i)!);
-        mergeState(merged, d.state);
-        d.state = merged;
-        d.bytes = null;
-        existing++;
-        if (++n % YIELD_ROWS === 0) await breathe();
-      }
-    },
-  );
-  if (existing > 0)
-    await conn.run(
-      `DELETE FROM ${table} t USING ${keys} k
-         WHERE t.metric_id = k.metric_id AND t.revision = k.revision AND t.series = k.series AND t.start = k.start AND ${range}`,
-      params,
-      types,
-    );
-  await breathe();
-  function* all() {
-    for (const map of deltas) if (map) yield* map.values();
-  }
-  await appendColumns(conn, table, TIER_TYPES, all(), count, (d, row) => {
-    const f = figuresCached(d.state);
-    const group = groups[d.g]!;
+  const n = rows.g.length;
+  const F = FIGURES.length;
+  const f = rows.figures;
+  const num = (v: number) => (Number.isNaN(v) ? null : v);
+  const big = (v: number) => (Number.isNaN(v) ? null : BigInt(v));
+  await appendColumns(conn, tierTable(tier), TIER_TYPES, indices(n), n, (i, row) => {
+    const group = groups[rows.g[i]!]!;
+    const o = i * F;
     row[0] = group.metricId;
     row[1] = group.revision;
-    row[2] = names[d.s]!;
-    row[3] = BigInt(d.start);
-    row[4] = BigInt(f.count);
-    row[5] = BigInt(f.value_count);
-    row[6] = f.sum;
-    row[7] = f.min;
-    row[8] = f.max;
-    row[9] = f.last;
-    row[10] = f.last_at === null ? null : BigInt(f.last_at);
-    row[11] = f.p50;
-    row[12] = f.p95;
-    row[13] = f.p99;
-    row[14] = f.distinct;
-    row[15] = { bytes: d.bytes ?? encodeState(d.state) };
+    row[2] = names[rows.s[i]!]!;
+    row[3] = BigInt(rows.start[i]!);
+    row[4] = BigInt(f[o]!);
+    row[5] = BigInt(f[o + 1]!);
+    row[6] = num(f[o + 2]!);
+    row[7] = num(f[o + 3]!);
+    row[8] = num(f[o + 4]!);
+    row[9] = num(f[o + 5]!);
+    row[10] = big(f[o + 6]!);
+    row[11] = num(f[o + 7]!);
+    row[12] = num(f[o + 8]!);
+    row[13] = num(f[o + 9]!);
+    row[14] = num(f[o + 10]!);
+    row[15] = { bytes: rows.states.subarray(i === 0 ? 0 : rows.ends[i - 1]!, rows.ends[i]!) };
   });
+}
+
+function* indices(n: number): Generator<number> {
+  for (let i = 0; i < n; i++) yield i;
 }
 
 /**
  * A blob read from a chunk may be a view of the chunk's own memory (payloads of 12 bytes or less):
- * copied, since a delta keeps its part's bytes past the chunk.
+ * copied, since the rows outlive the chunk.
  */
 function ownBytes(b: Uint8Array): Uint8Array {
   return b.byteLength <= 12 ? b.slice() : b;
 }
 
-/**
- * Rows of in-process work between yields to the event loop: a pass decodes, merges and encodes
- * thousands of sketch states, and holding the main thread for it delayed every 202, commit and
- * merge behind it by up to ~1 s under load.
- */
-const YIELD_ROWS = 250;
+/** Yields to the event loop between chunks: a pass reads and writes tens of thousands of rows. */
 const breathe = () => new Promise<void>((r) => setImmediate(r));

@@ -11,6 +11,7 @@ import {
   mergeState,
   type BucketState,
 } from '../../src/rollup/bucket-state.js';
+import { CompactThread, mergeHere } from '../../src/rollup/compact-thread.js';
 import { compactPartials } from '../../src/rollup/compactor.js';
 import { loadHasher } from '../../src/rollup/hll.js';
 import { RollupStore, tierTable } from '../../src/rollup/rollup-store.js';
@@ -60,8 +61,11 @@ function partials(rnd: () => number, metricId: string, revision: number, rows: n
   };
 }
 
-for (const limit of [37, 50_000]) {
-  test(`compaction in passes of ${limit} rows: every tier row is the merge of its partials, stale revisions dropped`, async (t) => {
+for (const [limit, where] of [
+  [37, 'the compaction thread'],
+  [50_000, 'this thread'],
+] as const) {
+  test(`compaction in passes of ${limit} rows, states merged on ${where}: every tier row is the merge of its partials, stale revisions dropped`, async (t) => {
     await loadHasher();
     const dir = mkdtempSync(join(tmpdir(), 'compactor-'));
     const store = await RollupStore.open(dir);
@@ -83,9 +87,12 @@ for (const limit of [37, 50_000]) {
     for (const [i, f] of files.entries())
       assert.equal(await store.mergeBackfillFile(f.metricId, f.revision, `f${i}`, f), true);
 
+    const thread = new CompactThread();
+    t.after(() => thread.stop());
+    const merge = where === 'this thread' ? mergeHere : thread.merge;
     let passes = 0;
     for (let more = true; more; passes++)
-      more = (await compactPartials(store, (id) => current[id] ?? null, limit)).more;
+      more = (await compactPartials(store, (id) => current[id] ?? null, limit, merge)).more;
     const total = files.reduce((n, f) => n + f.partials.length, 0);
     assert.ok(passes >= Math.ceil(total / limit), `${passes} passes`);
 
