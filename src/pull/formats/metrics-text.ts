@@ -86,6 +86,14 @@ class ExpositionParser {
   // one lookup and no parse. Only sets that parsed in full are kept, and a parse depends on nothing
   // but that text (and the dialect), so a hit is exactly what parsing would give.
   private readonly internedSets = new Map<string, Record<string, string>>();
+  private setLookups = true;
+  private setHits = 0;
+  private setMisses = 0;
+  /** The last label set parsed in full or found, and its text. */
+  private lastSetKey = '';
+  private lastSet: Record<string, string> | null = null;
+  /** Label values of the previous label set by position: a histogram's buckets repeat all but `le`. */
+  private readonly seenValues: string[] = [];
 
   constructor(
     private readonly text: string,
@@ -162,23 +170,38 @@ class ExpositionParser {
   /** The label set at `i` (the `{`), shared with earlier samples that wrote the same text; sets `labelsEnd`. */
   private internedLabels(i: number): Record<string, string> {
     const text = this.text;
-    // The set ends at its first `}` unless a value holds one; then the key misses and the set is parsed.
+    // The set ends at its first `}` unless a value holds one; then no key matches and the set is parsed.
     const close = text.indexOf('}', i + 1);
-    if (close !== -1 && close < this.le) {
-      const key = text.slice(i + 1, close);
+    if (close === -1 || close >= this.le) return this.readLabels(i);
+    // The previous sample's set first (a summary's or histogram's _sum and _count): a compare, no key.
+    const prev = this.lastSetKey;
+    if (this.lastSet !== null && prev.length === close - i - 1 && text.startsWith(prev, i + 1)) {
+      this.labelsEnd = close + 1;
+      return this.lastSet;
+    }
+    let key: string | undefined;
+    if (this.setLookups) {
+      key = text.slice(i + 1, close);
       const kept = this.internedSets.get(key);
       if (kept !== undefined) {
+        this.setHits++;
+        this.lastSetKey = key;
+        this.lastSet = kept;
         this.labelsEnd = close + 1;
         return kept;
       }
-      const labels = this.readLabels(i);
-      if (this.labelsEnd === close + 1 && this.internedSets.size < INTERN_LIMIT) {
-        Object.freeze(labels);
-        this.internedSets.set(key, labels);
-      }
-      return labels;
+      // Where label sets do not repeat (every histogram bucket has its own `le`), stop paying for the lookup.
+      if (++this.setMisses >= 1024 && this.setHits * 4 < this.setMisses) this.setLookups = false;
     }
-    return this.readLabels(i);
+    const labels = this.readLabels(i);
+    if (this.labelsEnd === close + 1) {
+      Object.freeze(labels);
+      key ??= text.slice(i + 1, close);
+      this.lastSetKey = key;
+      this.lastSet = labels;
+      if (this.setLookups && this.internedSets.size < INTERN_LIMIT) this.internedSets.set(key, labels);
+    }
+    return labels;
   }
 
   // Reads `{name="value",…}` starting at `i` (the `{`); returns the labels and sets `labelsEnd`.
@@ -216,7 +239,11 @@ class ExpositionParser {
       }
       if (quote !== -1 && quote < le && quote < this.nextBackslash) {
         // No backslash before the closing quote: nothing to unescape.
-        value = text.slice(i, quote);
+        const seen = this.seenValues[k];
+        value =
+          seen !== undefined && seen.length === quote - i && text.startsWith(seen, i)
+            ? seen
+            : this.internValue(text.slice(i, quote));
         i = quote;
       } else {
         value = '';
@@ -236,9 +263,9 @@ class ExpositionParser {
             seg = i;
           } else i++;
         }
-        value += text.slice(seg, i);
+        value = this.internValue(value + text.slice(seg, i));
       }
-      value = this.internValue(value);
+      this.seenValues[k] = value;
       i++;
       if (Object.hasOwn(labels, name)) this.fail(`label "${name}" appears twice`, ns);
       labels[name] = value;
