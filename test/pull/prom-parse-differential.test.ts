@@ -249,6 +249,12 @@ test('hand-written malformed lines: the same error and position as the reference
     '\ufeffa{x="1"} q\n',
     'a{x="1"} 1\rb 2\n',
     'a{x="\u00e9"} Ñ\n',
+    'a{__proto__="x",__proto__="y"} 1\n',
+    'a{__proto__="x",b="y"} 1\na{__proto__="x",b="z"} 2\na{__proto__="x",b="w"} 3\n',
+    'a{x="1",y="2"} 1\na{x="1",y="3"} 1\na{x="1",x="2"} 1\n',
+    'a{x="1",y="2"} 1\na{x="1",y="3"} 1\na{x="1",y="2",x="3"} 1\n',
+    'a{x="1",y="2"} 1\na{x="1",y="3"} 1\na{y="1",x="2"} 1\na{x="1",y="4"} 1\n',
+    'a{constructor="1",toString="2"} 1\na{constructor="1",toString="3"} 1\na{constructor="1",toString="4"} 1\n',
   ];
   const om = [
     'a 1\nb 2\n',
