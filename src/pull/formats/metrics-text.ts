@@ -8,8 +8,8 @@ import { FormatError } from './format-error.js';
  * record's event time is the sample's own. Strict: the first line that does not follow the format
  * fails the whole body with its line and column.
  *
- * Samples written with the same label set (the same text between `{` and `}`) share one frozen
- * `labels` object: treat records as read-only (copy `labels` to change them).
+ * Samples written with the same label set (the same text between `{` and `}`) may share one
+ * `labels` object, frozen: treat records as read-only (copy `labels` to change them).
  */
 export interface MetricSample {
   name: string;
