@@ -379,7 +379,10 @@ export function registerIngest(program: Command): void {
       'check the whole file first; if any record is invalid send nothing (default: send the valid ones, report the rest)',
     )
     .option('--resume', 'continue an interrupted run of the same file from its last acknowledged batch')
-    .option('--no-check', 'do not check records before sending (the server still refuses invalid ones)')
+    .option(
+      '--no-check',
+      'no check by the CLI (CSV and JSON arrays before sending, an NDJSON batch the server refused line by line): the records the server refuses are dropped one at a time',
+    )
     .option(
       '--no-cast',
       'CSV: keep every value a string (default: numbers and true/false become JSON numbers and booleans)',
