@@ -49,8 +49,21 @@ export async function* ndjsonBatches(
   let lines: number[] = [];
   let endOffset = 0;
   const ready: Batch[] = [];
+  // Lines that follow each other in a chunk are copied into the body in one go (one copy per run
+  // instead of one per line): the run is `runSrc[runFrom, runTo)`, LFs included, going to `runAt`.
+  let runSrc: Buffer | null = null;
+  let runFrom = 0;
+  let runTo = 0;
+  let runAt = 0;
+  /** Copy the pending run: before the body is handed over or grown, and before its chunk may be reused. */
+  const flush = () => {
+    if (runSrc === null) return;
+    runSrc.copy(body, runAt, runFrom, runTo);
+    runSrc = null;
+  };
 
   const seal = () => {
+    flush();
     if (lines.length === 0) return;
     const buf = body.subarray(0, used);
     const records: LineRecord[] = [];
@@ -64,19 +77,31 @@ export async function* ndjsonBatches(
     lines = [];
   };
 
-  const add = (b: Buffer, s: number, e: number, n: number, end: number) => {
+  /** Add the line `b[s, e)`; `lf`: `b[e]` is its LF, so line and LF can go as they are, in a run. */
+  const add = (b: Buffer, s: number, e: number, n: number, end: number, lf: boolean) => {
     const len = e - s;
     if (lines.length > 0 && used + len + 1 > limits.bytes) seal();
     if (used + len + 1 > body.length) {
       // One record larger than a batch (it goes alone): a buffer of its own, not kept afterwards.
+      flush();
       const bigger = Buffer.allocUnsafe(used + len + 1);
       body.copy(bigger, 0, 0, used);
       buffers.give(body);
       body = bigger;
     }
-    b.copy(body, used, s, e);
+    if (lf && runSrc === b && runTo === s) runTo = e + 1;
+    else if (lf) {
+      flush();
+      runSrc = b;
+      runFrom = s;
+      runTo = e + 1;
+      runAt = used;
+    } else {
+      flush();
+      b.copy(body, used, s, e);
+      body[used + len] = LF;
+    }
     spans.push(used, used + len);
-    body[used + len] = LF;
     used += len + 1;
     lines.push(n);
     endOffset = end;
@@ -93,10 +118,14 @@ export async function* ndjsonBatches(
       });
       return;
     }
-    if (e > s && b[e - 1] === CR) e--;
+    let lf = e < b.length && b[e] === LF;
+    if (e > s && b[e - 1] === CR) {
+      e--;
+      lf = false;
+    }
     if (line === 1 && e - s >= 3 && b[s] === 0xef && b[s + 1] === 0xbb && b[s + 2] === 0xbf) s += 3;
     if (blank(b, s, e)) return;
-    add(b, s, e, line, end);
+    add(b, s, e, line, end, lf);
   };
 
   // A line that spans chunks: its pieces (copied: a stream may reuse its chunk) until its LF.
@@ -121,6 +150,8 @@ export async function* ndjsonBatches(
       }
       start = nl + 1;
     }
+    // The chunk may be overwritten once the next one is asked for.
+    flush();
     if (start < chunk.length) {
       const rest = chunk.subarray(start);
       offset += rest.length;
