@@ -36,26 +36,31 @@ test('cli ingest: the server goes away with 4 batches in flight; --resume sends 
 
   const file = join(c.configHome, 'events.ndjson');
   let text = '';
-  for (let i = 1; i <= 3000; i++) text += `${JSON.stringify({ i, path: `/p${i % 7}` })}\n`;
+  // Line 350 (batch 3) is not JSON: found when the server refuses batch 3, and still reported after --resume.
+  for (let i = 1; i <= 3000; i++) text += i === 350 ? 'not json\n' : `${JSON.stringify({ i, path: `/p${i % 7}` })}\n`;
   writeFileSync(file, text);
   const args = ['ingest', file, '--source', 'web', '--collection', 'events', '--batch-records', '100'];
   const run = [...args, '--concurrency', '4', '--retries', '1', '--json'];
 
   const broken = await runCli(run, { env: c.env });
   assert.equal(broken.code, 1, broken.stdout);
-  assert.match(broken.stderr, /1000 records in 10 batches are acknowledged: run the same command with --resume/);
-  assert.equal(stored(), 1300, 'batches 0–12 reached the spool (10 without an answer)');
+  assert.match(broken.stderr, /999 records in 10 batches are acknowledged: run the same command with --resume/);
+  assert.equal(stored(), 1299, 'batches 0–12 reached the spool (10 without an answer)');
   const first = new Set(proxy.seen.map((s) => batchOf(s.key)));
   assert.ok(first.has(13), 'batches past the gap were in flight when the server went away');
 
   proxy.seen.length = 0;
   proxy.plan = () => 'pass';
   const resumed = await runCli([...run, '--resume'], { env: c.env });
-  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.equal(resumed.code, 1, `exit 1: a record was refused (${resumed.stderr})`);
   const sum = JSON.parse(resumed.stdout);
   assert.equal(sum.resumed_from_batch, 10);
-  assert.equal(sum.accepted, 3000, 'the summary counts the whole file');
-  assert.equal(sum.refused, 0);
+  assert.equal(sum.accepted, 2999, 'the summary counts the whole file');
+  assert.deepEqual(
+    sum.refusals.map((r: { line: number }) => r.line),
+    [350],
+    'the refusal found in an acknowledged batch is kept for the resumed run',
+  );
   const sent = proxy.seen.map((s) => batchOf(s.key));
   assert.equal(Math.min(...sent), 10, 'no acknowledged batch of the recorded prefix is sent again');
   assert.deepEqual(
@@ -64,6 +69,6 @@ test('cli ingest: the server goes away with 4 batches in flight; --resume sends 
     'every batch from the first unacknowledged one on, once',
   );
   assert.equal(sent.length, 20, 'each once (no retry was needed)');
-  assert.equal(stored(), 3000, 'batches 10–12 were answered from their idempotency keys: every record exactly once');
+  assert.equal(stored(), 2999, 'batches 10–12 were answered from their idempotency keys: every record exactly once');
   assert.equal(readdirSync(join(c.configHome, 'sluice', 'ingest')).length, 0, 'a finished run leaves no state');
 });
