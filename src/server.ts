@@ -320,6 +320,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       spool: services.spool,
       clock,
       log,
+      scheduler: services.scheduler,
       mergeDelayMs: config.rollupMergeDelayMs,
       compactRows: config.rollupCompactRows,
     });
