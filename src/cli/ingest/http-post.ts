@@ -11,11 +11,15 @@ export interface PostAnswer {
 /** Answers to ingest requests are small envelopes; anything longer is cut (nothing retains a large body). */
 const MAX_ANSWER_BYTES = 64 * 1024;
 
+/** A request with no progress for this long fails (and is retried): fetch's default wait for an answer. */
+export const POST_TIMEOUT_MS = 300_000;
+
 /**
  * POSTs of ingest bodies over `connections` keep-alive connections (node:http, so a `Buffer` body is
  * written as it is: fetch copied every body once more, bench/cli). One request per connection at a
- * time, as the e2e bench's client sends. A request that cannot be made or whose connection breaks
- * rejects with an error naming the cause (`ECONNREFUSED`, `socket hang up`…).
+ * time, as the e2e bench's client sends. A request that cannot be made, whose connection breaks or
+ * that makes no progress for POST_TIMEOUT_MS rejects with an error naming the cause (`ECONNREFUSED`,
+ * `socket hang up`, `ETIMEDOUT`…).
  */
 export class IngestPoster {
   private readonly agent: HttpAgent;
@@ -53,6 +57,9 @@ export class IngestPoster {
         },
       );
       req.on('error', reject);
+      req.setTimeout(POST_TIMEOUT_MS, () =>
+        req.destroy(Object.assign(new Error(`no answer within ${POST_TIMEOUT_MS / 1000} s`), { code: 'ETIMEDOUT' })),
+      );
       req.end(bytes);
     });
   }
