@@ -17,14 +17,19 @@
  * about) and first request → spool drained into collection files ("drain"). The runs alternate
  * e2e → CLI → e2e+scraper, BENCH_ROUNDS times (default 1); ratios use the medians.
  *
+ * BENCH_CLI_BASELINE=<another build's dist/src/cli/main.js> runs that CLI too, on the same file,
+ * right before this build's in every round (e2e → baseline CLI → CLI → e2e+scraper), and prints
+ * this CLI's throughput, peak RSS and CPU against it; the back-to-back scrapes then also run on
+ * that build's server (dist/src/main.js next to its cli/), before this build's.
+ *
  * On a shared 2-core machine the client shares the CPU with the server, so a client's own CPU
  * cost shows up as lower throughput: that is the point of the comparison. Run small to check it
  * works (BENCH_CLI_MB=64); the targets are judged at the default size on a quiet machine.
  */
 import { spawn } from 'node:child_process';
-import { createWriteStream, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { availableParallelism, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { integerKnob, OptionError } from '../knobs.js';
 import { drained } from '../e2e/drain.js';
@@ -40,6 +45,8 @@ const KNOBS = {
   BENCH_SCRAPE_MS: 'interval of the /metrics scraper during the scraped run, ms (default 5,000)',
   BENCH_SCRAPES: 'back-to-back scrapes timed after the scraped run (default 200)',
   BENCH_ROUNDS: 'rounds of e2e → CLI → e2e+scraper (default 1)',
+  BENCH_CLI_BASELINE:
+    "another build's CLI entry point (its dist/src/cli/main.js, e.g. /work/wt/base/dist/src/cli/main.js): it runs too, before this build's CLI in every round, and its server (dist/src/main.js) takes the back-to-back scrapes too (default: none)",
 };
 
 let opts: {
@@ -50,8 +57,15 @@ let opts: {
   scrapeMs: number;
   scrapes: number;
   rounds: number;
+  baselineCli: string | null;
+  baselineServer: string | null;
 };
 try {
+  const raw = process.env.BENCH_CLI_BASELINE;
+  const baselineCli = raw ? resolve(raw) : null;
+  if (baselineCli && !existsSync(baselineCli))
+    throw new OptionError(`BENCH_CLI_BASELINE="${raw}": ${baselineCli} does not exist — ${KNOBS.BENCH_CLI_BASELINE}`);
+  const server = baselineCli ? join(dirname(dirname(baselineCli)), 'main.js') : null;
   opts = {
     mb: integerKnob(KNOBS, 'BENCH_CLI_MB', 1024, 1, 16_384),
     workers: integerKnob(KNOBS, 'BENCH_WORKERS', availableParallelism(), 1, 64),
@@ -60,6 +74,8 @@ try {
     scrapeMs: integerKnob(KNOBS, 'BENCH_SCRAPE_MS', 5000, 100, 600_000),
     scrapes: integerKnob(KNOBS, 'BENCH_SCRAPES', 200, 1, 100_000),
     rounds: integerKnob(KNOBS, 'BENCH_ROUNDS', 1, 1, 10),
+    baselineCli,
+    baselineServer: server && existsSync(server) ? server : null,
   };
 } catch (err) {
   if (err instanceof OptionError) {
@@ -118,18 +134,20 @@ function bodiesOf(buf: Buffer): { bodies: Buffer[]; records: number[] } {
 }
 
 interface Run {
-  kind: 'e2e' | 'cli' | 'e2e+scraper';
+  kind: 'e2e' | 'cli' | 'cli (baseline)' | 'e2e+scraper';
   round: number;
   records: number;
   ackSeconds: number;
   drainSeconds: number;
   /** Peak RSS of the client process, MB (the CLI only: the e2e client is this process). */
   peakRssMb: number | null;
+  /** CPU seconds (user + system) of the client process (the CLI only). */
+  cpuSeconds: number | null;
   scrapeMs: number[];
 }
 
-async function withServer<T>(f: (server: BenchServer) => Promise<T>): Promise<T> {
-  const server = await BenchServer.start(opts.workers);
+async function withServer<T>(f: (server: BenchServer) => Promise<T>, mainJs?: string): Promise<T> {
+  const server = await BenchServer.start(opts.workers, mainJs);
   try {
     return await f(server);
   } finally {
@@ -188,6 +206,7 @@ async function e2eRun(round: number, data: ReturnType<typeof bodiesOf>, scrape: 
       ackSeconds: (sent.lastAckAt - sent.firstSentAt) / 1000,
       drainSeconds: (drainedAt - sent.firstSentAt) / 1000,
       peakRssMb: null,
+      cpuSeconds: null,
       scrapeMs,
     };
   });
@@ -203,11 +222,24 @@ function peakRssMb(pid: number): number {
   }
 }
 
-async function cliRun(round: number): Promise<Run> {
+/** utime + stime of a process, seconds (NaN once it is gone). */
+function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat(5), counted from the state (field 3) here; clock ticks of 1/100 s.
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** One `sluice ingest` run: this build's binary, or `main` (BENCH_CLI_BASELINE). */
+async function cliRun(round: number, main: string | null = null): Promise<Run> {
   return withServer(async (server) => {
     const q = new URLSearchParams(server.ingestPath.split('?')[1]);
     const args = [
-      CLI,
+      main ?? CLI,
       'ingest',
       file,
       '--ingest-key',
@@ -228,9 +260,12 @@ async function cliRun(round: number): Promise<Run> {
     child.stderr.on('data', (d) => (err += d));
     // VmHWM only grows: the last reading before the process ends is its peak (sampled every 50 ms).
     let peak = 0;
+    let cpu = 0;
     const sampler = setInterval(() => {
       const v = peakRssMb(child.pid!);
       if (Number.isFinite(v)) peak = Math.max(peak, v);
+      const c = cpuSeconds(child.pid!);
+      if (Number.isFinite(c)) cpu = Math.max(cpu, c);
     }, 50);
     const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     clearInterval(sampler);
@@ -241,13 +276,14 @@ async function cliRun(round: number): Promise<Run> {
     await drained(server);
     const drainedAt = performance.now();
     return {
-      kind: 'cli',
+      kind: main ? 'cli (baseline)' : 'cli',
       round,
       records: summary.accepted,
       // The process's whole life (Node start, reading, sending): what a user waits for.
       ackSeconds: (exitedAt - started) / 1000,
       drainSeconds: (drainedAt - started) / 1000,
       peakRssMb: peak,
+      cpuSeconds: cpu,
       scrapeMs: [],
     };
   });
@@ -273,27 +309,32 @@ try {
   );
   const runs: Run[] = [];
   for (let round = 0; round < opts.rounds; round++) {
+    const before = runs.length;
     runs.push(await e2eRun(round, data, false));
+    if (opts.baselineCli) runs.push(await cliRun(round, opts.baselineCli));
     runs.push(await cliRun(round));
     runs.push(await e2eRun(round, data, true));
-    for (const r of runs.slice(-3)) {
+    for (const r of runs.slice(before)) {
       if (r.records !== records) throw new Error(`${r.kind}: ${r.records} records acknowledged of ${records}`);
     }
   }
   // Back-to-back scrapes on a fresh server that took the file (its registry holds real series).
-  const idleScrapes = await withServer(async (server) => {
-    await sendNdjson({
-      port: server.port,
-      path: server.ingestPath,
-      bodies: data.bodies,
-      records: data.records,
-      connections: opts.connections,
-    });
-    await drained(server);
-    const ms: number[] = [];
-    for (let i = 0; i < opts.scrapes; i++) ms.push(await scrapeOnce(server.url));
-    return ms;
-  });
+  const backToBack = (mainJs?: string) =>
+    withServer(async (server) => {
+      await sendNdjson({
+        port: server.port,
+        path: server.ingestPath,
+        bodies: data.bodies,
+        records: data.records,
+        connections: opts.connections,
+      });
+      await drained(server);
+      const ms: number[] = [];
+      for (let i = 0; i < opts.scrapes; i++) ms.push(await scrapeOnce(server.url));
+      return ms;
+    }, mainJs);
+  const baselineScrapes = opts.baselineServer ? await backToBack(opts.baselineServer) : null;
+  const idleScrapes = await backToBack();
 
   console.table(
     runs.map((r) => ({
@@ -305,6 +346,7 @@ try {
       'drain s': r.drainSeconds.toFixed(2),
       'drain rec/s': Math.round(rate(r, 'drainSeconds')),
       'client peak RSS MB': r.peakRssMb === null ? '—' : r.peakRssMb.toFixed(0),
+      'client CPU s': r.cpuSeconds === null ? '—' : r.cpuSeconds.toFixed(2),
       scrapes: r.scrapeMs.length || '—',
     })),
   );
@@ -317,6 +359,46 @@ try {
   const scrapedDrainCost = 1 - of('e2e+scraper', 'drainSeconds') / of('e2e', 'drainSeconds');
   const during = runs.flatMap((r) => r.scrapeMs);
   const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+  const cpuOf = (kind: Run['kind']) => median(runs.filter((r) => r.kind === kind).map((r) => r.cpuSeconds ?? 0));
+  const peakOf = (kind: Run['kind']) => Math.max(...runs.filter((r) => r.kind === kind).map((r) => r.peakRssMb ?? 0));
+  const vsBaseline = opts.baselineCli
+    ? [
+        {
+          target: 'this CLI ÷ baseline CLI, ack rec/s (same run)',
+          value: (of('cli', 'ackSeconds') / of('cli (baseline)', 'ackSeconds')).toFixed(2),
+          met: '(comparison)',
+        },
+        {
+          target: 'this CLI ÷ baseline CLI, drain rec/s',
+          value: (of('cli', 'drainSeconds') / of('cli (baseline)', 'drainSeconds')).toFixed(2),
+          met: '(comparison)',
+        },
+        {
+          target: 'baseline CLI ack rec/s ÷ e2e client',
+          value: (of('cli (baseline)', 'ackSeconds') / of('e2e', 'ackSeconds')).toFixed(2),
+          met: '(comparison)',
+        },
+        {
+          target: 'CLI CPU s: this / baseline',
+          value: `${cpuOf('cli').toFixed(2)} / ${cpuOf('cli (baseline)').toFixed(2)}`,
+          met: '(comparison)',
+        },
+        {
+          target: 'CLI peak RSS: this / baseline',
+          value: `${peakOf('cli').toFixed(0)} / ${peakOf('cli (baseline)').toFixed(0)} MB`,
+          met: '(comparison)',
+        },
+        ...(baselineScrapes
+          ? [
+              {
+                target: `/metrics p50 / p99 on the baseline server, ${opts.scrapes} back to back`,
+                value: `${quantile(baselineScrapes, 0.5).toFixed(2)} / ${quantile(baselineScrapes, 0.99).toFixed(2)} ms`,
+                met: '(comparison)',
+              },
+            ]
+          : []),
+      ]
+    : [];
   console.table([
     {
       target: 'CLI ack rec/s ÷ e2e client ack rec/s ≥ 0.8',
@@ -341,6 +423,7 @@ try {
       value: `${quantile(during, 0.5).toFixed(2)} / ${Math.max(...during).toFixed(2)} ms`,
       met: '(under load: informative)',
     },
+    ...vsBaseline,
   ]);
   if (opts.mb < 1024 || opts.rounds < 3)
     process.stdout.write(

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-/** What the proxy does with the n-th ingest request (1-based). */
+/** What the proxy does with the n-th ingest request (1-based), which carries Idempotency-Key `key`. */
 export type ProxyAction = 'pass' | { status: number; retryAfter?: string } | 'lose-answer' | 'refuse';
 
 /**
@@ -17,7 +17,7 @@ export class IngestProxy {
 
   constructor(
     private readonly target: string,
-    public plan: (n: number) => ProxyAction,
+    public plan: (n: number, key: string | undefined) => ProxyAction,
   ) {}
 
   async start(): Promise<void> {
@@ -35,7 +35,8 @@ export class IngestProxy {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const isIngest = req.url?.startsWith('/ingest') === true;
-    const action: ProxyAction = isIngest ? this.plan(++this.ingestRequests) : 'pass';
+    const key = req.headers['idempotency-key'] as string | undefined;
+    const action: ProxyAction = isIngest ? this.plan(++this.ingestRequests, key) : 'pass';
     if (isIngest)
       this.seen.push({
         key: req.headers['idempotency-key'] as string | undefined,

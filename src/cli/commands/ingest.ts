@@ -17,6 +17,7 @@ import type { InputRecord } from '../ingest/input-record.js';
 import { formatBytes, IngestProgress } from '../ingest/progress.js';
 import { recordRefusal } from '../ingest/record-check.js';
 import { clearState, loadState, newRunId, saveState, statePath, type ResumeState } from '../ingest/resume-state.js';
+import { IngestPoster } from '../ingest/http-post.js';
 import { RetriesExhausted, sendBatch, type Refusal, type SendResult } from '../ingest/sender.js';
 import { resolveId, resourceDef } from './resources.js';
 
@@ -132,6 +133,8 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
   if (file === '-' && opts.atomic) ({ path, cleanup } = await spoolStdin());
   try {
     const refusals: Refusal[] = [];
+    /** Refusals found while sending the acknowledged batches (kept for --resume: skipped batches are not checked again). */
+    const batchRefusals: Refusal[] = [];
     if (opts.atomic) {
       // Pass 1: the whole file is checked before anything is sent (docs/cli.md, "Invalid records").
       const input = await openInput(path, opts.format, csv);
@@ -171,6 +174,7 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
       limits.records = state.batch_records;
       limits.bytes = state.batch_bytes;
       refusals.push(...state.server_refusals);
+      batchRefusals.push(...state.server_refusals);
     } else if (previous) {
       process.stderr.write(
         `sluice: an interrupted ingest of ${file} was stopped after ${previous.acked_records} records; starting over (use --resume to continue it)\n`,
@@ -211,7 +215,7 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
         ...state,
         acked_batches: acked,
         acked_records: accepted,
-        server_refusals: refusals.filter((r) => r.reason.startsWith('server: ')),
+        server_refusals: batchRefusals,
       });
     };
     const onSigint = () => {
@@ -219,25 +223,30 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
     };
     process.once('SIGINT', onSigint);
     const inflight = new Set<Promise<void>>();
+    const poster = new IngestPoster(url, concurrency);
     try {
       const refused = (r: Refusal) => refusals.push(r);
       // NDJSON goes from bytes to batch bodies with no string per record (the CLI shares the
       // machine with the server it feeds: its CPU per byte is throughput lost; bench/cli).
       const source =
         input.chunks !== null
-          ? ndjsonBatches(input.chunks, limits, { check: opts.check, refused })
+          ? ndjsonBatches(input.chunks, limits, { refused })
           : batchesOf(checked(input.records, opts.check, refused), limits);
       for await (const batch of readAhead(source, concurrency)) {
         offset = batch.offset;
-        if (batch.index < resumedFrom) continue;
+        if (batch.index < resumedFrom) {
+          batch.release?.();
+          continue;
+        }
         while (inflight.size >= concurrency && !failure) await Promise.race(inflight);
         if (failure) break;
         batches++;
         const p: Promise<void> = sendBatch(batch, {
-          url,
+          poster,
           runId,
           retries,
           atomic: opts.atomic === true,
+          check: opts.check,
           onRetry: () => progress.update({ offset, accepted, refused: refusals.length, startedAt }),
         })
           .then(
@@ -248,7 +257,8 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
                 const d = done.get(acked)!;
                 done.delete(acked);
                 accepted += d.accepted;
-                refusals.push(...d.refusals.map((x) => ({ line: x.line, reason: `server: ${x.reason}` })));
+                refusals.push(...d.refusals);
+                batchRefusals.push(...d.refusals);
                 acked++;
               }
               persist();
@@ -258,7 +268,10 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
               failure ??= err;
             },
           )
-          .finally(() => inflight.delete(p));
+          .finally(() => {
+            inflight.delete(p);
+            batch.release?.();
+          });
         inflight.add(p);
       }
       await Promise.all(inflight);
@@ -267,6 +280,7 @@ async function runIngest(ctx: CliContext, opts: IngestOptions, file: string): Pr
       await Promise.allSettled(inflight);
     } finally {
       process.removeListener('SIGINT', onSigint);
+      poster.close();
       progress.stop();
     }
     const seconds = (performance.now() - startedAt) / 1000;
@@ -365,7 +379,10 @@ export function registerIngest(program: Command): void {
       'check the whole file first; if any record is invalid send nothing (default: send the valid ones, report the rest)',
     )
     .option('--resume', 'continue an interrupted run of the same file from its last acknowledged batch')
-    .option('--no-check', 'do not check records before sending (the server still refuses invalid ones)')
+    .option(
+      '--no-check',
+      'no check by the CLI (CSV and JSON arrays before sending, an NDJSON batch the server refused line by line): the records the server refuses are dropped one at a time',
+    )
     .option(
       '--no-cast',
       'CSV: keep every value a string (default: numbers and true/false become JSON numbers and booleans)',

@@ -13,6 +13,8 @@ export interface Batch {
   offset: number;
   /** The records' NDJSON body, when the reader built it as bytes (ndjson-batches.ts); else made by `ndjsonBody`. */
   body?: Buffer;
+  /** Give the body's memory back to the reader for a later batch: call once nothing reads the batch any more. */
+  release?(): void;
 }
 
 export interface BatchLimits {

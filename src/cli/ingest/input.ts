@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import { Readable } from 'node:stream';
 import { usageError } from '../errors.js';
 import { csvRecords } from './csv-reader.js';
+import { fileChunks } from './file-chunks.js';
 import type { InputRecord } from './input-record.js';
 import { jsonArrayRecords } from './json-array-reader.js';
 import { ndjsonRecords } from './ndjson-reader.js';
@@ -15,7 +16,10 @@ export interface Input {
   size: number | null;
   mtimeMs: number | null;
   records: AsyncIterable<InputRecord>;
-  /** NDJSON only: the raw bytes, for `ndjsonBatches` (read either this or `records`, not both). */
+  /**
+   * NDJSON only: the raw bytes, for `ndjsonBatches` (read either this or `records`, not both). From a
+   * file, each chunk is valid only until the next one is asked for.
+   */
   chunks: AsyncIterable<Buffer> | null;
 }
 
@@ -46,8 +50,15 @@ export async function openInput(
   }
   const open = (): Readable =>
     path === '-' ? process.stdin : (createReadStream(path, { highWaterMark: CHUNK }) as ReadStream);
-  let stream = open();
   let fmt = format ?? byExtension(path);
+  if (!fmt && path !== '-') fmt = (await firstByte(fileChunks(path, CHUNK))) === 0x5b ? 'json' : 'ndjson';
+  if (fmt === 'ndjson' && path !== '-') {
+    // A file of NDJSON is read into one reused buffer (no garbage per chunk); the generators open
+    // the file only when iterated, and the command reads one of them.
+    const chunks = () => fileChunks(path, CHUNK);
+    return { format: fmt, size, mtimeMs, records: ndjsonRecords(chunks()), chunks: chunks() };
+  }
+  let stream = open();
   if (!fmt) {
     const { first, rest } = await peek(stream);
     fmt = first === 0x5b ? 'json' : 'ndjson';
@@ -69,6 +80,15 @@ function byExtension(path: string): InputFormat | undefined {
   if (ext === '.ndjson' || ext === '.jsonl') return 'ndjson';
   return undefined;
 }
+
+/** The first byte that is not blank (nor a BOM) of `chunks`, which it stops reading there. */
+async function firstByte(chunks: AsyncIterable<Buffer>): Promise<number | undefined> {
+  for await (const chunk of chunks) for (const b of chunk) if (!BLANK.has(b)) return b;
+  return undefined;
+}
+
+/** Bytes skipped when sniffing the format: JSON whitespace and the UTF-8 BOM's bytes. */
+const BLANK = new Set([0x20, 0x0a, 0x0d, 0x09, 0xef, 0xbb, 0xbf]);
 
 /** The first non-blank byte of a stream, and a stream that still yields everything. */
 async function peek(stream: Readable): Promise<{ first: number | undefined; rest: Readable }> {

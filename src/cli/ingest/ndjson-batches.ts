@@ -1,26 +1,8 @@
-import { isUtf8 } from 'node:buffer';
-import { checkNdjson } from '../../ingest/ndjson-check.js';
-import type { Batch, BatchLimits, BatchRecord } from './batches.js';
+import type { Batch, BatchLimits } from './batches.js';
+import { BodyBuffers } from './body-buffers.js';
 import { MAX_RECORD_BYTES } from './input-record.js';
-import { recordRefusal } from './record-check.js';
+import { LineRecord } from './line-record.js';
 import type { Refusal } from './sender.js';
-
-/**
- * A record of an NDJSON batch: its place in the batch's body; its text is decoded only when asked
- * for (a batch the server refuses a line of is rebuilt from its records' texts).
- */
-class LineRecord implements BatchRecord {
-  constructor(
-    private readonly body: Buffer,
-    private readonly start: number,
-    private readonly end: number,
-    readonly line: number,
-  ) {}
-
-  get text(): string {
-    return this.body.toString('utf8', this.start, this.end);
-  }
-}
 
 const CR = 0x0d;
 const LF = 0x0a;
@@ -36,85 +18,90 @@ function blank(b: Buffer, s: number, e: number): boolean {
 
 /**
  * NDJSON bytes straight into batches, the CLI's fast path (`sluice ingest` of NDJSON): lines are
- * copied into each batch's body as bytes — no string per record, no re-encoding — and a batch is
- * checked whole by the ingest front's own grammar check (ingest/ndjson-check.ts: what it accepts,
- * the server accepts). Only a batch it is not sure of is checked line by line with JSON.parse
- * (record-check.ts), and the lines that would be refused are reported and left out.
+ * copied into each batch's body as bytes — no string per record, no re-encoding, no parse. The
+ * server checks every body anyway; when it refuses a line of one, the sender checks that batch line
+ * by line (sender.ts), so a file without bad records costs the CLI a copy and nothing more.
  *
- * The same input as `ndjsonRecords` → `checked` → `batchesOf` gives: line numbers counting blank
- * lines, a CR before the LF and a BOM on line 1 dropped, blank lines skipped, a line longer than
- * the server's limit refused. Batches hold at most `limits.records` records and `limits.bytes`
- * bytes of body (one larger record goes alone); their boundaries depend only on the input and the
- * limits, so `--resume` rebuilds the same batches (and idempotency keys). A batch left with no
- * record after the check is not yielded and takes no index.
+ * The same records with the same line numbers as `ndjsonRecords` → `batchesOf` gives: line numbers
+ * counting blank lines, a CR before the LF and a BOM on line 1 dropped, blank lines skipped, a line
+ * longer than the server's limit refused (`opts.refused`). Batches hold at most `limits.records`
+ * records and `limits.bytes` bytes of body (one larger record goes alone); their boundaries depend
+ * only on the input and the limits, so `--resume` rebuilds the same batches (and idempotency keys).
+ *
+ * Memory: bodies are filled in place in buffers of `limits.bytes` that come back through each
+ * batch's `release` (call it once nothing reads the batch any more), so a long run makes no garbage
+ * of its bodies; the chunks of `chunks` are copied from and may be reused by their producer.
  */
 export async function* ndjsonBatches(
   chunks: AsyncIterable<Buffer>,
   limits: BatchLimits,
-  opts: { check: boolean; refused: (r: Refusal) => void },
+  opts: { refused: (r: Refusal) => void },
 ): AsyncGenerator<Batch> {
   let index = 0;
   let line = 0;
   /** Input bytes up to the end of the last complete line. */
   let offset = 0;
-  /** Scratch: the batch being filled (copied out by `seal`). */
-  let body = Buffer.allocUnsafe(Math.min(limits.bytes, 64 * 1024 * 1024) + 1);
+  const buffers = new BodyBuffers(Math.min(limits.bytes, 64 * 1024 * 1024) + 1);
+  /** The batch being filled: handed over whole by `seal`. */
+  let body = buffers.take();
   let used = 0;
   let spans: number[] = [];
   let lines: number[] = [];
   let endOffset = 0;
   const ready: Batch[] = [];
+  // Lines that follow each other in a chunk are copied into the body in one go (one copy per run
+  // instead of one per line): the run is `runSrc[runFrom, runTo)`, LFs included, going to `runAt`.
+  let runSrc: Buffer | null = null;
+  let runFrom = 0;
+  let runTo = 0;
+  let runAt = 0;
+  /** Copy the pending run: before the body is handed over or grown, and before its chunk may be reused. */
+  const flush = () => {
+    if (runSrc === null) return;
+    runSrc.copy(body, runAt, runFrom, runTo);
+    runSrc = null;
+  };
 
   const seal = () => {
+    flush();
     if (lines.length === 0) return;
-    // Copied out at its size: the scratch buffer is reused, and a batch in flight or read ahead
-    // holds only its own bytes (peak memory stays near concurrency × batch bytes).
-    let buf = Buffer.allocUnsafeSlow(used);
-    body.copy(buf, 0, 0, used);
-    let records: LineRecord[] = [];
+    const buf = body.subarray(0, used);
+    const records: LineRecord[] = [];
     for (let k = 0; k < lines.length; k++)
       records.push(new LineRecord(buf, spans[2 * k]!, spans[2 * k + 1]!, lines[k]!));
-    // Bytes that are not UTF-8 are sent as their decoded text (U+FFFD for each bad sequence), as
-    // the record-by-record reader does: the server refuses a body that is not UTF-8 as a whole.
-    const utf8 = isUtf8(buf);
-    if (!utf8 || (opts.check && checkNdjson(buf) !== records.length)) {
-      // Not sure: each line as the server would read it; the ones it would refuse are left out.
-      const good = opts.check
-        ? records.filter((r) => {
-            const why = recordRefusal(r.text);
-            if (why) opts.refused({ line: r.line, reason: why });
-            return !why;
-          })
-        : records;
-      if (!utf8 || good.length !== records.length) {
-        const texts = good.map((r) => r.text);
-        buf = Buffer.from(texts.length ? `${texts.join('\n')}\n` : '');
-        records = [];
-        let at = 0;
-        for (let k = 0; k < good.length; k++) {
-          const len = Buffer.byteLength(texts[k]!);
-          records.push(new LineRecord(buf, at, at + len, good[k]!.line));
-          at += len + 1;
-        }
-      }
-    }
-    if (records.length > 0) ready.push({ index: index++, records, offset: endOffset, body: buf });
+    const whole = body;
+    ready.push({ index: index++, records, offset: endOffset, body: buf, release: () => buffers.give(whole) });
+    body = buffers.take();
     used = 0;
     spans = [];
     lines = [];
   };
 
-  const add = (b: Buffer, s: number, e: number, n: number, end: number) => {
+  /** Add the line `b[s, e)`; `lf`: `b[e]` is its LF, so line and LF can go as they are, in a run. */
+  const add = (b: Buffer, s: number, e: number, n: number, end: number, lf: boolean) => {
     const len = e - s;
     if (lines.length > 0 && used + len + 1 > limits.bytes) seal();
     if (used + len + 1 > body.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(body.length * 2, used + len + 1));
+      // One record larger than a batch (it goes alone): a buffer of its own, not kept afterwards.
+      flush();
+      const bigger = Buffer.allocUnsafe(used + len + 1);
       body.copy(bigger, 0, 0, used);
+      buffers.give(body);
       body = bigger;
     }
-    b.copy(body, used, s, e);
+    if (lf && runSrc === b && runTo === s) runTo = e + 1;
+    else if (lf) {
+      flush();
+      runSrc = b;
+      runFrom = s;
+      runTo = e + 1;
+      runAt = used;
+    } else {
+      flush();
+      b.copy(body, used, s, e);
+      body[used + len] = LF;
+    }
     spans.push(used, used + len);
-    body[used + len] = LF;
     used += len + 1;
     lines.push(n);
     endOffset = end;
@@ -131,10 +118,14 @@ export async function* ndjsonBatches(
       });
       return;
     }
-    if (e > s && b[e - 1] === CR) e--;
+    let lf = e < b.length && b[e] === LF;
+    if (e > s && b[e - 1] === CR) {
+      e--;
+      lf = false;
+    }
     if (line === 1 && e - s >= 3 && b[s] === 0xef && b[s + 1] === 0xbb && b[s + 2] === 0xbf) s += 3;
     if (blank(b, s, e)) return;
-    add(b, s, e, line, end);
+    add(b, s, e, line, end, lf);
   };
 
   // A line that spans chunks: its pieces (copied: a stream may reuse its chunk) until its LF.
@@ -159,6 +150,8 @@ export async function* ndjsonBatches(
       }
       start = nl + 1;
     }
+    // The chunk may be overwritten once the next one is asked for.
+    flush();
     if (start < chunk.length) {
       const rest = chunk.subarray(start);
       offset += rest.length;

@@ -19,7 +19,12 @@ export interface ResumeState {
   /** Batches 0 … acked_batches-1 are stored. */
   acked_batches: number;
   acked_records: number;
-  /** Records the server refused in those batches (client-side refusals are found again on reading). */
+  /**
+   * Records left out of those batches when they were sent: refused by the server, or found by the
+   * check of a batch the server refused (the reader's own refusals, such as a line that is too long,
+   * are found again on reading; skipped batches are not checked again). The name is kept from when
+   * only the server's refusals were kept here.
+   */
   server_refusals: Refusal[];
   updated_at: string;
 }
