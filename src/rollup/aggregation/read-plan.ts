@@ -68,7 +68,7 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   const has = (set: ReadonlySet<ChartValue>): boolean => values.some((v) => set.has(v));
   const percentiles = has(PERCENTILE_VALUES);
   const other: OtherMethod =
-    selection.tail.length === 0
+    !selection.folds
       ? 'none'
       : values.includes('last') || values.includes('count_unique')
         ? 'merge'
