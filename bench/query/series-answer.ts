@@ -23,9 +23,7 @@ const N = Number(arg('--records', '50000'));
 const USERS = Number(arg('--users', '20000'));
 const REPS = Number(process.env.REPS ?? 30);
 const HOUR = 3_600_000;
-const root = process.env.DIST
-  ? pathToFileURL(`${process.env.DIST}/`).href
-  : new URL('../../', import.meta.url).href;
+const root = process.env.DIST ? pathToFileURL(`${process.env.DIST}/`).href : new URL('../../', import.meta.url).href;
 const { TestServer } = (await import(`${root}test/helpers/server.js`)) as typeof import('../../test/helpers/server.js');
 const { ok } = (await import(`${root}test/catalog/helpers.js`)) as typeof import('../../test/catalog/helpers.js');
 const { ingestProject } = (await import(
@@ -113,7 +111,11 @@ try {
   };
   // Every record counted (the plain metric's total over the last 6 hours), then every partial compacted.
   const counted = async () => {
-    const a = ok(await srv.get(`${metrics}/${plain.id}/aggregation?time_range=last_6_hours&interval=hour&values=count&coverage_mode=observed&max_series=1`));
+    const a = ok(
+      await srv.get(
+        `${metrics}/${plain.id}/aggregation?time_range=last_6_hours&interval=hour&values=count&coverage_mode=observed&max_series=1`,
+      ),
+    );
     let n = 0;
     for (const s of a.series) for (const v of Object.values(s.records) as number[][]) n += v[0] ?? 0;
     return n;
