@@ -126,6 +126,17 @@ try {
     if (srv.sluice.services.spool.pendingRecords() === 0 && (await rollups.db.partialsByMetric()).size === 0) break;
     await new Promise((r) => setTimeout(r, 100));
   }
+  for (const id of [plain.id, many.id]) {
+    const a = ok(
+      await srv.get(
+        `${metrics}/${id}/aggregation?time_range=last_6_hours&interval=hour&values=count&coverage_mode=observed&timezone=UTC`,
+      ),
+    );
+    let n = 0;
+    for (const s of a.series) for (const v of Object.values(s.records) as number[][]) n += v[0] ?? 0;
+    if (n !== N + 1) console.log(`metric ${id}: ${n} records counted by the 6 h answer, not ${N + 1}`);
+    if (n !== N + 1) console.log(JSON.stringify(a).slice(0, 3000));
+  }
   const m = ok(await srv.get(`${metrics}/${many.id}`));
   console.log(
     `${N} records, ${m.series_count} series registered; counted and compacted ${((performance.now() - t0) / 1000).toFixed(1)} s after the first POST`,
