@@ -153,7 +153,8 @@ try {
     ['many, count_unique, max_series=10', many.id, 'values=count_unique&max_series=10'],
     ['plain, count', plain.id, 'values=count'],
   ] as const;
-  for (const [name, id, s] of cases) {
+  // ONLY=<index>: one case alone (a profile of it).
+  for (const [name, id, s] of process.env.ONLY ? [cases[Number(process.env.ONLY)]!] : cases) {
     const record = srv.sluice.services.metrics!.byId(id)!;
     const query = Object.fromEntries(
       new URLSearchParams(`time_range=last_hour&interval=minute&${s}&coverage_mode=observed&timezone=UTC`),
