@@ -66,7 +66,7 @@ export const KNOBS: Record<string, string> = {
   BENCH_SERVER_MAIN:
     "another build's dist/src/main.js to run as the server (default: this build's; compares builds with one bench client)",
   BENCH_COMPARE_MAIN:
-    "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none)",
+    "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none); part series: each scenario runs again on that build, right after this one's",
   BENCH_LAG_POLL_RANGE:
     'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',

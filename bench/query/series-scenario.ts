@@ -18,6 +18,8 @@ export interface SeriesPlan {
   seriesCounts: number[];
   workers: number;
   serverMain: string | undefined;
+  /** BENCH_COMPARE_MAIN: another build's main.js; each scenario runs again on it, right after this build's. */
+  compareMain?: string | undefined;
   seed: number;
   repeats: number;
   timeoutS: number;
@@ -41,8 +43,8 @@ const HOUR = 3_600_000;
 
 const PLAIN = { name: 'plain', group_by: ['region'], value_field: 'latency', unique_field: 'user_id' };
 
-async function scenario(plan: SeriesPlan, users: number | null): Promise<SeriesRow> {
-  const { server, viewId } = await scenarioServer(plan.workers, plan.serverMain);
+async function scenario(plan: SeriesPlan, users: number | null, build?: string): Promise<SeriesRow> {
+  const { server, viewId } = await scenarioServer(plan.workers, build ?? plan.serverMain);
   try {
     const plain = await server.createMetric({ ...PLAIN, view_id: viewId });
     const many =
@@ -87,7 +89,7 @@ async function scenario(plan: SeriesPlan, users: number | null): Promise<SeriesR
     const registered =
       many === null ? null : ((await server.metric(many)) as unknown as { series_count: number }).series_count;
     return {
-      scenario: users === null ? 'plain alone' : `plain + ${users.toLocaleString('en-US')} user ids`,
+      scenario: `${users === null ? 'plain alone' : `plain + ${users.toLocaleString('en-US')} user ids`}${build === undefined ? '' : ' (compared build)'}`,
       registered,
       idleRssMb: idle,
       peakRssMb: peak,
@@ -117,11 +119,28 @@ async function activeAll(server: BenchServer, ids: readonly string[], timeoutS: 
 /** Every scenario in turn (the plain one first: the others are measured against it). */
 export async function runSeriesScenarios(plan: SeriesPlan, say: (s: string) => void): Promise<SeriesRow[]> {
   const rows: SeriesRow[] = [];
+  const compared: SeriesRow[] = [];
   for (const users of [null, ...plan.seriesCounts]) {
-    const row = await scenario(plan, users);
-    rows.push(row);
-    say(
-      `series — ${row.scenario}: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb}), counted ${row.countedS.toFixed(1)} s, compacted ${row.compactedS.toFixed(1)} s, max_series=10 p50 ${row.topP50.toFixed(1)} ms`,
+    for (const build of plan.compareMain === undefined ? [undefined] : [undefined, plan.compareMain]) {
+      const row = await scenario(plan, users, build);
+      (build === undefined ? rows : compared).push(row);
+      say(
+        `series — ${row.scenario}: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb}), counted ${row.countedS.toFixed(1)} s, compacted ${row.compactedS.toFixed(1)} s, max_series=10 p50 ${row.topP50.toFixed(1)} ms`,
+      );
+    }
+  }
+  if (compared.length > 0) {
+    // The compared build's rows, then this build's answer times beside them (the same data, one client).
+    console.table(
+      rows.map((r, k) => ({
+        scenario: r.scenario,
+        'max_series=10 p50 ms (this)': r.topP50.toFixed(1),
+        'max_series=10 p50 ms (compared)': compared[k]!.topP50.toFixed(1),
+        'compared ÷ this': (compared[k]!.topP50 / r.topP50).toFixed(2),
+        'plain p50 ms (this)': r.plainP50.toFixed(1),
+        'plain p50 ms (compared)': compared[k]!.plainP50.toFixed(1),
+        'peak RSS MB (this / compared)': `${r.peakRssMb} / ${compared[k]!.peakRssMb}`,
+      })),
     );
   }
   return rows;

@@ -8,6 +8,12 @@ export interface SeriesLookup {
   hashes(): Iterable<string>;
   /** Pinned series in pin order (oldest pin first, then by hash). */
   pinned(): readonly MetricSeriesRecord[];
+  /**
+   * Every series in ranking order — `last_value` highest first, none last, then by hash — current
+   * with every write applied (series-selection.ts walks it). Optional: without it ranking passes over
+   * every series with data.
+   */
+  ranked?(): readonly MetricSeriesRecord[];
 }
 
 /** Orders the series listing sorts by (GET .../series). */
@@ -32,6 +38,8 @@ export class MetricSeriesView implements SeriesLookup {
   private lastValueChanges = 0;
   /** Each listing order as last sorted, how many registered entries it holds, and the version it was sorted at. */
   private readonly orders = new Map<SeriesListField, { entries: Entry[]; known: number; version: number }>();
+  /** The ranking order (`ranked`), as `orders` keep theirs, and its records as last handed out. */
+  private readonly rank = { entries: [] as Entry[], known: 0, version: -1, records: [] as MetricSeriesRecord[] };
 
   constructor(
     readonly revision: number,
@@ -57,6 +65,22 @@ export class MetricSeriesView implements SeriesLookup {
       (a, b) => a.pinned_at!.localeCompare(b.pinned_at!) || (a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0),
     );
     return this.pinOrder;
+  }
+
+  /**
+   * SeriesLookup.ranked: sorted again only when a series was added or a `last_value` changed since,
+   * from the previous order (nearly sorted: about one pass of the engine's merge sort).
+   */
+  ranked(): readonly MetricSeriesRecord[] {
+    const o = this.rank;
+    for (; o.known < this.registered.length; o.known++) o.entries.push(this.registered[o.known]!);
+    const version = this.registered.length + this.lastValueChanges;
+    if (o.version !== version) {
+      o.entries.sort((a, b) => byRank(a.rec, b.rec));
+      o.records = o.entries.map((e) => e.rec);
+      o.version = version;
+    } else if (o.records.length !== o.entries.length) o.records = o.entries.map((e) => e.rec);
+    return o.records;
   }
 
   /** Apply a committed write of one series. */
@@ -109,6 +133,16 @@ const byLastValue = (a: MetricSeriesRecord, b: MetricSeriesRecord): number => {
   if (a.last_value === null) return -1;
   if (b.last_value === null) return 1;
   return a.last_value - b.last_value;
+};
+
+/** Ranking order (series-selection.ts): highest `last_value` first, none last, then by hash. */
+const byRank = (a: MetricSeriesRecord, b: MetricSeriesRecord): number => {
+  if (a.last_value !== b.last_value) {
+    if (a.last_value === null) return 1;
+    if (b.last_value === null) return -1;
+    return b.last_value - a.last_value;
+  }
+  return a.hash < b.hash ? -1 : a.hash > b.hash ? 1 : 0;
 };
 
 /**

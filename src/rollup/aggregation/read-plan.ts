@@ -67,12 +67,11 @@ export function planReads(input: ReadPlanInput): ReadPlan {
   const { boundaries, completeThrough, selection, values } = input;
   const has = (set: ReadonlySet<ChartValue>): boolean => values.some((v) => set.has(v));
   const percentiles = has(PERCENTILE_VALUES);
-  const other: OtherMethod =
-    selection.tail.length === 0
-      ? 'none'
-      : values.includes('last') || values.includes('count_unique')
-        ? 'merge'
-        : 'subtract';
+  const other: OtherMethod = !selection.folds
+    ? 'none'
+    : values.includes('last') || values.includes('count_unique')
+      ? 'merge'
+      : 'subtract';
   const mergedNeedsSketch = percentiles || values.includes('count_unique');
   // A merged tail is read on its own (tail-union.ts): the kept series need no states for it.
   const alwaysSketch =

@@ -14,6 +14,7 @@ import { answerEnd, planReads, scanSpans } from './read-plan.js';
 import { tailCells, tailUnionCache, type TailUnionCache } from './tail-union.js';
 import { OTHER_DETAILS, selectSeries, type SeriesDetails, type SeriesSelection } from './series-selection.js';
 import { fitSeries, type FitRequest, type SeriesFits } from './series-fits.js';
+import { WindowSeries, type SeriesSet } from './window-series.js';
 
 const NO_FITS: SeriesFits = { regression: null, forecast: null };
 /**
@@ -25,7 +26,7 @@ export const OBSERVED_PARTIAL_BUDGET = 50_000;
 /** Partials of the last 10 minutes are always merged into an observed answer (the live edge). */
 const LIVE_EDGE_MS = 10 * 60_000;
 /** The read plan of an answer whose series are all read at once (no tail folds). */
-const NO_SELECTION: SeriesSelection = { kept: [], tail: [], seriesTotal: 0 };
+const NO_SELECTION: SeriesSelection = { kept: [], folds: false, tail: [], seriesTotal: 0 };
 import {
   recordPoints,
   recordsObject,
@@ -190,7 +191,7 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
 
   const grouped = metric.group_by.length > 0;
   const registry = ctx.registry;
-  const selectionOf = (withData: ReadonlySet<string>, totalHasData: boolean) =>
+  const selectionOf = (withData: SeriesSet, totalHasData: boolean) =>
     selectSeries({
       metricName: metric.name,
       grouped,
@@ -273,14 +274,11 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
     });
   const scanned = cacheable
     ? await sealedScan(sealed, metric, window.boundaries, sealBefore!, scan)
-    : await scan(window.boundaries);
-  const chosen = selectionOf(
-    new Set(grouped ? scanned.filter((h) => h !== TOTAL_SERIES) : []),
-    scanned.includes(TOTAL_SERIES),
-  );
+    : WindowSeries.of(await scan(window.boundaries));
+  const chosen = selectionOf(grouped ? scanned : new Set(), scanned.total);
   const kept = chosen.kept.map((s) => s.hash);
   // The kept series, then `__other__` when a tail folds.
-  const candidates = chosen.tail.length > 0 ? [...kept, OTHER_SERIES] : kept;
+  const candidates = chosen.folds ? [...kept, OTHER_SERIES] : kept;
   /** The kept series' and `__other__`'s tables over `rules.boundaries` (the window or a suffix of it). */
   const compute = marked(async (rules: RecordRules): Promise<SealedPart> => {
     const { boundaries } = rules;
@@ -292,7 +290,8 @@ export async function answerAggregation(ctx: AggregationContext, req: Aggregatio
       const tail = {
         metricId: metric.id,
         revision: metric.definition_revision,
-        tail: chosen.tail,
+        kept,
+        tail: () => chosen.tail,
         boundaries,
         end,
         completeThrough,
@@ -354,10 +353,10 @@ async function sealedScan(
   boundaries: readonly number[],
   sealBefore: number,
   scan: (boundaries: readonly number[]) => Promise<string[]>,
-): Promise<readonly string[]> {
+): Promise<WindowSeries> {
   let s = 0;
   while (s + 1 < boundaries.length && boundaries[s + 1]! <= sealBefore) s++;
-  if (s === 0) return scan(boundaries);
+  if (s === 0) return WindowSeries.of(await scan(boundaries));
   const generation = cache.begin(metric.id, sealBefore);
   const since = cache.writeMark(metric.id);
   const key = `${metric.id}\u0000${metric.definition_revision}\u0000${boundaries[0]}\u0000${boundaries[s]}`;
@@ -369,7 +368,8 @@ async function sealedScan(
     return found;
   };
   const [a, b] = await Promise.all([head(), s + 1 < boundaries.length ? scan(boundaries.slice(s)) : []]);
-  return b.length === 0 ? a : [...new Set([...a, ...b])];
+  // The kept part's set is made once (window-series.ts); only the later part's few series are hashed.
+  return WindowSeries.joined(a, b);
 }
 
 /** The query's rules for turning cells into records. */

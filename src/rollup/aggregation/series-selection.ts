@@ -1,6 +1,7 @@
 import type { MetricSeriesRecord } from '../metric-records.js';
 import { OTHER_SERIES, TOTAL_SERIES } from '../rollup-types.js';
 import type { SeriesLookup } from '../series-cache.js';
+import type { SeriesSet } from './window-series.js';
 
 /** Spec: Aggregation series `details`. */
 export interface SeriesDetails {
@@ -14,8 +15,13 @@ export interface SeriesDetails {
 export interface SeriesSelection {
   /** The series answered one by one, in answer order (pinned first, then by rank). */
   kept: SeriesDetails[];
-  /** Real series with data in the window that fold into `__other__` (none: no `__other__`). */
-  tail: string[];
+  /** Whether series fold into `__other__` (the tail is not empty). */
+  folds: boolean;
+  /**
+   * Real series with data in the window that fold into `__other__` (none: no `__other__`), sorted.
+   * Listed when first read (only a merged `__other__` needs them): a metric may have 100,000.
+   */
+  readonly tail: string[];
   /** Spec `series_total`: distinct real series with data in the window, before folding. */
   seriesTotal: number;
 }
@@ -47,7 +53,7 @@ export interface SelectionInput {
    * Real series with data in the window (never TOTAL_SERIES); OTHER_SERIES among them when series
    * past the metric's series limit were folded into it at ingest (series-limit.ts).
    */
-  withData: ReadonlySet<string>;
+  withData: SeriesSet;
   /** Whether the total pseudo-series has data in the window. */
   totalHasData: boolean;
   /** The `series` filter (registry hashes or TOTAL_SERIES), or null. */
@@ -70,6 +76,7 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
   if (!input.grouped) {
     return {
       kept: [{ label: input.metricName, hash: TOTAL_SERIES, dimensions: {}, color: null }],
+      folds: false,
       tail: [],
       seriesTotal: input.totalHasData ? 1 : 0,
     };
@@ -79,7 +86,7 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
     const kept = input.filter.map((h) =>
       h === TOTAL_SERIES ? { label: 'Total', hash: h, dimensions: {}, color: null } : detailsOf(h, registry),
     );
-    return { kept, tail: [], seriesTotal };
+    return { kept, folds: false, tail: [], seriesTotal };
   }
   const pinned = registry.pinned().map((s) => s.hash);
   const folded = withData.has(OTHER_SERIES);
@@ -89,16 +96,50 @@ export function selectSeries(input: SelectionInput): SeriesSelection {
       ...rankAll(withData, registry, new Set([...pinned, OTHER_SERIES])),
       ...(folded ? [OTHER_SERIES] : []),
     ];
-    return { kept: keptHashes.map((h) => detailsOf(h, registry)), tail: [], seriesTotal };
+    return { kept: keptHashes.map((h) => detailsOf(h, registry)), folds: false, tail: [], seriesTotal };
   }
   const keptHashes =
-    pinned.length > 0 ? pinned : topByLastValue(folded ? withoutOther(withData) : withData, registry, input.maxSeries);
-  const keptSet = new Set(keptHashes);
+    pinned.length > 0
+      ? pinned
+      : (topByRankWalk(withData, registry, input.maxSeries) ??
+        topByLastValue(folded ? withoutOther(withData) : withData, registry, input.maxSeries));
+  // Every series with data folds but the kept ones (pins may have no data in the window).
+  let keptWithData = 0;
+  for (const h of keptHashes) if (withData.has(h)) keptWithData++;
+  let tail: string[] | null = null;
   return {
     kept: keptHashes.map((h) => detailsOf(h, registry)),
-    tail: sortedTail(withData, keptSet),
+    folds: seriesTotal > keptWithData,
+    get tail() {
+      return (tail ??= sortedTail(withData, new Set(keptHashes)));
+    },
     seriesTotal,
   };
+}
+
+/** Longest walk down the ranked registry, as a multiple of the series with data, before a pass over them is cheaper. */
+const WALK_PER_SERIES = 4;
+
+/**
+ * `topByLastValue` from the registry's ranked order (SeriesLookup.ranked): its series with a value,
+ * best first, each kept when it has data in the window, until `n` are. Its cost grows with the
+ * series walked — about `n` when the best-ranked series have data, as they do in a window ending now —
+ * not with every series in the window. Null when that cannot give the same answer: the registry keeps
+ * no ranked order, fewer than `n` series with a value have data (series without one, or not
+ * registered yet, rank by hash among themselves: only the full pass sees them all), or the walk
+ * grows past a few times the series with data.
+ */
+function topByRankWalk(withData: SeriesSet, registry: SeriesLookup, n: number): string[] | null {
+  if (registry.ranked === undefined) return null;
+  const ranked = registry.ranked();
+  const most = WALK_PER_SERIES * withData.size + 64;
+  const top: string[] = [];
+  for (let i = 0; i < ranked.length && i < most; i++) {
+    const r = ranked[i]!;
+    if (r.last_value === null) return null;
+    if (withData.has(r.hash) && top.push(r.hash) === n) return top;
+  }
+  return null;
 }
 
 function* withoutOther(hashes: Iterable<string>): Iterable<string> {
@@ -109,7 +150,7 @@ function* withoutOther(hashes: Iterable<string>): Iterable<string> {
  * The series of `withData` not kept, sorted (the merged tail's cache key digests them in order).
  * Sorting 100,000 hashes costs ~50 ms; a scan that lists them in order (SQL `ORDER BY`) skips it.
  */
-function sortedTail(withData: ReadonlySet<string>, kept: ReadonlySet<string>): string[] {
+function sortedTail(withData: SeriesSet, kept: ReadonlySet<string>): string[] {
   const tail: string[] = [];
   let ordered = true;
   for (const h of withData) {
@@ -121,7 +162,7 @@ function sortedTail(withData: ReadonlySet<string>, kept: ReadonlySet<string>): s
 }
 
 /** Every hash of `withData` not in `skip`, ranked as topByLastValue ranks (a sort: every one is kept). */
-function rankAll(withData: ReadonlySet<string>, registry: SeriesLookup, skip: ReadonlySet<string>): string[] {
+function rankAll(withData: SeriesSet, registry: SeriesLookup, skip: ReadonlySet<string>): string[] {
   const ranked = [...withData]
     .filter((h) => !skip.has(h))
     .map((h) => ({ h, v: registry.get(h)?.last_value ?? -Infinity }));

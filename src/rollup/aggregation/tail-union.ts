@@ -9,7 +9,9 @@ import { coalesce, tileBucket, type ReadSpan, type Tile } from './tiling.js';
  * which cannot be subtracted). Merging 990 series' distinct sketches per bucket on every request
  * cost ~1.5 s for 30 days by day; the merged tail of a bucket is cached instead.
  *
- * Key: metric, revision, the tail's hashes (digest), the bucket and the stored rows tiling it. The
+ * Key: metric, revision, the kept series (digest), the bucket and the stored rows tiling it: the tail
+ * of a bucket is every series with rows in it but the kept ones and the total (each has data in the
+ * window), so the kept series name it without listing the tail (a metric may have 100,000). The
  * rows of a key only ever gain records (merges add, compaction moves partials into rows without
  * changing the merge; a rebuild is a new revision), so the bucket's record count in the total
  * pseudo-series — every record of the metric, in the same commit as the series' own rows — is a
@@ -48,7 +50,10 @@ export const tailUnionCache = new TailUnionCache();
 export interface TailUnionInput {
   metricId: string;
   revision: number;
-  tail: readonly string[];
+  /** The series answered as themselves: with the bucket, they name its tail (every other series with rows). */
+  kept: readonly string[];
+  /** The tail's series, listed only when a bucket must be merged (no cached union is current). */
+  tail(): readonly string[];
   /** Answer bucket boundaries, and the last one answered (read-plan.ts `answerEnd`). */
   boundaries: readonly number[];
   end: number;
@@ -64,7 +69,9 @@ export interface TailUnionInput {
 export async function tailCells(input: TailUnionInput, cache: TailUnionCache): Promise<Array<Cell | null>> {
   const { boundaries, total } = input;
   const out = new Array<Cell | null>(boundaries.length - 1).fill(null);
-  const digest = createHash('sha1').update(input.tail.join('\n')).digest('base64');
+  const digest = createHash('sha1')
+    .update([...input.kept].sort().join('\n'))
+    .digest('base64');
   const missing: Array<{ k: number; key: string; tiles: Tile[] }> = [];
   for (let k = 0; k + 1 < boundaries.length && boundaries[k + 1]! <= input.end; k++) {
     const t = total[k] ?? null;
@@ -78,9 +85,10 @@ export async function tailCells(input: TailUnionInput, cache: TailUnionCache): P
   if (missing.length === 0) return out;
   // The tail and the total in one read (one snapshot): the total's count then versions the union.
   const spans = coalesce(missing.flatMap((m) => m.tiles.map((t) => ({ ...t, sketches: input.sketches }))));
-  const grid = new CellGrid(await input.read(spans, [...input.tail, TOTAL_SERIES]), boundaries);
+  const tail = input.tail();
+  const grid = new CellGrid(await input.read(spans, [...tail, TOTAL_SERIES]), boundaries);
   for (const m of missing) {
-    const cell = mergeCells(input.tail.map((h) => grid.cellAt(h, m.k)));
+    const cell = mergeCells(tail.map((h) => grid.cellAt(h, m.k)));
     out[m.k] = cell;
     const t = grid.cellAt(TOTAL_SERIES, m.k);
     // Shared between answers from now on: nothing may merge into it (mergeCell copies a borrowed state).
