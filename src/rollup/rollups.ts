@@ -11,7 +11,7 @@ import type { MetricCatalog } from './metric-catalog.js';
 import { PendingPartials } from './pending-partials.js';
 import { rollupCommitParticipant } from './rollup-commit.js';
 import { rollupReader } from './rollup-reader.js';
-import { RollupStore } from './rollup-store.js';
+import { RollupStore, type DuckDbSettings } from './rollup-store.js';
 import type { StoredColumns } from './rollup-types.js';
 import type { RollupReader } from './rollup-reader-contract.js';
 import { SealedCells } from './aggregation/sealed-cells.js';
@@ -28,6 +28,8 @@ export interface RollupDeps {
   mergeDelayMs?: number;
   /** Tests only (config.rollupCompactRows): partial rows a compaction pass folds at most (0: the default). */
   compactRows?: number;
+  /** DuckDB's memory limit and threads (config.duckdb*; absent: the defaults). */
+  duckdb?: DuckDbSettings;
 }
 
 /** Quiet time before a compaction pass after a merge: passes fold many batches at once. */
@@ -83,7 +85,7 @@ export class Rollups implements RollupReader {
   }
 
   static async open(d: RollupDeps): Promise<Rollups> {
-    return new Rollups(d, await RollupStore.open(d.dataDir));
+    return new Rollups(d, await RollupStore.open(d.dataDir, d.duckdb));
   }
 
   read(q: Parameters<RollupReader['read']>[0]): ReturnType<RollupReader['read']> {
