@@ -335,6 +335,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       spool: services.spool,
       clock,
       log,
+      scheduler: services.scheduler,
       mergeDelayMs: config.rollupMergeDelayMs,
       compactRows: config.rollupCompactRows,
       duckdb: { memoryLimitBytes: config.duckdbMemoryBytes, threads: config.duckdbThreads },

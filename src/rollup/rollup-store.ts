@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import {
   BIGINT,
+  BLOB,
   DuckDBInstance,
   INTEGER,
   LIST,
@@ -10,6 +11,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import { ApiError } from '../errors.js';
+import { appendColumns } from './duck-chunks.js';
 import { TIERS, type Tier } from './rollup-types.js';
 import type { MetricPartials } from './rollup-types.js';
 import { duckdbQuerySeconds } from '../self-metrics/registry.js';
@@ -336,25 +338,27 @@ const SCHEMA = [
 ].join(';\n');
 
 /**
- * Append partial rows through an appender, inside the caller's transaction (a rollback drops them):
- * binding them as list parameters cost a value conversion a cell, a twentieth of the main thread in
- * a time-spread import (two partials a record).
+ * Append partial rows a data chunk at a time (duck-chunks.ts), inside the caller's transaction (a
+ * rollback drops them): binding them as list parameters cost a value conversion a cell, and an
+ * appender call per value a twentieth of the main thread in a time-spread import (two partials a record).
  */
 async function insertPartials(conn: DuckDBConnection, metrics: readonly MetricPartials[]): Promise<void> {
-  if (!metrics.some((m) => m.partials.length > 0)) return;
-  const a = await conn.createAppender('rollup_partials');
-  for (const m of metrics) {
-    for (const p of m.partials) {
-      a.appendVarchar(m.metricId);
-      a.appendInteger(m.revision);
-      a.appendVarchar(m.series[p.series]!.hash);
-      a.appendBigInt(BigInt(p.minute));
-      a.appendBlob(p.state);
-      a.endRow();
-    }
+  let count = 0;
+  for (const m of metrics) count += m.partials.length;
+  if (count === 0) return;
+  function* rows() {
+    for (const m of metrics) for (const p of m.partials) yield { m, p };
   }
-  a.closeSync();
+  await appendColumns(conn, 'rollup_partials', PARTIAL_TYPES, rows(), count, ({ m, p }, row) => {
+    row[0] = m.metricId;
+    row[1] = m.revision;
+    row[2] = m.series[p.series]!.hash;
+    row[3] = BigInt(p.minute);
+    row[4] = { bytes: p.state };
+  });
 }
+
+const PARTIAL_TYPES = [VARCHAR, INTEGER, VARCHAR, BIGINT, BLOB];
 
 /** DuckDB failures as catalogue errors carrying the cause. */
 export async function duck<T>(what: string, fn: () => Promise<T>): Promise<T> {

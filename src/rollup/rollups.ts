@@ -3,7 +3,7 @@ import type { Spool } from '../spool/spool.js';
 import type { Logger } from '../log.js';
 import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { Store } from '../store/db.js';
-import { RerunJob } from '../transform/rerun-job.js';
+import type { JobHandle, Scheduler } from '../schedule/types.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
 import { compactPartials } from './compactor.js';
 import { MetricBackfiller } from './metric-backfill.js';
@@ -24,6 +24,8 @@ export interface RollupDeps {
   spool: Spool;
   clock: Clock;
   log: Logger;
+  /** Runs the compaction as its job `rollup-compaction` (kicked after merges). */
+  scheduler: Scheduler;
   /** Tests only (config.rollupMergeDelayMs): hold each merge this long after its commit. */
   mergeDelayMs?: number;
   /** Tests only (config.rollupCompactRows): partial rows a compaction pass folds at most (0: the default). */
@@ -32,8 +34,13 @@ export interface RollupDeps {
   duckdb?: DuckDbSettings;
 }
 
-/** Quiet time before a compaction pass after a merge: passes fold many batches at once. */
+/**
+ * Quiet time before the compaction job is kicked after a merge, so a pass folds many batches at once.
+ * A plain delay before a kick (like view generation's debounce), not a schedule: on a hand-moved
+ * clock the compaction still follows merges by itself.
+ */
 const COMPACT_DELAY_MS = 250;
+/** Wait before a failed pass is kicked again: after a backfill's last merge no other kick would come. */
 const RETRY_MS = 1_000;
 /** Committed batches merged into DuckDB in one transaction at most. */
 const MERGE_BATCHES = 256;
@@ -55,8 +62,15 @@ export class Rollups implements RollupReader {
   private draining: Promise<void> | null = null;
   /** LMDB deletes of merged entries, off the merge path (a replay of one still pending adds nothing). */
   private removing: Promise<unknown> = Promise.resolve();
-  private readonly compaction: RerunJob;
+  /** The scheduler's `rollup-compaction` job: one run folds the backlog pass after pass. */
+  private readonly compaction: JobHandle;
   private compactTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Kicked and not started yet (idle() waits for it). */
+  private compactKicked = false;
+  /** The compaction run in flight. */
+  private compacting: Promise<void> | null = null;
+  /** idle() callers waiting for the compaction to have nothing kicked or running. */
+  private compactWaiters: Array<() => void> = [];
   private stopped = false;
   private unsubscribe: (() => void) | null = null;
   /** Revision each metric's stored rows are known to be of (older ones get dropped). */
@@ -81,7 +95,11 @@ export class Rollups implements RollupReader {
       log: d.log,
       merged: () => this.requestCompaction(),
     });
-    this.compaction = new RerunJob(() => this.compactOnce(), d.log, 'rollup compaction');
+    this.compaction = d.scheduler.register({
+      name: 'rollup-compaction',
+      schedule: { kick: true },
+      run: ({ signal }) => this.compactRun(signal),
+    });
   }
 
   static async open(d: RollupDeps): Promise<Rollups> {
@@ -199,35 +217,46 @@ export class Rollups implements RollupReader {
     if (this.compactTimer || this.stopped) return;
     this.compactTimer = setTimeout(() => {
       this.compactTimer = null;
-      this.compaction.request();
+      this.kickCompaction();
     }, COMPACT_DELAY_MS);
     this.compactTimer.unref();
   }
 
-  /**
-   * One pass, then the metrics' compact progress and the applied marks no replay can need. A failed
-   * pass is retried after RETRY_MS: after the last merge of a backfill no other request would come,
-   * and the partials would wait for a restart.
-   */
-  private async compactOnce(): Promise<void> {
-    try {
-      await this.compactStep();
-    } catch (err) {
-      if (this.stopped) return;
-      this.d.log.error({ err }, 'rollup compaction pass failed; retrying');
-      const retry = setTimeout(() => this.requestCompaction(), RETRY_MS);
-      retry.unref();
-    }
+  private kickCompaction(): void {
+    if (this.stopped) return;
+    this.compactKicked = true;
+    this.compaction.kick();
   }
 
-  private async compactStep(): Promise<void> {
+  /**
+   * The job's run: passes until no partial waits (a backlog is folded a bounded step at a time, for
+   * memory), then the waiters of idle() are told. A failed pass is kicked again after RETRY_MS.
+   */
+  private compactRun(signal: AbortSignal): Promise<void> {
+    this.compactKicked = false;
+    const run = (async () => {
+      try {
+        while (!signal.aborted && !this.stopped && (await this.compactStep()));
+      } catch (err) {
+        if (this.stopped || signal.aborted) return;
+        this.d.log.error({ err }, 'rollup compaction pass failed; retrying');
+        setTimeout(() => this.requestCompaction(), RETRY_MS).unref();
+      }
+    })();
+    this.compacting = run.finally(() => {
+      this.compacting = null;
+      if (!this.compactKicked) for (const w of this.compactWaiters.splice(0)) w();
+    });
+    return this.compacting;
+  }
+
+  /** One pass, then the metrics' compact progress and the applied marks no replay can need; true when partials remain. */
+  private async compactStep(): Promise<boolean> {
     const { folded, more } = await compactPartials(
       this.db,
       (id) => this.d.metrics.byId(id)?.definition_revision ?? null,
       this.d.compactRows || undefined,
     );
-    // A backlog is folded a bounded step at a time (memory), one pass after another.
-    if (more) this.compaction.request();
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
     // Metrics this pass folded nothing of are looked at too: a backfill counts a merged file's rows
     // as waiting, and an earlier pass may have folded them already.
@@ -260,6 +289,7 @@ export class Rollups implements RollupReader {
       );
     }
     await this.db.pruneApplied(() => this.pending.keys());
+    return more;
   }
 
   /** Remove rows and live marks of revisions the metric no longer has (all of them when it is gone). */
@@ -299,9 +329,10 @@ export class Rollups implements RollupReader {
       if (this.compactTimer) {
         clearTimeout(this.compactTimer);
         this.compactTimer = null;
-        this.compaction.request();
+        this.kickCompaction();
       }
-      await this.compaction.idle();
+      if ((this.compactKicked || this.compacting) && !this.stopped)
+        await new Promise<void>((r) => this.compactWaiters.push(r));
       // A merge since the await above may have LMDB deletes under way: go round again.
       if (this.queue.size === 0 && !this.draining && !this.compactTimer && this.removing === removing) return;
     }
@@ -315,7 +346,10 @@ export class Rollups implements RollupReader {
     await this.removing;
     this.stopped = true;
     if (this.compactTimer) clearTimeout(this.compactTimer);
-    await this.compaction.stop();
+    // The scheduler stopped first (its runs are aborted between passes); a pass in flight ends here.
+    await this.compaction.unregister();
+    await this.compacting;
+    for (const w of this.compactWaiters.splice(0)) w();
     await this.db.close();
   }
 }

@@ -16,7 +16,7 @@ const T0 = Date.UTC(2026, 3, 1);
  * backfill's rescan, a scheduler job on the injected clock: not before its period has passed, and
  * counted once `runDue()` returns after it has.
  */
-test('the metric backfill rescan is a scheduler job: an unannounced view file is counted after runDue', async (t) => {
+test('the metric backfill rescan and the compaction are scheduler jobs: an unannounced view file is counted after runDue, then compacted by the kicked job', async (t) => {
   await loadHasher();
   const clock = new ManualClock(Date.UTC(2026, 3, 2));
   const srv = await TestServer.start({ clock, env: { SLUICE_WORKERS: '1' } });
@@ -59,4 +59,16 @@ test('the metric backfill rescan is a scheduler job: an unannounced view file is
   );
   const counted = await countsAndSums(srv, m.id, 1, 'hour');
   assert.deepEqual(counted.get(TOTAL_SERIES), new Map([[T0, [10, 45]]]));
+
+  // The merge kicks the scheduler's compaction job, which runs on its own on a hand-moved clock
+  // (nothing here calls rollups.idle() or runDue()).
+  const compaction = scheduler.get('rollup-compaction');
+  assert.ok(compaction, 'the compaction is registered with the scheduler');
+  let compacted = ok(await srv.get(`${metrics}/${m.id}`));
+  for (let i = 0; i < 200 && compacted.compact_percent !== 100; i++) {
+    await new Promise((r) => setTimeout(r, 50));
+    compacted = ok(await srv.get(`${metrics}/${m.id}`));
+  }
+  assert.deepEqual([compacted.compact_percent, compacted.compact_completed_count], [100, 10], JSON.stringify(compacted));
+  assert.notEqual(compaction.lastAt(), null, 'the job ran');
 });
