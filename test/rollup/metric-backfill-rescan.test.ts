@@ -69,6 +69,10 @@ test('the metric backfill rescan and the compaction are scheduler jobs: an unann
     await new Promise((r) => setTimeout(r, 50));
     compacted = ok(await srv.get(`${metrics}/${m.id}`));
   }
-  assert.deepEqual([compacted.compact_percent, compacted.compact_completed_count], [100, 10], JSON.stringify(compacted));
+  assert.deepEqual(
+    [compacted.compact_percent, compacted.compact_completed_count],
+    [100, 10],
+    JSON.stringify(compacted),
+  );
   assert.notEqual(compaction.lastAt(), null, 'the job ran');
 });
