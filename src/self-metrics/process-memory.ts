@@ -19,17 +19,20 @@ export interface ProcessMemory {
 
 export function processMemory(): ProcessMemory {
   const m = process.memoryUsage();
+  let rss = m.rss;
   let rssAnon: number | null = null;
   let rssFile: number | null = null;
   try {
+    // RSS and its parts from the same read, so they add up (VmRSS = RssAnon + RssFile + RssShmem).
     const status = readFileSync('/proc/self/status', 'utf8');
+    rss = kb(status, 'VmRSS') ?? rss;
     rssAnon = kb(status, 'RssAnon');
     rssFile = kb(status, 'RssFile');
   } catch {
     // Not Linux: the split is unknown.
   }
   return {
-    rss: m.rss,
+    rss,
     rssAnon,
     rssFile,
     heapUsed: m.heapUsed,
