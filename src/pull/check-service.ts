@@ -1,7 +1,6 @@
 import { iso } from '../clock.js';
 import type { ProjectRecord } from '../catalog/records.js';
 import { ApiError } from '../errors.js';
-import { newId } from '../ids.js';
 import { pullRuns } from '../self-metrics/registry.js';
 import type { SlotRun } from '../schedule/types.js';
 import { fetchOnce, statusError, type FetchOnce } from './fetch-once.js';
@@ -11,7 +10,7 @@ import { healthAfter } from './health.js';
 import { addToHour } from './hourly.js';
 import { BODY_PREVIEW_BYTES } from './pull-service.js';
 import type { CheckRecord, FetchMethod } from './records.js';
-import { checkCreateRequest, checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
+import { checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
 import { sleep } from './spread.js';
 
 export const DEFAULT_CHECK_RETRY_SECONDS = 10;
@@ -89,39 +88,13 @@ export class CheckService {
   }
 
   async create(project: ProjectRecord, input: CheckCreateInput): Promise<CheckRecord> {
-    const { method, body, cron, headers } = await checkCreateRequest(this.deps.outbound, input);
-    const id = newId('check');
-    const now = iso(this.deps.clock.now());
+    const common = await this.jobs.newJobRecord(project, input, input.collection_slug);
     return this.jobs.create({
-      id,
-      team_id: project.team_id,
-      project_id: project.id,
-      name: input.name,
-      source_id: input.source_id,
-      collection_slug: input.collection_slug,
-      endpoint_url: input.endpoint_url,
-      method,
-      headers: this.jobs.seal(id, headers),
-      request_body: body,
-      schedule_cron: cron,
+      ...common,
       check_retry_seconds:
         input.check_retry_seconds === undefined ? DEFAULT_CHECK_RETRY_SECONDS : input.check_retry_seconds,
-      status: 'active',
-      missed_slot_count: 0,
       last_up: null,
       last_checked_at: null,
-      last_attempt_at: null,
-      last_success_at: null,
-      last_failure_at: null,
-      consecutive_failure_count: 0,
-      failing_since: null,
-      last_error: null,
-      last_error_stage: null,
-      last_http_status: null,
-      last_response_time_ms: null,
-      hourly: [],
-      created_at: now,
-      updated_at: now,
     });
   }
 

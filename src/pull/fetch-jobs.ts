@@ -1,5 +1,7 @@
+import type { ProjectRecord } from '../catalog/records.js';
 import { iso, type Clock } from '../clock.js';
 import { ApiError } from '../errors.js';
+import { newId } from '../ids.js';
 import type { Logger } from '../log.js';
 import type { OutboundClient } from '../outbound/types.js';
 import type { RecordSink } from '../ingest/record-sink-types.js';
@@ -11,6 +13,7 @@ import type { HeaderList } from './headers.js';
 import type { FetchLimits } from './fetch-once.js';
 import type { Limiter } from './limiter.js';
 import type { FetchKind, ScheduledFetchRecord, StoredHeader } from './records.js';
+import { checkCreateRequest, type RequestInput } from './request-rules.js';
 import type { SecretBox } from './secret-box.js';
 import { sleep, spreadOffset } from './spread.js';
 
@@ -83,6 +86,48 @@ export class FetchJobs<T extends ScheduledFetchRecord> {
     const out: Record<string, string> = {};
     for (const h of headers) out[h.name] = this.deps.box.open(h.sealed, `${id}\u0000${h.name.toLowerCase()}`);
     return out;
+  }
+
+  /**
+   * The fields every new pull or check starts with: a fresh id, the request with its defaults after
+   * every request rule held (request-rules.ts `checkCreateRequest`, which throws the rule's 400),
+   * headers sealed, healthy and never run, `active`. The kind adds its own fields and calls `create`.
+   */
+  async newJobRecord(
+    project: ProjectRecord,
+    input: RequestInput & { name: string; source_id: string },
+    collectionSlug: string,
+  ): Promise<ScheduledFetchRecord> {
+    const { method, body, cron, headers } = await checkCreateRequest(this.deps.outbound, input);
+    const id = newId(this.kind);
+    const now = iso(this.deps.clock.now());
+    return {
+      id,
+      team_id: project.team_id,
+      project_id: project.id,
+      name: input.name,
+      source_id: input.source_id,
+      collection_slug: collectionSlug,
+      endpoint_url: input.endpoint_url,
+      method,
+      headers: this.seal(id, headers),
+      request_body: body,
+      schedule_cron: cron,
+      status: 'active',
+      missed_slot_count: 0,
+      last_attempt_at: null,
+      last_success_at: null,
+      last_failure_at: null,
+      consecutive_failure_count: 0,
+      failing_since: null,
+      last_error: null,
+      last_error_stage: null,
+      last_http_status: null,
+      last_response_time_ms: null,
+      hourly: [],
+      created_at: now,
+      updated_at: now,
+    };
   }
 
   async create(record: T): Promise<T> {

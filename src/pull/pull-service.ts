@@ -1,7 +1,6 @@
 import { iso } from '../clock.js';
 import type { ProjectRecord } from '../catalog/records.js';
 import { slugFromName } from '../catalog/collection-slug.js';
-import { newId } from '../ids.js';
 import { pullRuns } from '../self-metrics/registry.js';
 import type { SlotRun } from '../schedule/types.js';
 import { FetchJobs, type FetchJobDeps } from './fetch-jobs.js';
@@ -10,7 +9,7 @@ import { healthAfter, sameRequest } from './health.js';
 import { addToHour } from './hourly.js';
 import { fetchPull, type PullFetchResult } from './pull-fetch.js';
 import type { FetchMethod, PullRecord } from './records.js';
-import { checkCreateRequest, checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
+import { checkCron, checkEndpoint, checkMethodBody } from './request-rules.js';
 import type { RecordObject } from './formats/json.js';
 
 /**
@@ -65,40 +64,14 @@ export class PullService {
   }
 
   async create(project: ProjectRecord, input: PullCreateInput): Promise<PullRecord> {
-    const { method, body, cron, headers } = await checkCreateRequest(this.deps.outbound, input);
-    const id = newId('pull');
-    const now = iso(this.deps.clock.now());
+    const common = await this.jobs.newJobRecord(project, input, input.collection_slug ?? slugFromName(input.name));
     return this.jobs.create({
-      id,
-      team_id: project.team_id,
-      project_id: project.id,
-      name: input.name,
-      source_id: input.source_id,
-      collection_slug: input.collection_slug ?? slugFromName(input.name),
-      endpoint_url: input.endpoint_url,
-      method,
-      headers: this.jobs.seal(id, headers),
-      request_body: body,
+      ...common,
       json_records_path: input.json_records_path ?? null,
-      schedule_cron: cron,
-      status: 'active',
-      missed_slot_count: 0,
-      last_attempt_at: null,
-      last_success_at: null,
-      last_failure_at: null,
-      consecutive_failure_count: 0,
-      failing_since: null,
-      last_error: null,
-      last_error_stage: null,
-      last_http_status: null,
-      last_response_time_ms: null,
       last_record_count: 0,
-      hourly: [],
       validators: null,
       discovered_targets: null,
       disabled_at: null,
-      created_at: now,
-      updated_at: now,
     });
   }
 

@@ -112,9 +112,12 @@ export interface StateFigures {
   distinct: number | null;
 }
 
+const FIGURE_QUANTILES = [0.5, 0.95, 0.99];
+
 export function figuresOf(s: BucketState): StateFigures {
   const v = s.values;
   const has = v !== null && v.count > 0;
+  const [p50, p95, p99] = has ? v.quantiles(FIGURE_QUANTILES) : [null, null, null];
   return {
     count: s.count,
     value_count: v?.count ?? 0,
@@ -123,9 +126,9 @@ export function figuresOf(s: BucketState): StateFigures {
     max: has ? v.max : null,
     last: s.last,
     last_at: s.last === null ? null : s.lastAt,
-    p50: has ? v.quantile(0.5) : null,
-    p95: has ? v.quantile(0.95) : null,
-    p99: has ? v.quantile(0.99) : null,
+    p50: p50 ?? null,
+    p95: p95 ?? null,
+    p99: p99 ?? null,
     distinct: s.distinct ? s.distinct.estimate() : null,
   };
 }

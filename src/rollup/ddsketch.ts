@@ -273,6 +273,45 @@ export class QuantileSketch {
     return this.hi; // unreachable while counts add up to total
   }
 
+  /**
+   * `quantile` of each of `qs` (ascending) from one walk over the buckets: a stored row's p50, p95
+   * and p99 are computed together (the buckets are listed, and sorted, once instead of three times).
+   */
+  quantiles(qs: readonly number[]): Array<number | null> {
+    for (let i = 0; i < qs.length; i++) {
+      const q = qs[i]!;
+      if (!(q >= 0 && q <= 1)) throw new RangeError(`QuantileSketch.quantiles: q must be in [0, 1], got ${q}`);
+      if (i > 0 && q < qs[i - 1]!) throw new RangeError('QuantileSketch.quantiles: qs must be ascending');
+    }
+    const out: Array<number | null> = new Array(qs.length).fill(null);
+    if (this.total === 0 || qs.length === 0) return out;
+    let next = 0;
+    let rank = Math.floor(qs[0]! * (this.total - 1));
+    let seen = 0;
+    // Each answer is the value of the first bucket where the running count passes the q's rank.
+    const take = (x: number): boolean => {
+      while (next < qs.length && seen > rank) {
+        out[next++] = this.clamp(x);
+        if (next < qs.length) rank = Math.floor(qs[next]! * (this.total - 1));
+      }
+      return next === qs.length;
+    };
+    const negatives = this.negative.buckets();
+    for (let k = negatives.length - 1; k >= 0; k--) {
+      const [index, count] = negatives[k]!;
+      seen += count;
+      if (take(-valueOf(index))) return out;
+    }
+    seen += this.zeroCount;
+    if (take(0)) return out;
+    for (const [index, count] of this.positive.buckets()) {
+      seen += count;
+      if (take(valueOf(index))) return out;
+    }
+    for (; next < qs.length; next++) out[next] = this.hi; // unreachable while counts add up to total
+    return out;
+  }
+
   // The exact answer lies in [min, max], so clamping only ever reduces the error; it also makes
   // q = 0 / 1 exact and keeps the top bucket's representative from overflowing to Infinity.
   private clamp(x: number): number {

@@ -5,6 +5,7 @@ import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { Store } from '../store/db.js';
 import type { JobHandle, Scheduler } from '../schedule/types.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
+import { CompactThread } from './compact-thread.js';
 import { compactPartials } from './compactor.js';
 import { MetricBackfiller } from './metric-backfill.js';
 import type { MetricCatalog } from './metric-catalog.js';
@@ -69,6 +70,8 @@ export class Rollups implements RollupReader {
   private compactKicked = false;
   /** The compaction run in flight. */
   private compacting: Promise<void> | null = null;
+  /** Where a pass's states are merged: off the main thread. */
+  private readonly compactThread = new CompactThread();
   /** idle() callers waiting for the compaction to have nothing kicked or running. */
   private compactWaiters: Array<() => void> = [];
   private stopped = false;
@@ -256,6 +259,7 @@ export class Rollups implements RollupReader {
       this.db,
       (id) => this.d.metrics.byId(id)?.definition_revision ?? null,
       this.d.compactRows || undefined,
+      this.compactThread.merge,
     );
     // Progress: rows folded so far of all there were and are (100 once none of the metric's wait).
     // Metrics this pass folded nothing of are looked at too: a backfill counts a merged file's rows
@@ -350,6 +354,7 @@ export class Rollups implements RollupReader {
     await this.compaction.unregister();
     await this.compacting;
     for (const w of this.compactWaiters.splice(0)) w();
+    await this.compactThread.stop();
     await this.db.close();
   }
 }

@@ -229,3 +229,24 @@ test('decode refuses garbage with SketchDecodeError naming the problem', () => {
     }
   }
 });
+
+test('quantiles(qs) answers exactly what quantile answers for each q, from one walk', () => {
+  const rand = mulberry32(23);
+  const qs = [0, 0.01, 0.5, 0.5, 0.95, 0.99, 1];
+  for (let round = 0; round < 200; round++) {
+    const s = new QuantileSketch();
+    const n = 1 + Math.floor(rand() * (round % 3 === 0 ? 8 : 400));
+    for (let i = 0; i < n; i++) {
+      const kind = rand();
+      // Negatives, zeros and positives over several magnitudes, so every store is walked.
+      s.add(kind < 0.2 ? -normal(rand) * 1e3 : kind < 0.3 ? 0 : Math.exp(rand() * 20 - 5));
+    }
+    assert.deepEqual(
+      s.quantiles(qs),
+      qs.map((q) => s.quantile(q)),
+      `round ${round}`,
+    );
+  }
+  assert.deepEqual(new QuantileSketch().quantiles([0.5, 0.99]), [null, null]);
+  assert.throws(() => new QuantileSketch().quantiles([0.9, 0.5]), RangeError);
+});
