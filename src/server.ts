@@ -109,6 +109,8 @@ export interface MemoryBreakdown {
   workers: Array<{ thread: number } & Omit<ThreadCounters, 'tasks' | 'records' | 'cpuMs'>>;
   /** DuckDB's buffer manager (the rollups); null when the pipeline is off or DuckDB did not answer. */
   duckdb: DuckDbMemory | null;
+  /** The rollups' compaction thread's V8 heap as its last pass ended, and the largest so far; null before a pass. */
+  compaction: { usedBytes: number; totalBytes: number; externalBytes: number; peakBytes: number } | null;
 }
 
 /** Start a node: open stores, bootstrap if new, mount routes, listen. */
@@ -461,6 +463,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
           heapPeakBytes: t.heapPeakBytes,
         })),
         duckdb: rollups === null ? null : await rollups.db.memory().catch(() => null),
+        compaction: rollups?.compactionHeap() ?? null,
       };
     },
     async stop() {

@@ -2,7 +2,7 @@
  * Where a bench server's memory went (issue 22, item 3): its memory breakdown (src/server.ts
  * `MemoryBreakdown`, asked over IPC) sampled every `everyMs` while a scenario runs, each part's peak
  * kept: the main thread's V8 heap (committed), memory V8 knows of outside it (array buffers…), the
- * pipeline workers' heaps (summed), DuckDB's buffer manager, and RSS split into anonymous and file
+ * pipeline workers' and the compaction thread's heaps (summed), DuckDB's buffer manager, and RSS split into anonymous and file
  * pages at the sample where RSS was highest. What is left of the anonymous pages is native memory
  * nobody accounts for (malloc arenas, DuckDB outside its buffer manager, parquet-wasm's memories).
  * A build that does not answer (an older baseline) leaves every part null.
@@ -55,7 +55,10 @@ export class MemorySampler {
   private take(m: MemoryBreakdown): void {
     this.answered = true;
     const p = m.process;
-    const workers = m.workers.reduce((a, w) => a + (w.heapTotalBytes ?? 0) + (w.heapExternalBytes ?? 0), 0);
+    // The pipeline's worker threads and the rollups' compaction thread (absent from older builds).
+    const compaction = m.compaction ? m.compaction.totalBytes + m.compaction.externalBytes : 0;
+    const workers =
+      m.workers.reduce((a, w) => a + (w.heapTotalBytes ?? 0) + (w.heapExternalBytes ?? 0), 0) + compaction;
     this.mainHeap = Math.max(this.mainHeap, p.heapTotal);
     this.external = Math.max(this.external, p.external);
     this.workerHeaps = Math.max(this.workerHeaps, workers);

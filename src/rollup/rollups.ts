@@ -215,6 +215,11 @@ export class Rollups implements RollupReader {
     }
   }
 
+  /** The compaction thread's heap as its last pass ended (null before one; the server's memory breakdown). */
+  compactionHeap(): CompactThread['heap'] {
+    return this.compactThread.heap;
+  }
+
   /** Fold merged partials into the tiers soon (after merges made outside the commit, e.g. a late-data re-backfill). */
   requestCompaction(): void {
     if (this.compactTimer || this.stopped) return;
