@@ -52,6 +52,10 @@ export interface Config {
   pullMaxBytes: number;
   /** When > 0, caps every connect/head/body timeout of pulls and checks (ms); 0 keeps the defaults. */
   fetchTimeoutMs: number;
+  /** Bytes the rollups' DuckDB may hold in its buffer manager; 0 = the default (docs/self-hosting.md, "Memory"). */
+  duckdbMemoryBytes: number;
+  /** The rollups' DuckDB threads; 0 = the default. */
+  duckdbThreads: number;
 }
 
 /** One environment variable: its name, its default as users read it, and what it does. */
@@ -161,6 +165,13 @@ export const ENVIRONMENT: readonly EnvVar[] = [
     meaning: '`1` serves `GET /metrics` without credentials (else a key with `servers:read`)',
   },
   {
+    name: 'SLUICE_DUCKDB_MEMORY_BYTES',
+    default: '`0` (512 MiB)',
+    meaning:
+      'memory the rollups\' DuckDB keeps (its `memory_limit`): past it, it evicts cached blocks and spills to `DATA_DIR/rollups.duckdb.tmp` (docs/self-hosting.md, "Memory")',
+  },
+  { name: 'SLUICE_DUCKDB_THREADS', default: '`0` (2)', meaning: "the rollups' DuckDB threads" },
+  {
     name: 'SLUICE_ROLLUP_MERGE_DELAY_MS',
     default: '`0`',
     meaning: 'tests only: hold each rollup merge this long after its commit (crash tests)',
@@ -213,5 +224,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     fetchSpreadMs: int(env, 'SLUICE_FETCH_SPREAD_MS', 1_000),
     pullMaxBytes: int(env, 'SLUICE_PULL_MAX_BYTES', 10 * 1024 * 1024),
     fetchTimeoutMs: int(env, 'SLUICE_FETCH_TIMEOUT_MS', 0),
+    duckdbMemoryBytes: int(env, 'SLUICE_DUCKDB_MEMORY_BYTES', 0),
+    duckdbThreads: int(env, 'SLUICE_DUCKDB_THREADS', 0),
   };
 }

@@ -25,11 +25,16 @@ async function main(): Promise<void> {
   // Last, so whoever waits for this line has everything printed before it.
   process.stdout.write(`\nSluice is listening on ${sluice.url} (data in ${config.dataDir})\n`);
   // A parent that started Sluice with an IPC channel (the benchmarks) may ask for the pipeline's
-  // counters; nothing else is answered there.
+  // counters and where the memory is; nothing else is answered there.
   if (process.send) {
     process.on('message', (m: { type?: unknown } | null) => {
       if (m?.type === 'sluice:pipeline-counters')
         process.send?.({ type: 'sluice:pipeline-counters', counters: sluice.services.pipeline?.counters() ?? null });
+      if (m?.type === 'sluice:memory')
+        void sluice.memory().then(
+          (memory) => process.send?.({ type: 'sluice:memory', memory }),
+          () => process.send?.({ type: 'sluice:memory', memory: null }),
+        );
     });
   }
   let stopping = false;

@@ -46,6 +46,9 @@ import { AggregationService } from './rollup/aggregation/aggregation-service.js'
 import { attachConsumerTasks, type ConsumerContext } from './pipeline/output-consumer.js';
 import { OUTPUT_CONSUMERS } from './pipeline/output-consumers.js';
 import { WorkerPool } from './pipeline/pool.js';
+import type { ThreadCounters } from './pipeline/counters.js';
+import type { DuckDbMemory } from './rollup/rollup-store.js';
+import { processMemory, type ProcessMemory } from './self-metrics/process-memory.js';
 import { createIngestServices, mountIngest } from './ingest/front.js';
 import { GLOBAL } from './accounts/repo.js';
 import { authenticate } from './auth/authenticate.js';
@@ -94,6 +97,20 @@ export interface Sluice {
   bootstrap: BootstrapCredentials | null;
   /** Stop accepting, finish in-flight requests, close stores. */
   stop(): Promise<void>;
+  /** Where the process's memory is now (the benchmarks ask it over IPC, main.ts; docs/self-hosting.md "Memory"). */
+  memory(): Promise<MemoryBreakdown>;
+}
+
+/** The server's memory by owner, bytes. */
+export interface MemoryBreakdown {
+  /** The whole process (RSS, split into anonymous and file pages) and the main thread's V8 heap. */
+  process: ProcessMemory;
+  /** Each pipeline worker thread's V8 heap as its last task ended, and the largest so far. */
+  workers: Array<{ thread: number } & Omit<ThreadCounters, 'tasks' | 'records' | 'cpuMs'>>;
+  /** DuckDB's buffer manager (the rollups); null when the pipeline is off or DuckDB did not answer. */
+  duckdb: DuckDbMemory | null;
+  /** The rollups' compaction thread's V8 heap as its last pass ended, and the largest so far; null before a pass. */
+  compaction: { usedBytes: number; totalBytes: number; externalBytes: number; peakBytes: number } | null;
 }
 
 /** Start a node: open stores, bootstrap if new, mount routes, listen. */
@@ -323,6 +340,7 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
       scheduler: services.scheduler,
       mergeDelayMs: config.rollupMergeDelayMs,
       compactRows: config.rollupCompactRows,
+      duckdb: { memoryLimitBytes: config.duckdbMemoryBytes, threads: config.duckdbThreads },
     });
     services.rollups = rollups;
     const opened = rollups;
@@ -433,6 +451,21 @@ export async function startSluice(opts: SluiceOptions): Promise<Sluice> {
     port,
     url: `http://${hostForUrl}:${port}`,
     bootstrap: creds,
+    async memory() {
+      const threads = services.pipeline?.counters().threads ?? {};
+      return {
+        process: processMemory(),
+        workers: Object.entries(threads).map(([thread, t]) => ({
+          thread: Number(thread),
+          heapUsedBytes: t.heapUsedBytes,
+          heapTotalBytes: t.heapTotalBytes,
+          heapExternalBytes: t.heapExternalBytes,
+          heapPeakBytes: t.heapPeakBytes,
+        })),
+        duckdb: rollups === null ? null : await rollups.db.memory().catch(() => null),
+        compaction: rollups?.compactionHeap() ?? null,
+      };
+    },
     async stop() {
       if (stopping) return;
       stopping = true;

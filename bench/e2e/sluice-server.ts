@@ -6,6 +6,7 @@ import { startChild, type ChildServer } from '../../test/helpers/child.js';
 import { sluiceNodeFlags } from '../sluice-node-flags.js';
 import type { ViewScript } from '../transform/view-scripts.js';
 import type { PipelineCounters } from '../../src/pipeline/runner.js';
+import type { MemoryBreakdown } from '../../src/server.js';
 
 const KEY = 'slk_bench_e2e_bootstrap_key_0000000000000000';
 
@@ -331,6 +332,31 @@ export class BenchServer {
       const timer = setTimeout(() => done(null), 1000);
       proc.on('message', onMessage);
       proc.send({ type: 'sluice:pipeline-counters' });
+    });
+  }
+
+  /**
+   * Where the server's memory is (src/server.ts `MemoryBreakdown`), asked over the IPC channel; null
+   * from a build that does not answer (an older baseline) within a second.
+   */
+  memory(): Promise<MemoryBreakdown | null> {
+    const proc = this.child.proc;
+    return new Promise((resolve) => {
+      const done = (m: MemoryBreakdown | null) => {
+        clearTimeout(timer);
+        proc.off('message', onMessage);
+        resolve(m);
+      };
+      const onMessage = (m: { type?: string; memory?: MemoryBreakdown | null }) => {
+        if (m?.type === 'sluice:memory') done(m.memory ?? null);
+      };
+      const timer = setTimeout(() => done(null), 1000);
+      proc.on('message', onMessage);
+      try {
+        proc.send({ type: 'sluice:memory' });
+      } catch {
+        done(null); // the server is gone
+      }
     });
   }
 

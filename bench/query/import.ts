@@ -22,6 +22,7 @@ import { BenchServer } from '../e2e/sluice-server.js';
 import { sluiceNodeFlags } from '../sluice-node-flags.js';
 import { mulberry32 } from '../../test/helpers/seeded-random.js';
 import { countFrom, type AggregationAnswer } from './aggregation.js';
+import { MemorySampler, memoryColumns, type MemoryPeaks } from './memory-peaks.js';
 import { compacted } from './backfill.js';
 import { TRAFFIC_VIEW, TrafficSource } from './traffic.js';
 
@@ -56,6 +57,8 @@ export interface ImportRun {
   cpuS: number;
   /** CPU seconds of the server's main thread alone (the event loop). */
   mainCpuS: number;
+  /** Where the memory was at its peaks (memory-peaks.ts). */
+  memory: MemoryPeaks | null;
 }
 
 /** The import's bodies: `records` traffic records over [end − 30 days, end), random order. */
@@ -184,6 +187,9 @@ export async function importRun(o: ImportOptions, withMetric: boolean, log: (s: 
     const cpu0 = server.cpuSeconds();
     const main0 = server.mainThreadCpuSeconds();
     const rss = rssSampler(server);
+    const parts = new MemorySampler(server);
+    parts.start();
+    let memory: MemoryPeaks | null = null;
     let countedAt: number | null = null;
     let compactedAt: number | null = null;
     let partialRows: number | null = null;
@@ -238,6 +244,7 @@ export async function importRun(o: ImportOptions, withMetric: boolean, log: (s: 
       }
     } finally {
       await rss.stop().then((peak) => (rssPeak = peak));
+      memory = await parts.stop();
     }
     const since = (t: number | null) => (t === null ? null : (t - firstSentAt) / 1000);
     const run: ImportRun = {
@@ -251,6 +258,7 @@ export async function importRun(o: ImportOptions, withMetric: boolean, log: (s: 
       rssIdleMb,
       cpuS: server.cpuSeconds() - cpu0,
       mainCpuS: server.mainThreadCpuSeconds() - main0,
+      memory,
     };
     log(
       `  ${label}: drained ${run.drainedS.toFixed(1)} s` +
@@ -286,6 +294,7 @@ export async function importPart(o: ImportOptions, say: (s: string) => void): Pr
     'partial rows': r.partialRows?.toLocaleString('en-US') ?? '—',
     'RSS idle MB': r.rssIdleMb,
     'RSS peak MB': r.rssPeakMb,
+    ...memoryColumns(r.memory),
     'server CPU s': r.cpuS.toFixed(1),
     'main thread CPU s': r.mainCpuS.toFixed(1),
   });

@@ -12,6 +12,7 @@
  */
 import { quantile } from '../ingest/load.js';
 import { measureLag } from './lag.js';
+import { memoryColumns, type MemoryPeaks } from './memory-peaks.js';
 import { compactedAt, countedAt, post, RssPeak, scenarioServer, spreadBodies, timeAnswers } from './scenario-server.js';
 import { TrafficSource } from './traffic.js';
 
@@ -33,6 +34,8 @@ export interface ManyMetricsRow {
   countedRate: number;
   idleRssMb: number;
   peakRssMb: number;
+  /** Where the memory was at its peaks (memory-peaks.ts). */
+  memory: MemoryPeaks | null;
   compactedS: number;
   aggregationP50: number;
   aggregationP99: number;
@@ -115,6 +118,7 @@ async function scenario(plan: ManyMetricsPlan, count: number): Promise<ManyMetri
       countedRate,
       idleRssMb: idle,
       peakRssMb: peak,
+      memory: rss.breakdown,
       compactedS: compacted === null ? Infinity : (compacted - t0) / 1000,
       aggregationP50: answers.p50,
       aggregationP99: answers.p99,
@@ -150,6 +154,7 @@ export function manyMetricsReport(rows: readonly ManyMetricsRow[], records: numb
       'counted rec/s': Math.round(r.countedRate).toLocaleString('en-US'),
       'idle RSS MB': r.idleRssMb,
       'peak RSS MB': r.peakRssMb,
+      ...memoryColumns(r.memory),
       'compacted s': Number.isFinite(r.compactedS) ? r.compactedS.toFixed(1) : 'timeout',
       'aggregation p50 ms': r.aggregationP50.toFixed(1),
       'aggregation p99 ms': r.aggregationP99.toFixed(1),

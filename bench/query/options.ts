@@ -32,6 +32,8 @@ export interface QueryOptions {
   serverMain: string | undefined;
   /** Another build's entry point whose queries are timed on the same data after this one's, or undefined. */
   compareMain: string | undefined;
+  /** Another build's entry point the scenarios of part `series` run on first, in the same run, or undefined. */
+  baselineMain: string | undefined;
   /** time_range of the lag run's poll (by minute). */
   lagPollRange: string;
   /** Longest wait for a metric to become active, s. */
@@ -66,7 +68,9 @@ export const KNOBS: Record<string, string> = {
   BENCH_SERVER_MAIN:
     "another build's dist/src/main.js to run as the server (default: this build's; compares builds with one bench client)",
   BENCH_COMPARE_MAIN:
-    "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none); part series: each scenario runs again on that build, right after this one's",
+    "another build's dist/src/main.js: after the queries, the server restarts on the same data dir as that build and the queries run again (side by side; default: none)",
+  BENCH_BASELINE_MAIN:
+    "another build's dist/src/main.js: part series runs every scenario on it first, then on this build, and prints this ÷ base (default: none)",
   BENCH_LAG_POLL_RANGE:
     'time_range the lag run polls by minute (default last_hour; last_24_hours: a 24 h dashboard under live ingest)',
   BENCH_BACKFILL_TIMEOUT_S: 'longest wait for a metric to become active, s (default 3600)',
@@ -128,6 +132,7 @@ export function readOptions(argv: readonly string[] = process.argv.slice(2)): Qu
       lagSeconds: integer('BENCH_LAG_SECONDS', 20, 1, 3_600),
       serverMain: process.env.BENCH_SERVER_MAIN || undefined,
       compareMain: process.env.BENCH_COMPARE_MAIN || undefined,
+      baselineMain: process.env.BENCH_BASELINE_MAIN || undefined,
       lagPollRange: pollRange(process.env.BENCH_LAG_POLL_RANGE ?? 'last_hour'),
       backfillTimeoutS: integer('BENCH_BACKFILL_TIMEOUT_S', 3_600, 1, 86_400),
       seriesRecords: integer('BENCH_SERIES_RECORDS', 200_000, 1_000, 100_000_000),

@@ -7,6 +7,7 @@
 import { BenchServer } from '../e2e/sluice-server.js';
 import { sendAndDrain, type Drained } from '../e2e/drain.js';
 import { quantile } from '../ingest/load.js';
+import { MemorySampler, type MemoryPeaks } from './memory-peaks.js';
 import { TRAFFIC_VIEW, type TrafficSource } from './traffic.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -39,15 +40,23 @@ export async function scenarioServer(
   }
 }
 
-/** Peak RSS of the server between `start()` and `stop()` (sampled every 100 ms), MB. */
+/**
+ * Peak RSS of the server between `start()` and `stop()` (sampled every 100 ms), MB; and where its
+ * memory was (memory-peaks.ts, sampled every 500 ms), in `breakdown` once stopped.
+ */
 export class RssPeak {
   private peak = 0;
   private running = false;
   private loop: Promise<void> | null = null;
+  private readonly parts: MemorySampler;
+  breakdown: MemoryPeaks | null = null;
 
-  constructor(private readonly server: BenchServer) {}
+  constructor(private readonly server: BenchServer) {
+    this.parts = new MemorySampler(server);
+  }
 
   start(): void {
+    this.parts.start();
     this.running = true;
     this.loop = (async () => {
       while (this.running) {
@@ -60,6 +69,7 @@ export class RssPeak {
   async stop(): Promise<number> {
     this.running = false;
     await this.loop;
+    this.breakdown = await this.parts.stop();
     return Math.max(this.peak, this.server.rssMb());
   }
 }

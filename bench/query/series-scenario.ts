@@ -9,6 +9,7 @@
  * metric alone with 20,000 series, no more than linear growth to 100,000; max_series=10 p50 ≤ 20 ms.
  */
 import type { BenchServer } from '../e2e/sluice-server.js';
+import { memoryColumns, type MemoryPeaks } from './memory-peaks.js';
 import { compactedAt, countedAt, post, RssPeak, scenarioServer, spreadBodies, timeAnswers } from './scenario-server.js';
 import { TrafficSource } from './traffic.js';
 
@@ -18,14 +19,16 @@ export interface SeriesPlan {
   seriesCounts: number[];
   workers: number;
   serverMain: string | undefined;
-  /** BENCH_COMPARE_MAIN: another build's main.js; each scenario runs again on it, right after this build's. */
-  compareMain?: string | undefined;
+  /** Another build's entry point whose scenarios run first, in the same run (ratios this ÷ base), or undefined. */
+  baselineMain?: string | undefined;
   seed: number;
   repeats: number;
   timeoutS: number;
 }
 
 export interface SeriesRow {
+  /** `this`, or `base` (the `baselineMain` build). */
+  build: string;
   scenario: string;
   /** Series the many-series metric registered (null: plain alone). */
   registered: number | null;
@@ -37,14 +40,23 @@ export interface SeriesRow {
   topP50: number;
   topP99: number;
   plainP50: number;
+  /** Distinct (user id, minute) pairs of the records posted: the many-series metric's series-minutes (null: plain alone). */
+  seriesMinutes: number | null;
+  /** Where the memory was at its peaks (memory-peaks.ts); null parts from a build that does not tell. */
+  memory: MemoryPeaks | null;
 }
 
 const HOUR = 3_600_000;
 
 const PLAIN = { name: 'plain', group_by: ['region'], value_field: 'latency', unique_field: 'user_id' };
 
-async function scenario(plan: SeriesPlan, users: number | null, build?: string): Promise<SeriesRow> {
-  const { server, viewId } = await scenarioServer(plan.workers, build ?? plan.serverMain);
+async function scenario(
+  plan: SeriesPlan,
+  users: number | null,
+  build: string,
+  main: string | undefined,
+): Promise<SeriesRow> {
+  const { server, viewId } = await scenarioServer(plan.workers, main);
   try {
     const plain = await server.createMetric({ ...PLAIN, view_id: viewId });
     const many =
@@ -61,6 +73,7 @@ async function scenario(plan: SeriesPlan, users: number | null, build?: string):
     await activeAll(server, ids, plan.timeoutS);
     const now = Date.now();
     const bodies = spreadBodies(new TrafficSource(plan.seed, users ?? 20_000), plan.records, now - HOUR, now);
+    const seriesMinutes = users === null ? null : userMinutes(bodies.bodies);
     const idle = server.rssMb();
     const rss = new RssPeak(server);
     rss.start();
@@ -89,7 +102,8 @@ async function scenario(plan: SeriesPlan, users: number | null, build?: string):
     const registered =
       many === null ? null : ((await server.metric(many)) as unknown as { series_count: number }).series_count;
     return {
-      scenario: `${users === null ? 'plain alone' : `plain + ${users.toLocaleString('en-US')} user ids`}${build === undefined ? '' : ' (compared build)'}`,
+      build,
+      scenario: users === null ? 'plain alone' : `plain + ${users.toLocaleString('en-US')} user ids`,
       registered,
       idleRssMb: idle,
       peakRssMb: peak,
@@ -98,6 +112,8 @@ async function scenario(plan: SeriesPlan, users: number | null, build?: string):
       topP50: top.p50,
       topP99: top.p99,
       plainP50: plainTimes.p50,
+      seriesMinutes,
+      memory: rss.breakdown,
     };
   } finally {
     await server.stop();
@@ -116,64 +132,96 @@ async function activeAll(server: BenchServer, ids: readonly string[], timeoutS: 
   }
 }
 
-/** Every scenario in turn (the plain one first: the others are measured against it). */
+/** Distinct (user_id, minute) pairs in NDJSON bodies of traffic records (untimed, before a run). */
+function userMinutes(bodies: readonly Buffer[]): number {
+  const cells = new Set<string>();
+  for (const b of bodies)
+    for (const line of b.toString('utf8').split('\n')) {
+      const r = JSON.parse(line) as { timestamp: number; user_id: string };
+      cells.add(`${r.user_id}@${Math.floor(r.timestamp / 60_000)}`);
+    }
+  return cells.size;
+}
+
+/**
+ * Every scenario in turn (the plain one first: the others are measured against it); with
+ * `baselineMain`, every scenario on that build first, then on this one.
+ */
 export async function runSeriesScenarios(plan: SeriesPlan, say: (s: string) => void): Promise<SeriesRow[]> {
   const rows: SeriesRow[] = [];
-  const compared: SeriesRow[] = [];
-  for (const users of [null, ...plan.seriesCounts]) {
-    for (const build of plan.compareMain === undefined ? [undefined] : [undefined, plan.compareMain]) {
-      const row = await scenario(plan, users, build);
-      (build === undefined ? rows : compared).push(row);
+  const builds: Array<[string, string | undefined]> = plan.baselineMain
+    ? [
+        ['base', plan.baselineMain],
+        ['this', plan.serverMain],
+      ]
+    : [['this', plan.serverMain]];
+  for (const [build, main] of builds) {
+    for (const users of [null, ...plan.seriesCounts]) {
+      const row = await scenario(plan, users, build, main);
+      rows.push(row);
       say(
-        `series — ${row.scenario}: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb}), counted ${row.countedS.toFixed(1)} s, compacted ${row.compactedS.toFixed(1)} s, max_series=10 p50 ${row.topP50.toFixed(1)} ms`,
+        `series — ${build}, ${row.scenario}: peak RSS ${row.peakRssMb} MB (idle ${row.idleRssMb}), counted ${row.countedS.toFixed(1)} s, compacted ${row.compactedS.toFixed(1)} s, max_series=10 p50 ${row.topP50.toFixed(1)} ms`,
       );
     }
-  }
-  if (compared.length > 0) {
-    // The compared build's rows, then this build's answer times beside them (the same data, one client).
-    console.table(
-      rows.map((r, k) => ({
-        scenario: r.scenario,
-        'max_series=10 p50 ms (this)': r.topP50.toFixed(1),
-        'max_series=10 p50 ms (compared)': compared[k]!.topP50.toFixed(1),
-        'compared ÷ this': (compared[k]!.topP50 / r.topP50).toFixed(2),
-        'plain p50 ms (this)': r.plainP50.toFixed(1),
-        'plain p50 ms (compared)': compared[k]!.plainP50.toFixed(1),
-        'peak RSS MB (this / compared)': `${r.peakRssMb} / ${compared[k]!.peakRssMb}`,
-      })),
-    );
   }
   return rows;
 }
 
-/** The table and the targets. */
+/** The table and the targets (per build; with a baseline, this ÷ base per scenario). */
 export function seriesReport(rows: readonly SeriesRow[], records: number, say: (s: string) => void): void {
+  const plainOf = (build: string) => rows.find((r) => r.build === build && r.registered === null);
   console.table(
-    rows.map((r) => ({
-      scenario: r.scenario,
-      records: records.toLocaleString('en-US'),
-      'series registered': r.registered ?? '',
-      'idle RSS MB': r.idleRssMb,
-      'peak RSS MB': r.peakRssMb,
-      'counted s': r.countedS.toFixed(1),
-      'compacted s': r.compactedS.toFixed(1),
-      'max_series=10 p50 ms': r.topP50.toFixed(1),
-      'max_series=10 p99 ms': r.topP99.toFixed(1),
-      'plain p50 ms': r.plainP50.toFixed(1),
-    })),
+    rows.map((r) => {
+      const plain = plainOf(r.build);
+      const extra = plain && r.registered !== null ? r.peakRssMb - plain.peakRssMb : null;
+      return {
+        build: r.build,
+        scenario: r.scenario,
+        records: records.toLocaleString('en-US'),
+        'series registered': r.registered ?? '',
+        'idle RSS MB': r.idleRssMb,
+        'peak RSS MB': r.peakRssMb,
+        'over plain MB': extra ?? '',
+        'series-minutes': r.seriesMinutes?.toLocaleString('en-US') ?? '',
+        'B / series-minute': extra !== null && r.seriesMinutes ? Math.round((extra * MB) / r.seriesMinutes) : '',
+        ...memoryColumns(r.memory),
+        'counted s': r.countedS.toFixed(1),
+        'compacted s': r.compactedS.toFixed(1),
+        'max_series=10 p50 ms': r.topP50.toFixed(1),
+        'max_series=10 p99 ms': r.topP99.toFixed(1),
+        'plain p50 ms': r.plainP50.toFixed(1),
+      };
+    }),
   );
-  const plain = rows[0];
-  if (!plain) return;
-  for (const r of rows.slice(1))
+  say(
+    "B / series-minute: peak RSS over the plain metric alone (same build) ÷ the many-series metric's series-minutes; memory columns are peaks over the run (main heap: committed V8 heap of the main thread; unaccounted: anonymous RSS that neither V8, the workers nor DuckDB account for — malloc arenas, parquet-wasm)",
+  );
+  for (const build of new Set(rows.map((r) => r.build))) {
+    const own = rows.filter((r) => r.build === build);
+    const plain = own[0];
+    if (!plain) continue;
+    for (const r of own.slice(1))
+      say(
+        `target — ${build}, ${r.scenario}: peak RSS +${r.peakRssMb - plain.peakRssMb} MB over the plain metric alone (target ≤ +300 MB at 20,000), max_series=10 p50 ${r.topP50.toFixed(1)} ms (target ≤ 20 ms)`,
+      );
+    if (own.length >= 3) {
+      const [a, b] = [own[1]!, own[own.length - 1]!];
+      const growth = (b.peakRssMb - plain.peakRssMb) / Math.max(1, a.peakRssMb - plain.peakRssMb);
+      const ratio = (b.registered ?? 0) / Math.max(1, a.registered ?? 0);
+      say(
+        `target — ${build}, growth from ${a.scenario} to ${b.scenario}: ${growth.toFixed(1)}× the extra RSS for ${ratio.toFixed(1)}× the series (target: at most linear)`,
+      );
+    }
+  }
+  const base = rows.filter((r) => r.build === 'base');
+  if (base.length === 0) return;
+  for (const t of rows.filter((r) => r.build === 'this')) {
+    const b = base.find((r) => r.scenario === t.scenario);
+    if (!b) continue;
     say(
-      `target — ${r.scenario}: peak RSS +${r.peakRssMb - plain.peakRssMb} MB over the plain metric alone (target ≤ +300 MB at 20,000), max_series=10 p50 ${r.topP50.toFixed(1)} ms (target ≤ 20 ms)`,
-    );
-  if (rows.length >= 3) {
-    const [a, b] = [rows[1]!, rows[rows.length - 1]!];
-    const growth = (b.peakRssMb - plain.peakRssMb) / Math.max(1, a.peakRssMb - plain.peakRssMb);
-    const ratio = (b.registered ?? 0) / Math.max(1, a.registered ?? 0);
-    say(
-      `target — growth from ${a.scenario} to ${b.scenario}: ${growth.toFixed(1)}× the extra RSS for ${ratio.toFixed(1)}× the series (target: at most linear)`,
+      `this ÷ base — ${t.scenario}: peak RSS ${(t.peakRssMb / b.peakRssMb).toFixed(2)} (${b.peakRssMb} → ${t.peakRssMb} MB), counted s ${(t.countedS / b.countedS).toFixed(2)}, compacted s ${(t.compactedS / b.compactedS).toFixed(2)}, max_series=10 p50 ${(t.topP50 / b.topP50).toFixed(2)}, plain p50 ${(t.plainP50 / b.plainP50).toFixed(2)}`,
     );
   }
 }
+
+const MB = 1024 * 1024;

@@ -17,6 +17,12 @@ export interface TaskCost {
   thread: number;
   cpuMs: number;
   planWaitMs: number;
+  /**
+   * The thread's V8 heap when the task ended (bytes): what a batch leaves allocated, garbage
+   * included (the server's memory breakdown, docs/self-hosting.md "Memory"). Absent from builds that
+   * do not report it.
+   */
+  heap?: { usedBytes: number; totalBytes: number; externalBytes: number };
 }
 
 /**

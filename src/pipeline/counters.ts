@@ -23,8 +23,23 @@ export interface PipelineCounters {
   packMs: number;
   planMs: number;
   commitStageMs: number;
-  /** Per worker thread (by thread id): tasks, their records, and their CPU. */
-  threads: Record<number, { tasks: number; records: number; cpuMs: number }>;
+  /**
+   * Per worker thread (by thread id): tasks, their records, and their CPU; and its V8 heap (bytes)
+   * as its last task ended and the largest seen so far (absent until a task reports it).
+   */
+  threads: Record<number, ThreadCounters>;
+}
+
+/** One worker thread's counters. */
+export interface ThreadCounters {
+  tasks: number;
+  records: number;
+  cpuMs: number;
+  heapUsedBytes?: number;
+  heapTotalBytes?: number;
+  heapExternalBytes?: number;
+  /** The largest `heapTotalBytes` + `heapExternalBytes` any of its tasks ended with. */
+  heapPeakBytes?: number;
 }
 
 /** The runner's counters, counted in place; `snapshot` hands out a copy. */
@@ -92,6 +107,12 @@ export class RunnerCounters {
     t.tasks++;
     t.records += records;
     t.cpuMs += cost.cpuMs;
+    if (cost.heap) {
+      t.heapUsedBytes = cost.heap.usedBytes;
+      t.heapTotalBytes = cost.heap.totalBytes;
+      t.heapExternalBytes = cost.heap.externalBytes;
+      t.heapPeakBytes = Math.max(t.heapPeakBytes ?? 0, cost.heap.totalBytes + cost.heap.externalBytes);
+    }
   }
 
   /** Run `fn` on the main thread, adding the time it took to counter `key`. */

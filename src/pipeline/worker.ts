@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { threadId, type MessagePort } from 'node:worker_threads';
 import { failureOf, type BatchFailure, type TaskCost } from './failures.js';
 import { threadCpuMs } from './thread-cpu.js';
@@ -31,7 +32,7 @@ export interface WorkerInput {
 export default async function runBatch({ task, port }: WorkerInput): Promise<BatchResult | BatchFailure> {
   const cpu0 = threadCpuMs();
   let planWaitMs = 0;
-  const cost = (): TaskCost => ({ thread: threadId, cpuMs: threadCpuMs() - cpu0, planWaitMs });
+  const cost = (): TaskCost => ({ thread: threadId, cpuMs: threadCpuMs() - cpu0, planWaitMs, heap: heapNow() });
   const resolve = (req: ResolveRequest) =>
     new Promise<ResolveReply>((ok, fail) => {
       const asked = performance.now();
@@ -53,4 +54,10 @@ export default async function runBatch({ task, port }: WorkerInput): Promise<Bat
   } finally {
     port.close();
   }
+}
+
+/** This thread's V8 heap now (a few µs: read once a task, for the server's memory breakdown). */
+function heapNow(): NonNullable<TaskCost['heap']> {
+  const h = getHeapStatistics();
+  return { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size, externalBytes: h.external_memory };
 }

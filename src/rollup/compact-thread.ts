@@ -15,6 +15,8 @@ export const mergeHere: MergeStates = async (input) => mergePass(input);
 export class CompactThread {
   private worker: Worker | null = null;
   private pending: { ok: (out: MergeOutput) => void; fail: (err: Error) => void } | null = null;
+  /** The thread's V8 heap as its last pass ended (bytes), and the largest total + external so far; null before a pass. */
+  heap: { usedBytes: number; totalBytes: number; externalBytes: number; peakBytes: number } | null = null;
 
   readonly merge: MergeStates = (input) => {
     if (this.pending) return Promise.reject(new Error('compaction thread: a pass is already merging'));
@@ -30,13 +32,25 @@ export class CompactThread {
     const worker = new Worker(new URL('./compact-worker.js', import.meta.url));
     // Idle between passes: the thread never keeps the process alive.
     worker.unref();
-    worker.on('message', (m: { ok?: MergeOutput; error?: string }) => {
-      const p = this.pending;
-      this.pending = null;
-      if (!p) return;
-      if (m.ok) p.ok(m.ok);
-      else p.fail(new Error(`compaction thread: ${m.error}`));
-    });
+    worker.on(
+      'message',
+      (m: {
+        ok?: MergeOutput;
+        error?: string;
+        heap?: { usedBytes: number; totalBytes: number; externalBytes: number };
+      }) => {
+        if (m.heap)
+          this.heap = {
+            ...m.heap,
+            peakBytes: Math.max(this.heap?.peakBytes ?? 0, m.heap.totalBytes + m.heap.externalBytes),
+          };
+        const p = this.pending;
+        this.pending = null;
+        if (!p) return;
+        if (m.ok) p.ok(m.ok);
+        else p.fail(new Error(`compaction thread: ${m.error}`));
+      },
+    );
     const gone = (err: Error) => {
       if (this.worker === worker) this.worker = null;
       const p = this.pending;

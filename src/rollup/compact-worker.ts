@@ -1,3 +1,4 @@
+import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { buffersOf, mergePass, type MergeInput } from './compact-merge.js';
 
@@ -9,7 +10,10 @@ import { buffersOf, mergePass, type MergeInput } from './compact-merge.js';
 parentPort!.on('message', (input: MergeInput) => {
   try {
     const out = mergePass(input);
-    parentPort!.postMessage({ ok: out }, buffersOf(out).concat(out.map((r) => r.figures.buffer as ArrayBuffer)));
+    // The thread's heap as the pass ends (the server's memory breakdown, docs/self-hosting.md "Memory").
+    const h = getHeapStatistics();
+    const heap = { usedBytes: h.used_heap_size, totalBytes: h.total_heap_size, externalBytes: h.external_memory };
+    parentPort!.postMessage({ ok: out, heap }, buffersOf(out).concat(out.map((r) => r.figures.buffer as ArrayBuffer)));
   } catch (err) {
     parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err) });
   }

@@ -51,9 +51,9 @@ export class RollupStore {
     readonly reader: DuckDBConnection,
   ) {}
 
-  static async open(dataDir: string): Promise<RollupStore> {
+  static async open(dataDir: string, settings: DuckDbSettings = {}): Promise<RollupStore> {
     return duck('open the rollups database', async () => {
-      const instance = await DuckDBInstance.create(join(dataDir, 'rollups.duckdb'), { threads: '2' });
+      const instance = await DuckDBInstance.create(join(dataDir, 'rollups.duckdb'), duckDbOptions(settings));
       const store = new RollupStore(
         instance,
         await instance.connect(),
@@ -245,6 +245,22 @@ export class RollupStore {
     return r.getRows().map((row) => ({ metricId: String(row[0]), revision: Number(row[1]) }));
   }
 
+  /**
+   * DuckDB's own accounting (docs/self-hosting.md, "Memory"): bytes its buffer manager holds now
+   * (tables' blocks, query intermediates, the appenders' row groups) and spilled to its temporary
+   * files, with its `memory_limit` and `threads`. Allocations outside the buffer manager are not in it.
+   */
+  async memory(): Promise<DuckDbMemory> {
+    const r = await duck('read its memory use', () =>
+      this.reader.runAndReadAll(
+        `SELECT sum(memory_usage_bytes)::DOUBLE, sum(temporary_storage_bytes)::DOUBLE,
+          current_setting('memory_limit'), current_setting('threads')::INTEGER FROM duckdb_memory()`,
+      ),
+    );
+    const [bytes, temporary, limit, threads] = r.getRows()[0]!;
+    return { bytes: Number(bytes), temporaryBytes: Number(temporary), limit: String(limit), threads: Number(threads) };
+  }
+
   /** Let the writes queued so far finish, then close. */
   async close(): Promise<void> {
     await Promise.all([this.chains.exclusive, this.chains.appending]);
@@ -266,6 +282,41 @@ export interface RollupWriteListener {
   added(metricId: string, from: number, minutes: Float64Array): void;
   /** Rows of `metricId` were dropped. */
   dropped(metricId: string): void;
+}
+
+/** How the rollups' DuckDB is sized (config.ts `SLUICE_DUCKDB_*`; docs/self-hosting.md, "Memory"). */
+export interface DuckDbSettings {
+  /** Bytes DuckDB's buffer manager may hold (0 or absent: DEFAULT_DUCKDB_MEMORY_BYTES). */
+  memoryLimitBytes?: number;
+  /** DuckDB's threads (0 or absent: DEFAULT_DUCKDB_THREADS). */
+  threads?: number;
+}
+
+/**
+ * DuckDB's own default is 80 % of the machine's memory: it then never evicts what it read or wrote,
+ * and its cache grows with the rollup tables beside the rest of the server. Past this limit it
+ * evicts (the tables are on disk) and spills large intermediates to `rollups.duckdb.tmp/`.
+ */
+export const DEFAULT_DUCKDB_MEMORY_BYTES = 512 * 1024 * 1024;
+/** Compaction and merges are one statement at a time per lane: two threads serve them and the reads. */
+export const DEFAULT_DUCKDB_THREADS = 2;
+
+/** What `RollupStore.memory` answers. */
+export interface DuckDbMemory {
+  bytes: number;
+  temporaryBytes: number;
+  /** `memory_limit` as DuckDB prints it (e.g. "488.2 MiB"). */
+  limit: string;
+  threads: number;
+}
+
+function duckDbOptions(s: DuckDbSettings): Record<string, string> {
+  const bytes = s.memoryLimitBytes || DEFAULT_DUCKDB_MEMORY_BYTES;
+  // DuckDB reads "KiB" as 1024 bytes; a whole number of KiB is exact enough for a limit.
+  return {
+    threads: String(s.threads || DEFAULT_DUCKDB_THREADS),
+    memory_limit: `${Math.max(1, Math.floor(bytes / 1024))}KiB`,
+  };
 }
 
 /** `exclusive`: writes that update or delete; `appending`: writes that only append (merges). */

@@ -12,7 +12,7 @@ import type { MetricCatalog } from './metric-catalog.js';
 import { PendingPartials } from './pending-partials.js';
 import { rollupCommitParticipant } from './rollup-commit.js';
 import { rollupReader } from './rollup-reader.js';
-import { RollupStore } from './rollup-store.js';
+import { RollupStore, type DuckDbSettings } from './rollup-store.js';
 import type { StoredColumns } from './rollup-types.js';
 import type { RollupReader } from './rollup-reader-contract.js';
 import { SealedCells } from './aggregation/sealed-cells.js';
@@ -31,6 +31,8 @@ export interface RollupDeps {
   mergeDelayMs?: number;
   /** Tests only (config.rollupCompactRows): partial rows a compaction pass folds at most (0: the default). */
   compactRows?: number;
+  /** DuckDB's memory limit and threads (config.duckdb*; absent: the defaults). */
+  duckdb?: DuckDbSettings;
 }
 
 /**
@@ -104,7 +106,7 @@ export class Rollups implements RollupReader {
   }
 
   static async open(d: RollupDeps): Promise<Rollups> {
-    return new Rollups(d, await RollupStore.open(d.dataDir));
+    return new Rollups(d, await RollupStore.open(d.dataDir, d.duckdb));
   }
 
   read(q: Parameters<RollupReader['read']>[0]): ReturnType<RollupReader['read']> {
@@ -211,6 +213,11 @@ export class Rollups implements RollupReader {
         await sleep(RETRY_MS);
       }
     }
+  }
+
+  /** The compaction thread's heap as its last pass ended (null before one; the server's memory breakdown). */
+  compactionHeap(): CompactThread['heap'] {
+    return this.compactThread.heap;
   }
 
   /** Fold merged partials into the tiers soon (after merges made outside the commit, e.g. a late-data re-backfill). */
