@@ -53,6 +53,11 @@ interface CollectionQueue {
   entries: number;
   /** Active leases in sequence order: each starts after the one before (see `lease`). */
   leases: SpoolLease[];
+  /**
+   * `received_at` of the oldest durable entry (see `backlogSince`); undefined: not known, read from
+   * the index when asked (after a start, and whenever a completed lease moved the head).
+   */
+  oldestAt?: number | undefined;
 }
 
 interface ProjectCounters {
@@ -211,6 +216,8 @@ export class Spool {
         continue;
       }
       const q = this.queue(input.collection_id, input.project_id);
+      // The first entry of an empty queue is its oldest; later ones do not move the head.
+      if (q.entries === 0) q.oldestAt = input.received_at;
       q.records += input.records;
       q.entries++;
       this.project(input.project_id).pending += input.records;
@@ -305,6 +312,7 @@ export class Spool {
     const delta = records - q.records;
     q.records = records;
     q.entries = entries;
+    q.oldestAt = undefined;
     this.project(q.projectId).pending += delta;
     this.totalPending += delta;
   }
@@ -405,6 +413,7 @@ export class Spool {
     this.endLease(q, lease);
     q.records -= lease.records;
     q.entries -= lease.entries.length;
+    q.oldestAt = undefined;
     const p = this.project(lease.projectId);
     p.pending -= lease.records;
     this.totalPending -= lease.records;
@@ -494,6 +503,20 @@ export class Spool {
     }))
       return value[2];
     return null;
+  }
+
+  /**
+   * Receive time (epoch ms) of the oldest durable entry of a collection waiting for the pipeline
+   * (leased included), from memory: the index is read once per change of the queue's head (a
+   * completed lease), not per call, so admission can ask on every request. null when none. Unlike
+   * `oldestReceivedAt` it does not see an entry committed but not yet settled (a few ms): fine for
+   * admission, not for completeness.
+   */
+  backlogSince(collectionId: string): number | null {
+    const q = this.queues.get(collectionId);
+    if (!q || q.entries === 0) return null;
+    if (q.oldestAt === undefined) q.oldestAt = this.oldestReceivedAt(collectionId) ?? undefined;
+    return q.oldestAt ?? null;
   }
 
   /** Receive time (epoch ms) of the oldest entry still in the spool, any collection; null when empty (self-metrics: pipeline lag). */
