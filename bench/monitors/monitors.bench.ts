@@ -36,7 +36,9 @@ const KNOBS = {
   MONITOR_BENCH_CONNECTIONS: 'ingest connections (default 8)',
   MONITOR_BENCH_WARMUP_SECONDS: 'untimed ingest before the first phase: JIT, worker threads, DuckDB (default 15)',
   MONITOR_BENCH_RATE:
-    'records/s of a second, paced (open-loop) phase with the monitors after the closed-loop one, for the lag at a steady rate; `half`: half the rate measured alone (default: none, closed loop only)',
+    'records/s of a second, paced (open-loop) phase with the monitors after the closed-loop one, for the lag at a steady rate; `half`: half the rate processed alone (default: none, closed loop only)',
+  MONITOR_BENCH_MAIN:
+    "another build's entry point to run the server from, e.g. /work/wt/base/dist/src/main.js (default: this build's)",
 };
 /** Records in each ingest body. */
 const RECORDS_PER_BODY = 500;
@@ -114,7 +116,7 @@ const receiver = await startHttpsServer((req, res) => {
     res.writeHead(204).end();
   });
 });
-const server = await BenchServer.start(2);
+const server = await BenchServer.start(2, process.env.MONITOR_BENCH_MAIN || undefined);
 try {
   const p = `/v1/projects/${server.projectId}`;
   const view = await server.api('POST', `${p}/views`, {
@@ -134,8 +136,14 @@ try {
     value_field: 'latency',
   });
   say(
-    `load ${load()}; ${monitors} monitors (${probes} probes), ${series} series, ingest ${aloneSeconds} s alone then ${seconds} s with monitors, ${connections} connections`,
+    `load ${load()}; ${monitors} monitors (${probes} probes), ${series} series, ingest ${aloneSeconds} s alone then ${seconds} s with monitors, ${connections} connections; server ${process.env.MONITOR_BENCH_MAIN || 'this build'}${process.env.SLUICE_MAX_PENDING_AGE_MS ? `, SLUICE_MAX_PENDING_AGE_MS=${process.env.SLUICE_MAX_PENDING_AGE_MS}` : ''}`,
   );
+  /** Records in the server's spool now (GET /metrics, sluice_spool_records). */
+  const spooled = async (): Promise<number> => {
+    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.bootstrapKey}` } });
+    const m = /^sluice_spool_records ([0-9.e+-]+)$/m.exec(await res.text());
+    return m ? Number(m[1]) : 0;
+  };
   /**
    * The server's queue, sampled once a second from GET /metrics while a phase runs: how old the oldest
    * spooled entry is (sluice_pipeline_lag_seconds), the records waiting, and the committed batches
@@ -176,6 +184,7 @@ try {
 
   /** Closed-loop ingest for `seconds`: records/s acknowledged, and a note of the refusals (503s are waited out and resent). */
   const ingestPhase = async (seconds: number) => {
+    const before = await spooled();
     const r = await closedLoop({
       port: server.port,
       path: server.ingestPath,
@@ -184,11 +193,14 @@ try {
       connections,
       durationMs: seconds * 1000,
     });
+    const grown = (await spooled()) - before;
+    const acked = r.ok * RECORDS_PER_BODY;
     const note =
-      r.refused + r.dropped > 0
+      (r.refused + r.dropped > 0
         ? `; ${r.refused} requests refused 503 (waited out, sent again), ${r.dropped} dropped`
-        : '';
-    return { rate: (r.ok * RECORDS_PER_BODY) / r.seconds, note };
+        : '') +
+      `; processed ${Math.round((acked - grown) / r.seconds)} records/s (acknowledged less the spool's growth, ${grown})`;
+    return { rate: acked / r.seconds, processed: (acked - grown) / r.seconds, note };
   };
   // Untimed: the first seconds of a fresh server (JIT, worker threads, the view's first files) would
   // count against the phase without monitors only.
@@ -352,14 +364,14 @@ try {
   const closedQueue = sampleQueue(closedEnd);
   const [withMonitors, closedLags] = await Promise.all([ingestPhase(seconds), watch(closedEnd)]);
   say(
-    `ingest with ${monitors} monitors: ${Math.round(withMonitors.rate)} records/s (ratio ${(withMonitors.rate / alone.rate).toFixed(3)}, target ≥ 0.9)${withMonitors.note}`,
+    `ingest with ${monitors} monitors: ${Math.round(withMonitors.rate)} records/s (ratio ${(withMonitors.rate / alone.rate).toFixed(3)}, target ≥ 0.9; processed ratio ${(withMonitors.processed / alone.processed).toFixed(3)})${withMonitors.note}`,
   );
   say(`queue while the monitors ran, closed loop: ${await closedQueue}`);
   report(`closed-loop ingest (${connections} connections, as fast as acknowledged)`, closedLags);
 
   if (rateKnob !== null) {
     // Paced: the lag at a steady rate the node can sustain (issue 22 reports its lag at half the maximum).
-    const rate = rateKnob === 'half' ? Math.round(alone.rate / 2) : rateKnob;
+    const rate = rateKnob === 'half' ? Math.round(alone.processed / 2) : rateKnob;
     const pacedEnd = Date.now() + seconds * 1000;
     const pacedQueue = sampleQueue(pacedEnd);
     const [paced, pacedLags] = await Promise.all([
