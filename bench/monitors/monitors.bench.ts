@@ -12,6 +12,9 @@
  *     - every other minute a probe record (latency 5000) a few seconds after M: the probes' alert opens
  *       at slot M + 1 (the first slot whose window holds it) and closes at M + 2;
  *     - at M + 50 s every monitor is read: was slot M evaluated within its minute, and when.
+ *  3. with `MONITOR_BENCH_RATE`, the same again under a paced (open-loop) ingest at that rate.
+ * Ingest is closed loop (closed-loop.ts: 503s waited out and resent) but for that paced phase; the
+ * queue (oldest spooled entry, spooled records, merge backlog) is sampled from GET /metrics.
  * Measured: ingest ratio (target ≥ 0.9); evaluation lag after the slot (target p99 < 5 s) and after
  * the data completed; evaluations finished within their minute (target: all); alert opened after the
  * first slot that sees complete data (target p99 ≤ 5 s); webhook at the receiver after the alert
@@ -372,6 +375,9 @@ try {
   if (rateKnob !== null) {
     // Paced: the lag at a steady rate the node can sustain (issue 22 reports its lag at half the maximum).
     const rate = rateKnob === 'half' ? Math.round(alone.processed / 2) : rateKnob;
+    // What the closed loop left spooled is not the paced phase's: let it drain first (bounded).
+    const drainedBy = Date.now() + 120_000;
+    while ((await spooled()) > 0 && Date.now() < drainedBy) await sleep(500);
     const pacedEnd = Date.now() + seconds * 1000;
     const pacedQueue = sampleQueue(pacedEnd);
     const [paced, pacedLags] = await Promise.all([
