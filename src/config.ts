@@ -119,7 +119,7 @@ export const ENVIRONMENT: readonly EnvVar[] = [
   },
   {
     name: 'SLUICE_MAX_PENDING_AGE_MS',
-    default: '`2000` (`0` with `SLUICE_PIPELINE=0`)',
+    default: '`3000` (`0` with `SLUICE_PIPELINE=0`)',
     meaning:
       "how long a collection's oldest spooled records may wait for the pipeline before ingest into it answers 503 `spool_full_ingest_queue` (`0`: no limit)",
   },
@@ -215,7 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
     // Without a pipeline nothing drains the spool: no age limit unless one is asked for (ingest tests).
-    maxPendingAgeMs: int(env, 'SLUICE_MAX_PENDING_AGE_MS', env.SLUICE_PIPELINE === '0' ? 0 : 2_000),
+    maxPendingAgeMs: int(env, 'SLUICE_MAX_PENDING_AGE_MS', env.SLUICE_PIPELINE === '0' ? 0 : 3_000),
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
     pageWatchMs: int(env, 'SLUICE_PAGE_WATCH_MS', 15_000),

@@ -116,8 +116,8 @@ describe('ingest backpressure by the age of the backlog (SLUICE_MAX_PENDING_AGE_
     }
   });
 
-  it('defaults: 2 s with a pipeline, no limit without one unless set; 0 turns it off', async () => {
-    assert.equal(loadConfig({}).maxPendingAgeMs, 2000);
+  it('defaults: 3 s with a pipeline, no limit without one unless set; 0 turns it off', async () => {
+    assert.equal(loadConfig({}).maxPendingAgeMs, 3000);
     assert.equal(loadConfig({ SLUICE_PIPELINE: '0' }).maxPendingAgeMs, 0);
     assert.equal(loadConfig({ SLUICE_PIPELINE: '0', SLUICE_MAX_PENDING_AGE_MS: '500' }).maxPendingAgeMs, 500);
     assert.equal(loadConfig({ SLUICE_MAX_PENDING_AGE_MS: '0' }).maxPendingAgeMs, 0);
