@@ -113,6 +113,8 @@ export class Spool {
   /** The last commit promise lmdb returned for a put, and the appends waiting for that transaction. */
   private lastWritten: Promise<unknown> | null = null;
   private lastAppends: PendingAppend[] | null = null;
+  /** The appends of every write transaction not yet settled (issued, not yet durable): `oldestReceivedAt` sees them. */
+  private readonly unsettled = new Set<PendingAppend[]>();
 
   constructor(private readonly store: Store) {
     this.entries = store.root.openDB<Uint8Array, number>({ name: 'spool_body', encoding: 'binary' });
@@ -187,6 +189,7 @@ export class Spool {
     const appends: PendingAppend[] = [];
     this.lastWritten = written;
     this.lastAppends = appends;
+    this.unsettled.add(appends);
     Promise.all([written, new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject))]).then(
       () => this.settle(appends, null),
       (err: unknown) => this.settle(appends, err ?? new Error('spool write failed')),
@@ -196,6 +199,7 @@ export class Spool {
 
   /** A transaction is durable (`err` null) or failed: count its appends and answer them in order. */
   private settle(appends: PendingAppend[], err: unknown): void {
+    this.unsettled.delete(appends);
     if (this.lastAppends === appends) {
       this.lastAppends = null;
       this.lastWritten = null;
@@ -494,8 +498,23 @@ export class Spool {
     return this.queues.get(collectionId)?.entries ?? 0;
   }
 
-  /** Receive time (epoch ms) of the oldest entry of a collection still in the spool, leased included; null when none. */
+  /**
+   * Receive time (epoch ms) of the oldest entry of a collection still in the spool, leased included,
+   * or appended and not yet durable (its put issued, its transaction not settled: a request received
+   * just before a minute ended whose commit lands just after must still hold that minute open for
+   * `complete_through_at`); null when none.
+   */
   oldestReceivedAt(collectionId: string): number | null {
+    let oldest = this.oldestIndexed(collectionId);
+    for (const appends of this.unsettled)
+      for (const { input } of appends)
+        if (input.collection_id === collectionId && (oldest === null || input.received_at < oldest))
+          oldest = input.received_at;
+    return oldest;
+  }
+
+  /** `received_at` of the collection's first entry in the index (committed), or null. */
+  private oldestIndexed(collectionId: string): number | null {
     for (const { value } of this.index.getRange({
       start: [collectionId, 0],
       end: [collectionId, Number.MAX_SAFE_INTEGER],
@@ -515,7 +534,7 @@ export class Spool {
   backlogSince(collectionId: string): number | null {
     const q = this.queues.get(collectionId);
     if (!q || q.entries === 0) return null;
-    if (q.oldestAt === undefined) q.oldestAt = this.oldestReceivedAt(collectionId) ?? undefined;
+    if (q.oldestAt === undefined) q.oldestAt = this.oldestIndexed(collectionId) ?? undefined;
     return q.oldestAt ?? null;
   }
 
