@@ -32,6 +32,11 @@ export interface Config {
   minFreeDiskBytes: number;
   /** Ingest refuses with spool_full_ingest_queue past this many spooled records awaiting the pipeline. */
   maxPendingRecords: number;
+  /**
+   * Ingest into a collection refuses with spool_full_ingest_queue while its oldest spooled entry has
+   * waited longer than this for the pipeline, ms (0: no limit; the default without a pipeline).
+   */
+  maxPendingAgeMs: number;
   /** Ingest bodies held in memory at once (being read, parsed or awaiting their commit), bytes; past it spool_full_ingest_queue. */
   maxIngestMemoryBytes: number;
   /** An ingest body must arrive within this many ms of its request's start, else the connection is closed. */
@@ -115,6 +120,12 @@ export const ENVIRONMENT: readonly EnvVar[] = [
     name: 'SLUICE_MAX_PENDING_RECORDS',
     default: '`5000000`',
     meaning: 'records waiting in the spool past which ingest answers 503 `spool_full_ingest_queue`',
+  },
+  {
+    name: 'SLUICE_MAX_PENDING_AGE_MS',
+    default: '`3000` (`0` with `SLUICE_PIPELINE=0`)',
+    meaning:
+      "how long a collection's oldest spooled records may wait for the pipeline before ingest into it answers 503 `spool_full_ingest_queue` (`0`: no limit)",
   },
   { name: 'SLUICE_WORKERS', default: '`0` (one per CPU)', meaning: 'pipeline worker threads' },
   {
@@ -214,6 +225,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pipeline: env.SLUICE_PIPELINE !== '0',
     minFreeDiskBytes: int(env, 'SLUICE_MIN_FREE_DISK_BYTES', 512 * 1024 * 1024),
     maxPendingRecords: int(env, 'SLUICE_MAX_PENDING_RECORDS', 5_000_000),
+    // Without a pipeline nothing drains the spool: no age limit unless one is asked for (ingest tests).
+    maxPendingAgeMs: int(env, 'SLUICE_MAX_PENDING_AGE_MS', env.SLUICE_PIPELINE === '0' ? 0 : 3_000),
     maxIngestMemoryBytes: int(env, 'SLUICE_MAX_INGEST_MEMORY_BYTES', 256 * 1024 * 1024),
     ingestBodyTimeoutMs: int(env, 'SLUICE_INGEST_BODY_TIMEOUT_MS', 60_000),
     pageWatchMs: int(env, 'SLUICE_PAGE_WATCH_MS', 15_000),

@@ -103,30 +103,43 @@ export async function openLoopLoad(opts: OpenLoad): Promise<OpenLoopResult> {
     else failed++;
     opts.onAnswer?.(c.index, status, now);
     if (answered === scheduledCount && scheduledCount === total) finish();
+    if (status === 503) {
+      // The server closes the connection after a refusal (docs/ingest.md, "Refusals"): a new one
+      // takes its place in the pool, so refusals do not shrink it.
+      c.socket.destroy();
+      void open().then(
+        (fresh) => {
+          conns.push(fresh);
+          watch(fresh);
+          next(fresh);
+        },
+        () => {},
+      );
+      return;
+    }
     next(c);
   };
 
-  const conns = await Promise.all(
-    Array.from(
-      { length: opts.connections },
-      () =>
-        new Promise<Conn>((resolve, reject) => {
-          const socket = connect(opts.port, '127.0.0.1');
-          socket.setNoDelay(true);
-          const c: Conn = { socket, index: -1 };
-          socket.once('connect', () => resolve(c));
-          socket.once('error', reject);
-          onAnswers(socket, (status) => onAnswer(c, status));
-        }),
-    ),
-  );
-  for (const c of conns) {
+  const open = () =>
+    new Promise<Conn>((resolve, reject) => {
+      const socket = connect(opts.port, '127.0.0.1');
+      socket.setNoDelay(true);
+      const c: Conn = { socket, index: -1 };
+      socket.once('connect', () => resolve(c));
+      socket.once('error', reject);
+      onAnswers(socket, (status) => onAnswer(c, status));
+    });
+  const watch = (c: Conn) => {
     // A connection the server closes drops out of the pool (its request, if any, stays unanswered).
     c.socket.on('close', () => {
       const i = idle.indexOf(c);
       if (i !== -1) idle.splice(i, 1);
     });
     c.socket.on('error', () => {});
+  };
+  const conns = await Promise.all(Array.from({ length: opts.connections }, open));
+  for (const c of conns) {
+    watch(c);
     idle.push(c);
   }
 

@@ -12,6 +12,9 @@
  *     - every other minute a probe record (latency 5000) a few seconds after M: the probes' alert opens
  *       at slot M + 1 (the first slot whose window holds it) and closes at M + 2;
  *     - at M + 50 s every monitor is read: was slot M evaluated within its minute, and when.
+ *  3. with `MONITOR_BENCH_RATE`, the same again under a paced (open-loop) ingest at that rate.
+ * Ingest is closed loop (closed-loop.ts: 503s waited out and resent) but for that paced phase; the
+ * queue (oldest spooled entry, spooled records, merge backlog) is sampled from GET /metrics.
  * Measured: ingest ratio (target ≥ 0.9); evaluation lag after the slot (target p99 < 5 s) and after
  * the data completed; evaluations finished within their minute (target: all); alert opened after the
  * first slot that sees complete data (target p99 ≤ 5 s); webhook at the receiver after the alert
@@ -20,7 +23,9 @@
  */
 import { loadavg } from 'node:os';
 import { BenchServer } from '../e2e/sluice-server.js';
-import { httpLoad, quantile } from '../ingest/load.js';
+import { quantile } from '../ingest/load.js';
+import { openLoopLoad } from '../ingest/open-loop.js';
+import { closedLoop } from './closed-loop.js';
 import { integerKnob, refuseOptions } from '../knobs.js';
 import { startHttpsServer, testCa } from '../../test/helpers/test-ca.js';
 
@@ -33,7 +38,13 @@ const KNOBS = {
   MONITOR_BENCH_ALONE_SECONDS: 'seconds of the ingest phase without monitors (default: MONITOR_BENCH_SECONDS)',
   MONITOR_BENCH_CONNECTIONS: 'ingest connections (default 8)',
   MONITOR_BENCH_WARMUP_SECONDS: 'untimed ingest before the first phase: JIT, worker threads, DuckDB (default 15)',
+  MONITOR_BENCH_RATE:
+    'records/s of a second, paced (open-loop) phase with the monitors after the closed-loop one, for the lag at a steady rate; `half`: half the rate processed alone (default: none, closed loop only)',
+  MONITOR_BENCH_MAIN:
+    "another build's entry point to run the server from, e.g. /work/wt/base/dist/src/main.js (default: this build's)",
 };
+/** Records in each ingest body. */
+const RECORDS_PER_BODY = 500;
 const MIN = 60_000;
 /** When in each minute the monitors are read: their slot's evaluation should be long done. */
 const SAMPLE_AT_MS = 50_000;
@@ -49,6 +60,7 @@ let seconds: number;
 let aloneSeconds: number;
 let connections: number;
 let warmup: number;
+let rateKnob: number | 'half' | null;
 try {
   monitors = integerKnob(KNOBS, 'MONITOR_BENCH_MONITORS', 1000, 1, 1000);
   probes = integerKnob(KNOBS, 'MONITOR_BENCH_PROBES', Math.min(10, monitors), 0, monitors);
@@ -57,6 +69,10 @@ try {
   aloneSeconds = integerKnob(KNOBS, 'MONITOR_BENCH_ALONE_SECONDS', seconds, 10, 3600);
   connections = integerKnob(KNOBS, 'MONITOR_BENCH_CONNECTIONS', 8, 1, 256);
   warmup = integerKnob(KNOBS, 'MONITOR_BENCH_WARMUP_SECONDS', 15, 0, 600);
+  rateKnob =
+    process.env.MONITOR_BENCH_RATE === 'half'
+      ? 'half'
+      : integerKnob(KNOBS, 'MONITOR_BENCH_RATE', 0, 500, 10_000_000) || null;
 } catch (err) {
   refuseOptions('bench:monitors', KNOBS, err);
 }
@@ -69,8 +85,13 @@ const load = () =>
     .join(' ');
 
 const body = Buffer.from(
-  `${Array.from({ length: 500 }, (_, i) => JSON.stringify({ host: `h${i % series}`, latency: (i * 37) % 1000 })).join('\n')}\n`,
+  `${Array.from({ length: RECORDS_PER_BODY }, (_, i) => JSON.stringify({ host: `h${i % series}`, latency: (i * 37) % 1000 })).join('\n')}\n`,
 );
+
+/** The p99 of samples in ms, as text. */
+function p99(samples: number[]): string {
+  return samples.length === 0 ? 'no samples' : `${quantile(Float64Array.from(samples), 0.99).toFixed(0)} ms`;
+}
 
 /** p50 / p99 / max of samples in ms, as text. */
 function summary(samples: number[]): string {
@@ -98,7 +119,7 @@ const receiver = await startHttpsServer((req, res) => {
     res.writeHead(204).end();
   });
 });
-const server = await BenchServer.start(2);
+const server = await BenchServer.start(2, process.env.MONITOR_BENCH_MAIN || undefined);
 try {
   const p = `/v1/projects/${server.projectId}`;
   const view = await server.api('POST', `${p}/views`, {
@@ -118,10 +139,56 @@ try {
     value_field: 'latency',
   });
   say(
-    `load ${load()}; ${monitors} monitors (${probes} probes), ${series} series, ingest ${aloneSeconds} s alone then ${seconds} s with monitors, ${connections} connections`,
+    `load ${load()}; ${monitors} monitors (${probes} probes), ${series} series, ingest ${aloneSeconds} s alone then ${seconds} s with monitors, ${connections} connections; server ${process.env.MONITOR_BENCH_MAIN || 'this build'}${process.env.SLUICE_MAX_PENDING_AGE_MS ? `, SLUICE_MAX_PENDING_AGE_MS=${process.env.SLUICE_MAX_PENDING_AGE_MS}` : ''}`,
   );
+  /** Records in the server's spool now (GET /metrics, sluice_spool_records). */
+  const spooled = async (): Promise<number> => {
+    const res = await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${server.bootstrapKey}` } });
+    const m = /^sluice_spool_records ([0-9.e+-]+)$/m.exec(await res.text());
+    return m ? Number(m[1]) : 0;
+  };
+  /**
+   * The server's queue, sampled once a second from GET /metrics while a phase runs: how old the oldest
+   * spooled entry is (sluice_pipeline_lag_seconds), the records waiting, and the committed batches
+   * whose partials wait for their DuckDB merge — where a minute's data spends the time until it is
+   * complete.
+   */
+  const sampleQueue = (until: number) => {
+    const lag: number[] = [];
+    const records: number[] = [];
+    const merges: number[] = [];
+    const read = (text: string, name: string) => {
+      const m = new RegExp(`^${name} ([0-9.e+-]+)$`, 'm').exec(text);
+      return m ? Number(m[1]) : NaN;
+    };
+    const done = (async () => {
+      while (Date.now() < until) {
+        const res = await fetch(`${server.url}/metrics`, {
+          headers: { authorization: `Bearer ${server.bootstrapKey}` },
+        });
+        const text = await res.text();
+        if (res.status === 200) {
+          lag.push(read(text, 'sluice_pipeline_lag_seconds') * 1000);
+          records.push(read(text, 'sluice_spool_records'));
+          merges.push(read(text, 'sluice_rollup_merge_backlog_batches'));
+        }
+        await sleep(1000);
+      }
+    })();
+    return done.then(() => {
+      const spread = (xs: number[], unit: string) => {
+        if (xs.length === 0) return 'no samples';
+        const s = Float64Array.from(xs);
+        return `p50 ${quantile(s, 0.5).toFixed(0)}${unit}, max ${Math.max(...xs).toFixed(0)}${unit}`;
+      };
+      return `oldest spooled entry ${spread(lag, ' ms')}; spooled records ${spread(records, '')}; batches awaiting their rollup merge ${spread(merges, '')} (${lag.length} samples)`;
+    });
+  };
+
+  /** Closed-loop ingest for `seconds`: records/s acknowledged, and a note of the refusals (503s are waited out and resent). */
   const ingestPhase = async (seconds: number) => {
-    const r = await httpLoad({
+    const before = await spooled();
+    const r = await closedLoop({
       port: server.port,
       path: server.ingestPath,
       body,
@@ -129,13 +196,23 @@ try {
       connections,
       durationMs: seconds * 1000,
     });
-    return (r.ok * 500) / r.seconds;
+    const grown = (await spooled()) - before;
+    const acked = r.ok * RECORDS_PER_BODY;
+    const note =
+      (r.refused + r.dropped > 0
+        ? `; ${r.refused} requests refused 503 (waited out, sent again), ${r.dropped} dropped`
+        : '') +
+      `; processed ${Math.round((acked - grown) / r.seconds)} records/s (acknowledged less the spool's growth, ${grown})`;
+    return { rate: acked / r.seconds, processed: (acked - grown) / r.seconds, note };
   };
   // Untimed: the first seconds of a fresh server (JIT, worker threads, the view's first files) would
   // count against the phase without monitors only.
   if (warmup > 0) await ingestPhase(warmup);
+  const aloneEnd = Date.now() + aloneSeconds * 1000;
+  const aloneQueue = sampleQueue(aloneEnd);
   const alone = await ingestPhase(aloneSeconds);
-  say(`ingest alone: ${Math.round(alone)} records/s`);
+  say(`ingest alone: ${Math.round(alone.rate)} records/s${alone.note}`);
+  say(`queue without monitors: ${await aloneQueue}`);
 
   const channel = await server.api('POST', `${p}/notification_channels`, {
     name: 'Bench receiver',
@@ -173,7 +250,6 @@ try {
   const probeIds = new Set(ids.slice(0, probes));
 
   /** When the metric's data became complete through `m` (null: not within the minute). */
-  const completeAt = new Map<number, number | null>();
   const waitComplete = async (m: number): Promise<number | null> => {
     const path = server.aggregationPath(metricId, {
       start_at: iso(m - MIN),
@@ -189,51 +265,70 @@ try {
     }
     return null;
   };
-  const afterSlot: number[] = [];
-  const afterComplete: number[] = [];
-  const opened: number[] = [];
-  const webhook: number[] = [];
-  let sampled = 0;
-  let late = 0;
-  let probeMisses = 0;
-  let hookMisses = 0;
-  const completeLags: string[] = [];
-  /** Read every monitor (paged list): was slot `m` evaluated, and when. */
-  const sample = async (m: number, probed: boolean) => {
-    const done = completeAt.get(m) ?? null;
-    for (const mon of await server.list(`${p}/metrics/${metricId}/monitors`)) {
-      sampled++;
-      if (mon.next_evaluation_at !== iso(m + MIN) || mon.last_evaluated_at === null) {
-        late++;
-        if (probed && probeIds.has(mon.id)) probeMisses++;
-        continue;
-      }
-      const evaluated = Date.parse(mon.last_evaluated_at);
-      afterSlot.push(evaluated - m);
-      if (done !== null) afterComplete.push(evaluated - Math.max(m, done));
-      if (!probed || !probeIds.has(mon.id)) continue;
-      const alert = mon.recent_alerts[0];
-      if (alert?.created_at !== iso(m) || alert.ended_at !== null || done === null) {
-        probeMisses++;
-        continue;
-      }
-      // The slot's transaction opened the alert and set last_evaluated_at.
-      opened.push(evaluated - Math.max(m, done));
-      const hook = hooks.get(alert.id);
-      if (hook === undefined) hookMisses++;
-      else webhook.push(hook - evaluated);
-    }
-  };
 
-  const phaseEnd = Date.now() + seconds * 1000;
-  const watch = async () => {
-    // The first whole minute after the monitors exist; a minute is sampled only if its read fits in the phase.
+  /** What one phase with the monitors measured. */
+  interface Lags {
+    afterSlot: number[];
+    afterComplete: number[];
+    opened: number[];
+    webhook: number[];
+    sampled: number;
+    late: number;
+    probeMisses: number;
+    hookMisses: number;
+    completeLags: string[];
+  }
+
+  /**
+   * Watch the minutes of a phase that ends at `phaseEnd`: for each minute M whose sample fits, when
+   * its data completed, a probe every other minute, and at M + 50 s every monitor's last evaluation.
+   */
+  const watch = async (phaseEnd: number): Promise<Lags> => {
+    const r: Lags = {
+      afterSlot: [],
+      afterComplete: [],
+      opened: [],
+      webhook: [],
+      sampled: 0,
+      late: 0,
+      probeMisses: 0,
+      hookMisses: 0,
+      completeLags: [],
+    };
+    const completeAt = new Map<number, number | null>();
+    /** Read every monitor (paged list): was slot `m` evaluated, and when. */
+    const sample = async (m: number, probed: boolean) => {
+      const done = completeAt.get(m) ?? null;
+      for (const mon of await server.list(`${p}/metrics/${metricId}/monitors`)) {
+        r.sampled++;
+        if (mon.next_evaluation_at !== iso(m + MIN) || mon.last_evaluated_at === null) {
+          r.late++;
+          if (probed && probeIds.has(mon.id)) r.probeMisses++;
+          continue;
+        }
+        const evaluated = Date.parse(mon.last_evaluated_at);
+        r.afterSlot.push(evaluated - m);
+        if (done !== null) r.afterComplete.push(evaluated - Math.max(m, done));
+        if (!probed || !probeIds.has(mon.id)) continue;
+        const alert = mon.recent_alerts[0];
+        if (alert?.created_at !== iso(m) || alert.ended_at !== null || done === null) {
+          r.probeMisses++;
+          continue;
+        }
+        // The slot's transaction opened the alert and set last_evaluated_at.
+        r.opened.push(evaluated - Math.max(m, done));
+        const hook = hooks.get(alert.id);
+        if (hook === undefined) r.hookMisses++;
+        else r.webhook.push(hook - evaluated);
+      }
+    };
+    // The first whole minute after the phase began; a minute is sampled only if its read fits in the phase.
     let probeSentFor: number | null = null;
     for (let m = Math.ceil(Date.now() / MIN) * MIN; m + SAMPLE_AT_MS + 2000 <= phaseEnd; m += MIN) {
       await sleep(m - Date.now());
       const complete = waitComplete(m).then((t) => {
         completeAt.set(m, t);
-        completeLags.push(t === null ? 'never' : `${((t - m) / 1000).toFixed(1)} s`);
+        r.completeLags.push(t === null ? 'never' : `${((t - m) / 1000).toFixed(1)} s`);
       });
       // A probe every other minute: the previous one's alert closes at this slot.
       const probed = probeSentFor === m - MIN;
@@ -251,21 +346,62 @@ try {
       await sleep(m + SAMPLE_AT_MS - Date.now());
       await sample(m, probed);
     }
+    return r;
   };
-  const [withMonitors] = await Promise.all([ingestPhase(seconds), watch()]);
+  const report = (title: string, r: Lags) => {
+    say(`${title}:`);
+    say(`  data complete through each sampled minute after it: ${r.completeLags.join(', ') || 'no minute sampled'}`);
+    say(`  evaluations finished within their minute: ${r.sampled - r.late} of ${r.sampled} (target: all)`);
+    say(`  evaluation lag after the slot: ${summary(r.afterSlot)} (target p99 < 5000)`);
+    say(`  evaluation lag after the data completed: ${summary(r.afterComplete)}`);
+    say(
+      `  probe → alert opened, after the first slot with complete data: ${summary(r.opened)} (target p99 ≤ 5000)${r.probeMisses ? `; ${r.probeMisses} probe evaluations missed` : ''}`,
+    );
+    say(
+      `  alert opened → webhook at the receiver: ${summary(r.webhook)} (target ≤ 2000)${r.hookMisses ? `; ${r.hookMisses} not received by the sample` : ''}`,
+    );
+  };
+
+  // Closed loop, as the phase without monitors: the ingest ratio, and the lag under saturated ingest.
+  const closedEnd = Date.now() + seconds * 1000;
+  const closedQueue = sampleQueue(closedEnd);
+  const [withMonitors, closedLags] = await Promise.all([ingestPhase(seconds), watch(closedEnd)]);
   say(
-    `ingest with ${monitors} monitors: ${Math.round(withMonitors)} records/s (ratio ${(withMonitors / alone).toFixed(3)}, target ≥ 0.9)`,
+    `ingest with ${monitors} monitors: ${Math.round(withMonitors.rate)} records/s (ratio ${(withMonitors.rate / alone.rate).toFixed(3)}, target ≥ 0.9; processed ratio ${(withMonitors.processed / alone.processed).toFixed(3)})${withMonitors.note}`,
   );
-  say(`data complete through each sampled minute after it: ${completeLags.join(', ') || 'no minute sampled'}`);
-  say(`evaluations finished within their minute: ${sampled - late} of ${sampled} (target: all)`);
-  say(`evaluation lag after the slot: ${summary(afterSlot)} (target p99 < 5000)`);
-  say(`evaluation lag after the data completed: ${summary(afterComplete)}`);
-  say(
-    `probe → alert opened, after the first slot with complete data: ${summary(opened)} (target p99 ≤ 5000)${probeMisses ? `; ${probeMisses} probe evaluations missed` : ''}`,
-  );
-  say(
-    `alert opened → webhook at the receiver: ${summary(webhook)} (target ≤ 2000)${hookMisses ? `; ${hookMisses} not received by the sample` : ''}`,
-  );
+  say(`queue while the monitors ran, closed loop: ${await closedQueue}`);
+  report(`closed-loop ingest (${connections} connections, as fast as acknowledged)`, closedLags);
+
+  if (rateKnob !== null) {
+    // Paced: the lag at a steady rate the node can sustain (issue 22 reports its lag at half the maximum).
+    const rate = rateKnob === 'half' ? Math.round(alone.processed / 2) : rateKnob;
+    // What the closed loop left spooled is not the paced phase's: let it drain first (bounded).
+    const drainedBy = Date.now() + 120_000;
+    while ((await spooled()) > 0 && Date.now() < drainedBy) await sleep(500);
+    const pacedEnd = Date.now() + seconds * 1000;
+    const pacedQueue = sampleQueue(pacedEnd);
+    const [paced, pacedLags] = await Promise.all([
+      openLoopLoad({
+        port: server.port,
+        path: server.ingestPath,
+        body,
+        contentType: 'application/x-ndjson',
+        rate: rate / RECORDS_PER_BODY,
+        connections: Math.max(16, connections * 2),
+        durationMs: seconds * 1000,
+      }),
+      watch(pacedEnd),
+    ]);
+    const answered = Float64Array.from(paced.latencies);
+    say(
+      `paced ingest with ${monitors} monitors at ${rate} records/s offered${rateKnob === 'half' ? ' (half the rate alone)' : ''}: ${Math.round((paced.ok * RECORDS_PER_BODY) / paced.seconds)} records/s acknowledged, request p99 ${quantile(answered, 0.99).toFixed(0)} ms, ${paced.failed} refused, ${paced.unanswered} unanswered, generator backlog max ${paced.maxBacklog}`,
+    );
+    say(`queue while the monitors ran, paced: ${await pacedQueue}`);
+    report(`paced ingest (${rate} records/s)`, pacedLags);
+    say(
+      `evaluation lag after the slot, p99: closed loop ${p99(closedLags.afterSlot)}, paced at ${rate} records/s ${p99(pacedLags.afterSlot)} (target < 5000 ms)`,
+    );
+  }
   say(`load ${load()}`);
 } finally {
   await server.stop();

@@ -28,6 +28,11 @@ export interface GateLimits {
   minFreeDiskBytes: number;
   maxPendingRecords: number;
   maxBytesInFlight?: number;
+  /**
+   * Refuse new data for a collection whose oldest spooled entry has waited longer than this for the
+   * pipeline (ms); 0 or absent: no such limit (the pipeline is off, or the operator turned it off).
+   */
+  maxPendingAgeMs?: number;
 }
 
 /**
@@ -81,6 +86,27 @@ export class IngestGate {
       throw spoolFull(
         'spool_full_ingest_queue',
         `Ingest is paused: ${queued} records are waiting for the pipeline (limit ${this.limits.maxPendingRecords}); retry shortly`,
+      );
+    }
+  }
+
+  /**
+   * Throw `spool_full_ingest_queue` when the collection's backlog is older than `maxPendingAgeMs`
+   * (docs/ingest.md, "Refusals"): a node that receives more than its pipeline processes keeps the
+   * excess at the producers (who retry after Retry-After) instead of in a spool whose head grows
+   * older, so what it does accept is in files, views and metrics — and in front of monitors — within
+   * about that long. The count and memory limits above bound the spool's size; this bounds its lag.
+   */
+  checkBacklog(collectionId: string): void {
+    const max = this.limits.maxPendingAgeMs;
+    if (!max) return;
+    const since = this.spool.backlogSince(collectionId);
+    if (since === null) return;
+    const waited = this.clock.now() - since;
+    if (waited > max) {
+      throw spoolFull(
+        'spool_full_ingest_queue',
+        `Ingest into this collection is paused: its oldest records have waited ${(waited / 1000).toFixed(1)} s for the pipeline (limit ${max / 1000} s, SLUICE_MAX_PENDING_AGE_MS); retry shortly`,
       );
     }
   }

@@ -38,6 +38,7 @@ export function mountIngest(app: TemplatedApp, s: IngestDeps, opts: { stopping()
       minFreeDiskBytes: s.config.minFreeDiskBytes,
       maxPendingRecords: s.config.maxPendingRecords,
       maxBytesInFlight: s.config.maxIngestMemoryBytes,
+      maxPendingAgeMs: s.config.maxPendingAgeMs,
     },
     s.spool,
     s.clock,

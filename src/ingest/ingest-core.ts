@@ -201,6 +201,9 @@ export class IngestCore {
     if (idempotencyKey !== undefined && this.idempotency.has(`${target.scope}:${idempotencyKey}`)) return;
     try {
       this.gate.check(0, bytes);
+      // A collection not written since start is checked once its id is known (`write`).
+      const known = this.knownCollection(target);
+      if (known) this.gate.checkBacklog(known.id);
     } catch (err) {
       throw this.refuse(target.projectId, toApiError(err));
     }
@@ -269,6 +272,7 @@ export class IngestCore {
     try {
       parsed = parseBatch(body, opts.ndjson);
       this.gate.check(parsed.records, 0);
+      this.gate.checkBacklog(known.id);
     } catch (err) {
       this.gate.release(held);
       return done(this.refuse(target.projectId, toApiError(err)), 0, false);
@@ -335,6 +339,11 @@ export class IngestCore {
     stage?: (r: IdempotentResult) => void,
   ): Promise<IdempotentResult> {
     const result = { accepted: parsed.records };
+    try {
+      this.gate.checkBacklog(collection.id);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     let written: Promise<number>;
     try {
       written = this.s.spool.append(

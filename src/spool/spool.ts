@@ -53,6 +53,11 @@ interface CollectionQueue {
   entries: number;
   /** Active leases in sequence order: each starts after the one before (see `lease`). */
   leases: SpoolLease[];
+  /**
+   * `received_at` of the oldest durable entry (see `backlogSince`); undefined: not known, read from
+   * the index when asked (after a start, and whenever a completed lease moved the head).
+   */
+  oldestAt?: number | undefined;
 }
 
 interface ProjectCounters {
@@ -108,6 +113,8 @@ export class Spool {
   /** The last commit promise lmdb returned for a put, and the appends waiting for that transaction. */
   private lastWritten: Promise<unknown> | null = null;
   private lastAppends: PendingAppend[] | null = null;
+  /** The appends of every write transaction not yet settled (issued, not yet durable): `oldestReceivedAt` sees them. */
+  private readonly unsettled = new Set<PendingAppend[]>();
 
   constructor(private readonly store: Store) {
     this.entries = store.root.openDB<Uint8Array, number>({ name: 'spool_body', encoding: 'binary' });
@@ -182,6 +189,7 @@ export class Spool {
     const appends: PendingAppend[] = [];
     this.lastWritten = written;
     this.lastAppends = appends;
+    this.unsettled.add(appends);
     Promise.all([written, new Promise((resolve, reject) => this.store.root.flushed.then(resolve, reject))]).then(
       () => this.settle(appends, null),
       (err: unknown) => this.settle(appends, err ?? new Error('spool write failed')),
@@ -191,6 +199,7 @@ export class Spool {
 
   /** A transaction is durable (`err` null) or failed: count its appends and answer them in order. */
   private settle(appends: PendingAppend[], err: unknown): void {
+    this.unsettled.delete(appends);
     if (this.lastAppends === appends) {
       this.lastAppends = null;
       this.lastWritten = null;
@@ -211,6 +220,8 @@ export class Spool {
         continue;
       }
       const q = this.queue(input.collection_id, input.project_id);
+      // The first entry of an empty queue is its oldest; later ones do not move the head.
+      if (q.entries === 0) q.oldestAt = input.received_at;
       q.records += input.records;
       q.entries++;
       this.project(input.project_id).pending += input.records;
@@ -305,6 +316,7 @@ export class Spool {
     const delta = records - q.records;
     q.records = records;
     q.entries = entries;
+    q.oldestAt = undefined;
     this.project(q.projectId).pending += delta;
     this.totalPending += delta;
   }
@@ -405,6 +417,7 @@ export class Spool {
     this.endLease(q, lease);
     q.records -= lease.records;
     q.entries -= lease.entries.length;
+    q.oldestAt = undefined;
     const p = this.project(lease.projectId);
     p.pending -= lease.records;
     this.totalPending -= lease.records;
@@ -485,8 +498,23 @@ export class Spool {
     return this.queues.get(collectionId)?.entries ?? 0;
   }
 
-  /** Receive time (epoch ms) of the oldest entry of a collection still in the spool, leased included; null when none. */
+  /**
+   * Receive time (epoch ms) of the oldest entry of a collection still in the spool, leased included,
+   * or appended and not yet durable (its put issued, its transaction not settled: a request received
+   * just before a minute ended whose commit lands just after must still hold that minute open for
+   * `complete_through_at`); null when none.
+   */
   oldestReceivedAt(collectionId: string): number | null {
+    let oldest = this.oldestIndexed(collectionId);
+    for (const appends of this.unsettled)
+      for (const { input } of appends)
+        if (input.collection_id === collectionId && (oldest === null || input.received_at < oldest))
+          oldest = input.received_at;
+    return oldest;
+  }
+
+  /** `received_at` of the collection's first entry in the index (committed), or null. */
+  private oldestIndexed(collectionId: string): number | null {
     for (const { value } of this.index.getRange({
       start: [collectionId, 0],
       end: [collectionId, Number.MAX_SAFE_INTEGER],
@@ -494,6 +522,20 @@ export class Spool {
     }))
       return value[2];
     return null;
+  }
+
+  /**
+   * Receive time (epoch ms) of the oldest durable entry of a collection waiting for the pipeline
+   * (leased included), from memory: the index is read once per change of the queue's head (a
+   * completed lease), not per call, so admission can ask on every request. null when none. Unlike
+   * `oldestReceivedAt` it does not see an entry committed but not yet settled (a few ms): fine for
+   * admission, not for completeness.
+   */
+  backlogSince(collectionId: string): number | null {
+    const q = this.queues.get(collectionId);
+    if (!q || q.entries === 0) return null;
+    if (q.oldestAt === undefined) q.oldestAt = this.oldestIndexed(collectionId) ?? undefined;
+    return q.oldestAt ?? null;
   }
 
   /** Receive time (epoch ms) of the oldest entry still in the spool, any collection; null when empty (self-metrics: pipeline lag). */
