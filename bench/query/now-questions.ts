@@ -7,6 +7,7 @@
 import { TestServer } from '../../test/helpers/server.js';
 import { ok } from '../../test/catalog/helpers.js';
 import { ingestProject } from '../../test/rollup/rollup-helpers.js';
+import { eventsView, quantileOf } from './events-view.js';
 
 const N = Number(process.argv[2] ?? 100_000);
 const DAY = 86_400_000;
@@ -16,40 +17,15 @@ const Q = [
   ['7d/hour p95', 'time_range=last_7_days&interval=hour&values=p95'],
   ['30d/day uniq', 'time_range=last_30_days&interval=day&values=count_unique'],
 ] as const;
-const q = (a: Float64Array | number[], p: number) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
+const q = quantileOf;
 
 const srv = await TestServer.start();
 try {
-  const { project, send } = await ingestProject(srv, 'now', 'events');
-  ok(await srv.post(project, { late_data_window_minutes: 129_600 }));
-  await send([{ region: 'r0', latency: 1, user_id: 'u0' }]);
-  await srv.sluice.services.pipeline!.idle(30_000);
-  const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(
-    await srv.post(`${project}/views`, {
-      name: 'Events',
-      collection_id: collection.id,
-      transform_mode: 'manual',
-      transform_script:
-        'function transform(r) { return { region: r.region, latency: r.latency, user_id: r.user_id }; }',
-      output_schema: [
-        { name: 'region', type: 'string' },
-        { name: 'latency', type: 'number' },
-        { name: 'user_id', type: 'string' },
-      ],
-    }),
-    201,
-  );
-  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
-    await new Promise((r) => setTimeout(r, 50));
-  const metrics = `${project}/metrics`;
+  const { metrics, viewId, send } = await eventsView(srv, { ok, ingestProject }, 'now', 129_600);
   const metric = ok(
     await srv.post(metrics, {
       name: 'Requests',
-      view_id: view.id,
+      view_id: viewId,
       group_by: ['region'],
       value_field: 'latency',
       unique_field: 'user_id',

@@ -14,6 +14,7 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { eventsView, quantileOf } from './events-view.js';
 
 const arg = (name: string, def: string) => {
   const i = process.argv.indexOf(name);
@@ -31,40 +32,15 @@ const { ingestProject } = (await import(
 )) as typeof import('../../test/rollup/rollup-helpers.js');
 void fileURLToPath;
 
-const quantile = (a: readonly number[], p: number) => {
-  const s = [...a].sort((x, y) => x - y);
-  return s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
-};
+const quantile = quantileOf;
 
 const srv = await TestServer.start();
 try {
-  const { project, send } = await ingestProject(srv, 'many', 'events');
-  ok(await srv.post(project, { late_data_window_minutes: 1_440 }));
-  await send([{ region: 'r0', latency: 1, user_id: 'u0' }]);
-  await srv.sluice.services.pipeline!.idle(30_000);
-  const [collection] = ok(await srv.get(`${project}/collections`));
-  const view = ok(
-    await srv.post(`${project}/views`, {
-      name: 'Events',
-      collection_id: collection.id,
-      transform_mode: 'manual',
-      transform_script:
-        'function transform(r) { return { region: r.region, latency: r.latency, user_id: r.user_id }; }',
-      output_schema: [
-        { name: 'region', type: 'string' },
-        { name: 'latency', type: 'number' },
-        { name: 'user_id', type: 'string' },
-      ],
-    }),
-    201,
-  );
-  for (let i = 0; i < 200 && ok(await srv.get(`${project}/views/${view.id}/records`)).length === 0; i++)
-    await new Promise((r) => setTimeout(r, 50));
-  const metrics = `${project}/metrics`;
+  const { metrics, viewId, send } = await eventsView(srv, { ok, ingestProject }, 'many', 1_440);
   const plain = ok(
     await srv.post(metrics, {
       name: 'plain',
-      view_id: view.id,
+      view_id: viewId,
       group_by: ['region'],
       value_field: 'latency',
       unique_field: 'user_id',
@@ -74,7 +50,7 @@ try {
   const many = ok(
     await srv.post(metrics, {
       name: 'by user',
-      view_id: view.id,
+      view_id: viewId,
       group_by: ['user_id'],
       value_field: 'latency',
       unique_field: 'user_id',
