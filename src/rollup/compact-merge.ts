@@ -220,3 +220,45 @@ function rowsOf(deltas: Deltas, cache: Map<BucketState, StateFigures>): StateRow
   for (let k = 0; k < n; k++) states.set(parts[k]!, k === 0 ? 0 : ends[k - 1]!);
   return { g, s, start, states, ends, figures };
 }
+
+/**
+ * `rows` cut into `n` parts by series number (`s % n`). Every key a pass merges — a tier row's
+ * (group, series, bucket) — lies in one part, so the parts merge independently (on several threads)
+ * and their outputs together are the whole pass's. Each part keeps the rows' order.
+ */
+export function splitBySeries(rows: StateRows, n: number): StateRows[] {
+  const parts = Array.from({ length: n }, () => new StateRowsBuilder());
+  for (let i = 0; i < rows.g.length; i++)
+    parts[rows.s[i]! % n]!.add(rows.g[i]!, rows.s[i]!, rows.start[i]!, stateAt(rows, i));
+  return parts.map((p) => p.build());
+}
+
+/** The outputs of the parts of one pass, one tier at a time, as one output. */
+export function joinOutputs(outputs: MergeOutput[]): MergeOutput {
+  return outputs[0]!.map((_, t) => {
+    const tier = outputs.map((o) => o[t]!);
+    const n = tier.reduce((k, r) => k + r.g.length, 0);
+    const size = tier.reduce((k, r) => k + r.states.byteLength, 0);
+    const out = {
+      g: new Int32Array(n),
+      s: new Int32Array(n),
+      start: new Float64Array(n),
+      states: new Uint8Array(size),
+      ends: new Uint32Array(n),
+      figures: new Float64Array(n * FIGURES.length),
+    };
+    let row = 0;
+    let byte = 0;
+    for (const r of tier) {
+      out.g.set(r.g, row);
+      out.s.set(r.s, row);
+      out.start.set(r.start, row);
+      out.figures.set(r.figures, row * FIGURES.length);
+      out.states.set(r.states, byte);
+      for (let i = 0; i < r.ends.length; i++) out.ends[row + i] = r.ends[i]! + byte;
+      row += r.g.length;
+      byte += r.states.byteLength;
+    }
+    return out;
+  });
+}

@@ -1,5 +1,12 @@
 import { Worker } from 'node:worker_threads';
-import { buffersOf, mergePass, type MergeInput, type MergeOutput } from './compact-merge.js';
+import {
+  buffersOf,
+  joinOutputs,
+  mergePass,
+  splitBySeries,
+  type MergeInput,
+  type MergeOutput,
+} from './compact-merge.js';
 
 /** Merges a pass's states: on the compaction's own thread, or in this one. */
 export type MergeStates = (input: MergeInput) => Promise<MergeOutput>;
@@ -67,5 +74,45 @@ export class CompactThread {
     const w = this.worker;
     this.worker = null;
     if (w) await w.terminate();
+  }
+}
+
+/**
+ * `threads` compaction threads sharing each pass: its rows cut by series (splitBySeries), each part
+ * merged on a thread of its own, the outputs joined. A backlog's merge — most of a pass's CPU — then
+ * uses every core the pipeline leaves idle (after an import's drain, all of them).
+ */
+export class CompactThreads {
+  private readonly threads: CompactThread[];
+
+  constructor(count: number) {
+    this.threads = Array.from({ length: Math.max(1, Math.floor(count)) }, () => new CompactThread());
+  }
+
+  readonly merge: MergeStates = async (input) => {
+    const n = this.threads.length;
+    if (n === 1) return this.threads[0]!.merge(input);
+    const partials = splitBySeries(input.partials, n);
+    const existing = input.existing.map((rows) => splitBySeries(rows, n));
+    const outputs = await Promise.all(
+      this.threads.map((t, k) => t.merge({ partials: partials[k]!, existing: existing.map((parts) => parts[k]!) })),
+    );
+    return joinOutputs(outputs);
+  };
+
+  /** The threads' heaps summed (null before a pass): the server's memory breakdown. */
+  get heap(): CompactThread['heap'] {
+    const heaps = this.threads.map((t) => t.heap).filter((h) => h !== null);
+    if (heaps.length === 0) return null;
+    return {
+      usedBytes: heaps.reduce((k, h) => k + h.usedBytes, 0),
+      totalBytes: heaps.reduce((k, h) => k + h.totalBytes, 0),
+      externalBytes: heaps.reduce((k, h) => k + h.externalBytes, 0),
+      peakBytes: heaps.reduce((k, h) => k + h.peakBytes, 0),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.threads.map((t) => t.stop()));
   }
 }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Clock } from '../clock.js';
 import type { Spool } from '../spool/spool.js';
 import type { Logger } from '../log.js';
@@ -5,7 +6,7 @@ import type { CommitParticipant } from '../commit/batch-commit.js';
 import type { Store } from '../store/db.js';
 import type { JobHandle, Scheduler } from '../schedule/types.js';
 import type { ViewCatalog } from '../transform/view-catalog.js';
-import { CompactThread } from './compact-thread.js';
+import { CompactThreads, type CompactThread } from './compact-thread.js';
 import { compactPartials } from './compactor.js';
 import { MetricBackfiller } from './metric-backfill.js';
 import type { MetricCatalog } from './metric-catalog.js';
@@ -41,6 +42,11 @@ export interface RollupDeps {
  * clock the compaction still follows merges by itself.
  */
 const COMPACT_DELAY_MS = 250;
+/**
+ * Threads that merge a compaction pass's states, each a part of its series: two, so an import's
+ * backlog is folded on both cores of a small machine once its drain leaves them idle.
+ */
+const COMPACT_THREADS = Math.min(2, availableParallelism());
 /** Wait before a failed pass is kicked again: after a backfill's last merge no other kick would come. */
 const RETRY_MS = 1_000;
 /** Committed batches merged into DuckDB in one transaction at most. */
@@ -70,8 +76,8 @@ export class Rollups implements RollupReader {
   private compactKicked = false;
   /** The compaction run in flight. */
   private compacting: Promise<void> | null = null;
-  /** Where a pass's states are merged: off the main thread. */
-  private readonly compactThread = new CompactThread();
+  /** Where a pass's states are merged: off the main thread, on COMPACT_THREADS threads. */
+  private readonly compactThread = new CompactThreads(COMPACT_THREADS);
   /** idle() callers waiting for the compaction to have nothing kicked or running. */
   private compactWaiters: Array<() => void> = [];
   private stopped = false;
@@ -215,7 +221,7 @@ export class Rollups implements RollupReader {
     }
   }
 
-  /** The compaction thread's heap as its last pass ended (null before one; the server's memory breakdown). */
+  /** The compaction threads' heaps as their last pass ended, summed (null before one; the server's memory breakdown). */
   compactionHeap(): CompactThread['heap'] {
     return this.compactThread.heap;
   }

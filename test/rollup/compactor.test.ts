@@ -11,7 +11,7 @@ import {
   mergeState,
   type BucketState,
 } from '../../src/rollup/bucket-state.js';
-import { CompactThread, mergeHere } from '../../src/rollup/compact-thread.js';
+import { CompactThread, CompactThreads, mergeHere } from '../../src/rollup/compact-thread.js';
 import { compactPartials } from '../../src/rollup/compactor.js';
 import { loadHasher } from '../../src/rollup/hll.js';
 import { RollupStore, tierTable } from '../../src/rollup/rollup-store.js';
@@ -63,6 +63,7 @@ function partials(rnd: () => number, metricId: string, revision: number, rows: n
 
 for (const [limit, where] of [
   [37, 'the compaction thread'],
+  [41, 'three compaction threads (rows split by series)'],
   [50_000, 'this thread'],
 ] as const) {
   test(`compaction in passes of ${limit} rows, states merged on ${where}: every tier row is the merge of its partials, stale revisions dropped`, async (t) => {
@@ -87,7 +88,7 @@ for (const [limit, where] of [
     for (const [i, f] of files.entries())
       assert.equal(await store.mergeBackfillFile(f.metricId, f.revision, `f${i}`, f), true);
 
-    const thread = new CompactThread();
+    const thread = where === 'the compaction thread' ? new CompactThread() : new CompactThreads(3);
     t.after(() => thread.stop());
     const merge = where === 'this thread' ? mergeHere : thread.merge;
     let passes = 0;
