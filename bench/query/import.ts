@@ -18,13 +18,13 @@
  * every 250 ms.
  */
 import { sendAndDrain } from '../e2e/drain.js';
-import { BenchServer } from '../e2e/sluice-server.js';
-import { sluiceNodeFlags } from '../sluice-node-flags.js';
+import type { BenchServer } from '../e2e/sluice-server.js';
 import { mulberry32 } from '../../test/helpers/seeded-random.js';
 import { countFrom, type AggregationAnswer } from './aggregation.js';
 import { MemorySampler, memoryColumns, type MemoryPeaks } from './memory-peaks.js';
 import { compacted } from './backfill.js';
-import { TRAFFIC_VIEW, TrafficSource } from './traffic.js';
+import { scenarioServer } from './scenario-server.js';
+import { TrafficSource } from './traffic.js';
 
 const DAY = 86_400_000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -105,23 +105,9 @@ function rssSampler(server: BenchServer): { stop: () => Promise<number> } {
   };
 }
 
-async function prepare(o: ImportOptions): Promise<{ server: BenchServer; viewId: string }> {
-  const server = await BenchServer.start(o.workers, o.serverMain, o.nodeFlags ?? sluiceNodeFlags());
-  try {
-    await server.api('POST', `/v1/projects/${server.projectId}`, { late_data_window_minutes: 129_600 });
-    const view = await server.createView(TRAFFIC_VIEW);
-    if (!view.ok) throw new Error(`the view was refused: ${view.reason}`);
-    for (let i = 0; ; i++) {
-      const v = await server.view(view.id);
-      if (v.status === 'active') break;
-      if (v.status === 'error' || i > 120) throw new Error(`the view did not become active: ${v.error_message}`);
-      await sleep(250);
-    }
-    return { server, viewId: view.id };
-  } catch (err) {
-    await server.stop();
-    throw err;
-  }
+/** A server with the traffic view active and the late window open over the month. */
+function prepare(o: ImportOptions): Promise<{ server: BenchServer; viewId: string }> {
+  return scenarioServer(o.workers, o.serverMain, { lateWindowMinutes: 129_600, nodeFlags: o.nodeFlags });
 }
 
 /** Sum of the metric's count over the whole month (by day, observed). */

@@ -14,17 +14,21 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const BODY_RECORDS = 500;
 
 /**
- * A started server with the traffic view active. The project's late-data window is a day: records
- * timed anywhere in the last hour count live, in whatever order they arrive (with the default 0 an
- * event behind the watermark's minute is late and left out, docs/metrics.md "Late data").
+ * A started server with the traffic view active. The project's late-data window is a day by default
+ * (the import's opens it to 30 days): records timed anywhere in it count live, in whatever order they
+ * arrive (with the default 0 an event behind the watermark's minute is late and left out,
+ * docs/metrics.md "Late data").
  */
 export async function scenarioServer(
   workers: number,
   serverMain: string | undefined,
+  o: { lateWindowMinutes?: number; nodeFlags?: readonly string[] } = {},
 ): Promise<{ server: BenchServer; viewId: string }> {
-  const server = await BenchServer.start(workers, serverMain);
+  const server = await BenchServer.start(workers, serverMain, o.nodeFlags);
   try {
-    await server.api('POST', `/v1/projects/${server.projectId}`, { late_data_window_minutes: 1_440 });
+    await server.api('POST', `/v1/projects/${server.projectId}`, {
+      late_data_window_minutes: o.lateWindowMinutes ?? 1_440,
+    });
     const view = await server.createView(TRAFFIC_VIEW);
     if (!view.ok) throw new Error(`the view was refused: ${view.reason}`);
     for (let i = 0; ; i++) {
