@@ -158,3 +158,46 @@ for (const [limit, where] of [
     assert.equal(left.size, 0, 'no partial left');
   });
 }
+
+test('a compaction thread that dies fails its pass, which rolls back whole; the next pass starts a new thread and folds everything', async (t) => {
+  await loadHasher();
+  const dir = mkdtempSync(join(tmpdir(), 'compactor-dies-'));
+  const store = await RollupStore.open(dir);
+  const thread = new CompactThread();
+  t.after(async () => {
+    await thread.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const f = partials(mulberry32(5), 'm1', 1, 200);
+  assert.equal(await store.mergeBackfillFile('m1', 1, 'f0', f), true);
+  // The thread ends while the pass is merging (as a crash of it would).
+  const dying: typeof thread.merge = (input) => {
+    const merging = thread.merge(input);
+    void thread.stop();
+    return merging;
+  };
+  await assert.rejects(
+    compactPartials(store, () => 1, 50_000, dying),
+    /compaction thread/,
+  );
+  const rows = async (table: string) =>
+    Number(
+      (
+        await store.transaction('count', async (conn) =>
+          (await conn.runAndReadAll(`SELECT count(*)::DOUBLE FROM ${table}`)).getRows(),
+        )
+      )[0]![0],
+    );
+  assert.equal(await rows('rollup_partials'), 200, 'the failed pass deleted no partial');
+  assert.equal(await rows(tierTable('minute')), 0, 'and wrote no tier row');
+  for (let more = true; more; ) more = (await compactPartials(store, () => 1, 50_000, thread.merge)).more;
+  assert.equal(await rows('rollup_partials'), 0);
+  const count = await store.transaction('sum', async (conn) =>
+    (await conn.runAndReadAll(`SELECT sum(count)::DOUBLE FROM ${tierTable('month')}`)).getRows(),
+  );
+  assert.equal(
+    Number(count[0]![0]),
+    f.partials.reduce((n, p) => n + decodeState(p.state).count, 0),
+  );
+});
